@@ -1,0 +1,27 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// -----------------------------------------------------------------------------
+// File: in_memory_store.h
+// -----------------------------------------------------------------------------
+//
+// A store whose locks live in this process's memory (DSN `in-memory`). It
+// excludes threads and Lock objects of one process from each other, and
+// nothing else: use it for tests and for programs that are the only process
+// that needs the lock. It has exclusive, shared and counting locks, leases,
+// fencing tokens, and blocking waits on a condition variable.
+
+#ifndef IPCLOCK_IN_MEMORY_STORE_H_
+#define IPCLOCK_IN_MEMORY_STORE_H_
+
+#include <memory>
+
+#include "ipclock/store.h"
+
+namespace ipclock {
+
+std::shared_ptr<Store> NewInMemoryStore();
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_IN_MEMORY_STORE_H_

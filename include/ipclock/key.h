@@ -1,0 +1,162 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// -----------------------------------------------------------------------------
+// File: key.h
+// -----------------------------------------------------------------------------
+//
+// A `Key` is the state of one acquisition of one resource: the resource name,
+// the owner token that tells this holder from every other, the lease expiry
+// (for stores whose locks expire), the fencing token and the owner-death flag
+// that the store reports, and whatever per-store state the store keeps (an
+// open file, a connection, a slot index).
+//
+// Most programs never touch a `Key`: they use `ipclock::Lock`, which owns one.
+// Stores and code that moves a lock between processes (`Serialize()`) do.
+//
+// Resource names are byte strings: any bytes are allowed, including NUL and
+// invalid UTF-8. A name must be non-empty and at most
+// `KeyOptions::max_resource_bytes` long (1024 by default); anything else is
+// InvalidArgument. Stores map names to their own namespaces (file names, IPC
+// keys, Redis keys) and document how.
+//
+// A `Key` is movable, not copyable, and not thread-safe.
+
+#ifndef IPCLOCK_KEY_H_
+#define IPCLOCK_KEY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "ipclock/deadline.h"
+
+namespace ipclock {
+
+class Store;
+
+struct KeyOptions {
+  // The longest resource name accepted, in bytes. Parse::Lock and most
+  // servers cap names near 1 KiB; raise it only where every store in use can
+  // take longer names.
+  size_t max_resource_bytes = 1024;
+};
+
+// Per-store state carried by a Key between calls (e.g. an open lock file).
+// Stores derive from it; the Key destroys it.
+class KeyState {
+ public:
+  virtual ~KeyState() = default;
+};
+
+class Key {
+ public:
+  // Makes a key for `resource`. InvalidArgument if the name is empty or
+  // longer than `options.max_resource_bytes`.
+  static absl::StatusOr<Key> Create(absl::string_view resource,
+                                    const KeyOptions& options = KeyOptions());
+
+  // Checks `resource` as `Create()` would, without making a key.
+  static absl::Status ValidateResource(absl::string_view resource,
+                                       const KeyOptions& options = KeyOptions());
+
+  Key(Key&&) noexcept;
+  Key& operator=(Key&&) noexcept;
+  Key(const Key&) = delete;
+  Key& operator=(const Key&) = delete;
+  ~Key();
+
+  const std::string& resource() const { return resource_; }
+
+  // The owner token: base64 of 32 bytes from getrandom(2), 44 characters. It
+  // is made on first use, so that stores that do not need one (flock, shm)
+  // never pay for the system call. Internal on getrandom failure, which
+  // Linux >= 3.17 does not produce for 32 bytes outside a seccomp sandbox.
+  absl::StatusOr<absl::string_view> Token();
+  bool has_token() const { return !token_.empty(); }
+
+  // Number of holders a counting store lets share the resource. 1 (the
+  // default) makes a mutex; stores without the `counting` capability refuse
+  // anything else.
+  uint32_t permits() const { return permits_; }
+  void set_permits(uint32_t permits) { permits_ = permits; }
+
+  // --- Lease (expiring stores only) -----------------------------------------
+
+  // Drops any expiry: the key does not expire until a store reduces it.
+  void ResetLifetime() { expiry_.reset(); }
+  // Moves the expiry to now + `ttl` unless it is already earlier.
+  void ReduceLifetime(absl::Duration ttl);
+  bool has_expiry() const { return expiry_.has_value(); }
+  bool IsExpired() const { return expiry_ && expiry_->has_passed(); }
+  // Time until the lease expires: infinite when there is none, zero once it
+  // has passed.
+  absl::Duration RemainingLifetime() const;
+
+  // --- What the store reported at acquisition --------------------------------
+
+  // A number that grows with every exclusive acquisition of the resource, for
+  // stores with the `fencing` capability. Pass it to the protected resource
+  // so that it can refuse a holder whose lock was lost (see
+  // https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html
+  // for why a lease alone is not enough).
+  std::optional<uint64_t> fence() const { return fence_; }
+  void set_fence(std::optional<uint64_t> fence) { fence_ = fence; }
+
+  // True when the previous holder died (was killed, crashed, let its lease
+  // run out) while holding the lock, for stores with the `owner_death`
+  // capability. Whatever it was protecting may be half-updated.
+  bool previous_owner_died() const { return previous_owner_died_; }
+  void set_previous_owner_died(bool died) { previous_owner_died_ = died; }
+
+  // --- Per-store state -------------------------------------------------------
+
+  KeyState* state(const Store* store) const;
+  void set_state(const Store* store, std::unique_ptr<KeyState> state);
+  std::unique_ptr<KeyState> take_state(const Store* store);
+
+  // --- Moving a lock between processes ----------------------------------------
+
+  // Stores that tie a lock to the process holding it (an open file, a kernel
+  // mutex) mark the key unserializable when they acquire it.
+  void MarkUnserializable() { serializable_ = false; }
+  bool serializable() const { return serializable_; }
+
+  // A self-checking text form of the key (resource, token, remaining lease,
+  // fence) for stores with the `serializable` capability, to hand a held
+  // lock to another process. FailedPrecondition for an unserializable key.
+  absl::StatusOr<std::string> Serialize();
+  // The inverse of `Serialize()`. InvalidArgument, saying what is wrong, for
+  // anything that was not produced by it or was altered since.
+  static absl::StatusOr<Key> Deserialize(absl::string_view text,
+                                         const KeyOptions& options = KeyOptions());
+
+ private:
+  explicit Key(std::string resource);
+
+  struct StateEntry {
+    const Store* store;
+    std::unique_ptr<KeyState> state;
+  };
+
+  std::string resource_;
+  std::string token_;
+  std::optional<Deadline> expiry_;
+  std::optional<uint64_t> fence_;
+  uint32_t permits_ = 1;
+  bool previous_owner_died_ = false;
+  bool serializable_ = true;
+  absl::InlinedVector<StateEntry, 1> states_;
+};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_KEY_H_

@@ -1,0 +1,61 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// -----------------------------------------------------------------------------
+// File: store_factory.h
+// -----------------------------------------------------------------------------
+//
+// `StoreFromDsn()` builds a store from a DSN string, so that where locks live
+// is configuration, not code. The names follow Symfony Lock's DSNs where one
+// exists:
+//
+//   flock                      lock files in the default lock dir
+//   flock:///var/lock/myapp    lock files in /var/lock/myapp
+//   in-memory                  this process only (tests, single-process use)
+//
+// and later stores add their own (`semaphore`, `posix-semaphore`,
+// `shm://NAME`, `redis://...`, `postgresql+advisory://...`); README.md lists
+// every scheme and its query options. A DSN naming a store that this build
+// left out (a disabled Meson feature) is Unimplemented, never silently
+// replaced by another store.
+
+#ifndef IPCLOCK_STORE_FACTORY_H_
+#define IPCLOCK_STORE_FACTORY_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ipclock/store.h"
+
+namespace ipclock {
+
+// What to do where systemd-logind may delete a store's IPC objects or lock
+// dir at logout (RemoveIPC=yes, runtime dirs): see README.md, "RemoveIPC".
+enum class RemoveIpcPolicy {
+  kWarn,    // log once per process to stderr and go on (default)
+  kRefuse,  // fail store creation with FailedPrecondition
+  kIgnore,  // say nothing
+};
+
+struct StoreOptions {
+  RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;
+};
+
+// The DSN of the default store: "flock".
+inline constexpr absl::string_view kDefaultDsn = "flock";
+
+// Builds the store that `dsn` names. InvalidArgument for a malformed DSN or
+// unknown option, Unimplemented for a store compiled out of this build, or
+// the store's own error (e.g. PermissionDenied for an unusable lock dir).
+absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(
+    absl::string_view dsn, const StoreOptions& options = StoreOptions());
+
+// The DSN schemes this build accepts, for help texts.
+std::vector<std::string> SupportedDsnSchemes();
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORE_FACTORY_H_

@@ -1,0 +1,258 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "core/dsn.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace ipclock {
+
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = absl::ascii_tolower(c);
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+bool PercentDecode(absl::string_view in, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out->push_back(in[i]);
+      continue;
+    }
+    if (i + 2 >= in.size()) return false;
+    int hi = HexValue(in[i + 1]);
+    int lo = HexValue(in[i + 2]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return true;
+}
+
+bool ValidScheme(absl::string_view s) {
+  if (s.empty() || !absl::ascii_isalpha(s[0])) return false;
+  for (char c : s) {
+    if (!absl::ascii_isalnum(c) && c != '+' && c != '-' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::Status Bad(absl::string_view shown, absl::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("ipclock: bad DSN \"", shown, "\": ", why));
+}
+
+}  // namespace
+
+absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
+  Dsn dsn;
+  // Redact before anything can fail, so no error repeats a password.
+  {
+    std::string redacted(text);
+    size_t at = redacted.find('@');
+    size_t slashes = redacted.find("://");
+    if (at != std::string::npos && slashes != std::string::npos &&
+        slashes < at) {
+      size_t colon = redacted.find(':', slashes + 3);
+      if (colon != std::string::npos && colon < at) {
+        redacted.replace(colon + 1, at - colon - 1, "***");
+      }
+    }
+    dsn.redacted_ = std::move(redacted);
+  }
+  const std::string& shown = dsn.redacted_;
+  if (text.empty()) return Bad(shown, "empty");
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == ' ') {
+      return Bad(shown, "contains a space or control character");
+    }
+  }
+
+  absl::string_view rest = text;
+  size_t colon = rest.find(':');
+  if (colon == absl::string_view::npos) {
+    if (!ValidScheme(rest)) return Bad(shown, "not a store name");
+    dsn.scheme_ = absl::AsciiStrToLower(rest);
+    return dsn;
+  }
+  absl::string_view scheme = rest.substr(0, colon);
+  if (!ValidScheme(scheme)) {
+    return Bad(shown, "the scheme must be letters, digits, '+', '-', '.'");
+  }
+  dsn.scheme_ = absl::AsciiStrToLower(scheme);
+  rest.remove_prefix(colon + 1);
+
+  absl::string_view query;
+  if (size_t q = rest.find('?'); q != absl::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  if (rest.find('#') != absl::string_view::npos) {
+    return Bad(shown, "fragments ('#') are not allowed");
+  }
+
+  if (absl::StartsWith(rest, "//")) {
+    dsn.has_authority_ = true;
+    rest.remove_prefix(2);
+    size_t slash = rest.find('/');
+    absl::string_view authority = rest.substr(0, slash);
+    rest = slash == absl::string_view::npos ? absl::string_view()
+                                            : rest.substr(slash);
+    if (size_t at = authority.rfind('@'); at != absl::string_view::npos) {
+      absl::string_view userinfo = authority.substr(0, at);
+      authority.remove_prefix(at + 1);
+      absl::string_view user = userinfo;
+      if (size_t c = userinfo.find(':'); c != absl::string_view::npos) {
+        user = userinfo.substr(0, c);
+        if (!PercentDecode(userinfo.substr(c + 1), &dsn.password_)) {
+          return Bad(shown, "bad percent-escape in the password");
+        }
+        dsn.has_password_ = true;
+      }
+      if (!PercentDecode(user, &dsn.user_)) {
+        return Bad(shown, "bad percent-escape in the user name");
+      }
+    }
+    absl::string_view host = authority;
+    absl::string_view port;
+    if (absl::StartsWith(authority, "[")) {
+      size_t close = authority.find(']');
+      if (close == absl::string_view::npos) {
+        return Bad(shown, "unclosed '[' in an IPv6 host");
+      }
+      host = authority.substr(1, close - 1);
+      absl::string_view after = authority.substr(close + 1);
+      if (!after.empty()) {
+        if (after[0] != ':') return Bad(shown, "junk after ']'");
+        port = after.substr(1);
+      }
+    } else if (size_t c = authority.rfind(':'); c != absl::string_view::npos) {
+      host = authority.substr(0, c);
+      port = authority.substr(c + 1);
+    }
+    if (!PercentDecode(host, &dsn.host_)) {
+      return Bad(shown, "bad percent-escape in the host");
+    }
+    if (!port.empty() || authority.find(':') != absl::string_view::npos) {
+      int p = 0;
+      if (!absl::SimpleAtoi(port, &p) || p < 1 || p > 65535) {
+        return Bad(shown, "the port must be a number from 1 to 65535");
+      }
+      dsn.port_ = p;
+    }
+  }
+  if (!PercentDecode(rest, &dsn.path_)) {
+    return Bad(shown, "bad percent-escape in the path");
+  }
+  if (!query.empty()) {
+    for (absl::string_view pair : absl::StrSplit(query, '&')) {
+      if (pair.empty()) continue;
+      Option opt;
+      absl::string_view name = pair;
+      absl::string_view value;
+      if (size_t eq = pair.find('='); eq != absl::string_view::npos) {
+        name = pair.substr(0, eq);
+        value = pair.substr(eq + 1);
+      }
+      if (!PercentDecode(name, &opt.name) || !PercentDecode(value, &opt.value)) {
+        return Bad(shown, "bad percent-escape in the query");
+      }
+      if (opt.name.empty()) return Bad(shown, "an option has no name");
+      for (const Option& seen : dsn.options_) {
+        if (seen.name == opt.name) {
+          return Bad(shown, absl::StrCat("option '", opt.name, "' is given twice"));
+        }
+      }
+      dsn.options_.push_back(std::move(opt));
+    }
+  }
+  return dsn;
+}
+
+std::optional<std::string> Dsn::TakeOption(absl::string_view name) {
+  for (Option& o : options_) {
+    if (o.name == name) {
+      o.used = true;
+      return o.value;
+    }
+  }
+  return std::nullopt;
+}
+
+absl::Status Dsn::CheckAllOptionsUsed() const {
+  for (const Option& o : options_) {
+    if (!o.used) {
+      return Bad(redacted_, absl::StrCat("unknown option '", o.name,
+                                         "' for the ", scheme_, " store"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Dsn::BadOption(absl::string_view name, absl::string_view value,
+                            absl::string_view expected) const {
+  return Bad(redacted_, absl::StrCat("option ", name, "=", value, ": expected ",
+                                     expected));
+}
+
+absl::StatusOr<bool> Dsn::TakeBool(absl::string_view name, bool default_value) {
+  std::optional<std::string> v = TakeOption(name);
+  if (!v) return default_value;
+  std::string s = absl::AsciiStrToLower(*v);
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
+  if (s == "0" || s == "false" || s == "no" || s == "off") return false;
+  return BadOption(name, *v, "true or false");
+}
+
+absl::StatusOr<long> Dsn::TakeInt(absl::string_view name, long default_value,
+                                  long min, long max) {
+  std::optional<std::string> v = TakeOption(name);
+  if (!v) return default_value;
+  long n;
+  if (!absl::SimpleAtoi(*v, &n) || n < min || n > max) {
+    return BadOption(name, *v,
+                     absl::StrCat("a whole number from ", min, " to ", max));
+  }
+  return n;
+}
+
+absl::StatusOr<unsigned> Dsn::TakeMode(absl::string_view name,
+                                       unsigned default_value) {
+  std::optional<std::string> v = TakeOption(name);
+  if (!v) return default_value;
+  if (v->empty() || v->size() > 4) {
+    return BadOption(name, *v, "an octal mode such as 0600");
+  }
+  unsigned mode = 0;
+  for (char c : *v) {
+    if (c < '0' || c > '7') return BadOption(name, *v, "an octal mode such as 0600");
+    mode = mode * 8 + static_cast<unsigned>(c - '0');
+  }
+  if (mode > 0777) return BadOption(name, *v, "a mode no higher than 0777");
+  return mode;
+}
+
+absl::StatusOr<double> Dsn::TakeSeconds(absl::string_view name,
+                                        double default_value) {
+  std::optional<std::string> v = TakeOption(name);
+  if (!v) return default_value;
+  double d;
+  if (!absl::SimpleAtod(*v, &d) || !std::isfinite(d) || d < 0) {
+    return BadOption(name, *v, "a number of seconds (0 or more)");
+  }
+  return d;
+}
+
+}  // namespace ipclock

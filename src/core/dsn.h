@@ -1,0 +1,79 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// DSN parsing: `scheme[:[//[user[:password]@]host[:port]][/path][?query]]`.
+// A bare word ("flock") is a scheme with nothing else. Components are
+// percent-decoded; IPv6 hosts are written in brackets.
+
+#ifndef IPCLOCK_CORE_DSN_H_
+#define IPCLOCK_CORE_DSN_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ipclock {
+
+class Dsn {
+ public:
+  static absl::StatusOr<Dsn> Parse(absl::string_view text);
+
+  const std::string& scheme() const { return scheme_; }
+  bool has_authority() const { return has_authority_; }
+  const std::string& user() const { return user_; }
+  const std::string& password() const { return password_; }
+  bool has_password() const { return has_password_; }
+  const std::string& host() const { return host_; }
+  // 0 when absent.
+  int port() const { return port_; }
+  const std::string& path() const { return path_; }
+
+  // The DSN with any password replaced by "***", for messages.
+  const std::string& redacted() const { return redacted_; }
+
+  // Returns and marks as used the value of query option `name`.
+  std::optional<std::string> TakeOption(absl::string_view name);
+  // InvalidArgument naming the first option nobody took: a misspelt option
+  // must not be silently ignored.
+  absl::Status CheckAllOptionsUsed() const;
+
+  // Helpers over TakeOption() that fail with InvalidArgument naming the
+  // option and the DSN.
+  absl::StatusOr<bool> TakeBool(absl::string_view name, bool default_value);
+  absl::StatusOr<long> TakeInt(absl::string_view name, long default_value,
+                               long min, long max);
+  // An octal permission mode such as 0600.
+  absl::StatusOr<unsigned> TakeMode(absl::string_view name,
+                                    unsigned default_value);
+  absl::StatusOr<double> TakeSeconds(absl::string_view name,
+                                     double default_value);
+
+ private:
+  struct Option {
+    std::string name;
+    std::string value;
+    bool used = false;
+  };
+  absl::Status BadOption(absl::string_view name, absl::string_view value,
+                         absl::string_view expected) const;
+
+  std::string scheme_;
+  bool has_authority_ = false;
+  std::string user_;
+  std::string password_;
+  bool has_password_ = false;
+  std::string host_;
+  int port_ = 0;
+  std::string path_;
+  std::vector<Option> options_;
+  std::string redacted_;
+};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_CORE_DSN_H_

@@ -1,0 +1,60 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The one place that knows every store. Stores are listed here explicitly,
+// not registered by static constructors: a static library drops objects
+// nobody references, and with them such registrations.
+
+#include "ipclock/store_factory.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/dsn.h"
+#include "ipclock/in_memory_store.h"
+#include "ipclock_config.h"
+#include "stores/flock_store.h"
+
+namespace ipclock {
+
+namespace {
+
+absl::Status NotBuilt(const Dsn& dsn, absl::string_view option) {
+  return absl::UnimplementedError(absl::StrCat(
+      "ipclock: the ", dsn.scheme(), " store is not in this build (Meson option -D",
+      option, "=enabled, with its library installed, builds it); no other "
+      "store is used in its place"));
+}
+
+}  // namespace
+
+std::vector<std::string> SupportedDsnSchemes() {
+  std::vector<std::string> schemes = {"flock", "in-memory"};
+  return schemes;
+}
+
+absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
+                                                    const StoreOptions& options) {
+  (void)options;
+  absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
+  if (!dsn.ok()) return dsn.status();
+  const std::string& scheme = dsn->scheme();
+  if (scheme == "flock") return FlockStoreFromDsn(*dsn);
+  if (scheme == "in-memory" || scheme == "memory") {
+    if (dsn->has_authority() || !dsn->path().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ipclock: bad DSN \"", dsn->redacted(), "\": in-memory takes no address"));
+    }
+    if (absl::Status s = dsn->CheckAllOptionsUsed(); !s.ok()) return s;
+    return NewInMemoryStore();
+  }
+  if (scheme == "redis" || scheme == "rediss") return NotBuilt(*dsn, "redis");
+  if (scheme == "postgresql+advisory" || scheme == "postgres" ||
+      scheme == "postgresql" || scheme == "pgsql+advisory") {
+    return NotBuilt(*dsn, "postgres");
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "ipclock: bad DSN \"", dsn->redacted(), "\": unknown store '", scheme,
+      "' (this build knows: ", absl::StrJoin(SupportedDsnSchemes(), ", "), ")"));
+}
+
+}  // namespace ipclock

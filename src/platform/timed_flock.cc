@@ -1,0 +1,127 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "platform/timed_flock.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace ipclock {
+
+namespace {
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+void IgnoreSignal(int) {}
+
+int ClaimSignal() {
+  for (int sig = SIGRTMAX; sig >= SIGRTMIN; --sig) {
+    struct sigaction old;
+    if (sigaction(sig, nullptr, &old) != 0) continue;
+    if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa = {};
+    sa.sa_handler = IgnoreSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: the point is to interrupt flock
+    if (sigaction(sig, &sa, nullptr) == 0) return sig;
+  }
+  return 0;
+}
+
+int FlockRetryingEintr(int fd, int operation) {
+  for (;;) {
+    if (flock(fd, operation) == 0) return 0;
+    if (errno != EINTR) return errno;
+  }
+}
+
+int PollUntil(int fd, int operation, Deadline deadline) {
+  int64_t step_ns = 1000000;
+  for (;;) {
+    int err = FlockRetryingEintr(fd, operation | LOCK_NB);
+    if (err != EWOULDBLOCK) return err;
+    if (deadline.has_passed()) return EWOULDBLOCK;
+    int64_t left = deadline.monotonic_nanos() - Deadline::NowNanos();
+    int64_t nap = std::min(step_ns, std::max<int64_t>(left, 0));
+    struct timespec ts = {static_cast<time_t>(nap / 1000000000),
+                          static_cast<long>(nap % 1000000000)};
+    nanosleep(&ts, nullptr);
+    step_ns = std::min<int64_t>(step_ns * 2, 20000000);
+  }
+}
+
+}  // namespace
+
+int TimedWaitSignal() {
+  static const int sig = ClaimSignal();
+  return sig;
+}
+
+int FlockUntil(int fd, int operation, Deadline deadline) {
+  int err = FlockRetryingEintr(fd, operation | LOCK_NB);
+  if (err != EWOULDBLOCK || deadline.has_passed()) return err;
+  if (deadline.is_never()) return FlockRetryingEintr(fd, operation);
+
+  const int sig = TimedWaitSignal();
+  if (sig == 0) return PollUntil(fd, operation, deadline);
+
+  struct sigevent sev = {};
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = sig;
+  sev.sigev_notify_thread_id = static_cast<pid_t>(syscall(SYS_gettid));
+  timer_t timer;
+  if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) {
+    return PollUntil(fd, operation, deadline);
+  }
+  struct itimerspec its = {};
+  its.it_value = deadline.ToMonotonicTimespec();
+  its.it_interval.tv_nsec = 1000000;
+  sigset_t just_sig, old_mask;
+  sigemptyset(&just_sig);
+  sigaddset(&just_sig, sig);
+  pthread_sigmask(SIG_UNBLOCK, &just_sig, &old_mask);
+  if (timer_settime(timer, TIMER_ABSTIME, &its, nullptr) != 0) {
+    err = errno;
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    timer_delete(timer);
+    return err;
+  }
+
+  for (;;) {
+    if (flock(fd, operation) == 0) {
+      err = 0;
+      break;
+    }
+    if (errno != EINTR) {
+      err = errno;
+      break;
+    }
+    if (deadline.has_passed()) {
+      // One last try: the holder may have released as the timer fired.
+      err = FlockRetryingEintr(fd, operation | LOCK_NB);
+      break;
+    }
+  }
+
+  // Block the signal, delete the timer, then consume a delivery that may
+  // still be pending, so none reaches the program after we return.
+  pthread_sigmask(SIG_BLOCK, &just_sig, nullptr);
+  timer_delete(timer);
+  struct timespec zero = {0, 0};
+  while (sigtimedwait(&just_sig, nullptr, &zero) == sig) {
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  return err;
+}
+
+}  // namespace ipclock
+

@@ -1,0 +1,202 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// InMemoryStore: one table per store object, guarded by one mutex; waiters
+// sleep on a condition variable that every release and every expiry wakes.
+// A holder is identified by the address of its KeyState, which stays put when
+// the Key or Lock that owns it is moved.
+
+#include "stores/in_memory_store.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+
+namespace ipclock {
+namespace {
+
+constexpr absl::string_view kName = "in-memory";
+
+struct Holder : KeyState {};
+
+using HolderMap = std::map<const Holder*, Deadline>;
+
+struct Entry {
+  HolderMap exclusive;  // at most `permits` entries
+  HolderMap shared;
+  uint32_t permits = 1;
+
+  bool empty() const { return exclusive.empty() && shared.empty(); }
+};
+
+class InMemoryStore final : public Store {
+ public:
+  absl::string_view name() const override { return kName; }
+
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.blocking = true;
+    c.expiring = true;
+    c.shared = true;
+    c.serializable = false;
+    c.fencing = true;
+    c.owner_death = false;
+    c.counting = true;
+    c.scope = Scope::kProcess;
+    return c;
+  }
+
+  absl::StatusOr<bool> Save(Key& key, LockMode mode,
+                            Deadline deadline) override {
+    key.MarkUnserializable();
+    Holder* holder = static_cast<Holder*>(key.state(this));
+    if (holder == nullptr) {
+      auto fresh = std::make_unique<Holder>();
+      holder = fresh.get();
+      key.set_state(this, std::move(fresh));
+    }
+    const Deadline expiry = key.has_expiry()
+                                ? Deadline::In(key.RemainingLifetime())
+                                : Deadline::Never();
+    std::unique_lock<std::mutex> guard(mu_);
+    for (;;) {
+      Entry& e = table_[key.resource()];
+      Deadline next_expiry = DropExpired(e);
+      if (TrySave(e, holder, key, mode, expiry)) return true;
+      if (deadline.has_passed()) {
+        if (e.empty()) table_.erase(key.resource());
+        return false;
+      }
+      Deadline wake = next_expiry < deadline ? next_expiry : deadline;
+      if (wake.is_never()) {
+        cv_.wait(guard);
+      } else {
+        cv_.wait_until(guard, ToSteady(wake));
+      }
+    }
+  }
+
+  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
+    const Holder* holder = static_cast<const Holder*>(key.state(this));
+    std::lock_guard<std::mutex> guard(mu_);
+    auto it = table_.find(key.resource());
+    if (holder != nullptr && it != table_.end()) {
+      DropExpired(it->second);
+      for (HolderMap* m : {&it->second.exclusive, &it->second.shared}) {
+        auto h = m->find(holder);
+        if (h != m->end()) {
+          h->second = Deadline::In(ttl);
+          return absl::OkStatus();
+        }
+      }
+    }
+    return StoreError(absl::StatusCode::kAborted, kName, key.resource(),
+                      "cannot refresh: this key no longer holds the lock");
+  }
+
+  absl::Status Delete(Key& key) override {
+    std::unique_ptr<KeyState> holder = key.take_state(this);
+    if (holder == nullptr) return absl::OkStatus();
+    std::lock_guard<std::mutex> guard(mu_);
+    auto it = table_.find(key.resource());
+    if (it == table_.end()) return absl::OkStatus();
+    const Holder* h = static_cast<const Holder*>(holder.get());
+    size_t removed = it->second.exclusive.erase(h) + it->second.shared.erase(h);
+    if (it->second.empty()) table_.erase(it);
+    if (removed > 0) cv_.notify_all();
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<bool> Exists(Key& key) override {
+    const Holder* holder = static_cast<const Holder*>(key.state(this));
+    if (holder == nullptr) return false;
+    std::lock_guard<std::mutex> guard(mu_);
+    auto it = table_.find(key.resource());
+    if (it == table_.end()) return false;
+    DropExpired(it->second);
+    return it->second.exclusive.count(holder) + it->second.shared.count(holder) >
+           0;
+  }
+
+ private:
+  static std::chrono::steady_clock::time_point ToSteady(Deadline d) {
+    // libstdc++'s steady_clock reads CLOCK_MONOTONIC, the clock of Deadline.
+    return std::chrono::steady_clock::time_point(
+        std::chrono::nanoseconds(d.monotonic_nanos()));
+  }
+
+  // Drops holders whose lease ran out; returns the earliest remaining expiry.
+  Deadline DropExpired(Entry& e) {
+    Deadline earliest = Deadline::Never();
+    bool dropped = false;
+    for (HolderMap* m : {&e.exclusive, &e.shared}) {
+      for (auto it = m->begin(); it != m->end();) {
+        if (it->second.has_passed()) {
+          it = m->erase(it);
+          dropped = true;
+        } else {
+          if (it->second < earliest) earliest = it->second;
+          ++it;
+        }
+      }
+    }
+    if (dropped) cv_.notify_all();
+    return earliest;
+  }
+
+  bool TrySave(Entry& e, const Holder* holder, Key& key, LockMode mode,
+               Deadline expiry) {
+    const bool is_exclusive = e.exclusive.count(holder) > 0;
+    const bool is_shared = e.shared.count(holder) > 0;
+    if (mode == LockMode::kExclusive) {
+      if (is_exclusive) {
+        e.exclusive.insert_or_assign(holder, expiry);
+        return true;
+      }
+      // A sole reader may promote; otherwise readers block writers.
+      size_t other_readers = e.shared.size() - (is_shared ? 1 : 0);
+      if (other_readers > 0) return false;
+      if (e.exclusive.empty()) e.permits = key.permits();
+      if (e.exclusive.size() >= e.permits) return false;
+      e.shared.erase(holder);
+      e.exclusive.insert_or_assign(holder, expiry);
+      key.set_fence(++fence_);
+      return true;
+    }
+    if (is_shared) {
+      e.shared.insert_or_assign(holder, expiry);
+      return true;
+    }
+    size_t other_writers = e.exclusive.size() - (is_exclusive ? 1 : 0);
+    if (other_writers > 0) return false;
+    // Demotion lets waiting readers in.
+    if (is_exclusive) {
+      e.exclusive.erase(holder);
+      cv_.notify_all();
+    }
+    e.shared.insert_or_assign(holder, expiry);
+    return true;
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  absl::flat_hash_map<std::string, Entry> table_;
+  // One counter for all resources: fences only need to grow per resource,
+  // and a store-wide counter survives the erasure of idle entries.
+  uint64_t fence_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<Store> NewInMemoryStore() {
+  return std::make_shared<InMemoryStore>();
+}
+
+}  // namespace ipclock
