@@ -1,0 +1,130 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "test_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/random.h>
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+
+namespace ipclock_test {
+
+namespace {
+
+std::mutex g_dirs_mu;
+std::vector<std::string>* g_dirs = nullptr;
+pid_t g_owner_pid = 0;
+
+void RemoveTempDirs() {
+  if (getpid() != g_owner_pid || g_dirs == nullptr) return;
+  for (const std::string& d : *g_dirs) {
+    std::string cmd = absl::StrCat("rm -rf '", d, "'");
+    if (system(cmd.c_str()) != 0) fprintf(stderr, "could not remove %s\n", d.c_str());
+  }
+}
+
+}  // namespace
+
+std::string UniqueResource(absl::string_view tag) {
+  static std::atomic<int> counter{0};
+  uint32_t r = 0;
+  if (getrandom(&r, sizeof(r), 0) != sizeof(r)) r = static_cast<uint32_t>(time(nullptr));
+  return absl::StrFormat("%s-%d-%d-%08x", tag, getpid(), counter++, r);
+}
+
+std::string MakeTempDir() {
+  char tmpl[] = "/tmp/ipclock-test-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) {
+    perror("mkdtemp");
+    abort();
+  }
+  std::lock_guard<std::mutex> guard(g_dirs_mu);
+  if (g_dirs == nullptr) {
+    g_dirs = new std::vector<std::string>();
+    g_owner_pid = getpid();
+    atexit(RemoveTempDirs);
+  }
+  g_dirs->push_back(tmpl);
+  return tmpl;
+}
+
+std::string ExpandDsn(absl::string_view dsn) {
+  if (dsn.find("{tmpdir}") == absl::string_view::npos) return std::string(dsn);
+  return absl::StrReplaceAll(dsn, {{"{tmpdir}", MakeTempDir()}});
+}
+
+pid_t ForkChild(const std::function<int()>& body) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    abort();
+  }
+  if (pid == 0) {
+    int code = body();
+    _exit(code);
+  }
+  return pid;
+}
+
+int WaitChild(pid_t pid, double timeout_sec) {
+  double until = NowSeconds() + timeout_sec;
+  for (;;) {
+    int status = 0;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+      return -1;
+    }
+    if (r < 0 && errno != EINTR) fail_msg("waitpid(%d): %s", pid, strerror(errno));
+    if (NowSeconds() > until) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      fail_msg("child %d still running after %.1f s", pid, timeout_sec);
+    }
+    usleep(1000);
+  }
+}
+
+Signal::Signal() {
+  if (pipe2(fds_, O_CLOEXEC) != 0) {
+    perror("pipe2");
+    abort();
+  }
+}
+
+Signal::~Signal() {
+  close(fds_[0]);
+  close(fds_[1]);
+}
+
+void Signal::Notify(char byte) {
+  while (write(fds_[1], &byte, 1) < 0 && errno == EINTR) {
+  }
+}
+
+char Signal::Wait(double timeout_sec) {
+  struct pollfd p = {fds_[0], POLLIN, 0};
+  int ms = static_cast<int>(timeout_sec * 1000);
+  int r;
+  do {
+    r = poll(&p, 1, ms);
+  } while (r < 0 && errno == EINTR);
+  if (r <= 0) return 0;
+  char byte = 0;
+  if (read(fds_[0], &byte, 1) != 1) return 0;
+  return byte;
+}
+
+}  // namespace ipclock_test

@@ -1,0 +1,113 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Helpers shared by the CMocka suites: status assertions, unique names, temp
+// dirs, and forked children that report back through exit codes and pipes.
+//
+// A forked child must never call a CMocka assertion (its longjmp would land
+// in the parent's copy of the test runner): children check with plain ifs and
+// leave through ChildExit() with a code the parent asserts on.
+
+#ifndef IPCLOCK_TESTS_TEST_UTIL_H_
+#define IPCLOCK_TESTS_TEST_UTIL_H_
+
+// cmocka.h needs these first.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+// clang-format off
+#include <cmocka.h>
+// clang-format on
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ipclock/deadline.h"
+
+namespace ipclock_test {
+
+// Fails the test with the status message if `s` is not OK.
+#define ASSERT_OK(expr)                                                  \
+  do {                                                                   \
+    const absl::Status _st = ::ipclock_test::AsStatus(expr);             \
+    if (!_st.ok()) fail_msg("%s: %s", #expr, _st.ToString().c_str());    \
+  } while (0)
+
+// Fails unless `expr`'s status has canonical code `code`.
+#define ASSERT_CODE(expr, code)                                              \
+  do {                                                                       \
+    const absl::Status _st = ::ipclock_test::AsStatus(expr);                 \
+    if (_st.code() != (code)) {                                              \
+      fail_msg("%s: expected %s, got %s", #expr,                             \
+               absl::StatusCodeToString(code).c_str(), _st.ToString().c_str()); \
+    }                                                                        \
+  } while (0)
+
+inline absl::Status AsStatus(const absl::Status& s) { return s; }
+template <typename T>
+absl::Status AsStatus(const absl::StatusOr<T>& s) {
+  return s.status();
+}
+
+// A resource name no other test or run shares: "<tag>-<pid>-<n>-<random>".
+std::string UniqueResource(absl::string_view tag);
+
+// A fresh 0700 dir under /tmp, removed (with its files) at exit.
+std::string MakeTempDir();
+
+// Replaces "{tmpdir}" in `dsn` with a fresh temp dir.
+std::string ExpandDsn(absl::string_view dsn);
+
+// Runs `body` in a forked child, which exits with its return value (or 99 if
+// it returns past a crash guard). Returns the child's pid.
+pid_t ForkChild(const std::function<int()>& body);
+
+// Waits for `pid`: its exit code, or 128+N if signal N killed it, as shells
+// report. Fails the test if it takes longer than `timeout_sec`.
+int WaitChild(pid_t pid, double timeout_sec = 30);
+
+// A one-shot signal between processes over a pipe.
+class Signal {
+ public:
+  Signal();
+  ~Signal();
+  void Notify(char byte = 'x');
+  // Waits up to `timeout_sec`; returns the byte sent, or 0 on timeout.
+  char Wait(double timeout_sec = 10);
+
+ private:
+  int fds_[2];
+};
+
+// Memory shared with forked children (MAP_SHARED|MAP_ANONYMOUS).
+template <typename T>
+T* SharedMemory() {
+  void* p = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    perror("mmap");
+    abort();
+  }
+  return new (p) T();
+}
+
+// Seconds on the monotonic clock.
+inline double NowSeconds() {
+  return static_cast<double>(ipclock::Deadline::NowNanos()) / 1e9;
+}
+
+}  // namespace ipclock_test
+
+#endif  // IPCLOCK_TESTS_TEST_UTIL_H_
