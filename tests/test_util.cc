@@ -1,8 +1,6 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-#include "test_util.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 

@@ -11,15 +11,6 @@
 #ifndef IPCLOCK_TESTS_TEST_UTIL_H_
 #define IPCLOCK_TESTS_TEST_UTIL_H_
 
-// cmocka.h needs these first.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-// clang-format off
-#include <cmocka.h>
-// clang-format on
-
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/types.h>
@@ -35,6 +26,16 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ipclock/deadline.h"
+
+// cmocka.h defines macros (fail, skip, ...) that clash with the C++ library:
+// it comes after every other header, and test files include this header last.
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+// clang-format on
 
 namespace ipclock_test {
 
