@@ -34,7 +34,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+// Debian's cmocka.h 1.1 has no extern "C" of its own.
+extern "C" {
 #include <cmocka.h>
+}
 // clang-format on
 
 namespace ipclock_test {
@@ -47,12 +50,13 @@ namespace ipclock_test {
   } while (0)
 
 // Fails unless `expr`'s status has canonical code `code`.
-#define ASSERT_CODE(expr, code)                                              \
+#define ASSERT_CODE(expr, expected_code)                                      \
   do {                                                                       \
     const absl::Status _st = ::ipclock_test::AsStatus(expr);                 \
-    if (_st.code() != (code)) {                                              \
+    if (_st.code() != (expected_code)) {                                     \
       fail_msg("%s: expected %s, got %s", #expr,                             \
-               absl::StatusCodeToString(code).c_str(), _st.ToString().c_str()); \
+               absl::StatusCodeToString(expected_code).c_str(),              \
+               _st.ToString().c_str());                                      \
     }                                                                        \
   } while (0)
 

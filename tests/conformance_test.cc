@@ -1,0 +1,557 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The conformance suite: the behaviours every store is held to (Symfony's
+// store test suite, spec/interop.md), plus cross-process tests with fork and
+// SIGKILL. One binary, run once per store DSN given as argv[1]; tests of a
+// capability the store does not declare are skipped, so a store can never
+// pass by declaring less than it claims elsewhere.
+//
+//   conformance_test 'flock://{tmpdir}'
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_factory.h"
+#include "ipclock/store.h"
+#include "ipclock/store_factory.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace {
+
+using ipclock::Capabilities;
+using ipclock::Lock;
+using ipclock::LockMode;
+using ipclock::LockOptions;
+using ipclock::Scope;
+using ipclock::Store;
+using namespace ipclock_test;
+
+std::string g_dsn;  // argv[1] with {tmpdir} expanded once
+
+std::shared_ptr<Store> NewStore() {
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(g_dsn);
+  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", g_dsn.c_str(), store.status().ToString().c_str());
+  return *store;
+}
+
+Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource,
+              LockOptions options = LockOptions()) {
+  absl::StatusOr<Lock> lock = Lock::Create(store, resource, options);
+  if (!lock.ok()) fail_msg("Lock::Create: %s", lock.status().ToString().c_str());
+  return *std::move(lock);
+}
+
+bool Try(Lock& lock, LockMode mode = LockMode::kExclusive) {
+  absl::StatusOr<bool> got = lock.TryAcquire(mode);
+  if (!got.ok()) fail_msg("TryAcquire: %s", got.status().ToString().c_str());
+  return *got;
+}
+
+bool Held(Lock& lock) {
+  absl::StatusOr<bool> held = lock.CheckAcquired();
+  if (!held.ok()) fail_msg("CheckAcquired: %s", held.status().ToString().c_str());
+  return *held;
+}
+
+Capabilities Caps() { return NewStore()->capabilities(); }
+bool CrossProcess() { return Caps().scope != Scope::kProcess; }
+
+// --- Basic behaviour ----------------------------------------------------------
+
+void SaveExistsDelete(void**) {
+  auto store = NewStore();
+  Lock lock = MakeLock(store, UniqueResource("sed"));
+  assert_false(Held(lock));
+  assert_true(Try(lock));
+  assert_true(lock.is_acquired());
+  assert_true(Held(lock));
+  ASSERT_OK(lock.Release());
+  assert_false(lock.is_acquired());
+  assert_false(Held(lock));
+  absl::StatusOr<bool> exists = store->Exists(lock.mutable_key());
+  ASSERT_OK(exists);
+  assert_false(*exists);
+}
+
+void ResourcesAreIndependent(void**) {
+  auto store = NewStore();
+  Lock a = MakeLock(store, UniqueResource("ind-a"));
+  Lock b = MakeLock(store, UniqueResource("ind-b"));
+  assert_true(Try(a));
+  assert_true(Try(b));
+  assert_true(Held(a));
+  assert_true(Held(b));
+}
+
+void SecondKeyConflicts(void**) {
+  auto store = NewStore();
+  std::string r = UniqueResource("conflict");
+  Lock first = MakeLock(store, r);
+  Lock second = MakeLock(store, r);
+  assert_true(Try(first));
+  assert_false(Try(second));
+  assert_false(second.is_acquired());
+  assert_true(Held(first));  // the failed try left the holder intact
+  ASSERT_OK(first.Release());
+  assert_true(Try(second));
+  assert_false(Try(first));
+}
+
+void SaveTwiceIsIdempotent(void**) {
+  auto store = NewStore();
+  std::string r = UniqueResource("twice");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  assert_true(Try(lock));
+  assert_true(Held(lock));
+  ASSERT_OK(lock.Release());
+  Lock other = MakeLock(store, r);
+  assert_true(Try(other));
+}
+
+void DeletingUnheldKeyTouchesNothing(void**) {
+  auto store = NewStore();
+  std::string r = UniqueResource("unheld");
+  Lock holder = MakeLock(store, r);
+  Lock bystander = MakeLock(store, r);
+  assert_true(Try(holder));
+  ASSERT_OK(store->Delete(bystander.mutable_key()));
+  ASSERT_OK(bystander.Release());
+  assert_true(Held(holder));
+  Lock third = MakeLock(store, r);
+  assert_false(Try(third));
+}
+
+void DestructorReleases(void**) {
+  auto store = NewStore();
+  std::string r = UniqueResource("dtor");
+  {
+    Lock lock = MakeLock(store, r);
+    assert_true(Try(lock));
+    Lock moved = std::move(lock);  // the moved-to lock owns it now
+    assert_false(lock.is_acquired());
+    assert_true(moved.is_acquired());
+    Lock probe = MakeLock(store, r);
+    assert_false(Try(probe));
+  }
+  Lock after = MakeLock(store, r);
+  assert_true(Try(after));
+}
+
+void RunLockedRunsOrReports(void**) {
+  auto store = NewStore();
+  ipclock::LockFactory factory(store);
+  std::string r = UniqueResource("runlocked");
+  absl::StatusOr<int> v = ipclock::RunLocked(factory, r, absl::Seconds(1), [] { return 42; });
+  ASSERT_OK(v);
+  assert_int_equal(*v, 42);
+  Lock holder = MakeLock(store, r);
+  assert_true(Try(holder));
+  bool ran = false;
+  absl::Status s = ipclock::RunLocked(factory, r, absl::Milliseconds(50), [&] { ran = true; });
+  ASSERT_CODE(s, absl::StatusCode::kDeadlineExceeded);
+  assert_false(ran);
+}
+
+void BadResourceNames(void**) {
+  auto store = NewStore();
+  ASSERT_CODE(Lock::Create(store, ""), absl::StatusCode::kInvalidArgument);
+  ASSERT_CODE(Lock::Create(store, std::string(1025, 'x')), absl::StatusCode::kInvalidArgument);
+  // Any bytes are allowed, up to the limit.
+  std::string odd = UniqueResource("odd");
+  odd += std::string("\0\xff/../\n<?php %", 15);
+  Lock lock = MakeLock(store, odd);
+  assert_true(Try(lock));
+  std::string longest = UniqueResource("long");
+  longest.resize(1024, 'z');
+  Lock long_lock = MakeLock(store, longest);
+  assert_true(Try(long_lock));
+  Lock long_rival = MakeLock(store, longest);
+  assert_false(Try(long_rival));
+}
+
+void TimedWaitGivesUp(void**) {
+  auto store = NewStore();
+  std::string r = UniqueResource("timed");
+  Lock holder = MakeLock(store, r);
+  assert_true(Try(holder));
+  Lock waiter = MakeLock(store, r);
+  double t0 = NowSeconds();
+  absl::Status s = waiter.Acquire(absl::Milliseconds(300));
+  double waited = NowSeconds() - t0;
+  ASSERT_CODE(s, absl::StatusCode::kDeadlineExceeded);
+  assert_false(waiter.is_acquired());
+  if (waited < 0.29 || waited > 5) fail_msg("waited %.3f s for a 0.3 s timeout", waited);
+  assert_true(Held(holder));
+}
+
+void SharedOnlyWhereDeclared(void**) {
+  auto store = NewStore();
+  if (store->capabilities().shared) skip();
+  Lock lock = MakeLock(store, UniqueResource("noshared"));
+  ASSERT_CODE(lock.TryAcquire(LockMode::kShared), absl::StatusCode::kFailedPrecondition);
+}
+
+void SerializationMatchesCapability(void**) {
+  auto store = NewStore();
+  Lock lock = MakeLock(store, UniqueResource("serial"));
+  assert_true(Try(lock));
+  absl::StatusOr<std::string> text = lock.mutable_key().Serialize();
+  if (!store->capabilities().serializable) {
+    ASSERT_CODE(text, absl::StatusCode::kFailedPrecondition);
+    return;
+  }
+  ASSERT_OK(text);
+  absl::StatusOr<ipclock::Key> back = ipclock::Key::Deserialize(*text);
+  ASSERT_OK(back);
+  assert_string_equal(back->resource().c_str(), lock.key().resource().c_str());
+}
+
+// --- Threads (every store, including process-local ones) -----------------------
+
+void ThreadsExcludeEachOther(void**) {
+  auto store = NewStore();
+  std::string r = UniqueResource("threads");
+  std::atomic<int> inside{0};
+  std::atomic<int> violations{0};
+  std::atomic<int> errors{0};
+  int counter = 0;
+  constexpr int kThreads = 4, kIters = 200;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      absl::StatusOr<Lock> lock = Lock::Create(store, r);
+      if (!lock.ok()) {
+        ++errors;
+        return;
+      }
+      for (int i = 0; i < kIters; ++i) {
+        if (!lock->Acquire(absl::Seconds(30)).ok()) {
+          ++errors;
+          return;
+        }
+        if (inside.fetch_add(1) != 0) ++violations;
+        int seen = counter;
+        std::this_thread::yield();
+        counter = seen + 1;
+        inside.fetch_sub(1);
+        if (!lock->Release().ok()) ++errors;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  assert_int_equal(errors.load(), 0);
+  assert_int_equal(violations.load(), 0);
+  assert_int_equal(counter, kThreads * kIters);
+}
+
+// --- Processes ---------------------------------------------------------------
+
+void WaiterInAnotherProcessIsWoken(void**) {
+  if (!CrossProcess()) skip();
+  auto store = NewStore();
+  std::string r = UniqueResource("wake");
+  Lock holder = MakeLock(store, r);
+  assert_true(Try(holder));
+  struct Shared {
+    std::atomic<int64_t> acquired_ns{0};
+  };
+  Shared* shared = SharedMemory<Shared>();
+  Signal started;
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok()) return 2;
+    started.Notify();
+    if (!lock->Acquire(absl::Seconds(20)).ok()) return 3;
+    shared->acquired_ns = ipclock::Deadline::NowNanos();
+    return 0;
+  });
+  assert_int_equal(started.Wait(), 'x');
+  usleep(200 * 1000);
+  assert_int_equal(shared->acquired_ns.load(), 0);  // still waiting
+  int64_t released_ns = ipclock::Deadline::NowNanos();
+  ASSERT_OK(holder.Release());
+  assert_int_equal(WaitChild(child), 0);
+  double gap_us = static_cast<double>(shared->acquired_ns.load() - released_ns) / 1e3;
+  print_message("release-to-acquire gap across processes: %.1f us\n", gap_us);
+  if (gap_us > 2e6) fail_msg("waiter took %.0f us to notice the release", gap_us);
+}
+
+void KilledHolderFreesLock(void**) {
+  if (!CrossProcess()) skip();
+  auto store = NewStore();
+  std::string r = UniqueResource("kill9");
+  Signal locked;
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
+    locked.Notify();
+    for (;;) pause();
+  });
+  assert_int_equal(locked.Wait(), 'x');
+  Lock probe = MakeLock(store, r);
+  assert_false(Try(probe));
+  kill(child, SIGKILL);
+  assert_int_equal(WaitChild(child), 128 + SIGKILL);
+  Lock next = MakeLock(store, r);
+  ASSERT_OK(next.Acquire(absl::Seconds(10)));
+  if (store->capabilities().owner_death) {
+    assert_true(next.previous_owner_died());
+    ASSERT_OK(next.Release());
+    Lock after = MakeLock(store, r);
+    assert_true(Try(after));
+    assert_false(after.previous_owner_died());  // a clean release clears it
+  }
+}
+
+void ProcessesNeverOverlap(void**) {
+  if (!CrossProcess()) skip();
+  auto store = NewStore();
+  std::string r = UniqueResource("overlap");
+  struct Shared {
+    std::atomic<int> inside{0};
+    std::atomic<int> violations{0};
+    int counter = 0;
+  };
+  Shared* shared = SharedMemory<Shared>();
+  constexpr int kProcs = 4, kIters = 150;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p) {
+    pids.push_back(ForkChild([&] {
+      absl::StatusOr<Lock> lock = Lock::Create(store, r);
+      if (!lock.ok()) return 2;
+      for (int i = 0; i < kIters; ++i) {
+        if (!lock->Acquire(absl::Seconds(30)).ok()) return 3;
+        if (shared->inside.fetch_add(1) != 0) shared->violations++;
+        int seen = shared->counter;
+        sched_yield();
+        shared->counter = seen + 1;
+        shared->inside.fetch_sub(1);
+        if (!lock->Release().ok()) return 4;
+      }
+      return 0;
+    }));
+  }
+  for (pid_t pid : pids) assert_int_equal(WaitChild(pid, 60), 0);
+  assert_int_equal(shared->violations.load(), 0);
+  assert_int_equal(shared->counter, kProcs * kIters);
+}
+
+// --- Fencing -----------------------------------------------------------------
+
+void FenceGrows(void**) {
+  auto store = NewStore();
+  if (!store->capabilities().fencing) skip();
+  std::string r = UniqueResource("fence");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  assert_true(lock.fence().has_value());
+  uint64_t first = *lock.fence();
+  ASSERT_OK(lock.Release());
+  Lock other = MakeLock(store, r);
+  assert_true(Try(other));
+  assert_true(*other.fence() > first);
+  uint64_t second = *other.fence();
+  ASSERT_OK(other.Release());
+  if (!CrossProcess()) return;
+  struct Shared {
+    std::atomic<uint64_t> fence{0};
+  };
+  Shared* shared = SharedMemory<Shared>();
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<Lock> l = Lock::Create(store, r);
+    if (!l.ok() || !l->TryAcquire().value_or(false) || !l->fence()) return 2;
+    shared->fence = *l->fence();
+    return 0;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  assert_true(shared->fence.load() > second);
+}
+
+// --- Expiring stores -------------------------------------------------------------
+
+void ExpiresAfterTtl(void**) {
+  auto store = NewStore();
+  if (!store->capabilities().expiring) skip();
+  LockOptions options;
+  options.ttl = absl::Milliseconds(400);
+  std::string r = UniqueResource("ttl");
+  Lock lock = MakeLock(store, r, options);
+  assert_true(Try(lock));
+  absl::Duration left = lock.RemainingLifetime();
+  assert_true(left > absl::ZeroDuration() && left <= absl::Milliseconds(400));
+  ASSERT_OK(lock.Refresh(absl::Milliseconds(400)));
+  assert_true(Held(lock));
+  assert_false(lock.IsExpired());
+  absl::SleepFor(absl::Milliseconds(700));
+  assert_true(lock.IsExpired());
+  assert_false(Held(lock));
+  Lock other = MakeLock(store, r);
+  assert_true(Try(other));
+}
+
+void NearZeroRefreshReportsExpiry(void**) {
+  auto store = NewStore();
+  if (!store->capabilities().expiring) skip();
+  Lock lock = MakeLock(store, UniqueResource("zero"));
+  assert_true(Try(lock));
+  absl::Status s = lock.Refresh(absl::Nanoseconds(1));
+  assert_true(lock.IsExpired());
+  ASSERT_CODE(s, absl::StatusCode::kAborted);
+}
+
+void SavingExpiredKeyLeavesNothing(void**) {
+  auto store = NewStore();
+  if (!store->capabilities().expiring) skip();
+  LockOptions options;
+  options.ttl = absl::Nanoseconds(1);
+  std::string r = UniqueResource("expired");
+  Lock lock = MakeLock(store, r, options);
+  ASSERT_CODE(lock.TryAcquire(), absl::StatusCode::kAborted);
+  assert_false(lock.is_acquired());
+  Lock other = MakeLock(store, r);
+  assert_true(Try(other));
+}
+
+// --- Shared locks ------------------------------------------------------------------
+
+void ReadersCoexist(void**) {
+  auto store = NewStore();
+  if (!store->capabilities().shared) skip();
+  std::string r = UniqueResource("readers");
+  Lock a = MakeLock(store, r), b = MakeLock(store, r), c = MakeLock(store, r);
+  assert_true(Try(a, LockMode::kShared));
+  assert_true(Try(b, LockMode::kShared));
+  assert_true(Try(c, LockMode::kShared));
+  Lock writer = MakeLock(store, r);
+  assert_false(Try(writer));  // a writer conflicts with readers...
+  assert_true(Held(a));       // ...and does not disturb them
+  assert_true(Held(b));
+  assert_true(Held(c));
+}
+
+void ReaderConflictsWithWriter(void**) {
+  auto store = NewStore();
+  if (!store->capabilities().shared) skip();
+  std::string r = UniqueResource("rw");
+  Lock writer = MakeLock(store, r), reader = MakeLock(store, r);
+  assert_true(Try(writer));
+  assert_false(Try(reader, LockMode::kShared));
+  assert_true(Held(writer));
+  ASSERT_OK(writer.Release());
+  assert_true(Try(reader, LockMode::kShared));
+}
+
+void SoleReaderPromotes(void**) {
+  auto store = NewStore();
+  if (!store->capabilities().shared) skip();
+  std::string r = UniqueResource("promote");
+  Lock reader = MakeLock(store, r);
+  assert_true(Try(reader, LockMode::kShared));
+  assert_true(Try(reader, LockMode::kExclusive));
+  assert_int_equal(static_cast<int>(reader.mode()), static_cast<int>(LockMode::kExclusive));
+  Lock other = MakeLock(store, r);
+  assert_false(Try(other, LockMode::kShared));
+}
+
+void TwoReadersCannotPromote(void**) {
+  auto store = NewStore();
+  if (!store->capabilities().shared) skip();
+  std::string r = UniqueResource("nopromote");
+  Lock a = MakeLock(store, r), b = MakeLock(store, r);
+  assert_true(Try(a, LockMode::kShared));
+  assert_true(Try(b, LockMode::kShared));
+  assert_false(Try(a, LockMode::kExclusive));
+  assert_true(Held(b));
+  Lock writer = MakeLock(store, r);
+  assert_false(Try(writer));
+}
+
+void WriterDemotesAndLetsReadersIn(void**) {
+  auto store = NewStore();
+  if (!store->capabilities().shared) skip();
+  std::string r = UniqueResource("demote");
+  Lock writer = MakeLock(store, r), reader = MakeLock(store, r);
+  assert_true(Try(writer));
+  assert_false(Try(reader, LockMode::kShared));
+  assert_true(Try(writer, LockMode::kShared));
+  assert_true(Try(reader, LockMode::kShared));
+  assert_true(Held(writer));
+}
+
+// --- Counting stores ------------------------------------------------------------------
+
+void PermitsBoundHolders(void**) {
+  auto store = NewStore();
+  if (!store->capabilities().counting) skip();
+  LockOptions options;
+  options.permits = 2;
+  std::string r = UniqueResource("permits");
+  Lock a = MakeLock(store, r, options), b = MakeLock(store, r, options),
+       c = MakeLock(store, r, options);
+  assert_true(Try(a));
+  assert_true(Try(b));
+  assert_false(Try(c));
+  ASSERT_OK(a.Release());
+  assert_true(Try(c));
+}
+
+void PermitsRefusedWithoutCounting(void**) {
+  auto store = NewStore();
+  if (store->capabilities().counting) skip();
+  LockOptions options;
+  options.permits = 3;
+  ASSERT_CODE(Lock::Create(store, UniqueResource("nocount"), options),
+              absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s DSN   ({tmpdir} becomes a fresh temp dir)\n", argv[0]);
+    return 64;
+  }
+  g_dsn = ExpandDsn(argv[1]);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(SaveExistsDelete),
+      cmocka_unit_test(ResourcesAreIndependent),
+      cmocka_unit_test(SecondKeyConflicts),
+      cmocka_unit_test(SaveTwiceIsIdempotent),
+      cmocka_unit_test(DeletingUnheldKeyTouchesNothing),
+      cmocka_unit_test(DestructorReleases),
+      cmocka_unit_test(RunLockedRunsOrReports),
+      cmocka_unit_test(BadResourceNames),
+      cmocka_unit_test(TimedWaitGivesUp),
+      cmocka_unit_test(SharedOnlyWhereDeclared),
+      cmocka_unit_test(SerializationMatchesCapability),
+      cmocka_unit_test(ThreadsExcludeEachOther),
+      cmocka_unit_test(WaiterInAnotherProcessIsWoken),
+      cmocka_unit_test(KilledHolderFreesLock),
+      cmocka_unit_test(ProcessesNeverOverlap),
+      cmocka_unit_test(FenceGrows),
+      cmocka_unit_test(ExpiresAfterTtl),
+      cmocka_unit_test(NearZeroRefreshReportsExpiry),
+      cmocka_unit_test(SavingExpiredKeyLeavesNothing),
+      cmocka_unit_test(ReadersCoexist),
+      cmocka_unit_test(ReaderConflictsWithWriter),
+      cmocka_unit_test(SoleReaderPromotes),
+      cmocka_unit_test(TwoReadersCannotPromote),
+      cmocka_unit_test(WriterDemotesAndLetsReadersIn),
+      cmocka_unit_test(PermitsBoundHolders),
+      cmocka_unit_test(PermitsRefusedWithoutCounting),
+  };
+  std::string group = absl::StrCat("conformance[", argv[1], "]");
+  return cmocka_run_group_tests_name(group.c_str(), tests, nullptr, nullptr);
+}
