@@ -19,7 +19,6 @@ absl::StatusCode ErrnoToCode(int err) {
     case ELOOP:  // a symlink where O_NOFOLLOW refused one
       return absl::StatusCode::kPermissionDenied;
     case ENOENT:
-    case ENOTDIR:
     case EIDRM:
       return absl::StatusCode::kNotFound;
     case EEXIST:
@@ -50,6 +49,7 @@ absl::StatusCode ErrnoToCode(int err) {
     case EOPNOTSUPP:
       return absl::StatusCode::kUnimplemented;
     case EDEADLK:
+    case ENOTDIR:
       return absl::StatusCode::kFailedPrecondition;
     default:
       return absl::StatusCode::kInternal;

@@ -1,0 +1,124 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// DSN parsing and StoreFromDsn's handling of bad DSNs.
+
+#include <string>
+
+#include "core/dsn.h"
+#include "ipclock/store_factory.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace {
+
+using ipclock::Dsn;
+
+void BareScheme(void**) {
+  absl::StatusOr<Dsn> d = Dsn::Parse("flock");
+  ASSERT_OK(d);
+  assert_string_equal(d->scheme().c_str(), "flock");
+  assert_false(d->has_authority());
+  assert_true(d->path().empty());
+}
+
+void FullUrl(void**) {
+  absl::StatusOr<Dsn> d =
+      Dsn::Parse("redis://app%40x:s3cr%2Ft@cache.local:6380/2?timeout=1.5&format=simple");
+  ASSERT_OK(d);
+  assert_string_equal(d->scheme().c_str(), "redis");
+  assert_string_equal(d->user().c_str(), "app@x");
+  assert_string_equal(d->password().c_str(), "s3cr/t");
+  assert_string_equal(d->host().c_str(), "cache.local");
+  assert_int_equal(d->port(), 6380);
+  assert_string_equal(d->path().c_str(), "/2");
+  absl::StatusOr<double> t = d->TakeSeconds("timeout", 0);
+  ASSERT_OK(t);
+  assert_true(*t == 1.5);
+  assert_string_equal(d->TakeOption("format")->c_str(), "simple");
+  ASSERT_OK(d->CheckAllOptionsUsed());
+  // The password never shows in the redacted form.
+  assert_null(strstr(d->redacted().c_str(), "s3cr"));
+  assert_non_null(strstr(d->redacted().c_str(), "***"));
+}
+
+void Ipv6AndSocketPaths(void**) {
+  absl::StatusOr<Dsn> d = Dsn::Parse("redis://[::1]:7000");
+  ASSERT_OK(d);
+  assert_string_equal(d->host().c_str(), "::1");
+  assert_int_equal(d->port(), 7000);
+  d = Dsn::Parse("redis:///run/redis/redis.sock");
+  ASSERT_OK(d);
+  assert_true(d->host().empty());
+  assert_string_equal(d->path().c_str(), "/run/redis/redis.sock");
+  d = Dsn::Parse("flock:///var/lock/my%20app");
+  ASSERT_OK(d);
+  assert_string_equal(d->path().c_str(), "/var/lock/my app");
+}
+
+void Malformed(void**) {
+  const char* bad[] = {"",          "flo ck",          "1flock",
+                       "redis://h:0", "redis://h:99999", "redis://h:x",
+                       "redis://[::1", "flock:///a%zz",  "flock:///a?x=1&x=2",
+                       "flock:///a#frag", "in-memory?=1", "fl\x01ock"};
+  for (const char* text : bad) {
+    absl::StatusOr<Dsn> d = Dsn::Parse(text);
+    if (d.ok()) fail_msg("accepted bad DSN \"%s\"", text);
+    ASSERT_CODE(d, absl::StatusCode::kInvalidArgument);
+  }
+}
+
+void OptionHelpersCheckValues(void**) {
+  absl::StatusOr<Dsn> d = Dsn::Parse("flock:///x?file_mode=0999&record=maybe&n=12");
+  ASSERT_OK(d);
+  ASSERT_CODE(d->TakeMode("file_mode", 0600), absl::StatusCode::kInvalidArgument);
+  ASSERT_CODE(d->TakeBool("record", true), absl::StatusCode::kInvalidArgument);
+  ASSERT_CODE(d->TakeInt("n", 1, 1, 10), absl::StatusCode::kInvalidArgument);
+}
+
+void StoreFromDsnRefusesBadInput(void**) {
+  struct Case {
+    const char* dsn;
+    absl::StatusCode code;
+    const char* must_mention;
+  } cases[] = {
+      {"nosuchstore", absl::StatusCode::kInvalidArgument, "unknown store"},
+      {"flock:///tmp/x?colour=blue", absl::StatusCode::kInvalidArgument, "colour"},
+      {"flock://relative/dir", absl::StatusCode::kInvalidArgument, "three slashes"},
+      {"flock:relative", absl::StatusCode::kInvalidArgument, "absolute"},
+      {"flock:///tmp/x?naming=weird", absl::StatusCode::kInvalidArgument, "naming"},
+      {"in-memory://host", absl::StatusCode::kInvalidArgument, "in-memory"},
+  };
+  for (const Case& c : cases) {
+    auto store = ipclock::StoreFromDsn(c.dsn);
+    if (store.ok()) fail_msg("StoreFromDsn accepted \"%s\"", c.dsn);
+    ASSERT_CODE(store, c.code);
+    if (strstr(std::string(store.status().message()).c_str(), c.must_mention) == nullptr) {
+      fail_msg("error for \"%s\" does not mention \"%s\": %s", c.dsn, c.must_mention,
+               store.status().ToString().c_str());
+    }
+  }
+}
+
+void PasswordNeverInErrors(void**) {
+  auto store = ipclock::StoreFromDsn("redis://u:hunter2hunter2@127.0.0.1:1/0?bogus=1");
+  assert_false(store.ok());
+  assert_null(strstr(std::string(store.status().message()).c_str(), "hunter2"));
+  store = ipclock::StoreFromDsn("postgresql+advisory://u:hunter2hunter2@127.0.0.1:1/db?bogus=1");
+  assert_false(store.ok());
+  assert_null(strstr(std::string(store.status().message()).c_str(), "hunter2"));
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(BareScheme),
+      cmocka_unit_test(FullUrl),
+      cmocka_unit_test(Ipv6AndSocketPaths),
+      cmocka_unit_test(Malformed),
+      cmocka_unit_test(OptionHelpersCheckValues),
+      cmocka_unit_test(StoreFromDsnRefusesBadInput),
+      cmocka_unit_test(PasswordNeverInErrors),
+  };
+  return cmocka_run_group_tests_name("dsn", tests, nullptr, nullptr);
+}

@@ -1,0 +1,304 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// FlockStore behaviour beyond the conformance suite: Symfony's file names,
+// lock dir safety, hostile files, lock files that vanish, the holder record,
+// and exact-path mode.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "ipclock/flock_store.h"
+#include "ipclock/lock.h"
+#include "ipclock/store_factory.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace {
+
+using ipclock::FlockStoreOptions;
+using ipclock::Lock;
+using ipclock::Store;
+using namespace ipclock_test;
+
+std::shared_ptr<Store> StoreIn(const std::string& dir) {
+  absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn("flock://" + dir);
+  if (!s.ok()) fail_msg("%s", s.status().ToString().c_str());
+  return *s;
+}
+
+Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& r) {
+  absl::StatusOr<Lock> l = Lock::Create(store, r);
+  if (!l.ok()) fail_msg("%s", l.status().ToString().c_str());
+  return *std::move(l);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool Contains(const absl::Status& s, const char* text) {
+  return std::string(s.message()).find(text) != std::string::npos;
+}
+
+void SymfonyFileNames(void**) {
+  assert_string_equal(ipclock::FlockFileName("invoice-42").c_str(),
+                      "sf.invoice-42.PDBLwhy.lock");
+  assert_string_equal(ipclock::FlockFileName("<?php echo \"% hello word ! %\" ?>").c_str(),
+                      "sf.-php-echo-hello-word-.Sz2dDSf.lock");
+  // Cut to 50 bytes after replacement; UTF-8 is handled byte-wise.
+  std::string name = ipclock::FlockFileName(std::string(80, 'a'));
+  assert_int_equal(name.size(), 3 + 50 + 1 + 7 + 5);
+  assert_string_equal(ipclock::FlockFileName("caf\xc3\xa9/x").substr(0, 9).c_str(), "sf.caf-x.");
+}
+
+void LockFileAtSymfonyPath(void**) {
+  std::string dir = MakeTempDir();
+  auto store = StoreIn(dir);
+  Lock lock = MakeLock(store, "invoice-42");
+  assert_true(*lock.TryAcquire());
+  struct stat st;
+  std::string path = dir + "/sf.invoice-42.PDBLwhy.lock";
+  assert_int_equal(stat(path.c_str(), &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+void HolderRecordAndFence(void**) {
+  std::string dir = MakeTempDir();
+  auto store = StoreIn(dir);
+  std::string path = dir + "/" + ipclock::FlockFileName("rec");
+  Lock lock = MakeLock(store, "rec");
+  assert_true(*lock.TryAcquire());
+  std::string held = ReadFile(path);
+  assert_int_equal(held.size(), 64);
+  assert_true(held.rfind("ipclock-flock/1 fence=00000000000000000001 held=1 pid=", 0) == 0);
+  ASSERT_OK(lock.Release());
+  assert_true(ReadFile(path).find("held=0") != std::string::npos);
+  assert_true(*lock.TryAcquire());
+  assert_int_equal(*lock.fence(), 2);
+  assert_false(lock.previous_owner_died());
+}
+
+void UnsafeDirsRefused(void**) {
+  std::string dir = MakeTempDir() + "/open";
+  assert_int_equal(mkdir(dir.c_str(), 0777), 0);
+  assert_int_equal(chmod(dir.c_str(), 0777), 0);
+  auto s = ipclock::StoreFromDsn("flock://" + dir);
+  ASSERT_CODE(s, absl::StatusCode::kPermissionDenied);
+  assert_true(Contains(s.status(), "world-writable"));
+  assert_true(Contains(s.status(), dir.c_str()));
+  // The sticky bit makes a shared dir safe (others cannot replace our files).
+  assert_int_equal(chmod(dir.c_str(), 01777), 0);
+  ASSERT_OK(ipclock::StoreFromDsn("flock://" + dir));
+
+  std::string link = MakeTempDir() + "/link";
+  assert_int_equal(symlink(dir.c_str(), link.c_str()), 0);
+  s = ipclock::StoreFromDsn("flock://" + link);
+  ASSERT_CODE(s, absl::StatusCode::kPermissionDenied);
+  assert_true(Contains(s.status(), "symbolic link"));
+
+  std::string file = MakeTempDir() + "/file";
+  close(open(file.c_str(), O_CREAT | O_WRONLY, 0600));
+  ASSERT_CODE(ipclock::StoreFromDsn("flock://" + file), absl::StatusCode::kFailedPrecondition);
+
+  if (geteuid() != 0) return;  // chown to another user needs root
+  std::string theirs = MakeTempDir() + "/theirs";
+  assert_int_equal(mkdir(theirs.c_str(), 0700), 0);
+  assert_int_equal(chown(theirs.c_str(), 65534, 65534), 0);
+  s = ipclock::StoreFromDsn("flock://" + theirs);
+  ASSERT_CODE(s, absl::StatusCode::kPermissionDenied);
+  assert_true(Contains(s.status(), "owned by uid 65534"));
+}
+
+void MissingDirIsCreatedPrivate(void**) {
+  std::string dir = MakeTempDir() + "/a/b/c";
+  auto store = StoreIn(dir);
+  struct stat st;
+  assert_int_equal(stat(dir.c_str(), &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0700);
+  auto shared = ipclock::StoreFromDsn("flock://" + MakeTempDir() +
+                                      "/s?dir_mode=0750&file_mode=0666");
+  ASSERT_OK(shared);
+  Lock lock = MakeLock(*shared, "m");
+  assert_true(*lock.TryAcquire());
+}
+
+void HostileLockFilesRefused(void**) {
+  std::string dir = MakeTempDir();
+  auto store = StoreIn(dir);
+  std::string target = MakeTempDir() + "/victim";
+  close(open(target.c_str(), O_CREAT | O_WRONLY, 0600));
+  std::string path = dir + "/" + ipclock::FlockFileName("planted-link");
+  assert_int_equal(symlink(target.c_str(), path.c_str()), 0);
+  Lock lock = MakeLock(store, "planted-link");
+  absl::StatusOr<bool> got = lock.TryAcquire();
+  ASSERT_CODE(got, absl::StatusCode::kPermissionDenied);
+  assert_true(Contains(got.status(), "symbolic link"));
+  assert_int_equal(ReadFile(target).size(), 0);  // nothing written through it
+
+  std::string fifo = dir + "/" + ipclock::FlockFileName("planted-fifo");
+  assert_int_equal(mkfifo(fifo.c_str(), 0600), 0);
+  Lock on_fifo = MakeLock(store, "planted-fifo");
+  // Must not hang in open(2) and must not lock a FIFO.
+  ASSERT_CODE(on_fifo.TryAcquire(), absl::StatusCode::kFailedPrecondition);
+}
+
+// A tmp cleaner deletes the lock file while A holds it and B waits on it.
+// C then creates and locks a new file at the path. When A lets go, B gets
+// the old, unlinked inode: it must notice and queue behind C, never run
+// beside C.
+void UnlinkedWhileWaitingIsReopened(void**) {
+  std::string dir = MakeTempDir();
+  auto store = StoreIn(dir);
+  std::string r = UniqueResource("unlinked");
+  std::string path = dir + "/" + ipclock::FlockFileName(r);
+  Lock a = MakeLock(store, r);
+  assert_true(*a.TryAcquire());
+  struct Shared {
+    std::atomic<int> b_acquired{0};
+    std::atomic<int> c_holding{0};
+    std::atomic<int> overlap{0};
+  };
+  Shared* shared = SharedMemory<Shared>();
+  Signal b_waiting;
+  pid_t b = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok()) return 2;
+    b_waiting.Notify();
+    if (!lock->Acquire(absl::Seconds(20)).ok()) return 3;
+    if (shared->c_holding.load()) shared->overlap = 1;
+    shared->b_acquired = 1;
+    return 0;
+  });
+  assert_int_equal(b_waiting.Wait(), 'x');
+  usleep(100 * 1000);
+  assert_int_equal(unlink(path.c_str()), 0);
+  Signal c_locked, c_release;
+  pid_t c = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
+    shared->c_holding = 1;
+    c_locked.Notify();
+    c_release.Wait(20);
+    shared->c_holding = 0;
+    return lock->Release().ok() ? 0 : 4;
+  });
+  assert_int_equal(c_locked.Wait(), 'x');
+  ASSERT_OK(a.Release());  // B now gets the old inode
+  usleep(300 * 1000);
+  assert_int_equal(shared->b_acquired.load(), 0);  // still waiting, behind C
+  c_release.Notify();
+  assert_int_equal(WaitChild(c), 0);
+  assert_int_equal(WaitChild(b), 0);
+  assert_int_equal(shared->b_acquired.load(), 1);
+  assert_int_equal(shared->overlap.load(), 0);
+}
+
+void HeldLockOnUnlinkedFileIsReportedLost(void**) {
+  std::string dir = MakeTempDir();
+  auto store = StoreIn(dir);
+  Lock lock = MakeLock(store, "lost");
+  assert_true(*lock.TryAcquire());
+  assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("lost")).c_str()), 0);
+  absl::StatusOr<bool> held = lock.CheckAcquired();
+  ASSERT_OK(held);
+  assert_false(*held);
+}
+
+void VanishedDirIsRecreated(void**) {
+  std::string dir = MakeTempDir() + "/vanishing";
+  auto store = StoreIn(dir);
+  Lock first = MakeLock(store, "v1");
+  assert_true(*first.TryAcquire());
+  ASSERT_OK(first.Release());
+  std::string cmd = "rm -rf '" + dir + "'";
+  assert_int_equal(system(cmd.c_str()), 0);
+  Lock second = MakeLock(store, "v2");
+  assert_true(*second.TryAcquire());
+  struct stat st;
+  assert_int_equal(stat(dir.c_str(), &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0700);
+}
+
+void ExactPathMode(void**) {
+  std::string dir = MakeTempDir();
+  std::string data = dir + "/data.txt";
+  {
+    std::ofstream out(data);
+    out << "user data";
+  }
+  FlockStoreOptions options;
+  options.naming = FlockStoreOptions::Naming::kPath;
+  auto store = ipclock::NewFlockStore(options);
+  ASSERT_OK(store);
+  assert_false((*store)->capabilities().fencing);
+  Lock lock = MakeLock(*store, data);
+  assert_true(*lock.TryAcquire());
+  Lock rival = MakeLock(*store, data);
+  assert_false(*rival.TryAcquire());
+  ASSERT_OK(lock.Release());
+  assert_string_equal(ReadFile(data).c_str(), "user data");  // never written
+  // A directory can be locked, as with flock(1).
+  Lock on_dir = MakeLock(*store, dir);
+  assert_true(*on_dir.TryAcquire());
+  // A missing file is created.
+  Lock fresh = MakeLock(*store, dir + "/new.lock");
+  assert_true(*fresh.TryAcquire());
+  // Symlinks are refused.
+  std::string link = dir + "/link";
+  assert_int_equal(symlink(data.c_str(), link.c_str()), 0);
+  Lock via_link = MakeLock(*store, link);
+  ASSERT_CODE(via_link.TryAcquire(), absl::StatusCode::kPermissionDenied);
+}
+
+void ErrorsNameStoreResourceAndErrno(void**) {
+  std::string dir = MakeTempDir();
+  auto store = StoreIn(dir);
+  std::string path = dir + "/" + ipclock::FlockFileName("enoent-dir");
+  assert_int_equal(mkdir(path.c_str(), 0700), 0);  // a dir where the file goes
+  Lock lock = MakeLock(store, "enoent-dir");
+  absl::StatusOr<bool> got = lock.TryAcquire();
+  assert_false(got.ok());
+  const std::string msg(got.status().message());
+  assert_true(msg.find("flock://") != std::string::npos);
+  assert_true(msg.find("\"enoent-dir\"") != std::string::npos);
+  assert_true(msg.find("[E") != std::string::npos);
+}
+
+void DefaultDir(void**) {
+  std::string d = ipclock::DefaultFlockDir();
+  if (geteuid() == 0) {
+    assert_string_equal(d.c_str(), "/run/lock/ipclock");
+  } else {
+    assert_true(d.find("/ipclock") != std::string::npos);
+  }
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(SymfonyFileNames),
+      cmocka_unit_test(LockFileAtSymfonyPath),
+      cmocka_unit_test(HolderRecordAndFence),
+      cmocka_unit_test(UnsafeDirsRefused),
+      cmocka_unit_test(MissingDirIsCreatedPrivate),
+      cmocka_unit_test(HostileLockFilesRefused),
+      cmocka_unit_test(UnlinkedWhileWaitingIsReopened),
+      cmocka_unit_test(HeldLockOnUnlinkedFileIsReportedLost),
+      cmocka_unit_test(VanishedDirIsRecreated),
+      cmocka_unit_test(ExactPathMode),
+      cmocka_unit_test(ErrorsNameStoreResourceAndErrno),
+      cmocka_unit_test(DefaultDir),
+  };
+  return cmocka_run_group_tests_name("flock_store", tests, nullptr, nullptr);
+}
