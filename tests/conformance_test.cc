@@ -64,6 +64,8 @@ bool Held(Lock& lock) {
   return *held;
 }
 
+// Tests check capabilities through Caps() before they make any object:
+// skip() longjmps out of the test, past every destructor.
 Capabilities Caps() { return NewStore()->capabilities(); }
 bool CrossProcess() { return Caps().scope != Scope::kProcess; }
 
@@ -197,8 +199,8 @@ void TimedWaitGivesUp(void**) {
 }
 
 void SharedOnlyWhereDeclared(void**) {
+  if (Caps().shared) skip();
   auto store = NewStore();
-  if (store->capabilities().shared) skip();
   Lock lock = MakeLock(store, UniqueResource("noshared"));
   ASSERT_CODE(lock.TryAcquire(LockMode::kShared), absl::StatusCode::kFailedPrecondition);
 }
@@ -351,8 +353,8 @@ void ProcessesNeverOverlap(void**) {
 // --- Fencing -----------------------------------------------------------------
 
 void FenceGrows(void**) {
+  if (!Caps().fencing) skip();
   auto store = NewStore();
-  if (!store->capabilities().fencing) skip();
   std::string r = UniqueResource("fence");
   Lock lock = MakeLock(store, r);
   assert_true(Try(lock));
@@ -382,8 +384,8 @@ void FenceGrows(void**) {
 // --- Expiring stores -------------------------------------------------------------
 
 void ExpiresAfterTtl(void**) {
+  if (!Caps().expiring) skip();
   auto store = NewStore();
-  if (!store->capabilities().expiring) skip();
   LockOptions options;
   options.ttl = absl::Milliseconds(400);
   std::string r = UniqueResource("ttl");
@@ -402,8 +404,8 @@ void ExpiresAfterTtl(void**) {
 }
 
 void NearZeroRefreshReportsExpiry(void**) {
+  if (!Caps().expiring) skip();
   auto store = NewStore();
-  if (!store->capabilities().expiring) skip();
   Lock lock = MakeLock(store, UniqueResource("zero"));
   assert_true(Try(lock));
   absl::Status s = lock.Refresh(absl::Nanoseconds(1));
@@ -412,8 +414,8 @@ void NearZeroRefreshReportsExpiry(void**) {
 }
 
 void SavingExpiredKeyLeavesNothing(void**) {
+  if (!Caps().expiring) skip();
   auto store = NewStore();
-  if (!store->capabilities().expiring) skip();
   LockOptions options;
   options.ttl = absl::Nanoseconds(1);
   std::string r = UniqueResource("expired");
@@ -427,8 +429,8 @@ void SavingExpiredKeyLeavesNothing(void**) {
 // --- Shared locks ------------------------------------------------------------------
 
 void ReadersCoexist(void**) {
+  if (!Caps().shared) skip();
   auto store = NewStore();
-  if (!store->capabilities().shared) skip();
   std::string r = UniqueResource("readers");
   Lock a = MakeLock(store, r), b = MakeLock(store, r), c = MakeLock(store, r);
   assert_true(Try(a, LockMode::kShared));
@@ -442,8 +444,8 @@ void ReadersCoexist(void**) {
 }
 
 void ReaderConflictsWithWriter(void**) {
+  if (!Caps().shared) skip();
   auto store = NewStore();
-  if (!store->capabilities().shared) skip();
   std::string r = UniqueResource("rw");
   Lock writer = MakeLock(store, r), reader = MakeLock(store, r);
   assert_true(Try(writer));
@@ -454,8 +456,8 @@ void ReaderConflictsWithWriter(void**) {
 }
 
 void SoleReaderPromotes(void**) {
+  if (!Caps().shared) skip();
   auto store = NewStore();
-  if (!store->capabilities().shared) skip();
   std::string r = UniqueResource("promote");
   Lock reader = MakeLock(store, r);
   assert_true(Try(reader, LockMode::kShared));
@@ -466,8 +468,8 @@ void SoleReaderPromotes(void**) {
 }
 
 void TwoReadersCannotPromote(void**) {
+  if (!Caps().shared) skip();
   auto store = NewStore();
-  if (!store->capabilities().shared) skip();
   std::string r = UniqueResource("nopromote");
   Lock a = MakeLock(store, r), b = MakeLock(store, r);
   assert_true(Try(a, LockMode::kShared));
@@ -479,8 +481,8 @@ void TwoReadersCannotPromote(void**) {
 }
 
 void WriterDemotesAndLetsReadersIn(void**) {
+  if (!Caps().shared) skip();
   auto store = NewStore();
-  if (!store->capabilities().shared) skip();
   std::string r = UniqueResource("demote");
   Lock writer = MakeLock(store, r), reader = MakeLock(store, r);
   assert_true(Try(writer));
@@ -493,8 +495,8 @@ void WriterDemotesAndLetsReadersIn(void**) {
 // --- Counting stores ------------------------------------------------------------------
 
 void PermitsBoundHolders(void**) {
+  if (!Caps().counting) skip();
   auto store = NewStore();
-  if (!store->capabilities().counting) skip();
   LockOptions options;
   options.permits = 2;
   std::string r = UniqueResource("permits");
@@ -508,8 +510,8 @@ void PermitsBoundHolders(void**) {
 }
 
 void PermitsRefusedWithoutCounting(void**) {
+  if (Caps().counting) skip();
   auto store = NewStore();
-  if (store->capabilities().counting) skip();
   LockOptions options;
   options.permits = 3;
   ASSERT_CODE(Lock::Create(store, UniqueResource("nocount"), options),
