@@ -21,6 +21,16 @@ void BareScheme(void**) {
   assert_true(d->path().empty());
 }
 
+void BareSchemeWithOptions(void**) {
+  absl::StatusOr<Dsn> d = Dsn::Parse("semaphore?key_scheme=xxh3&mode=0666");
+  ASSERT_OK(d);
+  assert_string_equal(d->scheme().c_str(), "semaphore");
+  assert_true(d->path().empty());
+  assert_string_equal(d->TakeOption("key_scheme")->c_str(), "xxh3");
+  assert_string_equal(d->TakeOption("mode")->c_str(), "0666");
+  ASSERT_OK(d->CheckAllOptionsUsed());
+}
+
 void FullUrl(void**) {
   absl::StatusOr<Dsn> d =
       Dsn::Parse("redis://app%40x:s3cr%2Ft@cache.local:6380/2?timeout=1.5&format=simple");
@@ -113,6 +123,7 @@ void PasswordNeverInErrors(void**) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(BareScheme),
+      cmocka_unit_test(BareSchemeWithOptions),
       cmocka_unit_test(FullUrl),
       cmocka_unit_test(Ipv6AndSocketPaths),
       cmocka_unit_test(Malformed),

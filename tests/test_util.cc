@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 
 #include <atomic>
@@ -57,8 +58,38 @@ std::string MakeTempDir() {
 }
 
 std::string ExpandDsn(absl::string_view dsn) {
-  if (dsn.find("{tmpdir}") == absl::string_view::npos) return std::string(dsn);
-  return absl::StrReplaceAll(dsn, {{"{tmpdir}", MakeTempDir()}});
+  std::string out(dsn);
+  if (out.find("{shm}") != std::string::npos) {
+    std::string name = UniqueShmName("dsn");
+    out = absl::StrReplaceAll(out, {{"{shm}", name}});
+  }
+  if (out.find("{tmpdir}") == std::string::npos) return out;
+  return absl::StrReplaceAll(out, {{"{tmpdir}", MakeTempDir()}});
+}
+
+namespace {
+
+std::vector<std::string>* g_shm_names = nullptr;
+
+void RemoveShmSegments() {
+  if (getpid() != g_owner_pid || g_shm_names == nullptr) return;
+  for (const std::string& n : *g_shm_names) {
+    shm_unlink(absl::StrCat("/ipclock.", n).c_str());  // ENOENT is fine
+  }
+}
+
+}  // namespace
+
+std::string UniqueShmName(absl::string_view tag) {
+  std::string name = UniqueResource(absl::StrCat("test-", tag));
+  std::lock_guard<std::mutex> guard(g_dirs_mu);
+  if (g_shm_names == nullptr) {
+    g_shm_names = new std::vector<std::string>();
+    if (g_owner_pid == 0) g_owner_pid = getpid();
+    atexit(RemoveShmSegments);
+  }
+  g_shm_names->push_back(name);
+  return name;
 }
 
 pid_t ForkChild(const std::function<int()>& body) {

@@ -72,8 +72,13 @@ std::string UniqueResource(absl::string_view tag);
 // A fresh 0700 dir under /tmp, removed (with its files) at exit.
 std::string MakeTempDir();
 
-// Replaces "{tmpdir}" in `dsn` with a fresh temp dir.
+// Replaces "{tmpdir}" in `dsn` with a fresh temp dir and "{shm}" with a
+// UniqueShmName().
 std::string ExpandDsn(absl::string_view dsn);
+
+// A name for an shm store segment (shm://NAME) that no other test or run
+// shares; /dev/shm/ipclock.NAME is removed when the test process exits.
+std::string UniqueShmName(absl::string_view tag);
 
 // Runs `body` in a forked child, which exits with its return value (or 99 if
 // it returns past a crash guard). Returns the child's pid.

@@ -81,11 +81,20 @@ absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
   }
 
   absl::string_view rest = text;
+  std::string normalized;  // backs `rest` when the text is rewritten below
   size_t colon = rest.find(':');
-  if (colon == absl::string_view::npos) {
-    if (!ValidScheme(rest)) return Bad(shown, "not a store name");
-    dsn.scheme_ = absl::AsciiStrToLower(rest);
-    return dsn;
+  size_t question = rest.find('?');
+  if (colon == absl::string_view::npos ||
+      (question != absl::string_view::npos && question < colon)) {
+    // A bare store name, with or without options: "semaphore?mode=0666".
+    absl::string_view name = rest.substr(0, question);
+    if (!ValidScheme(name)) return Bad(shown, "not a store name");
+    dsn.scheme_ = absl::AsciiStrToLower(name);
+    if (question == absl::string_view::npos) return dsn;
+    // Parse the rest as "scheme:?query".
+    normalized = absl::StrCat(name, ":", rest.substr(question));
+    rest = normalized;
+    colon = name.size();
   }
   absl::string_view scheme = rest.substr(0, colon);
   if (!ValidScheme(scheme)) {
@@ -187,6 +196,13 @@ std::optional<std::string> Dsn::TakeOption(absl::string_view name) {
       o.used = true;
       return o.value;
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Dsn::PeekOption(absl::string_view name) const {
+  for (const Option& o : options_) {
+    if (o.name == name) return o.value;
   }
   return std::nullopt;
 }

@@ -38,6 +38,9 @@ class Dsn {
 
   // Returns and marks as used the value of query option `name`.
   std::optional<std::string> TakeOption(absl::string_view name);
+  // The value of query option `name`, left for the store's own parser to
+  // take (checks that run before the store is built read options this way).
+  std::optional<std::string> PeekOption(absl::string_view name) const;
   // InvalidArgument naming the first option nobody took: a misspelt option
   // must not be silently ignored.
   absl::Status CheckAllOptionsUsed() const;

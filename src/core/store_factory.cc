@@ -10,9 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/dsn.h"
+#include "core/removeipc_guard.h"
 #include "ipclock/in_memory_store.h"
 #include "ipclock_config.h"
 #include "stores/flock_store.h"
+#include "stores/posix_semaphore_store.h"
+#include "stores/shm_mutex_store.h"
+#include "stores/sysv_semaphore_store.h"
 
 namespace ipclock {
 
@@ -28,17 +32,22 @@ absl::Status NotBuilt(const Dsn& dsn, absl::string_view option) {
 }  // namespace
 
 std::vector<std::string> SupportedDsnSchemes() {
-  std::vector<std::string> schemes = {"flock", "in-memory"};
+  std::vector<std::string> schemes = {"flock", "in-memory", "shm",
+                                         "semaphore", "posix-semaphore"};
   return schemes;
 }
 
 absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
                                                     const StoreOptions& options) {
-  (void)options;
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
+  // Before any store is built, so that a refused one leaves nothing behind.
+  if (absl::Status s = GuardRemoveIpc(*dsn, options); !s.ok()) return s;
   const std::string& scheme = dsn->scheme();
   if (scheme == "flock") return FlockStoreFromDsn(*dsn);
+  if (scheme == "shm") return ShmStoreFromDsn(*dsn);
+  if (scheme == "semaphore") return SemaphoreStoreFromDsn(*dsn);
+  if (scheme == "posix-semaphore") return PosixSemaphoreStoreFromDsn(*dsn);
   if (scheme == "in-memory" || scheme == "memory") {
     if (dsn->has_authority() || !dsn->path().empty()) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -3,12 +3,15 @@
 //
 // InMemoryStore: one table per store object, guarded by one mutex; waiters
 // sleep on a condition variable that every release and every expiry wakes.
-// A holder is identified by the address of its KeyState, which stays put when
-// the Key or Lock that owns it is moved.
+// A holder is identified by a number drawn from a store-wide counter when its
+// key first saves; the number lives in the key's state, so it survives moves
+// of the Key or Lock, and it is never reused (an address would be: a lock kept
+// past its destroyed Lock must not be mistaken for a new key's lock).
 
 #include "stores/in_memory_store.h"
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -24,9 +27,12 @@ namespace {
 
 constexpr absl::string_view kName = "in-memory";
 
-struct Holder : KeyState {};
+struct Holder : KeyState {
+  explicit Holder(uint64_t id) : id(id) {}
+  const uint64_t id;
+};
 
-using HolderMap = std::map<const Holder*, Deadline>;
+using HolderMap = std::map<uint64_t, Deadline>;
 
 struct Entry {
   HolderMap exclusive;  // at most `permits` entries
@@ -58,10 +64,11 @@ class InMemoryStore final : public Store {
     key.MarkUnserializable();
     Holder* holder = static_cast<Holder*>(key.state(this));
     if (holder == nullptr) {
-      auto fresh = std::make_unique<Holder>();
+      auto fresh = std::make_unique<Holder>(next_holder_id_.fetch_add(1));
       holder = fresh.get();
       key.set_state(this, std::move(fresh));
     }
+    const uint64_t id = holder->id;
     const Deadline expiry = key.has_expiry()
                                 ? Deadline::In(key.RemainingLifetime())
                                 : Deadline::Never();
@@ -69,7 +76,7 @@ class InMemoryStore final : public Store {
     for (;;) {
       Entry& e = table_[key.resource()];
       Deadline next_expiry = DropExpired(e);
-      if (TrySave(e, holder, key, mode, expiry)) return true;
+      if (TrySave(e, id, key, mode, expiry)) return true;
       if (deadline.has_passed()) {
         if (e.empty()) table_.erase(key.resource());
         return false;
@@ -90,7 +97,7 @@ class InMemoryStore final : public Store {
     if (holder != nullptr && it != table_.end()) {
       DropExpired(it->second);
       for (HolderMap* m : {&it->second.exclusive, &it->second.shared}) {
-        auto h = m->find(holder);
+        auto h = m->find(holder->id);
         if (h != m->end()) {
           h->second = Deadline::In(ttl);
           return absl::OkStatus();
@@ -107,8 +114,8 @@ class InMemoryStore final : public Store {
     std::lock_guard<std::mutex> guard(mu_);
     auto it = table_.find(key.resource());
     if (it == table_.end()) return absl::OkStatus();
-    const Holder* h = static_cast<const Holder*>(holder.get());
-    size_t removed = it->second.exclusive.erase(h) + it->second.shared.erase(h);
+    const uint64_t id = static_cast<const Holder*>(holder.get())->id;
+    size_t removed = it->second.exclusive.erase(id) + it->second.shared.erase(id);
     if (it->second.empty()) table_.erase(it);
     if (removed > 0) cv_.notify_all();
     return absl::OkStatus();
@@ -121,7 +128,8 @@ class InMemoryStore final : public Store {
     auto it = table_.find(key.resource());
     if (it == table_.end()) return false;
     DropExpired(it->second);
-    return it->second.exclusive.count(holder) + it->second.shared.count(holder) >
+    return it->second.exclusive.count(holder->id) +
+               it->second.shared.count(holder->id) >
            0;
   }
 
@@ -151,7 +159,7 @@ class InMemoryStore final : public Store {
     return earliest;
   }
 
-  bool TrySave(Entry& e, const Holder* holder, Key& key, LockMode mode,
+  bool TrySave(Entry& e, uint64_t holder, Key& key, LockMode mode,
                Deadline expiry) {
     const bool is_exclusive = e.exclusive.count(holder) > 0;
     const bool is_shared = e.shared.count(holder) > 0;
@@ -191,6 +199,7 @@ class InMemoryStore final : public Store {
   // One counter for all resources: fences only need to grow per resource,
   // and a store-wide counter survives the erasure of idle entries.
   uint64_t fence_ = 0;
+  std::atomic<uint64_t> next_holder_id_{1};
 };
 
 }  // namespace

@@ -1,0 +1,37 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Is a process that once held a lock still there? Read from /proc/<pid>/stat.
+//
+// A pid alone cannot say: pids are reused, and a killed process stays a
+// zombie (kill(pid, 0) succeeds) until its parent reaps it. The start time
+// (field 22 of /proc/<pid>/stat, clock ticks since boot) tells a reused pid
+// from the original, and the state field tells a zombie from a live process.
+
+#ifndef IPCLOCK_PLATFORM_PROC_PID_H_
+#define IPCLOCK_PLATFORM_PROC_PID_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace ipclock {
+
+// The start time of `pid` in clock ticks since boot, or 0 if it cannot be
+// read (no such process, or /proc hides it).
+uint64_t ProcessStartTime(pid_t pid);
+
+// True only when `pid` is certainly gone: no such process, a zombie, or a
+// different process under the same pid (its start time differs from
+// `start_time`; pass 0 to skip that check). A process that /proc hides from
+// us (hidepid=, another user) but that kill(pid, 0) still finds counts as
+// alive: a live holder must never be taken for dead.
+bool ProcessIsGone(pid_t pid, uint64_t start_time);
+
+// The inode of this process's pid namespace: pids only mean something to
+// processes that share it.
+uint64_t PidNamespaceId();
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_PLATFORM_PROC_PID_H_

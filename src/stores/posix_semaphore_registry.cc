@@ -1,0 +1,299 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Every update of the registry is ordered so that a process killed half-way
+// leaves at worst a permit lost, never a permit given twice: a slot is
+// cleared before its permit is posted, and marked holding only after the
+// permit was taken. Hence the robust mutex needs no repair when its owner
+// dies (EOWNERDEAD): whatever the dead process left is consistent.
+
+#include "stores/posix_semaphore_registry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "platform/proc_pid.h"
+
+namespace ipclock {
+
+namespace {
+
+constexpr uint32_t kMagic = 0x69706331;  // "ipc1"
+// Registries vanishing under one attach before we call it a livelock.
+constexpr int kMaxReopens = 64;
+
+enum SlotState : uint32_t {
+  kFree = 0,
+  kAttached = 1,
+  kHolding = 2,
+};
+
+int FlockRetry(int fd, int op) {
+  for (;;) {
+    if (flock(fd, op) == 0) return 0;
+    if (errno != EINTR) return errno;
+  }
+}
+
+}  // namespace
+
+struct RegistrySlot {
+  int32_t pid;
+  uint32_t state;
+  uint64_t start_time;
+};
+
+struct RegistryPage {
+  uint32_t magic;
+  uint32_t permits;
+  uint64_t pid_namespace;
+  // Permits given back from dead holders that no new holder has been told
+  // about yet.
+  uint32_t orphans;
+  uint32_t reserved;
+  pthread_mutex_t mu;
+  RegistrySlot slots[kRegistrySlots];
+};
+
+absl::Status SemaphoreRegistry::Error(int err, absl::string_view what) const {
+  return ErrnoError(err, describe_, resource_, what);
+}
+
+// Runs under flock, on a fresh (size 0) or half-initialized registry. Any
+// semaphore of that name is a leftover whose permits nobody accounts for
+// (its registry was deleted, or its creator died before writing the magic
+// number): it is replaced, not trusted.
+absl::Status SemaphoreRegistry::Initialize(mode_t mode, uint32_t permits) {
+  memset(page_, 0, sizeof(RegistryPage));
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  int err = pthread_mutex_init(&page_->mu, &attr);
+  pthread_mutexattr_destroy(&attr);
+  if (err != 0) return Error(err, "pthread_mutex_init (registry)");
+  page_->permits = permits;
+  page_->pid_namespace = PidNamespaceId();
+  sem_unlink(names_.semaphore.c_str());
+  sem_ = sem_open(names_.semaphore.c_str(), O_CREAT | O_EXCL, mode, permits);
+  if (sem_ == SEM_FAILED) {
+    return Error(errno, absl::StrCat("sem_open ", names_.semaphore));
+  }
+  // sem_open's mode is cut by the umask; the configured mode is a promise to
+  // other users, so set it exactly.
+  std::string path = absl::StrCat("/dev/shm/sem.", names_.semaphore.substr(1));
+  chmod(path.c_str(), mode);
+  __atomic_store_n(&page_->magic, kMagic, __ATOMIC_RELEASE);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
+    const Names& names, mode_t mode, uint32_t permits,
+    absl::string_view describe, absl::string_view resource) {
+  std::unique_ptr<SemaphoreRegistry> r(new SemaphoreRegistry());
+  r->names_ = names;
+  r->describe_ = std::string(describe);
+  r->resource_ = std::string(resource);
+  const char* reg = names.registry.c_str();
+  for (int attempt = 0; attempt < kMaxReopens; ++attempt) {
+    int fd = shm_open(reg, O_RDWR | O_CREAT | O_EXCL, mode);
+    if (fd >= 0) {
+      fchmod(fd, mode);  // as above: the umask must not narrow it
+    } else if (errno == EEXIST) {
+      fd = shm_open(reg, O_RDWR, 0);
+      if (fd < 0 && errno == ENOENT) continue;  // removed in between
+    }
+    if (fd < 0) return r->Error(errno, absl::StrCat("shm_open ", names.registry));
+    r->fd_.reset(fd);
+    if (int err = FlockRetry(fd, LOCK_EX); err != 0) {
+      return r->Error(err, absl::StrCat("flock ", names.registry));
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) return r->Error(errno, absl::StrCat("fstat ", names.registry));
+    if (sb.st_nlink == 0) {
+      // The last user removed it between our open and our flock; the name
+      // may already belong to a newer registry.
+      r->fd_.reset();
+      continue;
+    }
+    const bool fresh = sb.st_size == 0;
+    if (fresh && ftruncate(fd, sizeof(RegistryPage)) != 0) {
+      return r->Error(errno, absl::StrCat("ftruncate ", names.registry));
+    }
+    if (!fresh && sb.st_size != static_cast<off_t>(sizeof(RegistryPage))) {
+      return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
+                        absl::StrCat("/dev/shm", names.registry, " is ", sb.st_size,
+                                     " bytes, not an ipclock registry of ",
+                                     sizeof(RegistryPage)));
+    }
+    void* map = mmap(nullptr, sizeof(RegistryPage), PROT_READ | PROT_WRITE,
+                     MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return r->Error(errno, absl::StrCat("mmap ", names.registry));
+    r->page_ = static_cast<RegistryPage*>(map);
+    if (__atomic_load_n(&r->page_->magic, __ATOMIC_ACQUIRE) != kMagic) {
+      if (absl::Status s = r->Initialize(mode, permits); !s.ok()) return s;
+    } else {
+      if (r->page_->pid_namespace != PidNamespaceId()) {
+        return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
+                          "the semaphore's registry was made in another pid "
+                          "namespace, whose pids this process cannot check");
+      }
+      if (r->page_->permits != permits) {
+        return StoreError(
+            absl::StatusCode::kInvalidArgument, describe, resource,
+            absl::StrCat("permits=", permits, " but the processes already using ",
+                         names.semaphore, " made it with permits=",
+                         r->page_->permits));
+      }
+      r->sem_ = sem_open(names.semaphore.c_str(), 0);
+      if (r->sem_ == SEM_FAILED) {
+        int err = errno;
+        if (err == ENOENT) {
+          return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
+                            absl::StrCat(names.semaphore, " was deleted while its "
+                                         "registry is in use; refusing to make a "
+                                         "second lock"));
+        }
+        return r->Error(err, absl::StrCat("sem_open ", names.semaphore));
+      }
+    }
+    if (absl::Status s = r->LockPage(); !s.ok()) return s;
+    r->ReclaimDeadLocked();
+    for (uint32_t i = 0; i < kRegistrySlots; ++i) {
+      RegistrySlot& slot = r->page_->slots[i];
+      if (slot.state != kFree) continue;
+      // pid and start time before the state: a slot that is not free
+      // always names a process.
+      slot.pid = getpid();
+      slot.start_time = ProcessStartTime(getpid());
+      __atomic_store_n(&slot.state, kAttached, __ATOMIC_RELEASE);
+      r->slot_ = static_cast<int>(i);
+      break;
+    }
+    r->UnlockPage();
+    FlockRetry(fd, LOCK_UN);
+    if (r->slot_ < 0) {
+      return StoreError(absl::StatusCode::kResourceExhausted, describe, resource,
+                        absl::StrCat("all ", kRegistrySlots, " registry slots of ",
+                                     names.registry, " are taken"));
+    }
+    return r;
+  }
+  return StoreError(absl::StatusCode::kUnavailable, describe, resource,
+                    absl::StrCat(names.registry, " vanished ", kMaxReopens,
+                                 " times while being opened"));
+}
+
+SemaphoreRegistry::~SemaphoreRegistry() {
+  if (page_ != nullptr) munmap(page_, sizeof(RegistryPage));
+  if (sem_ != SEM_FAILED) sem_close(sem_);
+}
+
+absl::Status SemaphoreRegistry::LockPage() {
+  int err = pthread_mutex_lock(&page_->mu);
+  if (err == EOWNERDEAD) {
+    // See the top of the file for why nothing needs repair.
+    pthread_mutex_consistent(&page_->mu);
+    return absl::OkStatus();
+  }
+  if (err != 0) return Error(err, absl::StrCat("lock the registry ", names_.registry));
+  return absl::OkStatus();
+}
+
+void SemaphoreRegistry::UnlockPage() { pthread_mutex_unlock(&page_->mu); }
+
+void SemaphoreRegistry::ReclaimDeadLocked() {
+  const pid_t self = getpid();
+  for (RegistrySlot& slot : page_->slots) {
+    if (slot.state == kFree || slot.pid == self) continue;
+    if (!ProcessIsGone(slot.pid, slot.start_time)) continue;
+    const bool held = slot.state == kHolding;
+    __atomic_store_n(&slot.state, kFree, __ATOMIC_RELEASE);
+    slot.pid = 0;
+    if (held) {
+      ++page_->orphans;
+      sem_post(sem_);
+    }
+  }
+}
+
+absl::Status SemaphoreRegistry::ReclaimDead() {
+  if (absl::Status s = LockPage(); !s.ok()) return s;
+  ReclaimDeadLocked();
+  UnlockPage();
+  return absl::OkStatus();
+}
+
+absl::Status SemaphoreRegistry::MarkHolding(bool* previous_owner_died) {
+  if (absl::Status s = LockPage(); !s.ok()) {
+    sem_post(sem_);  // we could not record the permit: give it back
+    return s;
+  }
+  page_->slots[slot_].state = kHolding;
+  holding_ = true;
+  *previous_owner_died = page_->orphans > 0;
+  if (page_->orphans > 0) --page_->orphans;
+  UnlockPage();
+  return absl::OkStatus();
+}
+
+absl::Status SemaphoreRegistry::ReleasePermit() {
+  if (!holding_) return absl::OkStatus();
+  if (absl::Status s = LockPage(); !s.ok()) return s;
+  page_->slots[slot_].state = kAttached;
+  holding_ = false;
+  int err = sem_post(sem_) == 0 ? 0 : errno;
+  UnlockPage();
+  if (err != 0) return Error(err, absl::StrCat("sem_post ", names_.semaphore));
+  return absl::OkStatus();
+}
+
+bool SemaphoreRegistry::StillLinked() const {
+  struct stat sb;
+  return fstat(fd_.get(), &sb) == 0 && sb.st_nlink > 0;
+}
+
+// Caveat: removal races with attachers, and flock settles it. An attacher
+// opens the registry, then takes the flock, then checks that the file is
+// still linked; we unlink only under the same flock and only when no slot
+// is taken. So an attacher either got its slot before we looked (and we
+// keep the pair) or finds its file unlinked and starts over on a new pair.
+absl::Status SemaphoreRegistry::Detach() {
+  absl::Status result = ReleasePermit();
+  if (int err = FlockRetry(fd_.get(), LOCK_EX); err != 0) {
+    return Error(err, absl::StrCat("flock ", names_.registry));
+  }
+  bool anyone_left = true;
+  if (absl::Status s = LockPage(); s.ok()) {
+    page_->slots[slot_].state = kFree;
+    page_->slots[slot_].pid = 0;
+    slot_ = -1;
+    ReclaimDeadLocked();
+    anyone_left = false;
+    for (const RegistrySlot& slot : page_->slots) {
+      if (slot.state != kFree) anyone_left = true;
+    }
+    UnlockPage();
+  } else if (result.ok()) {
+    result = s;
+  }
+  // A registry already unlinked by someone else: its names may belong to a
+  // newer pair now, which is not ours to remove.
+  if (!anyone_left && StillLinked()) {
+    shm_unlink(names_.registry.c_str());
+    sem_unlink(names_.semaphore.c_str());
+  }
+  FlockRetry(fd_.get(), LOCK_UN);
+  return result;
+}
+
+}  // namespace ipclock

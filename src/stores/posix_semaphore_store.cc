@@ -1,0 +1,241 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// PosixSemaphoreStore: a named semaphore per resource plus the registry of
+// its holders (stores/posix_semaphore_registry.h). See
+// include/ipclock/posix_semaphore_store.h for the contract.
+
+#include "stores/posix_semaphore_store.h"
+
+#include <errno.h>
+#include <semaphore.h>
+#include <time.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "core/errors.h"
+#include "core/hashing.h"
+#include "stores/posix_semaphore_registry.h"
+
+namespace ipclock {
+
+namespace {
+
+constexpr absl::string_view kName = "posix-semaphore";
+
+// How long a waiter sleeps at most before it looks for dead holders: the
+// bound on how late a dead holder's permit comes back while someone waits.
+constexpr int64_t kReclaimSliceNanos = 200 * 1000 * 1000;
+
+// Registries unlinked under a held permit before we give up.
+constexpr int kMaxReattach = 64;
+
+struct PosixKeyState final : KeyState {
+  std::unique_ptr<SemaphoreRegistry> registry;
+  bool held = false;
+};
+
+bool ValidPrefix(absl::string_view prefix) {
+  if (prefix.empty() || prefix.size() > 64) return false;
+  for (char c : prefix) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+class PosixSemaphoreStore final : public Store {
+ public:
+  explicit PosixSemaphoreStore(const PosixSemaphoreStoreOptions& options)
+      : options_(options) {
+    describe_ = absl::StrFormat("posix-semaphore (prefix=%s, mode=%04o)",
+                                options_.prefix,
+                                static_cast<unsigned>(options_.mode));
+  }
+
+  absl::string_view name() const override { return kName; }
+  std::string Describe() const override { return describe_; }
+
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.blocking = true;
+    c.counting = true;
+    c.owner_death = true;
+    c.scope = Scope::kLocal;
+    return c;
+  }
+
+  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status PutOffExpiration(Key&, absl::Duration) override {
+    return absl::OkStatus();  // no lease
+  }
+  absl::Status Delete(Key& key) override;
+  absl::StatusOr<bool> Exists(Key& key) override;
+
+ private:
+  SemaphoreRegistry::Names NamesOf(const Key& key) const {
+    SemaphoreRegistry::Names names;
+    names.semaphore = PosixSemaphoreName(key.resource(), options_.prefix);
+    names.registry = absl::StrCat(names.semaphore, ".reg");
+    return names;
+  }
+  // True once a permit is taken, false when `deadline` passed first.
+  absl::StatusOr<bool> TakePermit(const Key& key, SemaphoreRegistry* registry,
+                                  Deadline deadline);
+
+  const PosixSemaphoreStoreOptions options_;
+  std::string describe_;
+};
+
+absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
+                                                     SemaphoreRegistry* registry,
+                                                     Deadline deadline) {
+  sem_t* sem = registry->semaphore();
+  for (;;) {
+    if (sem_trywait(sem) == 0) return true;
+    if (errno != EAGAIN && errno != EINTR) {
+      return ErrnoError(errno, describe_, key.resource(), "sem_trywait");
+    }
+    // No permit: one may be stuck with a dead holder. Look before a try
+    // gives up and after every slice of a wait.
+    if (absl::Status s = registry->ReclaimDead(); !s.ok()) return s;
+    if (sem_trywait(sem) == 0) return true;
+    if (deadline.has_passed()) return false;
+    const int64_t slice_end =
+        std::min(deadline.monotonic_nanos(), Deadline::NowNanos() + kReclaimSliceNanos);
+    struct timespec ts;
+    ts.tv_sec = static_cast<time_t>(slice_end / 1000000000);
+    ts.tv_nsec = static_cast<long>(slice_end % 1000000000);
+    if (sem_clockwait(sem, CLOCK_MONOTONIC, &ts) == 0) return true;
+    if (errno != ETIMEDOUT && errno != EINTR) {
+      return ErrnoError(errno, describe_, key.resource(), "sem_clockwait");
+    }
+  }
+}
+
+absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
+                                               Deadline deadline) {
+  if (mode != LockMode::kExclusive) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
+                      key.resource(), "POSIX semaphores have no shared locks");
+  }
+  // The registry names this process as the holder.
+  key.MarkUnserializable();
+  auto* st = static_cast<PosixKeyState*>(key.state(this));
+  if (st == nullptr) {
+    auto fresh = std::make_unique<PosixKeyState>();
+    st = fresh.get();
+    key.set_state(this, std::move(fresh));
+  }
+  if (st->held) return true;
+  if (key.permits() == 0 || key.permits() > kRegistrySlots) {
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
+                      absl::StrCat("permits=", key.permits(), ": expected 1 to ",
+                                   kRegistrySlots, " (one registry slot per holder)"));
+  }
+  for (int attempt = 0; attempt < kMaxReattach; ++attempt) {
+    if (st->registry == nullptr) {
+      absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> attached =
+          SemaphoreRegistry::Attach(NamesOf(key), options_.mode, key.permits(),
+                                    describe_, key.resource());
+      if (!attached.ok()) return attached.status();
+      st->registry = *std::move(attached);
+    }
+    absl::StatusOr<bool> got = TakePermit(key, st->registry.get(), deadline);
+    if (!got.ok() || !*got) {
+      absl::Status detached = st->registry->Detach();
+      st->registry.reset();
+      if (!got.ok()) return got.status();
+      if (!detached.ok()) return detached;
+      return false;
+    }
+    bool died = false;
+    if (absl::Status s = st->registry->MarkHolding(&died); !s.ok()) {
+      st->registry->Detach().IgnoreError();
+      st->registry.reset();
+      return s;
+    }
+    if (!st->registry->StillLinked()) {
+      // Someone deleted the pair while we waited (a cleaner, RemoveIPC).
+      // The permit we took excludes nobody who attaches from now on: give
+      // it up and start over on the objects the names lead to now.
+      st->registry->Detach().IgnoreError();
+      st->registry.reset();
+      continue;
+    }
+    key.set_previous_owner_died(died);
+    st->held = true;
+    return true;
+  }
+  return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
+                    absl::StrCat("the semaphore's registry was deleted ",
+                                 kMaxReattach, " times while we waited"));
+}
+
+absl::Status PosixSemaphoreStore::Delete(Key& key) {
+  auto* st = static_cast<PosixKeyState*>(key.state(this));
+  if (st == nullptr || !st->held) return absl::OkStatus();
+  st->held = false;
+  absl::Status s = st->registry->Detach();
+  st->registry.reset();
+  return s;
+}
+
+absl::StatusOr<bool> PosixSemaphoreStore::Exists(Key& key) {
+  auto* st = static_cast<PosixKeyState*>(key.state(this));
+  if (st == nullptr || !st->held) return false;
+  return st->registry->StillLinked();
+}
+
+}  // namespace
+
+std::string PosixSemaphoreName(absl::string_view resource, absl::string_view prefix) {
+  Sha256Digest d = Sha256(resource);
+  std::array<uint8_t, 16> head;
+  std::copy(d.begin(), d.begin() + 16, head.begin());
+  return absl::StrCat("/", prefix, ".", ToHex(head));
+}
+
+absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(
+    const PosixSemaphoreStoreOptions& options) {
+  if ((options.mode & ~0777u) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "posix-semaphore: mode %o is not a permission mode", options.mode));
+  }
+  if (!ValidPrefix(options.prefix)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "posix-semaphore: prefix \"", absl::CHexEscape(options.prefix),
+        "\": expected 1 to 64 of [A-Za-z0-9._-] (no '/': a name has one, "
+        "at its start)"));
+  }
+  // RemoveIPC guard: checked by the store factory
+  return std::shared_ptr<Store>(std::make_shared<PosixSemaphoreStore>(options));
+}
+
+absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn) {
+  if (dsn.has_authority() || !dsn.path().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ipclock: bad DSN \"", dsn.redacted(),
+        "\": posix-semaphore takes no address, only options "
+        "(posix-semaphore:?prefix=myapp&mode=0666)"));
+  }
+  PosixSemaphoreStoreOptions options;
+  if (std::optional<std::string> prefix = dsn.TakeOption("prefix")) {
+    options.prefix = *prefix;
+  }
+  absl::StatusOr<unsigned> mode = dsn.TakeMode("mode", options.mode);
+  if (!mode.ok()) return mode.status();
+  options.mode = *mode;
+  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  return NewPosixSemaphoreStore(options);
+}
+
+}  // namespace ipclock

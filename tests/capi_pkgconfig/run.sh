@@ -1,0 +1,37 @@
+#!/bin/sh
+# Installs the build into a temp dir, then builds tests/capi_pkgconfig/main.c
+# with the C compiler against it using only `pkg-config --cflags --libs`, and runs
+# it on the flock and in-memory stores. Catches a .pc file that leaves out a
+# library C programs need (the C++ runtime above all).
+#
+# Environment: IPCLOCK_BUILD_ROOT, IPCLOCK_SOURCE_ROOT (set by meson test),
+# CC (the C compiler command; default cc).
+set -eu
+
+build=${IPCLOCK_BUILD_ROOT:?}
+src=${IPCLOCK_SOURCE_ROOT:?}
+cc=${CC:-cc}
+tmp=$(mktemp -d /tmp/ipclock-pkgconfig-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+meson install -C "$build" --no-rebuild --quiet --destdir "$tmp/dest" >"$tmp/install.log" 2>&1 || {
+  cat "$tmp/install.log" >&2
+  exit 1
+}
+pc=$(find "$tmp/dest" -name ipclock.pc | head -n 1)
+[ -n "$pc" ] || { echo "no ipclock.pc was installed" >&2; exit 1; }
+# The .pc names the configured prefix; a copy points at the staged tree.
+# (pkg-config --define-variable would redefine the prefix of every package
+# it reads, the system's absl and libpq too.)
+prefix=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix ipclock)
+mkdir "$tmp/pc"
+sed "s|^prefix=.*|prefix=$tmp/dest$prefix|" "$pc" >"$tmp/pc/ipclock.pc"
+
+flags=$(PKG_CONFIG_PATH="$tmp/pc" pkg-config --cflags --libs ipclock)
+echo "pkg-config: $flags"
+# shellcheck disable=SC2086  # $cc and $flags are word lists
+$cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/main" \
+    "$src/tests/capi_pkgconfig/main.c" $flags
+
+mkdir "$tmp/locks"
+"$tmp/main" "flock://$tmp/locks?removeipc=ignore" in-memory

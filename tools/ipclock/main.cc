@@ -1,0 +1,53 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// ipclock: named locks between processes, from the shell.
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <string>
+
+#include "exit_codes.h"
+#include "help_text.h"
+#include "ipclock_config.h"
+#include "run_command.h"
+#include "run_options.h"
+
+int main(int argc, char** argv) {
+  // Taken before any lock code runs: timed waits block a signal of their own,
+  // and the command must start with the mask ipclock was given.
+  sigset_t original_mask;
+  sigprocmask(SIG_SETMASK, nullptr, &original_mask);
+
+  if (argc < 2) {
+    fputs(ipclock_cli::MainHelp().c_str(), stderr);
+    return ipclock_cli::kExitUsage;
+  }
+  const std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    fputs(ipclock_cli::MainHelp().c_str(), stdout);
+    return 0;
+  }
+  if (command == "--version" || command == "-V") {
+    printf("ipclock %s\n", IPCLOCK_VERSION);
+    return 0;
+  }
+  if (command == "run") {
+    absl::StatusOr<ipclock_cli::RunOptions> options =
+        ipclock_cli::ParseRunOptions(argc - 1, argv + 1);
+    if (!options.ok()) {
+      fprintf(stderr, "ipclock run: %s\n", std::string(options.status().message()).c_str());
+      return ipclock_cli::kExitUsage;
+    }
+    if (options->show_help) {
+      fputs(ipclock_cli::RunHelp().c_str(), stdout);
+      return 0;
+    }
+    return ipclock_cli::RunCommand(*options, original_mask);
+  }
+  fprintf(stderr, "ipclock: unknown command '%s'\nTry 'ipclock --help'.\n",
+          command.c_str());
+  return ipclock_cli::kExitUsage;
+}

@@ -1,0 +1,181 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "run_options.h"
+
+#include <getopt.h>
+#include <string.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace ipclock_cli {
+
+namespace {
+
+// Long-only options get values outside the char range.
+enum LongOnly : int {
+  kOptKey = 256,
+  kOptFile,
+  kOptStore,
+  kOptVerbose,
+  kOptPermits,
+};
+
+// The short letters and their long names are flock(1)'s, so that a script
+// can swap `flock -n -E 9 /path cmd` for `ipclock run -n -E 9 --file /path
+// -- cmd`. The leading '+' stops at the first non-option: everything after
+// it belongs to the command, even words that look like options; the ':'
+// after it tells a missing argument from an unknown option.
+constexpr char kShortOptions[] = "+:sxnw:E:oc:h";
+
+const struct option kLongOptions[] = {
+    {"key", required_argument, nullptr, kOptKey},
+    {"file", required_argument, nullptr, kOptFile},
+    {"store", required_argument, nullptr, kOptStore},
+    {"shared", no_argument, nullptr, 's'},
+    {"exclusive", no_argument, nullptr, 'x'},
+    {"nonblock", no_argument, nullptr, 'n'},
+    {"nb", no_argument, nullptr, 'n'},
+    {"wait", required_argument, nullptr, 'w'},
+    {"timeout", required_argument, nullptr, 'w'},
+    {"conflict-exit-code", required_argument, nullptr, 'E'},
+    {"close", no_argument, nullptr, 'o'},
+    {"command", required_argument, nullptr, 'c'},
+    {"verbose", no_argument, nullptr, kOptVerbose},
+    {"permits", required_argument, nullptr, kOptPermits},
+    {"help", no_argument, nullptr, 'h'},
+    {nullptr, 0, nullptr, 0},
+};
+
+absl::Status Usage(absl::string_view message) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(message, "\nTry 'ipclock run --help'."));
+}
+
+}  // namespace
+
+absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
+  RunOptions options;
+  bool nonblock = false;
+  std::optional<std::string> shell_command;
+  std::vector<std::string> keys;
+  bool have_file = false;
+
+  opterr = 0;  // our messages name the subcommand and suggest --help
+  optind = 1;
+  for (;;) {
+    const int opt = getopt_long(argc, argv, kShortOptions, kLongOptions, nullptr);
+    if (opt == -1) break;
+    switch (opt) {
+      case kOptKey:
+        keys.emplace_back(optarg);
+        break;
+      case kOptFile:
+        if (have_file) return Usage("--file may be given once");
+        options.file = optarg;
+        have_file = true;
+        break;
+      case kOptStore:
+        options.store_dsn = optarg;
+        break;
+      case 's':
+        options.mode = ipclock::LockMode::kShared;
+        break;
+      case 'x':
+        options.mode = ipclock::LockMode::kExclusive;
+        break;
+      case 'n':
+        nonblock = true;
+        break;
+      case 'w': {
+        double seconds = 0;
+        if (!absl::SimpleAtod(optarg, &seconds) || !std::isfinite(seconds) ||
+            seconds < 0) {
+          return Usage(absl::StrCat("invalid wait '", optarg,
+                                    "': expected seconds, e.g. 2 or 0.5"));
+        }
+        options.wait = absl::Seconds(seconds);
+        break;
+      }
+      case 'E': {
+        int code = 0;
+        if (!absl::SimpleAtoi(optarg, &code) || code < 0 || code > 255) {
+          return Usage(absl::StrCat("invalid conflict exit code '", optarg,
+                                    "': expected 0 to 255"));
+        }
+        options.conflict_exit_code = code;
+        break;
+      }
+      case 'o':
+        // ipclock's lock descriptors are close-on-exec already (see --help).
+        break;
+      case 'c':
+        shell_command = optarg;
+        break;
+      case kOptVerbose:
+        options.verbose = true;
+        break;
+      case kOptPermits: {
+        uint32_t permits = 0;
+        if (!absl::SimpleAtoi(optarg, &permits) || permits == 0) {
+          return Usage(absl::StrCat("invalid --permits '", optarg,
+                                    "': expected a whole number >= 1"));
+        }
+        options.permits = permits;
+        break;
+      }
+      case 'h':
+        options.show_help = true;
+        return options;
+      case ':':
+      case '?':
+      default: {
+        // getopt_long leaves a bad short option in optopt, a bad long one in
+        // argv[optind-1].
+        const char* word = argv[optind - 1];
+        std::string shown = strncmp(word, "--", 2) == 0 || optopt == 0 ||
+                                    optopt >= 256
+                                ? std::string(word)
+                                : std::string("-") + static_cast<char>(optopt);
+        return Usage(absl::StrCat(opt == ':' ? "option needs an argument: "
+                                             : "unknown option: ",
+                                  shown));
+      }
+    }
+  }
+
+  if (keys.empty() == !have_file) {
+    return Usage(have_file ? "give --key or --file, not both"
+                           : "nothing to lock: give --key NAME or --file PATH");
+  }
+  if (have_file && !options.store_dsn.empty()) {
+    return Usage("--file locks that exact file; it takes no --store");
+  }
+  if (have_file && options.file.empty()) return Usage("--file needs a path");
+  for (const std::string& key : keys) {
+    if (key.empty()) return Usage("--key needs a non-empty name");
+  }
+  // One global order: two runs naming the same keys in different orders
+  // would otherwise each hold one and wait for the other forever.
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  options.keys = std::move(keys);
+
+  if (nonblock) options.wait = absl::ZeroDuration();
+
+  const bool have_args = optind < argc;
+  if (shell_command.has_value()) {
+    if (have_args) return Usage("give -c STRING or a command, not both");
+    options.command = {"/bin/sh", "-c", *shell_command};
+  } else {
+    if (!have_args) return Usage("no command to run");
+    options.command.assign(argv + optind, argv + argc);
+  }
+  return options;
+}
+
+}  // namespace ipclock_cli

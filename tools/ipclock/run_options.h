@@ -1,0 +1,46 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The command line of `ipclock run`, parsed and checked.
+
+#ifndef IPCLOCK_TOOLS_IPCLOCK_RUN_OPTIONS_H_
+#define IPCLOCK_TOOLS_IPCLOCK_RUN_OPTIONS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ipclock/store.h"
+
+namespace ipclock_cli {
+
+struct RunOptions {
+  bool show_help = false;
+  // Resources to lock in the store: sorted and without duplicates, which is
+  // the order they are acquired in (see ParseRunOptions).
+  std::vector<std::string> keys;
+  // --file: the exact path to flock, as flock(1) does. Empty with --key.
+  std::string file;
+  // --store; empty for the default store.
+  std::string store_dsn;
+  ipclock::LockMode mode = ipclock::LockMode::kExclusive;
+  // How long to wait for the lock: zero tries once (-n, -w 0), infinite
+  // waits for as long as it takes (the default).
+  absl::Duration wait = absl::InfiniteDuration();
+  int conflict_exit_code = 1;
+  bool verbose = false;
+  uint32_t permits = 1;
+  // The program and its arguments; `-c STRING` becomes /bin/sh -c STRING.
+  std::vector<std::string> command;
+};
+
+// Parses `argv` (argv[0] is "run"). InvalidArgument, with a message fit for
+// stderr, for anything that is not a valid `ipclock run` command line.
+absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv);
+
+}  // namespace ipclock_cli
+
+#endif  // IPCLOCK_TOOLS_IPCLOCK_RUN_OPTIONS_H_
