@@ -16,107 +16,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "cli_util.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 namespace {
-
-struct CliResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-  double seconds = 0;
-};
-
-std::string Cli() {
-  static const std::string path = IpclockPath();
-  if (path.empty()) fail_msg("ipclock binary not found (IPCLOCK_BUILD_ROOT unset?)");
-  return path;
-}
-
-// A scratch dir for captured output; each test makes its own lock dirs.
-const std::string& ScratchDir() {
-  static const std::string dir = MakeTempDir();
-  return dir;
-}
-
-std::string ScratchFile(absl::string_view tag) {
-  static int counter = 0;
-  return absl::StrCat(ScratchDir(), "/", tag, "-", counter++);
-}
-
-// A store in a fresh lock dir: "flock:///tmp/ipclock-test-XXXX".
-std::string FreshStore(std::string* dir_out = nullptr) {
-  std::string dir = MakeTempDir();
-  if (dir_out != nullptr) *dir_out = dir;
-  return absl::StrCat("flock://", dir);
-}
-
-std::vector<std::string> WithCli(std::vector<std::string> args) {
-  args.insert(args.begin(), Cli());
-  return args;
-}
-
-// Runs a program to completion, capturing stdout and stderr.
-CliResult RunProgram(std::vector<std::string> argv, double timeout = 30) {
-  SpawnOptions options;
-  options.stdout_path = ScratchFile("out");
-  options.stderr_path = ScratchFile("err");
-  CliResult r;
-  const double start = NowSeconds();
-  pid_t pid = Spawn(argv, options);
-  r.code = WaitChild(pid, timeout);
-  r.seconds = NowSeconds() - start;
-  r.out = ReadFileOrEmpty(options.stdout_path);
-  r.err = ReadFileOrEmpty(options.stderr_path);
-  return r;
-}
-
-CliResult RunCli(std::vector<std::string> args, double timeout = 30) {
-  return RunProgram(WithCli(std::move(args)), timeout);
-}
-
-void ExpectCode(const CliResult& r, int code, const char* what) {
-  if (r.code != code) {
-    fail_msg("%s: exit %d, expected %d; stderr: %s", what, r.code, code, r.err.c_str());
-  }
-}
-
-void ExpectContains(const std::string& text, absl::string_view needle, const char* what) {
-  if (!absl::StrContains(text, needle)) {
-    fail_msg("%s: \"%s\" not found in: %s", what, std::string(needle).c_str(),
-             text.c_str());
-  }
-}
-
-// Starts `argv` in its own process group; its command must create `ready`
-// once it runs (and so once the lock is held).
-pid_t StartHolder(const std::vector<std::string>& argv, const std::string& ready) {
-  SpawnOptions options;
-  options.new_process_group = true;
-  pid_t pid = Spawn(argv, options);
-  if (!WaitForFile(ready, 20)) {
-    kill(-pid, SIGKILL);
-    WaitChild(pid);
-    fail_msg("holder %s never started its command", argv[0].c_str());
-  }
-  return pid;
-}
-
-// A holder running `ipclock run ARGS -- sh -c ': > READY; exec sleep 60'`.
-pid_t StartCliHolder(std::vector<std::string> args, std::string* ready_out = nullptr) {
-  const std::string ready = ScratchFile("ready");
-  if (ready_out != nullptr) *ready_out = ready;
-  args.insert(args.end(), {"--", "sh", "-c", absl::StrCat(": > '", ready, "'; exec sleep 60")});
-  return StartHolder(WithCli(std::move(args)), ready);
-}
-
-// Ends a holder and everything it started. Returns its exit status.
-int StopHolder(pid_t pid, int sig = SIGTERM) {
-  kill(-pid, sig);
-  return WaitChild(pid);
-}
 
 // --- Exit statuses ---------------------------------------------------------------
 

@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ipclock/deadline.h"
+#include "ipclock/lock.h"
 
 // cmocka.h defines macros (fail, skip, ...) that clash with the C++ library:
 // it comes after every other header, and test files include this header last.
@@ -60,6 +61,16 @@ namespace ipclock_test {
     }                                                                        \
   } while (0)
 
+// Skips the current test unless it runs as root (it mounts, or acts as
+// another user). Call it before creating anything the test would leak.
+#define SKIP_UNLESS_ROOT()                                               \
+  do {                                                                   \
+    if (geteuid() != 0) {                                                \
+      fprintf(stderr, "%s: needs root; skipped\n", __func__);           \
+      skip();                                                            \
+    }                                                                    \
+  } while (0)
+
 inline absl::Status AsStatus(const absl::Status& s) { return s; }
 template <typename T>
 absl::Status AsStatus(const absl::StatusOr<T>& s) {
@@ -72,8 +83,10 @@ std::string UniqueResource(absl::string_view tag);
 // A fresh 0700 dir under /tmp, removed (with its files) at exit.
 std::string MakeTempDir();
 
-// Replaces "{tmpdir}" in `dsn` with a fresh temp dir and "{shm}" with a
-// UniqueShmName().
+// Replaces "{tmpdir}" in `dsn` with a fresh temp dir, "{shm}" with a
+// UniqueShmName(), and "{env:NAME}" with $NAME (a server's DSN from
+// tools/test-servers). With $NAME unset the process exits 77 (skipped), or 1
+// under CI=true; call it before any test runs.
 std::string ExpandDsn(absl::string_view dsn);
 
 // A name for an shm store segment (shm://NAME) that no other test or run
@@ -112,6 +125,17 @@ T* SharedMemory() {
   }
   return new (p) T();
 }
+
+// Lock::Create and Lock::TryAcquire that fail the test on an error status.
+// TryOrFail returns whether the lock was acquired.
+ipclock::Lock LockOrFail(const std::shared_ptr<ipclock::Store>& store,
+                         const std::string& resource,
+                         const ipclock::LockOptions& options = ipclock::LockOptions());
+bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode = ipclock::LockMode::kExclusive);
+
+// Runs `fn` with stderr (fd 2) sent to an unlinked temp file, and returns
+// what it wrote there.
+std::string CaptureStderr(const std::function<void()>& fn);
 
 // Seconds on the monotonic clock.
 inline double NowSeconds() {

@@ -100,6 +100,12 @@ class Key {
   // Time until the lease expires: infinite when there is none, zero once it
   // has passed.
   absl::Duration RemainingLifetime() const;
+  // How long ago the lease ran out: zero while it lasts, or when there is
+  // none. For reports of a lock held past its lease.
+  absl::Duration ExpiredFor() const {
+    if (!IsExpired()) return absl::ZeroDuration();
+    return absl::Nanoseconds(Deadline::NowNanos() - expiry_->monotonic_nanos());
+  }
 
   // --- What the store reported at acquisition --------------------------------
 

@@ -96,7 +96,10 @@ class Lock {
   // lock may have been taken by someone else in between.
   absl::Status Refresh(std::optional<absl::Duration> ttl = std::nullopt);
 
-  // Releases the lock. OK if it was not held.
+  // Releases the lock. OK if it was not held. Aborted if the lease ran out
+  // before this call (the lock is released all the same): the lease-overrun
+  // handler is told too, once per lock, also when the destructor releases
+  // (see lease_overrun.h).
   absl::Status Release();
 
   // Whether this object believes it holds the lock (it acquired and has not
@@ -126,6 +129,8 @@ class Lock {
  private:
   absl::StatusOr<bool> AcquireUntil(Deadline deadline, LockMode mode);
   absl::Status CheckMode(LockMode mode) const;
+  // Release() without the lease-overrun report.
+  absl::Status DeleteFromStore();
 
   std::shared_ptr<Store> store_;
   Key key_;

@@ -88,6 +88,11 @@
 // timeout: a step of the wall clock during the wait shortens or stretches
 // it. Waits without a timeout and tries are unaffected.
 //
+// Async waits (ipclock/async.h) sleep on the futex word of the slot's
+// robust mutex, through io_uring where the kernel allows, and try the lock
+// on the event loop's thread, which then owns it. Not on `pi=true` segments
+// (FailedPrecondition): the kernel hands a PI mutex only to its own waiters.
+//
 // Security. /dev/shm is shared by all users. With mode 0600 only the
 // creator's user can use the segment; any user who can open a segment can
 // also hold its locks forever or corrupt it. A segment that another user
@@ -101,6 +106,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -131,6 +137,31 @@ absl::StatusOr<std::shared_ptr<Store>> NewShmStore(const ShmStoreOptions& option
 // Unlinks /dev/shm/ipclock.<name>. Only safe once no process uses the
 // segment (see above). NotFound if there is none.
 absl::Status RemoveShmSegment(absl::string_view name);
+
+// One bound slot of a segment, as ListShmSlots() saw it.
+struct ShmSlotInfo {
+  uint32_t index = 0;
+  // The resource; "sha256:<64 hex digits>" for a name over 200 bytes, which
+  // the segment keeps only as its digest.
+  std::string name;
+  // The process holding the lock, 0 if none. A non-zero pid of a process
+  // that is gone is a holder that died holding it: the lock is free, and its
+  // next holder will be told.
+  pid_t holder_pid = 0;
+  bool holder_alive = false;
+  // The fencing token of the latest acquisition.
+  uint64_t fence = 0;
+  // Keys (in any process) that have this slot cached; a hint.
+  uint32_t refs = 0;
+};
+
+// The slots of /dev/shm/ipclock.<name> that are bound to a resource, for
+// `ipclock list`. Read-only: the segment is mapped PROT_READ and no mutex is
+// taken, so the listing is a snapshot that may be torn for a slot that is
+// being rebound or acquired at that instant (such a slot is retried a few
+// times, then shown as read). Never creates the segment: NotFound if there
+// is none; FailedPrecondition for one of another layout.
+absl::StatusOr<std::vector<ShmSlotInfo>> ListShmSlots(absl::string_view name);
 
 }  // namespace ipclock
 

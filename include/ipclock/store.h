@@ -81,6 +81,23 @@ struct Capabilities {
 // Renders capabilities as "blocking,shared,..." for messages and listings.
 std::string CapabilitiesToString(const Capabilities& capabilities);
 
+// Where an async waiter (ipclock/async.h) can sleep until a lock may have
+// been released, instead of holding a thread blocked in `Store::Save()`.
+// See `Store::GetWaitWord()`.
+struct WaitWord {
+  // A 32-bit futex word; nullptr when the store has none.
+  uint32_t* word = nullptr;
+  // The resource may be free when `*word & owner_mask` is 0.
+  uint32_t owner_mask = 0;
+  // A bit that a sleeper sets in the word before it sleeps, and again after
+  // a try that took the lock, so that releases wake the sleepers (glibc's
+  // FUTEX_WAITERS). A sleeper that is woken and does not take the lock
+  // passes the wake on (FUTEX_WAKE of one).
+  uint32_t waiters_bit = 0;
+  // The word is in memory shared between processes (no FUTEX_PRIVATE).
+  bool shared = true;
+};
+
 class Store {
  public:
   Store() = default;
@@ -102,6 +119,15 @@ class Store {
   virtual absl::Status PutOffExpiration(Key& key, absl::Duration ttl) = 0;
   virtual absl::Status Delete(Key& key) = 0;
   virtual absl::StatusOr<bool> Exists(Key& key) = 0;
+
+  // The futex word on which the lock of `key`'s resource is released, for
+  // async waits: a waiter sleeps on it (io_uring or futex(2)) and calls
+  // `Save(key, mode, Deadline::Past())` on its own thread when woken. The
+  // default has no word (`word` null): async waits then run `Save()` with
+  // a deadline on a helper thread, which only stores whose locks do not
+  // belong to a thread allow. FailedPrecondition for a store whose locks
+  // belong to the acquiring thread but that cannot give a word either.
+  virtual absl::StatusOr<WaitWord> GetWaitWord(Key& key);
 };
 
 }  // namespace ipclock

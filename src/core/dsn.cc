@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -68,6 +69,24 @@ absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
       size_t colon = redacted.find(':', slashes + 3);
       if (colon != std::string::npos && colon < at) {
         redacted.replace(colon + 1, at - colon - 1, "***");
+      } else if (absl::StartsWith(absl::AsciiStrToLower(redacted.substr(0, slashes)),
+                                  "redis")) {
+        // Symfony's Redis DSNs put a lone password before the '@'
+        // ("redis://secret@host"): the whole userinfo is the password.
+        redacted.replace(slashes + 3, at - slashes - 3, "***");
+      }
+    }
+    // Key-naming secrets given in the query (secret=...) are hidden too.
+    if (size_t q = redacted.find('?'); q != std::string::npos) {
+      for (size_t pos = q + 1; pos < redacted.size();) {
+        size_t end = redacted.find('&', pos);
+        if (end == std::string::npos) end = redacted.size();
+        if (absl::StartsWith(absl::string_view(redacted).substr(pos), "secret=")) {
+          const size_t value = pos + 7;
+          redacted.replace(value, end - value, "***");
+          end = value + 3;
+        }
+        pos = end + 1;
       }
     }
     dsn.redacted_ = std::move(redacted);

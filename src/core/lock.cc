@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/lease_overrun.h"
 
 namespace ipclock {
 
@@ -97,7 +98,7 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   acquired_ = true;
   mode_ = mode;
   if (expiring && key_.IsExpired()) {
-    absl::Status released = Release();
+    absl::Status released = DeleteFromStore();
     return StoreError(absl::StatusCode::kAborted, store_->Describe(),
                       key_.resource(),
                       absl::StrCat("the lease (ttl ",
@@ -145,6 +146,18 @@ absl::Status Lock::Refresh(std::optional<absl::Duration> ttl) {
 
 absl::Status Lock::Release() {
   if (!acquired_ || store_ == nullptr) return absl::OkStatus();
+  // Measured before the store is asked, and reported only after it released
+  // the lock: the lock goes either way, and a second Release() finds it
+  // released, so each lock is reported once.
+  const absl::Duration overrun = key_.ExpiredFor();
+  absl::Status s = DeleteFromStore();
+  if (overrun <= absl::ZeroDuration()) return s;
+  absl::Status reported = ReportLeaseOverrun(store_->Describe(), key_.resource(),
+                                             options_.ttl, overrun);
+  return s.ok() ? reported : s;
+}
+
+absl::Status Lock::DeleteFromStore() {
   absl::Status s = store_->Delete(key_);
   // A failed release still ends this object's claim: the store's error says
   // what state the lock is in.
@@ -156,7 +169,14 @@ absl::StatusOr<bool> Lock::CheckAcquired() {
   if (store_ == nullptr) return false;
   if (!acquired_) return false;
   absl::StatusOr<bool> held = store_->Exists(key_);
-  if (held.ok() && !*held) acquired_ = false;
+  if (held.ok() && !*held) {
+    // Lost to us (a lock file or semaphore deleted under it, a lease run
+    // out), but the store may still hold the kernel object it locked, and
+    // processes that opened that object before the deletion wait on it:
+    // let it go now, not at destruction (or, for a POSIX semaphore's
+    // permit, at process exit). Delete touches nothing that is not ours.
+    DeleteFromStore().IgnoreError();
+  }
   return held;
 }
 

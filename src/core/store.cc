@@ -11,6 +11,8 @@ namespace ipclock {
 
 Store::~Store() = default;
 
+absl::StatusOr<WaitWord> Store::GetWaitWord(Key&) { return WaitWord(); }
+
 std::string CapabilitiesToString(const Capabilities& c) {
   std::vector<absl::string_view> parts;
   parts.push_back(c.scope == Scope::kProcess ? "process"

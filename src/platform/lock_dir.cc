@@ -31,7 +31,11 @@ int MakeDirs(const std::string& path, mode_t mode) {
 
 absl::Status CheckLockDirSafety(const struct stat& st, const std::string& path,
                                 absl::string_view store) {
-  const uid_t me = geteuid();
+  return CheckLockDirSafetyFor(st, path, store, geteuid());
+}
+
+absl::Status CheckLockDirSafetyFor(const struct stat& st, const std::string& path,
+                                   absl::string_view store, uid_t me) {
   if (!S_ISDIR(st.st_mode)) {
     return StoreError(absl::StatusCode::kFailedPrecondition, store, "",
                       absl::StrCat("lock dir ", path, " is not a directory"));

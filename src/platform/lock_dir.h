@@ -32,6 +32,10 @@ absl::StatusOr<ScopedFd> OpenLockDir(const std::string& path, mode_t create_mode
 absl::Status CheckLockDirSafety(const struct stat& st, const std::string& path,
                                 absl::string_view store);
 
+// The same for processes running as `uid` (`ipclock doctor --user`).
+absl::Status CheckLockDirSafetyFor(const struct stat& st, const std::string& path,
+                                   absl::string_view store, uid_t uid);
+
 }  // namespace ipclock
 
 #endif  // IPCLOCK_PLATFORM_LOCK_DIR_H_

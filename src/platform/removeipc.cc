@@ -7,8 +7,6 @@
 #include "platform/removeipc.h"
 
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -23,16 +21,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "platform/scoped_fd.h"
+#include "platform/small_file.h"
 
 namespace ipclock {
 
 namespace {
 
 constexpr uid_t kDefaultSysUidMax = 999;
-
-// Config files are a few KiB; anything this large is not one.
-constexpr size_t kMaxConfigBytes = 1 << 20;
 
 std::string UnderRoot(absl::string_view root, absl::string_view path) {
   absl::string_view r = root;
@@ -45,25 +40,9 @@ bool IsHostRoot(absl::string_view root) {
   return root.empty();
 }
 
-// Missing and unreadable files read as absent: logind (root) could read a
-// file we cannot, but guessing its content would be no better.
-std::optional<std::string> ReadSmallFile(const std::string& path) {
-  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid()) return std::nullopt;
-  struct stat st;
-  if (fstat(fd.get(), &st) != 0 || S_ISDIR(st.st_mode)) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = read(fd.get(), buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::nullopt;
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() > kMaxConfigBytes) return std::nullopt;
-  }
-  return out;
-}
+// Missing and unreadable files read as absent (ReadSmallFile): logind
+// (root) could read a file we cannot, but guessing its content would be no
+// better.
 
 // Applies every RemoveIPC= in [Login] of one file, in systemd's syntax:
 // '#' or ';' first on a line makes a comment, a trailing backslash joins the
@@ -267,27 +246,36 @@ RemoveIpcSetting ReadRemoveIpcSetting(absl::string_view root) {
   return setting;
 }
 
-uid_t ReadSysUidMax(absl::string_view root, std::string* source) {
-  const std::string path = UnderRoot(root, "/etc/login.defs");
-  uid_t value = kDefaultSysUidMax;
-  bool found = false;
-  if (std::optional<std::string> text = ReadSmallFile(path)) {
-    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-      line = absl::StripAsciiWhitespace(line);
-      if (line.empty() || line[0] == '#') continue;
-      std::vector<absl::string_view> words =
-          absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-      uid_t n;
-      // Like shadow's getdef, a later line overrides an earlier one.
-      if (words.size() >= 2 && words[0] == "SYS_UID_MAX" &&
-          absl::SimpleAtoi(words[1], &n)) {
-        value = n;
-        found = true;
-      }
+void ApplyLogindConfText(absl::string_view path, absl::string_view text,
+                         RemoveIpcSetting* setting) {
+  ApplyLogindFile(std::string(path), text, setting);
+}
+
+std::optional<uid_t> ParseSysUidMax(absl::string_view text) {
+  std::optional<uid_t> value;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<absl::string_view> words =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    uid_t n;
+    // Like shadow's getdef, a later line overrides an earlier one.
+    if (words.size() >= 2 && words[0] == "SYS_UID_MAX" &&
+        absl::SimpleAtoi(words[1], &n)) {
+      value = n;
     }
   }
-  if (source != nullptr) *source = found ? path : "default";
   return value;
+}
+
+uid_t ReadSysUidMax(absl::string_view root, std::string* source) {
+  const std::string path = UnderRoot(root, "/etc/login.defs");
+  std::optional<uid_t> value;
+  if (std::optional<std::string> text = ReadSmallFile(path)) {
+    value = ParseSysUidMax(*text);
+  }
+  if (source != nullptr) *source = value ? path : "default";
+  return value.value_or(kDefaultSysUidMax);
 }
 
 bool IsLingering(absl::string_view root, uid_t uid) {

@@ -65,6 +65,15 @@ struct RemoveIpcSetting {
 // are skipped as logind skips them.
 RemoveIpcSetting ReadRemoveIpcSetting(absl::string_view root);
 
+// The parsers behind ReadRemoveIpcSetting() and ReadSysUidMax(), on text
+// already in memory (for tests and fuzzing). ApplyLogindConfText applies
+// every valid RemoveIPC= of a [Login] section to `setting`, naming `path` as
+// its source. ParseSysUidMax returns the last SYS_UID_MAX line's value, if
+// any parses.
+void ApplyLogindConfText(absl::string_view path, absl::string_view text,
+                         RemoveIpcSetting* setting);
+std::optional<uid_t> ParseSysUidMax(absl::string_view text);
+
 // SYS_UID_MAX from <root>/etc/login.defs, 999 when absent or unparsable.
 // `source`, if given, gets the file or "default".
 uid_t ReadSysUidMax(absl::string_view root, std::string* source = nullptr);

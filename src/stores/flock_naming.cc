@@ -16,6 +16,7 @@ namespace {
 
 constexpr size_t kMaxReadableBytes = 50;
 constexpr size_t kHashChars = 7;
+constexpr size_t kHashSourceBytes = 6;  // ceil(7 * 6 bits / 8)
 
 bool KeptByte(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' ||
@@ -41,10 +42,12 @@ std::string SymfonyFlockFileName(absl::string_view resource) {
   }
   if (readable.size() > kMaxReadableBytes) readable.resize(kMaxReadableBytes);
 
+  // The 7 characters carry 42 bits, all from the digest's first 6 bytes:
+  // encoding only those gives the same characters without a copy of the rest.
   Sha256Digest digest = Sha256(resource);
   std::string hash = absl::Base64Escape(absl::string_view(
-                                            reinterpret_cast<const char*>(digest.data()), digest.size()))
-                         .substr(0, kHashChars);
+      reinterpret_cast<const char*>(digest.data()), kHashSourceBytes));
+  hash.resize(kHashChars);
   std::replace(hash.begin(), hash.end(), '/', '_');
   return absl::StrCat("sf.", readable, ".", hash, ".lock");
 }

@@ -456,4 +456,19 @@ absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn) {
   return NewFlockStore(options);
 }
 
+size_t FlockHolderRecordSize() { return kRecordSize; }
+
+bool ParseFlockHolderRecord(absl::string_view bytes, FlockHolderRecord* out) {
+  // " pid=" and 9 digits follow the held mark (see FormatRecord).
+  constexpr size_t kPidOffset = kHeldOffset + 6;
+  if (bytes.size() < kRecordSize) return false;
+  FlockHolderRecord r;
+  if (!ParseRecord(bytes.data(), &r.fence, &r.held)) return false;
+  int pid = 0;
+  if (!absl::SimpleAtoi(bytes.substr(kPidOffset, 9), &pid)) return false;
+  r.pid = pid;
+  *out = r;
+  return true;
+}
+
 }  // namespace ipclock

@@ -157,6 +157,15 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
       r->sem_ = sem_open(names.semaphore.c_str(), 0);
       if (r->sem_ == SEM_FAILED) {
         int err = errno;
+        if (err == ENOENT && r->AbandonedByDetach()) {
+          // A last user died between its two unlinks (see Detach): we hold
+          // the flock, nobody else is attached, so finish its removal.
+          shm_unlink(reg);
+          r->fd_.reset();
+          munmap(r->page_, sizeof(RegistryPage));
+          r->page_ = nullptr;
+          continue;
+        }
         if (err == ENOENT) {
           return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
                             absl::StrCat(names.semaphore, " was deleted while its "
@@ -211,6 +220,17 @@ absl::Status SemaphoreRegistry::LockPage() {
 
 void SemaphoreRegistry::UnlockPage() { pthread_mutex_unlock(&page_->mu); }
 
+bool SemaphoreRegistry::AbandonedByDetach() {
+  // Not ReclaimDeadLocked(): there is no semaphore to post to.
+  if (!LockPage().ok()) return false;
+  bool anyone = false;
+  for (const RegistrySlot& slot : page_->slots) {
+    if (slot.state != kFree && !ProcessIsGone(slot.pid, slot.start_time)) anyone = true;
+  }
+  UnlockPage();
+  return !anyone;
+}
+
 void SemaphoreRegistry::ReclaimDeadLocked() {
   const pid_t self = getpid();
   for (RegistrySlot& slot : page_->slots) {
@@ -234,12 +254,20 @@ absl::Status SemaphoreRegistry::ReclaimDead() {
 }
 
 absl::Status SemaphoreRegistry::MarkHolding(bool* previous_owner_died) {
+  // Marked before the page lock, with no system call since the permit was
+  // taken: a process killed while it waited for a contended page lock took
+  // its unrecorded permit with it (tools/torture found this within a
+  // minute of kills). Only we write our slot while we live; reclaimers
+  // read it once we are gone, so the store needs no lock.
+  __atomic_store_n(&page_->slots[slot_].state, kHolding, __ATOMIC_SEQ_CST);
+  holding_ = true;
   if (absl::Status s = LockPage(); !s.ok()) {
-    sem_post(sem_);  // we could not record the permit: give it back
+    // We could not record the permit: give it back.
+    __atomic_store_n(&page_->slots[slot_].state, kAttached, __ATOMIC_SEQ_CST);
+    holding_ = false;
+    sem_post(sem_);
     return s;
   }
-  page_->slots[slot_].state = kHolding;
-  holding_ = true;
   *previous_owner_died = page_->orphans > 0;
   if (page_->orphans > 0) --page_->orphans;
   UnlockPage();
@@ -287,12 +315,60 @@ absl::Status SemaphoreRegistry::Detach() {
     result = s;
   }
   // A registry already unlinked by someone else: its names may belong to a
-  // newer pair now, which is not ours to remove.
+  // newer pair now, which is not ours to remove. The semaphore goes first,
+  // while the registry still stands and we hold its flock: unlinking the
+  // registry first let a newcomer make a new pair in between, whose fresh
+  // semaphore we then unlinked (tools/torture caught it). A death between
+  // the two leaves a registry without a semaphore and without users, which
+  // the next Attach() finishes removing.
   if (!anyone_left && StillLinked()) {
-    shm_unlink(names_.registry.c_str());
     sem_unlink(names_.semaphore.c_str());
+    shm_unlink(names_.registry.c_str());
   }
   FlockRetry(fd_.get(), LOCK_UN);
+  return result;
+}
+
+absl::StatusOr<RegistrySnapshot> ReadRegistrySnapshot(const std::string& registry_name) {
+  const std::string describe = "posix-semaphore";
+  const std::string path = absl::StrCat("/dev/shm", registry_name);
+  ScopedFd fd(shm_open(registry_name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0));
+  if (!fd.valid()) return ErrnoError(errno, describe, "", absl::StrCat("shm_open ", path));
+  struct stat sb;
+  if (fstat(fd.get(), &sb) != 0) {
+    return ErrnoError(errno, describe, "", absl::StrCat("fstat ", path));
+  }
+  if (sb.st_size != static_cast<off_t>(sizeof(RegistryPage))) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
+                      absl::StrCat(path, " is ", sb.st_size,
+                                   " bytes, not an ipclock registry of ",
+                                   sizeof(RegistryPage)));
+  }
+  void* map = mmap(nullptr, sizeof(RegistryPage), PROT_READ, MAP_SHARED, fd.get(), 0);
+  if (map == MAP_FAILED) return ErrnoError(errno, describe, "", absl::StrCat("mmap ", path));
+  const auto* page = static_cast<const RegistryPage*>(map);
+  absl::StatusOr<RegistrySnapshot> result;
+  if (__atomic_load_n(&page->magic, __ATOMIC_ACQUIRE) != kMagic) {
+    result = StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
+                        absl::StrCat(path, " is not an initialized registry"));
+  } else {
+    RegistrySnapshot snap;
+    snap.permits = page->permits;
+    snap.pid_namespace = page->pid_namespace;
+    for (const RegistrySlot& slot : page->slots) {
+      // The state first: a slot that is not free always names a process
+      // (see Attach).
+      const uint32_t state = __atomic_load_n(&slot.state, __ATOMIC_ACQUIRE);
+      if (state == kFree) continue;
+      RegistrySnapshot::Attached a;
+      a.pid = __atomic_load_n(&slot.pid, __ATOMIC_RELAXED);
+      a.start_time = __atomic_load_n(&slot.start_time, __ATOMIC_RELAXED);
+      a.holding = state == kHolding;
+      snap.attached.push_back(a);
+    }
+    result = std::move(snap);
+  }
+  munmap(map, sizeof(RegistryPage));
   return result;
 }
 

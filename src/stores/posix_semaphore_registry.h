@@ -17,10 +17,12 @@
 #define IPCLOCK_STORES_POSIX_SEMAPHORE_REGISTRY_H_
 
 #include <semaphore.h>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -76,6 +78,9 @@ class SemaphoreRegistry {
   void UnlockPage();
   absl::Status Initialize(mode_t mode, uint32_t permits);
   void ReclaimDeadLocked();
+  // Under the flock, for a registry whose semaphore is gone: true when no
+  // live process is attached, i.e. a Detach() died half-way.
+  bool AbandonedByDetach();
 
   Names names_;
   std::string describe_;
@@ -86,6 +91,24 @@ class SemaphoreRegistry {
   int slot_ = -1;
   bool holding_ = false;
 };
+
+// A registry as another process (`ipclock list`) reads it.
+struct RegistrySnapshot {
+  struct Attached {
+    pid_t pid = 0;
+    uint64_t start_time = 0;  // clock ticks since boot, as /proc has it
+    bool holding = false;     // holds a permit
+  };
+  uint32_t permits = 0;
+  uint64_t pid_namespace = 0;
+  std::vector<Attached> attached;
+};
+
+// Reads the registry `registry_name` ("/<prefix>.<hex>.reg") without
+// attaching, locking or changing it: a snapshot that may be torn for a slot
+// changing at that instant. NotFound if there is none, FailedPrecondition
+// for a file that is not an initialized registry.
+absl::StatusOr<RegistrySnapshot> ReadRegistrySnapshot(const std::string& registry_name);
 
 }  // namespace ipclock
 

@@ -38,6 +38,8 @@
 #include "absl/strings/string_view.h"
 #include "core/errors.h"
 #include "core/hashing.h"
+#include "platform/mutex_futex.h"
+#include "platform/proc_pid.h"
 #include "platform/random.h"
 #include "platform/scoped_fd.h"
 
@@ -561,6 +563,8 @@ class ShmMutexStore final : public Store {
     const auto* st = static_cast<const ShmKeyState*>(key.state(this));
     return st != nullptr && st->held && st->owner_pid == CurrentPid();
   }
+  // Async waits sleep on the futex word of the slot's mutex.
+  absl::StatusOr<WaitWord> GetWaitWord(Key& key) override;
 
  private:
   absl::StatusOr<ShmKeyState*> Bind(Key& key, Deadline deadline);
@@ -790,6 +794,33 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode mode, Deadline deadl
                                  "(raise the `capacity` DSN option)"));
 }
 
+absl::StatusOr<WaitWord> ShmMutexStore::GetWaitWord(Key& key) {
+  // A lock here belongs to the thread that took it, so an async waiter
+  // cannot use a helper thread: it needs the word, and must try on its own.
+  if (segment_->pi()) {
+    // A PI mutex is handed over by the kernel (FUTEX_UNLOCK_PI) to sleepers
+    // in FUTEX_LOCK_PI only; a plain futex sleeper would never be woken.
+    return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
+                      "async waits are not available on pi=true segments");
+  }
+  if (absl::Status s = RobustMutexFutexSelfTest(); !s.ok()) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
+                      s.message());
+  }
+  auto* st = static_cast<ShmKeyState*>(key.state(this));
+  if (st == nullptr) {
+    absl::StatusOr<ShmKeyState*> bound = Bind(key, Deadline::Past());
+    if (!bound.ok()) return bound.status();
+    st = *bound;
+  }
+  WaitWord w;
+  w.word = MutexFutexWord(&segment_->slot(st->index).mu);
+  w.owner_mask = kFutexTidMask;
+  w.waiters_bit = kFutexWaitersBit;
+  w.shared = true;
+  return w;
+}
+
 absl::Status ShmMutexStore::Delete(Key& key) {
   auto* st = static_cast<ShmKeyState*>(key.state(this));
   if (st == nullptr || !st->held) return absl::OkStatus();
@@ -868,6 +899,95 @@ absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(Dsn& dsn) {
   options.priority_inheritance = *pi;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return NewShmStore(options);
+}
+
+// --- Read-only listing (`ipclock list`) ------------------------------------------
+
+namespace {
+
+// A slot being rebound while we copy it could show one name's bytes under
+// another's length; its generation changes when that happens, so a copy is
+// kept only if the generation read before and after agree.
+constexpr int kListCopyAttempts = 3;
+
+template <typename T>
+T LoadShared(const T& field) {
+  return __atomic_load_n(&field, __ATOMIC_ACQUIRE);
+}
+
+// Copies slot `i` if it is bound; false for a free slot.
+bool CopySlot(const ShmSlot& slot, uint32_t i, ShmSlotInfo* out) {
+  for (int attempt = 0; attempt < kListCopyAttempts; ++attempt) {
+    const uint64_t generation = LoadShared(slot.generation);
+    if (LoadShared(slot.state) != kShmSlotBound) return false;
+    const uint32_t kind = LoadShared(slot.name_kind);
+    const uint32_t len = LoadShared(slot.name_len);
+    uint8_t name[kShmInlineName];
+    memcpy(name, slot.name, sizeof(name));
+    out->index = i;
+    out->holder_pid = LoadShared(slot.holder_pid);
+    out->fence = LoadShared(slot.fence);
+    out->refs = slot.refs.load(std::memory_order_relaxed);
+    if (kind == kShmNameSha256) {
+      Sha256Digest digest;
+      memcpy(digest.data(), name, digest.size());
+      out->name = absl::StrCat("sha256:", ToHex(digest));
+    } else {
+      out->name.assign(reinterpret_cast<const char*>(name),
+                       len <= kShmInlineName ? len : kShmInlineName);
+    }
+    if (LoadShared(slot.generation) == generation) break;
+  }
+  out->holder_alive = out->holder_pid != 0 && !ProcessIsGone(out->holder_pid, 0);
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ShmSlotInfo>> ListShmSlots(absl::string_view name) {
+  if (!ValidSegmentName(name)) return BadSegmentName(name);
+  const std::string describe = absl::StrCat("shm://", name);
+  const std::string path = absl::StrCat("/dev/shm/ipclock.", name);
+  const std::string shm_name = absl::StrCat("/ipclock.", name);
+  ScopedFd fd(shm_open(shm_name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0));
+  if (!fd.valid()) {
+    return ErrnoError(errno, describe, "", absl::StrCat("shm_open ", path));
+  }
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) {
+    return ErrnoError(errno, describe, "", absl::StrCat("fstat ", path));
+  }
+  const size_t file_size = static_cast<size_t>(st.st_size);
+  if (PublishedMagic(fd.get(), file_size) != kShmMagic) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
+                      absl::StrCat(path, " is not an initialized ipclock segment"));
+  }
+  void* head = mmap(nullptr, sizeof(ShmHeader), PROT_READ, MAP_SHARED, fd.get(), 0);
+  if (head == MAP_FAILED) {
+    return ErrnoError(errno, describe, "", absl::StrCat("mmap ", path));
+  }
+  const ShmHeader& h = *static_cast<const ShmHeader*>(head);
+  // Whatever pi setting the segment has is fine for reading it.
+  absl::Status valid = ValidateHeader(
+      h, file_size, (h.flags & kShmFlagPriorityInheritance) != 0, describe, path);
+  const uint32_t capacity = h.capacity;
+  munmap(head, sizeof(ShmHeader));
+  if (!valid.ok()) return valid;
+
+  const size_t size = SegmentSize(capacity);
+  void* base = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
+  if (base == MAP_FAILED) {
+    return ErrnoError(errno, describe, "", absl::StrCat("mmap ", path));
+  }
+  const auto* slots = reinterpret_cast<const ShmSlot*>(
+      static_cast<const char*>(base) + sizeof(ShmHeader));
+  std::vector<ShmSlotInfo> out;
+  for (uint32_t i = 0; i < capacity; ++i) {
+    ShmSlotInfo info;
+    if (CopySlot(slots[i], i, &info)) out.push_back(std::move(info));
+  }
+  munmap(base, size);
+  return out;
 }
 
 }  // namespace ipclock

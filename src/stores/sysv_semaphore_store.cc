@@ -518,4 +518,37 @@ absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn) {
   return NewSemaphoreStore(options);
 }
 
+absl::StatusOr<std::vector<SemaphoreSetInfo>> ListSemaphoreSets() {
+  // SEM_INFO fills a struct seminfo through the union's buf pointer.
+  struct seminfo info;
+  SemArg arg;
+  arg.buf = reinterpret_cast<struct semid_ds*>(&info);
+  const int max_index = semctl(0, 0, SEM_INFO, arg);
+  if (max_index < 0) return ErrnoError(errno, kName, "", "semctl SEM_INFO");
+  std::vector<SemaphoreSetInfo> out;
+  for (int index = 0; index <= max_index; ++index) {
+    struct semid_ds ds;
+    arg.buf = &ds;
+    const int semid = semctl(index, 0, SEM_STAT, arg);
+    if (semid < 0) continue;  // an unused index, or a set we may not read
+    const int nsems = static_cast<int>(ds.sem_nsems);
+    if (nsems != kPhpSems && nsems != kOwnSems) continue;
+    SemaphoreSetInfo set;
+    set.ipc_key = static_cast<int32_t>(ds.sem_perm.__key);
+    set.semid = semid;
+    set.own_layout = nsems == kOwnSems;
+    set.value = semctl(semid, kLockSem, GETVAL);
+    // 0 in the record: PHP initialized the set, always for one holder.
+    const int recorded = set.own_layout ? semctl(semid, kPermitsSem, GETVAL) : 1;
+    set.last_pid = semctl(semid, kLockSem, GETPID);
+    set.waiters = semctl(semid, kLockSem, GETNCNT);
+    if (set.value < 0 || recorded < 0 || set.last_pid < 0 || set.waiters < 0) {
+      continue;  // removed meanwhile
+    }
+    set.permits = recorded == 0 ? 1 : recorded;
+    out.push_back(set);
+  }
+  return out;
+}
+
 }  // namespace ipclock

@@ -5,7 +5,7 @@
 # library C programs need (the C++ runtime above all).
 #
 # Environment: IPCLOCK_BUILD_ROOT, IPCLOCK_SOURCE_ROOT (set by meson test),
-# CC (the C compiler command; default cc).
+# CC (the C compiler command; default cc), SANITIZE (b_sanitize of the build).
 set -eu
 
 build=${IPCLOCK_BUILD_ROOT:?}
@@ -29,6 +29,8 @@ sed "s|^prefix=.*|prefix=$tmp/dest$prefix|" "$pc" >"$tmp/pc/ipclock.pc"
 
 flags=$(PKG_CONFIG_PATH="$tmp/pc" pkg-config --cflags --libs ipclock)
 echo "pkg-config: $flags"
+sanitize=${SANITIZE:-none}
+[ "$sanitize" = none ] || flags="-fsanitize=$sanitize $flags"
 # shellcheck disable=SC2086  # $cc and $flags are word lists
 $cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/main" \
     "$src/tests/capi_pkgconfig/main.c" $flags

@@ -3,6 +3,10 @@
 
 #include "exit_codes.h"
 
+#include <stdio.h>
+
+#include "absl/strings/strip.h"
+
 namespace ipclock_cli {
 
 int ExitCodeForStatus(const absl::Status& status) {
@@ -19,6 +23,13 @@ int ExitCodeForStatus(const absl::Status& status) {
     default:
       return kExitOsError;
   }
+}
+
+void PrintError(absl::string_view who, const absl::Status& status) {
+  absl::string_view message = status.message();
+  absl::ConsumePrefix(&message, "ipclock: ");
+  fprintf(stderr, "%.*s: %.*s\n", static_cast<int>(who.size()), who.data(),
+          static_cast<int>(message.size()), message.data());
 }
 
 }  // namespace ipclock_cli

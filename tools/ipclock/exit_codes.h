@@ -13,11 +13,14 @@
 #include <sysexits.h>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace ipclock_cli {
 
 // The lock was busy (-n) or the wait ran out (-w); -E changes it.
 inline constexpr int kExitConflict = 1;
+// `ipclock doctor` found something that breaks locks.
+inline constexpr int kExitAtRisk = 1;
 inline constexpr int kExitUsage = EX_USAGE;              // 64
 inline constexpr int kExitUnavailable = EX_UNAVAILABLE;  // 69
 inline constexpr int kExitOsError = EX_OSERR;            // 71
@@ -31,6 +34,10 @@ inline constexpr int kExitSignalBase = 128;
 // The exit status for a store error (never OK, never DeadlineExceeded: a
 // wait that ran out is a conflict, not an error).
 int ExitCodeForStatus(const absl::Status& status);
+
+// Prints "<who>: <message>" to stderr, dropping the "ipclock: " that library
+// messages may start with.
+void PrintError(absl::string_view who, const absl::Status& status);
 
 }  // namespace ipclock_cli
 

@@ -25,9 +25,12 @@ std::string MainHelp() {
       "\n"
       "Commands:\n"
       "  run     run a command while holding one or more locks\n"
+      "  list    show the locks held now: resource, holder, since when\n"
+      "  doctor  check the host for what breaks locks (systemd RemoveIPC,\n"
+      "          lock dirs that vanish or are unsafe, kernel limits)\n"
       "\n"
       "Options:\n"
-      "  -h, --help     show this help (ipclock run --help for run's)\n"
+      "  -h, --help     show this help (ipclock COMMAND --help for a command's)\n"
       "      --version  show the version\n"
       "\n"
       "Stores in this build: ",
@@ -118,6 +121,92 @@ std::string RunHelp() {
       "  127      COMMAND was not found\n"
       "Use -E with a value COMMAND never returns to tell a busy lock from\n"
       "COMMAND's own status.\n");
+}
+
+std::string ListHelp() {
+  return absl::StrCat(
+      "Usage: ipclock list [--store DSN] [--key NAME] [--json]\n"
+      "\n"
+      "Shows the locks held now in one store, with the holder's pid and command\n"
+      "name, and since when and how many wait where the store can know. Reads\n"
+      "only: it takes no lock and creates no lock dir, segment or semaphore.\n"
+      "\n"
+      "Options:\n"
+      "      --store DSN  the store to list (default ",
+      ipclock::kDefaultDsn,
+      ", the default lock dir).\n"
+      "                   Stores in this build: ",
+      Schemes(),
+      "\n"
+      "      --key NAME   semaphore and posix-semaphore stores keep only a hash\n"
+      "                   of each name: show NAME's lock alone, named\n"
+      "      --json       print a JSON array of objects (store, resource, object,\n"
+      "                   mode, pid, command, since, fence, waiters, and the\n"
+      "                   store's own fields) instead of a table\n"
+      "  -h, --help       show this help\n"
+      "\n"
+      "What each store shows:\n"
+      "  flock            lock files locked now (/proc/locks): the readable part\n"
+      "                   of the name, shared or exclusive, the fencing token and\n"
+      "                   held mark of the holder record, waiters; SINCE is the\n"
+      "                   file's mtime, which an exclusive holder's record sets\n"
+      "                   at acquisition (shown only when the record is its own)\n"
+      "  shm://NAME       held slots of the segment: name, holder, fence, refcount;\n"
+      "                   a holder that died is shown as such\n"
+      "  semaphore        SysV sets of ipclock's or Symfony's layout whose lock\n"
+      "                   is taken: IPC key, semval against permits, the last pid\n"
+      "                   to operate on it, waiters (GETNCNT)\n"
+      "  posix-semaphore  holders in the registries in /dev/shm, permits free\n"
+      "\n"
+      "Exit status: 0 (whether or not locks are held), 64 for a usage error or a\n"
+      "store that cannot be listed (in-memory), 69 for a remote store, 71 when\n"
+      "the store's files cannot be read.\n");
+}
+
+std::string DoctorHelp() {
+  return absl::StrCat(
+      "Usage: ipclock doctor [--store DSN] [--root DIR] [--user NAME|UID] [--json]\n"
+      "\n"
+      "Checks what would break the locks of a user's programs, and says what to\n"
+      "change for each finding:\n"
+      "  removeipc             systemd-logind's RemoveIPC=, which deletes the\n"
+      "                        user's SysV semaphores and /dev/shm objects at\n"
+      "                        logout (held locks included)\n"
+      "  lock-dir-lifetime     a lock dir in /run/user/UID (removed at logout),\n"
+      "                        /dev/shm, or under /tmp or /var/tmp (cleaned by age)\n"
+      "  lock-dir-permissions  a lock dir that others could write, or a symlink\n"
+      "  lock-dir-filesystem   a lock dir on NFS, SMB/CIFS, FUSE, 9p or Ceph\n"
+      "  sysv-limits           kernel.sem (SEMMSL SEMMNS SEMOPM SEMMNI) and the\n"
+      "                        sets in use\n"
+      "  io_uring              whether io_uring is enabled and works here\n"
+      "  timed-wait-signal     the real-time signal timed flock waits use\n"
+      "\n"
+      "Options:\n"
+      "      --store DSN       the store to check (default ",
+      ipclock::kDefaultDsn,
+      "); the flock store's\n"
+      "                        lock dir comes from it\n"
+      "      --root DIR        read configuration (logind.conf and drop-ins,\n"
+      "                        login.defs, passwd, linger flags) and lock dirs\n"
+      "                        from the system tree at DIR instead of this host,\n"
+      "                        e.g. an image before it boots; kernel checks then\n"
+      "                        only inform\n"
+      "      --user NAME|UID   check for this user (default: the effective uid);\n"
+      "                        names are looked up in DIR/etc/passwd with --root\n"
+      "      --json            print one JSON object: uid, user, root, store,\n"
+      "                        at_risk, risks, findings (check, level, subject,\n"
+      "                        message, advice)\n"
+      "  -h, --help            show this help\n"
+      "\n"
+      "Levels: ok; info (worth knowing, does not break locks by itself); risk.\n"
+      "Without --store, and for another user's default lock dir (which depends\n"
+      "on whether their programs run in a login session), dirs are reported as\n"
+      "info; name the store with --store to have them judged.\n"
+      "\n"
+      "Exit status:\n"
+      "  0   nothing found that breaks locks\n"
+      "  1   at least one finding is a risk\n"
+      "  64  usage error: bad option or DSN, unknown user, --root not a dir\n");
 }
 
 }  // namespace ipclock_cli

@@ -9,9 +9,11 @@
 
 #include <string>
 
+#include "doctor_command.h"
 #include "exit_codes.h"
 #include "help_text.h"
 #include "ipclock_config.h"
+#include "list_command.h"
 #include "run_command.h"
 #include "run_options.h"
 
@@ -46,6 +48,32 @@ int main(int argc, char** argv) {
       return 0;
     }
     return ipclock_cli::RunCommand(*options, original_mask);
+  }
+  if (command == "list") {
+    absl::StatusOr<ipclock_cli::ListOptions> options =
+        ipclock_cli::ParseListOptions(argc - 1, argv + 1);
+    if (!options.ok()) {
+      ipclock_cli::PrintError("ipclock list", options.status());
+      return ipclock_cli::kExitUsage;
+    }
+    if (options->show_help) {
+      fputs(ipclock_cli::ListHelp().c_str(), stdout);
+      return 0;
+    }
+    return ipclock_cli::ListCommand(*options);
+  }
+  if (command == "doctor") {
+    absl::StatusOr<ipclock_cli::DoctorOptions> options =
+        ipclock_cli::ParseDoctorOptions(argc - 1, argv + 1);
+    if (!options.ok()) {
+      ipclock_cli::PrintError("ipclock doctor", options.status());
+      return ipclock_cli::kExitUsage;
+    }
+    if (options->show_help) {
+      fputs(ipclock_cli::DoctorHelp().c_str(), stdout);
+      return 0;
+    }
+    return ipclock_cli::DoctorCommand(*options);
   }
   fprintf(stderr, "ipclock: unknown command '%s'\nTry 'ipclock --help'.\n",
           command.c_str());

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "child_process.h"
@@ -26,12 +25,7 @@ namespace ipclock_cli {
 
 namespace {
 
-void PrintError(const absl::Status& status) {
-  // Library messages may start with "ipclock: " already.
-  absl::string_view message = status.message();
-  absl::ConsumePrefix(&message, "ipclock: ");
-  fprintf(stderr, "ipclock: %.*s\n", static_cast<int>(message.size()), message.data());
-}
+void PrintError(const absl::Status& status) { ipclock_cli::PrintError("ipclock", status); }
 
 std::string Quoted(absl::string_view resource) {
   return absl::StrCat("\"", absl::CHexEscape(resource), "\"");

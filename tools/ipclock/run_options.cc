@@ -4,13 +4,13 @@
 #include "run_options.h"
 
 #include <getopt.h>
-#include <string.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "getopt_util.h"
 
 namespace ipclock_cli {
 
@@ -51,10 +51,7 @@ const struct option kLongOptions[] = {
     {nullptr, 0, nullptr, 0},
 };
 
-absl::Status Usage(absl::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(message, "\nTry 'ipclock run --help'."));
-}
+absl::Status Usage(absl::string_view message) { return UsageError("run", message); }
 
 }  // namespace
 
@@ -65,8 +62,7 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
   std::vector<std::string> keys;
   bool have_file = false;
 
-  opterr = 0;  // our messages name the subcommand and suggest --help
-  optind = 1;
+  ResetGetopt();
   for (;;) {
     const int opt = getopt_long(argc, argv, kShortOptions, kLongOptions, nullptr);
     if (opt == -1) break;
@@ -133,18 +129,8 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
         return options;
       case ':':
       case '?':
-      default: {
-        // getopt_long leaves a bad short option in optopt, a bad long one in
-        // argv[optind-1].
-        const char* word = argv[optind - 1];
-        std::string shown = strncmp(word, "--", 2) == 0 || optopt == 0 ||
-                                    optopt >= 256
-                                ? std::string(word)
-                                : std::string("-") + static_cast<char>(optopt);
-        return Usage(absl::StrCat(opt == ':' ? "option needs an argument: "
-                                             : "unknown option: ",
-                                  shown));
-      }
+      default:
+        return Usage(GetoptProblem(opt, argv));
     }
   }
 

@@ -1,0 +1,88 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// -----------------------------------------------------------------------------
+// File: combined_store.h
+// -----------------------------------------------------------------------------
+//
+// A combined store holds one lock in several member stores at once and counts
+// it as held when a strategy is met: `kConsensus` (a strict majority of the
+// members) or `kUnanimous` (all of them). With three independent Redis
+// servers and `kConsensus`, a lock survives the loss of any one server; with
+// `kUnanimous`, any member that cannot be reached makes acquisition fail.
+// This is Symfony Lock's CombinedStore with its rules:
+//
+//   * Members are tried in the order given. An acquisition stops as soon as
+//     the strategy can no longer be met (too many members refused or
+//     failed); it does not stop once the strategy is met, so that as many
+//     members as possible hold the lock (a later member failure then costs
+//     nothing).
+//   * An error from a member counts as a failure of that member, never as
+//     success (fail closed). Acquisition returns an error, not contention,
+//     when the errors alone keep the strategy from being met.
+//   * When the strategy is not met, whatever the members did take is released
+//     before Save returns, so a failed try holds nothing anywhere.
+//   * `Exists` asks members until the strategy is met or can no longer be.
+//   * A refresh goes to every member that holds the key; if it does not reach
+//     enough of them, the lock is released on all and the refresh fails.
+//
+// Capabilities are what every member can honour:
+//
+//   blocking      never: a wait polls the members (1 ms doubling to 50 ms,
+//                 with jitter so that two waiters do not stay in step) until
+//                 the deadline. No member can wake a waiter for the others.
+//   expiring      if any member's locks expire. The key's single lease is
+//                 given to every member, so the shortest is what counts, and
+//                 a refresh goes to all.
+//   shared        if every member has shared locks.
+//   serializable  if every member is serializable.
+//   owner_death   if every member reports it; a key learns of a dead previous
+//                 holder when any member that it acquired says so.
+//   scope         the narrowest member's: a majority of members that are
+//                 each local to one host excludes only processes of that
+//                 host.
+//   fencing, counting: never. Members count their fences apart, and a
+//                 majority is a different subset of members from one
+//                 acquisition to the next, so no number drawn from them grows
+//                 for sure; permits are not additive over a majority either.
+//
+// Each member keeps its own per-key state in the `Key` (keyed by the member's
+// address), so two members of the same kind (two flock dirs, two Redis
+// servers) coexist. The same store object may appear only once.
+//
+// DSN (README.md, "combined"):
+//
+//   combined:?strategy=consensus&store1=DSN&store2=DSN&store3=DSN
+//
+// Members are `store1`, `store2`, ... with no gaps. Their DSNs are
+// percent-decoded like every query value: a member DSN that has options of
+// its own writes its `&` as `%26` (and a `%` as `%25`). A member whose server
+// is down when the DSN is built (Unavailable) does not stop the build if the
+// other members meet the strategy: it counts as refusing, and building it is
+// retried on use, at most once a second. It takes the capabilities of a
+// built member of the same kind; without one, the build fails.
+
+#ifndef IPCLOCK_COMBINED_STORE_H_
+#define IPCLOCK_COMBINED_STORE_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ipclock/store.h"
+
+namespace ipclock {
+
+enum class CombineStrategy {
+  kConsensus,  // strictly more than half of the members
+  kUnanimous,  // every member
+};
+
+// Combines `members` (tried in this order) under `strategy`. InvalidArgument
+// if there are none, if one is null, or if one appears twice.
+absl::StatusOr<std::shared_ptr<Store>> NewCombinedStore(
+    std::vector<std::shared_ptr<Store>> members, CombineStrategy strategy);
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_COMBINED_STORE_H_

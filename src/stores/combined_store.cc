@@ -1,0 +1,480 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// CombinedStore: one lock held in several member stores under a strategy
+// (include/ipclock/combined_store.h has the rules). The combined store keeps
+// its own state in the Key beside the members' states: which members hold
+// the key and in which mode, so that a failed attempt can give back exactly
+// what it took and a failed conversion can put back what was held before.
+
+#include "stores/combined_store.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "core/errors.h"
+#include "platform/random.h"
+
+namespace ipclock {
+namespace {
+
+constexpr absl::string_view kName = "combined";
+
+// The waits poll: a member cannot wake a waiter that also needs the others.
+constexpr absl::Duration kFirstBackoff = absl::Milliseconds(1);
+constexpr absl::Duration kMaxBackoff = absl::Milliseconds(50);
+
+struct CombinedKeyState : KeyState {
+  explicit CombinedKeyState(size_t members) : held(members, false) {}
+  std::vector<bool> held;  // by member index
+  LockMode mode = LockMode::kExclusive;
+};
+
+size_t CountHeld(const std::vector<bool>& held) {
+  return static_cast<size_t>(std::count(held.begin(), held.end(), true));
+}
+
+// What one pass over the members gave.
+struct Tally {
+  size_t succeeded = 0;
+  size_t refused = 0;  // contention
+  size_t failed = 0;   // errors
+  std::vector<bool> took;  // by member index: Save said true in this pass
+  std::vector<std::string> errors;
+  // The members' code if they all failed alike (a lease that ran out is
+  // Aborted everywhere), else Unavailable.
+  absl::StatusCode code = absl::StatusCode::kOk;
+  bool owner_died = false;
+
+  void AddError(const absl::Status& s) {
+    ++failed;
+    errors.push_back(std::string(s.message()));
+    if (code == absl::StatusCode::kOk) {
+      code = s.code();
+    } else if (code != s.code()) {
+      code = absl::StatusCode::kUnavailable;
+    }
+  }
+};
+
+class CombinedStore final : public Store {
+ public:
+  CombinedStore(std::vector<std::shared_ptr<Store>> members,
+                CombineStrategy strategy)
+      : members_(std::move(members)), strategy_(strategy) {
+    std::vector<std::string> described;
+    caps_.blocking = false;
+    caps_.expiring = false;
+    caps_.shared = true;
+    caps_.serializable = true;
+    caps_.owner_death = true;
+    caps_.fencing = false;
+    caps_.counting = false;
+    caps_.scope = Scope::kRemote;
+    for (const std::shared_ptr<Store>& m : members_) {
+      const Capabilities c = m->capabilities();
+      caps_.expiring = caps_.expiring || c.expiring;
+      caps_.shared = caps_.shared && c.shared;
+      caps_.serializable = caps_.serializable && c.serializable;
+      caps_.owner_death = caps_.owner_death && c.owner_death;
+      caps_.scope = std::min(caps_.scope, c.scope);
+      described.push_back(m->Describe());
+    }
+    describe_ = absl::StrCat("combined(", StrategyName(), ": ",
+                             absl::StrJoin(described, ", "), ")");
+  }
+
+  absl::string_view name() const override { return kName; }
+  std::string Describe() const override { return describe_; }
+  Capabilities capabilities() const override { return caps_; }
+
+  absl::StatusOr<bool> Save(Key& key, LockMode mode,
+                            Deadline deadline) override {
+    CombinedKeyState& st = StateOf(key);
+    const std::vector<bool> before = st.held;
+    const LockMode before_mode = st.mode;
+    absl::Duration backoff = kFirstBackoff;
+    uint64_t rng = 0;
+    for (;;) {
+      Tally t = TryOnce(key, mode, st);
+      key.set_fence(std::nullopt);  // see the header: no fence is sound here
+      if (IsMet(t.succeeded)) {
+        st.mode = mode;
+        key.set_previous_owner_died(t.owner_died);
+        return true;
+      }
+      key.set_previous_owner_died(false);
+      GiveBack(key, st, before, before_mode, t.took);
+      // Even if every member that refused let go later, the members that
+      // failed would keep the strategy from being met: waiting is pointless
+      // and reporting contention would hide the failure.
+      if (!IsMet(members_.size() - t.failed)) {
+        return NotMet(key, absl::StrCat("could not take the lock on enough "
+                                        "members (",
+                                        t.succeeded, " of ", members_.size(),
+                                        " took it)"),
+                      t, t.code);
+      }
+      if (deadline.has_passed()) return false;
+      if (rng == 0) FillRandom(&rng, sizeof(rng)).IgnoreError();
+      rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+      // 0.5 to 1.5 times the backoff, so that two waiters drift apart.
+      const double jitter = 0.5 + static_cast<double>(rng >> 11) / 9007199254740992.0;
+      absl::SleepFor(std::min(backoff * jitter, deadline.Remaining()));
+      backoff = std::min(backoff * 2, kMaxBackoff);
+    }
+  }
+
+  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
+    auto* st = static_cast<CombinedKeyState*>(key.state(this));
+    if (st == nullptr || CountHeld(st->held) == 0) {
+      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                        "cannot refresh: this key holds the lock on no member");
+    }
+    Tally t;
+    t.failed = members_.size() - CountHeld(st->held);  // they cannot count
+    for (size_t i = 0; i < members_.size() && CanBeMet(t.failed); ++i) {
+      if (!st->held[i]) continue;
+      absl::Status s = members_[i]->PutOffExpiration(key, ttl);
+      if (s.ok()) {
+        ++t.succeeded;
+      } else {
+        t.AddError(s);
+      }
+    }
+    if (IsMet(t.succeeded)) return absl::OkStatus();
+    // A lease that only a minority still has is no lock: give it up on every
+    // member rather than leave a minority holding it until it runs out.
+    Delete(key).IgnoreError();
+    return NotMet(key,
+                  absl::StrCat("the lease was extended on ", t.succeeded,
+                               " of ", members_.size(),
+                               " members only, so the lock was released on all"),
+                  t, absl::StatusCode::kAborted);
+  }
+
+  absl::Status Delete(Key& key) override {
+    absl::Status s = DeleteOnMembers(key);
+    key.take_state(this);
+    return s;
+  }
+
+  absl::StatusOr<bool> Exists(Key& key) override {
+    size_t yes = 0;
+    size_t no = 0;
+    for (const std::shared_ptr<Store>& m : members_) {
+      // An error counts as "not held": fail closed.
+      absl::StatusOr<bool> held = m->Exists(key);
+      if (held.ok() && *held) {
+        ++yes;
+      } else {
+        ++no;
+      }
+      if (IsMet(yes)) return true;
+      if (!CanBeMet(no)) return false;
+    }
+    return false;
+  }
+
+ private:
+  absl::string_view StrategyName() const {
+    return strategy_ == CombineStrategy::kConsensus ? "consensus" : "unanimous";
+  }
+
+  bool IsMet(size_t successes) const {
+    if (strategy_ == CombineStrategy::kUnanimous) {
+      return successes == members_.size();
+    }
+    return 2 * successes > members_.size();
+  }
+
+  bool CanBeMet(size_t failures) const { return IsMet(members_.size() - failures); }
+
+  CombinedKeyState& StateOf(Key& key) {
+    auto* st = static_cast<CombinedKeyState*>(key.state(this));
+    if (st != nullptr) return *st;
+    auto fresh = std::make_unique<CombinedKeyState>(members_.size());
+    st = fresh.get();
+    key.set_state(this, std::move(fresh));
+    return *st;
+  }
+
+  // Asks each member once, in order, and stops when the strategy can no
+  // longer be met. Members that were asked and said yes hold the key now.
+  Tally TryOnce(Key& key, LockMode mode, CombinedKeyState& st) {
+    Tally t;
+    t.took.assign(members_.size(), false);
+    for (size_t i = 0; i < members_.size(); ++i) {
+      key.set_previous_owner_died(false);
+      absl::StatusOr<bool> saved = members_[i]->Save(key, mode, Deadline::Past());
+      if (!saved.ok()) {
+        t.AddError(saved.status());
+      } else if (*saved) {
+        ++t.succeeded;
+        t.took[i] = true;
+        st.held[i] = true;
+        t.owner_died = t.owner_died || key.previous_owner_died();
+      } else {
+        ++t.refused;
+      }
+      if (!CanBeMet(t.refused + t.failed)) break;
+    }
+    return t;
+  }
+
+  // Undoes a pass that did not meet the strategy. A key that held nothing
+  // before gives back everything it took. A key that held the lock (a
+  // failed promotion or demotion) converts back on the members that
+  // converted, and keeps the lock only if enough members still have it.
+  void GiveBack(Key& key, CombinedKeyState& st, const std::vector<bool>& before,
+                LockMode before_mode, const std::vector<bool>& took) {
+    if (CountHeld(before) == 0) {
+      DeleteOnMembers(key).IgnoreError();
+      st.held.assign(members_.size(), false);
+      return;
+    }
+    for (size_t i = 0; i < members_.size(); ++i) {
+      if (!before[i]) {
+        if (took[i]) members_[i]->Delete(key).IgnoreError();
+        st.held[i] = false;
+        continue;
+      }
+      absl::StatusOr<bool> still =
+          took[i] ? members_[i]->Save(key, before_mode, Deadline::Past())
+                  : members_[i]->Exists(key);
+      st.held[i] = still.ok() && *still;
+      // Whatever half-state a failed member is in, it must not linger.
+      if (!st.held[i]) members_[i]->Delete(key).IgnoreError();
+    }
+    st.mode = before_mode;
+    if (!IsMet(CountHeld(st.held))) {
+      DeleteOnMembers(key).IgnoreError();
+      st.held.assign(members_.size(), false);
+    }
+  }
+
+  // Releases on every member. The key's combined state stays: Save() is
+  // still using it.
+  absl::Status DeleteOnMembers(Key& key) {
+    std::vector<std::string> errors;
+    absl::StatusCode code = absl::StatusCode::kOk;
+    for (const std::shared_ptr<Store>& m : members_) {
+      absl::Status s = m->Delete(key);
+      if (s.ok()) continue;
+      if (code == absl::StatusCode::kOk) code = s.code();
+      errors.push_back(std::string(s.message()));
+    }
+    if (errors.empty()) return absl::OkStatus();
+    return StoreError(code, describe_, key.resource(),
+                      absl::StrCat("release failed on ", errors.size(), " of ",
+                                   members_.size(), " members: ",
+                                   absl::StrJoin(errors, "; ")));
+  }
+
+  absl::Status NotMet(const Key& key, absl::string_view what, const Tally& t,
+                      absl::StatusCode code = absl::StatusCode::kUnavailable) {
+    std::string message = absl::StrCat(StrategyName(), " not met: ", what);
+    if (!t.errors.empty()) {
+      absl::StrAppend(&message, "; member errors: ", absl::StrJoin(t.errors, "; "));
+    }
+    return StoreError(code, describe_, key.resource(), message);
+  }
+
+  const std::vector<std::shared_ptr<Store>> members_;
+  const CombineStrategy strategy_;
+  Capabilities caps_;
+  std::string describe_;
+};
+
+// A member whose server was down when the combined store was built. It
+// fails every call (which the strategy counts as a refusal) until building
+// it again succeeds; it tries at most once a second, and never makes a
+// caller wait for another caller's attempt.
+class LazyMember final : public Store {
+ public:
+  LazyMember(std::string dsn, std::string shown, const StoreOptions& options,
+             Capabilities assumed, absl::Status first_error)
+      : dsn_(std::move(dsn)),
+        shown_(std::move(shown)),
+        options_(options),
+        assumed_(assumed),
+        last_error_(std::move(first_error)),
+        next_try_nanos_(Deadline::NowNanos() + kRetryNanos) {}
+
+  absl::string_view name() const override { return "unbuilt"; }
+  std::string Describe() const override { return shown_; }
+  // The caps of a sibling member of the same kind: the combined store's
+  // caps are fixed when it is built.
+  Capabilities capabilities() const override { return assumed_; }
+
+  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override {
+    absl::StatusOr<std::shared_ptr<Store>> store = Get();
+    if (!store.ok()) return store.status();
+    return (*store)->Save(key, mode, deadline);
+  }
+  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
+    absl::StatusOr<std::shared_ptr<Store>> store = Get();
+    if (!store.ok()) return store.status();
+    return (*store)->PutOffExpiration(key, ttl);
+  }
+  absl::Status Delete(Key& key) override {
+    std::shared_ptr<Store> store = Built();
+    // Never built: it never held anything.
+    return store == nullptr ? absl::OkStatus() : store->Delete(key);
+  }
+  absl::StatusOr<bool> Exists(Key& key) override {
+    std::shared_ptr<Store> store = Built();
+    if (store == nullptr) return false;
+    return store->Exists(key);
+  }
+
+ private:
+  static constexpr int64_t kRetryNanos = 1000 * 1000 * 1000;
+
+  std::shared_ptr<Store> Built() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return store_;
+  }
+
+  absl::StatusOr<std::shared_ptr<Store>> Get() {
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      if (store_ != nullptr) return store_;
+      if (building_ || Deadline::NowNanos() < next_try_nanos_) return last_error_;
+      building_ = true;
+    }
+    // Outside the mutex: connecting may take a server's connect timeout.
+    absl::StatusOr<std::shared_ptr<Store>> built = StoreFromDsn(dsn_, options_);
+    std::lock_guard<std::mutex> guard(mu_);
+    building_ = false;
+    if (built.ok()) {
+      store_ = *built;
+      return store_;
+    }
+    last_error_ = built.status();
+    next_try_nanos_ = Deadline::NowNanos() + kRetryNanos;
+    return last_error_;
+  }
+
+  const std::string dsn_;  // may hold a password: never shown
+  const std::string shown_;
+  const StoreOptions options_;
+  const Capabilities assumed_;
+  std::mutex mu_;
+  std::shared_ptr<Store> store_;  // guarded by mu_
+  absl::Status last_error_;       // guarded by mu_
+  int64_t next_try_nanos_;        // guarded by mu_
+  bool building_ = false;         // guarded by mu_
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> NewCombinedStore(
+    std::vector<std::shared_ptr<Store>> members, CombineStrategy strategy) {
+  if (members.empty()) {
+    return absl::InvalidArgumentError("ipclock: a combined store needs members");
+  }
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i] == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ipclock: combined store member ", i + 1, " is null"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      // One store object twice would share one per-key state slot.
+      if (members[j] == members[i]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ipclock: combined store members ", j + 1, " and ", i + 1,
+            " are the same store (", members[i]->Describe(), ")"));
+      }
+    }
+  }
+  return std::shared_ptr<Store>(
+      std::make_shared<CombinedStore>(std::move(members), strategy));
+}
+
+absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
+    Dsn& dsn, const StoreOptions& options) {
+  // Messages below never repeat the DSN: it holds the member DSNs, and the
+  // DSN parser redacts only the first password in a string.
+  if ((dsn.has_authority() && !dsn.host().empty()) || !dsn.path().empty()) {
+    return absl::InvalidArgumentError(
+        "ipclock: bad combined DSN: it takes no address; members go in "
+        "store1=DSN&store2=DSN...");
+  }
+  CombineStrategy strategy = CombineStrategy::kConsensus;
+  if (std::optional<std::string> s = dsn.TakeOption("strategy")) {
+    if (*s == "consensus") {
+      strategy = CombineStrategy::kConsensus;
+    } else if (*s == "unanimous") {
+      strategy = CombineStrategy::kUnanimous;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ipclock: bad combined DSN: strategy=", *s,
+                       ": expected consensus or unanimous"));
+    }
+  }
+  // Members whose server is down now (Unavailable) are retried on use, as
+  // long as the members that could be built meet the strategy without them:
+  // a majority of three Redis servers must not depend on all three being up
+  // at start. Any other error is a mistake in the DSN and is returned.
+  struct Unbuilt {
+    size_t index;
+    int n;
+    std::string dsn;
+    absl::Status error;
+  };
+  std::vector<std::shared_ptr<Store>> members;
+  std::vector<Unbuilt> unbuilt;
+  for (int n = 1;; ++n) {
+    std::optional<std::string> member = dsn.TakeOption(absl::StrCat("store", n));
+    if (!member) break;
+    absl::StatusOr<std::shared_ptr<Store>> store = StoreFromDsn(*member, options);
+    if (store.ok()) {
+      members.push_back(*std::move(store));
+      continue;
+    }
+    absl::Status error(store.status().code(),
+                       absl::StrCat("ipclock: combined store, member store", n,
+                                    ": ", store.status().message()));
+    if (!absl::IsUnavailable(error)) return error;
+    unbuilt.push_back({members.size(), n, *std::move(member), error});
+    members.push_back(nullptr);
+  }
+  if (!dsn.CheckAllOptionsUsed().ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ipclock: bad combined DSN: options are strategy and store1, store2, "
+        "... numbered from 1 without gaps (",
+        members.size(), " members read)"));
+  }
+  if (members.empty()) {
+    return absl::InvalidArgumentError(
+        "ipclock: bad combined DSN: no members (store1=DSN&store2=DSN...)");
+  }
+  const size_t built = members.size() - unbuilt.size();
+  const bool enough = strategy == CombineStrategy::kUnanimous
+                          ? unbuilt.empty()
+                          : 2 * built > members.size();
+  if (!enough) return unbuilt.front().error;
+  for (Unbuilt& u : unbuilt) {
+    absl::StatusOr<Dsn> parsed = Dsn::Parse(u.dsn);
+    const Store* sibling = nullptr;
+    for (const std::shared_ptr<Store>& m : members) {
+      if (m != nullptr && parsed.ok() && m->name() == parsed->scheme()) sibling = m.get();
+    }
+    // Without a built member of the same kind, its capabilities are unknown.
+    if (sibling == nullptr) return u.error;
+    members[u.index] = std::make_shared<LazyMember>(
+        u.dsn, absl::StrCat(parsed->redacted(), " (down at start)"), options,
+        sibling->capabilities(), u.error);
+  }
+  return NewCombinedStore(std::move(members), strategy);
+}
+
+}  // namespace ipclock

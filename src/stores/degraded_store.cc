@@ -1,0 +1,169 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "stores/degraded_store.h"
+
+#include <stdio.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/errors.h"
+
+namespace ipclock {
+namespace {
+
+enum class DegradedPolicy { kRaise, kWarn, kWarnThrottled, kProceed };
+
+constexpr int64_t kThrottleNanos = int64_t{60} * 1000 * 1000 * 1000;
+
+// The fallback store, wrapped so that every message names it as the
+// fallback and acquisitions are reported as the policy says. Everything else
+// is the fallback's own behaviour: its capabilities, its per-key state (kept
+// under the fallback's address, so a Key never sees this wrapper's).
+class DegradedStore final : public Store {
+ public:
+  DegradedStore(std::shared_ptr<Store> fallback, std::string remote,
+                absl::Status why, DegradedPolicy policy)
+      : fallback_(std::move(fallback)),
+        policy_(policy),
+        describe_(absl::StrCat(fallback_->Describe(), " (fallback for ",
+                               remote, ")")),
+        why_(absl::StrCat(remote, " was not usable when the store was built (",
+                          absl::StatusCodeToString(why.code()), ": ",
+                          why.message(), ")")) {}
+
+  absl::string_view name() const override { return fallback_->name(); }
+  std::string Describe() const override { return describe_; }
+  Capabilities capabilities() const override { return fallback_->capabilities(); }
+
+  absl::StatusOr<bool> Save(Key& key, LockMode mode,
+                            Deadline deadline) override {
+    Report(key);
+    return fallback_->Save(key, mode, deadline);
+  }
+  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
+    return fallback_->PutOffExpiration(key, ttl);
+  }
+  absl::Status Delete(Key& key) override { return fallback_->Delete(key); }
+  absl::StatusOr<bool> Exists(Key& key) override { return fallback_->Exists(key); }
+
+ private:
+  // A use is an acquisition attempt: refreshes and releases belong to a lock
+  // whose acquisition was already reported.
+  void Report(const Key& key) {
+    if (policy_ == DegradedPolicy::kProceed) return;
+    if (policy_ == DegradedPolicy::kWarnThrottled) {
+      const int64_t now = Deadline::NowNanos();
+      int64_t last = last_warning_.load(std::memory_order_relaxed);
+      if (last != 0 && now - last < kThrottleNanos) return;
+      // One thread wins the minute; the others stay quiet.
+      if (!last_warning_.compare_exchange_strong(last, now)) return;
+    }
+    std::string line = absl::StrCat(
+        "ipclock: warning: resource ", QuoteResource(key.resource()),
+        " is locked on the fallback store ", fallback_->Describe(), ": ", why_,
+        "; the fallback does not exclude processes on other hosts\n");
+    // One write per line, so that lines of several threads do not interleave.
+    fputs(line.c_str(), stderr);
+    fflush(stderr);
+  }
+
+  const std::shared_ptr<Store> fallback_;
+  const DegradedPolicy policy_;
+  const std::string describe_;
+  const std::string why_;
+  std::atomic<int64_t> last_warning_{0};
+};
+
+absl::StatusOr<DegradedPolicy> ParsePolicy(const std::optional<std::string>& v) {
+  if (!v || *v == "raise") return DegradedPolicy::kRaise;
+  if (*v == "warn") return DegradedPolicy::kWarn;
+  if (*v == "warn_throttled") return DegradedPolicy::kWarnThrottled;
+  if (*v == "proceed") return DegradedPolicy::kProceed;
+  return absl::InvalidArgumentError(
+      absl::StrCat("ipclock: bad DSN: degraded=", *v,
+                   ": expected raise, warn, warn_throttled or proceed"));
+}
+
+// `text` without the query options named `fallback` and `degraded`. The
+// query starts at the first '?', as in the DSN parser; values may hold
+// further '?' and '=' but no raw '&'.
+std::string WithoutDegradedOptions(absl::string_view text) {
+  const size_t q = text.find('?');
+  if (q == absl::string_view::npos) return std::string(text);
+  std::vector<absl::string_view> kept;
+  for (absl::string_view pair : absl::StrSplit(text.substr(q + 1), '&')) {
+    absl::string_view name = pair.substr(0, pair.find('='));
+    if (name == "fallback" || name == "degraded") continue;
+    kept.push_back(pair);
+  }
+  if (kept.empty()) return std::string(text.substr(0, q));
+  return absl::StrCat(text.substr(0, q), "?", absl::StrJoin(kept, "&"));
+}
+
+}  // namespace
+
+bool WantsDegradedMode(const Dsn& dsn) {
+  return dsn.PeekOption("fallback").has_value() ||
+         dsn.PeekOption("degraded").has_value();
+}
+
+absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(
+    absl::string_view text, const StoreOptions& options) {
+  absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
+  if (!dsn.ok()) return dsn.status();
+  std::optional<std::string> fallback = dsn->TakeOption("fallback");
+  absl::StatusOr<DegradedPolicy> policy = ParsePolicy(dsn->TakeOption("degraded"));
+  if (!policy.ok()) return policy.status();
+  if (!fallback || fallback->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ipclock: bad DSN \"", dsn->redacted(),
+        "\": degraded= needs fallback=DSN (a percent-encoded local store)"));
+  }
+  // Checked before the remote store is tried, so that a typo in the
+  // fallback shows up on the day the server is up, not the day it is down.
+  absl::StatusOr<Dsn> fallback_dsn = Dsn::Parse(*fallback);
+  if (!fallback_dsn.ok()) {
+    return absl::Status(fallback_dsn.status().code(),
+                        absl::StrCat("fallback: ", fallback_dsn.status().message()));
+  }
+  if (WantsDegradedMode(*fallback_dsn)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ipclock: bad DSN \"", dsn->redacted(),
+        "\": a fallback cannot have a fallback of its own"));
+  }
+
+  const std::string remote_text = WithoutDegradedOptions(text);
+  absl::StatusOr<std::shared_ptr<Store>> remote = StoreFromDsn(remote_text, options);
+  if (remote.ok() || *policy == DegradedPolicy::kRaise) return remote;
+  const absl::StatusCode code = remote.status().code();
+  if (code != absl::StatusCode::kUnavailable &&
+      code != absl::StatusCode::kUnimplemented) {
+    return remote;
+  }
+  absl::StatusOr<std::shared_ptr<Store>> local = StoreFromDsn(*fallback, options);
+  if (!local.ok()) {
+    return absl::Status(code, absl::StrCat(remote.status().message(),
+                                           "; its fallback failed too: ",
+                                           local.status().message()));
+  }
+  if ((*local)->capabilities().scope == Scope::kRemote) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ipclock: bad DSN \"", dsn->redacted(), "\": the fallback ",
+        (*local)->Describe(), " is a remote store; use a combined store to "
+        "spread a lock over servers"));
+  }
+  absl::StatusOr<Dsn> shown = Dsn::Parse(remote_text);
+  return std::shared_ptr<Store>(std::make_shared<DegradedStore>(
+      *std::move(local), shown.ok() ? shown->redacted() : std::string("remote store"),
+      remote.status(), *policy));
+}
+
+}  // namespace ipclock

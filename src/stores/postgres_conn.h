@@ -1,0 +1,96 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The libpq calls shared by the postgres store and PostgresTransactionLock:
+// connections that know which process opened them, and queries whose reply
+// is awaited with poll(2) up to a deadline rather than in a blocking read.
+
+#ifndef IPCLOCK_STORES_POSTGRES_CONN_H_
+#define IPCLOCK_STORES_POSTGRES_CONN_H_
+
+#include <libpq-fe.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ipclock/deadline.h"
+
+namespace ipclock {
+
+struct PgResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
+
+// An owned PGconn. Closing it ends the server session, which releases every
+// advisory session lock taken on it.
+//
+// fork() copies the socket into the child, but the session stays the
+// parent's: a child that sent anything on it (even the Terminate message
+// PQfinish sends) would garble or end the parent's session and drop its
+// locks. So a connection remembers the process that opened it, and in any
+// other process closing it only frees the memory and the child's copy of the
+// socket, saying nothing to the server.
+class PgConnection {
+ public:
+  PgConnection() = default;
+  explicit PgConnection(PGconn* conn);
+  PgConnection(PgConnection&& other) noexcept;
+  PgConnection& operator=(PgConnection&& other) noexcept;
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+  ~PgConnection() { Close(); }
+
+  PGconn* get() const { return conn_; }
+  bool valid() const { return conn_ != nullptr; }
+  // Whether this process opened the connection (see above).
+  bool ours() const;
+  // Whether libpq still thinks the connection is up. Costs nothing, and
+  // learns of a dead server only from the last call that touched the socket.
+  bool looks_alive() const;
+  void Close();
+
+ private:
+  PGconn* conn_ = nullptr;
+  pid_t pid_ = 0;
+};
+
+// Opens a connection with PQconnectdbParams (blocking, bounded by the
+// `connect_timeout` keyword). `describe` names the store in messages, which
+// carry libpq's reason (it names host and port, never the password).
+// PermissionDenied when the server refused the credentials, else
+// Unavailable.
+absl::StatusOr<PgConnection> PgConnect(
+    const std::vector<std::pair<std::string, std::string>>& conninfo,
+    absl::string_view describe);
+
+// Sends `sql` (one or more statements, no parameters) and collects its
+// results. Returns the first error result if a statement failed (check with
+// PgFailed), else the last result. Unavailable when the connection broke or
+// no reply had come by `reply_by`; the session is then in an unknown state
+// and the caller should close it.
+absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
+                                Deadline reply_by);
+
+// Whether `r` reports a failed statement.
+bool PgFailed(const PGresult* r);
+// The SQLSTATE of a failed statement ("55P03"), or "".
+std::string PgSqlState(const PGresult* r);
+// The server's primary message with its SQLSTATE, for error messages.
+std::string PgErrorText(const PGresult* r);
+// libpq's last error on `conn`, on one line.
+std::string PgConnError(const PGconn* conn);
+
+// SQLSTATEs the store and the transaction lock act on.
+inline constexpr absl::string_view kLockNotAvailable = "55P03";
+inline constexpr absl::string_view kDeadlockDetected = "40P01";
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_POSTGRES_CONN_H_

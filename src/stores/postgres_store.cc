@@ -1,0 +1,534 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// PostgreSqlStore: advisory session locks, one server session per held Key.
+// See include/ipclock/postgres_store.h for the contract; the caveats of
+// advisory locks are written beside the code that deals with them.
+
+#include "stores/postgres_store.h"
+
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "core/errors.h"
+#include "stores/postgres_conn.h"
+#include "stores/postgres_lock_id.h"
+
+namespace ipclock {
+
+namespace {
+
+constexpr absl::string_view kName = "postgresql+advisory";
+
+// How long a statement that does not wait on a lock may take to answer
+// before the session is given up as unreachable.
+constexpr absl::Duration kReplyTimeout = absl::Seconds(10);
+// How long past a wait's deadline the reply may take: the server ends the
+// wait itself (lock_timeout); this only covers a server or network that
+// stopped answering.
+constexpr absl::Duration kWaitGrace = absl::Seconds(5);
+
+struct PgKeyState final : KeyState {
+  // The key's own session while it holds the lock; the lock dies with it.
+  PgConnection conn;
+  int64_t id = 0;
+  bool held = false;
+  LockMode mode = LockMode::kExclusive;
+  // Why the lock was lost, kept until the key acquires again so that a
+  // release or refresh after the loss says so instead of succeeding.
+  std::string lost;
+};
+
+absl::string_view LockFunction(LockMode mode, bool wait) {
+  if (mode == LockMode::kShared) {
+    return wait ? "pg_advisory_lock_shared" : "pg_try_advisory_lock_shared";
+  }
+  return wait ? "pg_advisory_lock" : "pg_try_advisory_lock";
+}
+
+absl::string_view UnlockFunction(LockMode mode) {
+  return mode == LockMode::kShared ? "pg_advisory_unlock_shared"
+                                   : "pg_advisory_unlock";
+}
+
+// The canonical code for a failed statement, by SQLSTATE class.
+absl::StatusCode CodeOf(absl::string_view sqlstate) {
+  if (absl::StartsWith(sqlstate, "08") || absl::StartsWith(sqlstate, "57")) {
+    return absl::StatusCode::kUnavailable;  // connection, operator action
+  }
+  if (absl::StartsWith(sqlstate, "28") || sqlstate == "42501") {
+    return absl::StatusCode::kPermissionDenied;
+  }
+  if (absl::StartsWith(sqlstate, "53")) return absl::StatusCode::kResourceExhausted;
+  return absl::StatusCode::kInternal;
+}
+
+const std::string* Find(const std::vector<std::pair<std::string, std::string>>& kv,
+                        absl::string_view key) {
+  const std::string* found = nullptr;
+  for (const auto& [k, v] : kv) {
+    if (k == key) found = &v;  // the last one wins, as in libpq
+  }
+  return found;
+}
+
+std::string DescribeOptions(const PostgresStoreOptions& options) {
+  auto part = [&](absl::string_view key) {
+    const std::string* v = Find(options.conninfo, key);
+    return v != nullptr ? *v : std::string();
+  };
+  std::string out = absl::StrCat(kName, "://");
+  if (!part("user").empty()) absl::StrAppend(&out, part("user"), "@");
+  const std::string host = part("host");
+  absl::StrAppend(&out, host.find(':') != std::string::npos ? "[" : "", host,
+                  host.find(':') != std::string::npos ? "]" : "");
+  if (!part("port").empty()) absl::StrAppend(&out, ":", part("port"));
+  absl::StrAppend(&out, "/", part("dbname"));
+  if (options.scheme == PostgresLockIdScheme::kSymfony) {
+    absl::StrAppend(&out, "?scheme=symfony");
+  } else if (options.scheme == PostgresLockIdScheme::kLaravel) {
+    absl::StrAppend(&out, "?scheme=laravel");
+  }
+  return out;
+}
+
+class PostgresStore final : public Store {
+ public:
+  PostgresStore(PostgresStoreOptions options, std::string describe)
+      : options_(std::move(options)), describe_(std::move(describe)),
+        pool_pid_(getpid()) {}
+
+  absl::string_view name() const override { return kName; }
+  std::string Describe() const override { return describe_; }
+
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.blocking = true;
+    c.shared = true;
+    c.scope = Scope::kRemote;
+    return c;
+  }
+
+  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
+  absl::Status Delete(Key& key) override;
+  absl::StatusOr<bool> Exists(Key& key) override;
+
+  absl::StatusOr<PgConnection> Connect() const;
+  void ReturnConnection(PgConnection conn);
+
+ private:
+  absl::StatusOr<PgConnection> TakeConnection(bool* pooled);
+  absl::StatusOr<bool> LockOn(PGconn* conn, const Key& key, int64_t id,
+                              LockMode mode, Deadline deadline) const;
+  absl::Status CheckSession(Key& key, PgKeyState* st);
+  absl::Status MarkLost(Key& key, PgKeyState* st, const absl::Status& why);
+  // For a key that holds nothing: Unavailable saying how its lock was
+  // lost, if it was, else OK.
+  absl::Status LossReport(const Key& key, const PgKeyState* st) const {
+    if (st->lost.empty()) return absl::OkStatus();
+    return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
+                      st->lost);
+  }
+  absl::Status Foreign(const Key& key) const {
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
+                      key.resource(),
+                      "this key was acquired by the parent of this forked "
+                      "process; its session and lock belong to the parent");
+  }
+
+  const PostgresStoreOptions options_;
+  const std::string describe_;
+  std::mutex mu_;
+  std::vector<PgConnection> idle_;  // guarded by mu_
+  pid_t pool_pid_;                  // guarded by mu_
+};
+
+absl::StatusOr<PgConnection> PostgresStore::Connect() const {
+  absl::StatusOr<PgConnection> conn = PgConnect(options_.conninfo, describe_);
+  if (!conn.ok()) return conn.status();
+  // idle_session_timeout (PostgreSQL 14+) would end a session that holds a
+  // lock and sends nothing, which is what a lock holder does.
+  if (PQserverVersion(conn->get()) >= 140000) {
+    absl::StatusOr<PgResult> r = PgExec(conn->get(), "SET idle_session_timeout = 0",
+                                        Deadline::In(kReplyTimeout));
+    if (!r.ok()) {
+      return StoreError(absl::StatusCode::kUnavailable, describe_, "",
+                        absl::StrCat("set up a new session: ", r.status().message()));
+    }
+    if (PgFailed(r->get())) {
+      return StoreError(CodeOf(PgSqlState(r->get())), describe_, "",
+                        absl::StrCat("set up a new session: ", PgErrorText(r->get())));
+    }
+  }
+  return conn;
+}
+
+absl::StatusOr<PgConnection> PostgresStore::TakeConnection(bool* pooled) {
+  *pooled = false;
+  std::vector<PgConnection> inherited;  // closed after the mutex is let go
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (pool_pid_ != getpid()) {
+      // A forked child: the pooled sessions are the parent's.
+      inherited.swap(idle_);
+      pool_pid_ = getpid();
+    }
+    while (!idle_.empty()) {
+      PgConnection c = std::move(idle_.back());
+      idle_.pop_back();
+      if (c.looks_alive()) {
+        *pooled = true;
+        return c;
+      }
+      inherited.push_back(std::move(c));
+    }
+  }
+  return Connect();
+}
+
+void PostgresStore::ReturnConnection(PgConnection conn) {
+  // Only a clean, idle session of this process may serve another key: one
+  // with a query still in flight (a reply that never came) is closed.
+  if (!conn.ours() || !conn.looks_alive() ||
+      PQtransactionStatus(conn.get()) != PQTRANS_IDLE) {
+    return;  // closed by its destructor
+  }
+  std::lock_guard<std::mutex> guard(mu_);
+  if (pool_pid_ == getpid() && idle_.size() < options_.max_idle) {
+    idle_.push_back(std::move(conn));
+    return;
+  }
+  // Over the cap: the destructor closes it. PQfinish only queues a
+  // Terminate message, so holding the mutex meanwhile costs nothing.
+}
+
+// One lock request on `conn`. A try is one pg_try_advisory_lock*. A wait is
+// one pg_advisory_lock* under SET LOCAL lock_timeout: the server queues the
+// request and grants it the moment the holder lets go, or gives up with
+// lock_not_available when the timeout runs out, so nothing here polls. The
+// three statements go in one message, which PostgreSQL runs as one implicit
+// transaction, so the LOCAL settings end with it whatever happens and the
+// session's own lock_timeout is back in force for whoever uses it next.
+// statement_timeout is turned off too, since a role's default would cut a
+// long wait short with an unrelated error; lock_timeout 0 waits forever.
+absl::StatusOr<bool> PostgresStore::LockOn(PGconn* conn, const Key& key,
+                                           int64_t id, LockMode mode,
+                                           Deadline deadline) const {
+  const bool wait = !deadline.has_passed();
+  std::string sql;
+  Deadline reply_by = Deadline::In(kReplyTimeout);
+  if (!wait) {
+    sql = absl::StrCat("SELECT ", LockFunction(mode, false), "(", id, ")");
+  } else {
+    int64_t timeout_ms = 0;
+    if (!deadline.is_never()) {
+      // Rounded up and at least 1: lock_timeout = 0 would mean forever.
+      timeout_ms = std::max<int64_t>(
+          1, absl::ToInt64Milliseconds(
+                 absl::Ceil(deadline.Remaining(), absl::Milliseconds(1))));
+      timeout_ms = std::min<int64_t>(timeout_ms, INT32_MAX);
+      reply_by = Deadline::In(deadline.Remaining() + kWaitGrace);
+    } else {
+      reply_by = Deadline::Never();
+    }
+    sql = absl::StrCat("SET LOCAL lock_timeout = ", timeout_ms,
+                       "; SET LOCAL statement_timeout = 0; SELECT ",
+                       LockFunction(mode, true), "(", id, ")");
+  }
+  absl::StatusOr<PgResult> r = PgExec(conn, sql, reply_by);
+  if (!r.ok()) {
+    return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
+                      absl::StrCat("lock: ", r.status().message()));
+  }
+  const PGresult* res = r->get();
+  if (PgFailed(res)) {
+    const std::string state = PgSqlState(res);
+    if (state == kLockNotAvailable) return false;  // still held at the deadline
+    if (state == kDeadlockDetected) {
+      // Two sessions each waiting for a lock the other holds, e.g. two
+      // readers both promoting. The server broke the cycle by failing us.
+      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                        absl::StrCat("the server detected a deadlock and "
+                                     "cancelled this wait: ",
+                                     PgErrorText(res)));
+    }
+    return StoreError(CodeOf(state), describe_, key.resource(),
+                      absl::StrCat("lock: ", PgErrorText(res)));
+  }
+  if (wait) return true;  // pg_advisory_lock returns only once granted
+  if (PQntuples(res) != 1 || PQnfields(res) != 1) {
+    return StoreError(absl::StatusCode::kInternal, describe_, key.resource(),
+                      "lock: unexpected reply shape");
+  }
+  return absl::string_view(PQgetvalue(res, 0, 0)) == "t";
+}
+
+absl::Status PostgresStore::MarkLost(Key& key, PgKeyState* st,
+                                     const absl::Status& why) {
+  st->conn.Close();
+  st->held = false;
+  st->lost = absl::StrCat(
+      "the lock is lost: the session that held it is gone (",
+      why.message(),
+      "), and the server releases a session's advisory locks when it ends");
+  return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
+                    st->lost);
+}
+
+// A held key's session is alive if libpq has seen no failure and one empty
+// query makes the round trip (the server answers it with no work at all).
+absl::Status PostgresStore::CheckSession(Key& key, PgKeyState* st) {
+  if (!st->conn.ours()) return Foreign(key);
+  if (!st->conn.looks_alive()) {
+    return MarkLost(key, st, absl::UnavailableError(PgConnError(st->conn.get())));
+  }
+  absl::StatusOr<PgResult> r = PgExec(st->conn.get(), "", Deadline::In(kReplyTimeout));
+  if (!r.ok()) return MarkLost(key, st, r.status());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
+                                         Deadline deadline) {
+  // The lock belongs to this process's session; no other process can
+  // release it.
+  key.MarkUnserializable();
+  auto* st = static_cast<PgKeyState*>(key.state(this));
+  if (st == nullptr) {
+    auto fresh = std::make_unique<PgKeyState>();
+    st = fresh.get();
+    key.set_state(this, std::move(fresh));
+  }
+  if (st->conn.valid() && !st->conn.ours()) return Foreign(key);
+  // Advisory locks stack: a second pg_advisory_lock in the same session
+  // succeeds at once and needs a second unlock. The store takes each lock
+  // once per key, so saving again is a no-op and one Delete releases.
+  if (st->held && st->mode == mode) return true;
+
+  if (st->held) {
+    // Promotion or demotion on the key's own session. A session's locks
+    // never conflict with each other, so the new mode is taken while the old
+    // one is still held, and the old one let go after: unlike flock, the key
+    // holds something at every instant, and a failed promotion keeps the
+    // shared lock. Two readers that both wait to promote deadlock; the
+    // server detects it and fails one of them (Aborted).
+    absl::StatusOr<bool> got = LockOn(st->conn.get(), key, st->id, mode, deadline);
+    if (!got.ok()) {
+      if (!st->conn.looks_alive()) return MarkLost(key, st, got.status());
+      return got.status();
+    }
+    if (!*got) return false;
+    absl::StatusOr<PgResult> r = PgExec(
+        st->conn.get(),
+        absl::StrCat("SELECT ", UnlockFunction(st->mode), "(", st->id, ")"),
+        Deadline::In(kReplyTimeout));
+    if (!r.ok()) return MarkLost(key, st, r.status());
+    if (PgFailed(r->get())) {
+      // Both modes are held now; closing the session is the only way back
+      // to a known state.
+      absl::Status s = StoreError(CodeOf(PgSqlState(r->get())), describe_,
+                                  key.resource(),
+                                  absl::StrCat("unlock after changing mode: ",
+                                               PgErrorText(r->get())));
+      MarkLost(key, st, s).IgnoreError();
+      return s;
+    }
+    st->mode = mode;
+    return true;
+  }
+
+  st->lost.clear();
+  st->id = PostgresLockId(key.resource(), options_.scheme);
+  for (int attempt = 0;; ++attempt) {
+    bool pooled = false;
+    absl::StatusOr<PgConnection> conn = TakeConnection(&pooled);
+    if (!conn.ok()) return conn.status();
+    absl::StatusOr<bool> got = LockOn(conn->get(), key, st->id, mode, deadline);
+    if (!got.ok()) {
+      // A pooled session may have died while idle (a server restart, an
+      // administrator's pg_terminate_backend). Nothing was held on it, so
+      // one retry on a fresh session is safe; the deadline still bounds it.
+      const bool died = !conn->looks_alive();
+      ReturnConnection(*std::move(conn));
+      if (died && pooled && attempt == 0) continue;
+      return got.status();
+    }
+    if (!*got) {
+      ReturnConnection(*std::move(conn));
+      return false;
+    }
+    st->conn = *std::move(conn);
+    st->held = true;
+    st->mode = mode;
+    return true;
+  }
+}
+
+absl::Status PostgresStore::PutOffExpiration(Key& key, absl::Duration) {
+  // Advisory locks have no lease; a refresh is a check that the session and
+  // so the lock are still there.
+  auto* st = static_cast<PgKeyState*>(key.state(this));
+  if (st == nullptr) return absl::OkStatus();
+  if (!st->held) return LossReport(key, st);
+  return CheckSession(key, st);
+}
+
+absl::Status PostgresStore::Delete(Key& key) {
+  auto* st = static_cast<PgKeyState*>(key.state(this));
+  if (st == nullptr) return absl::OkStatus();
+  if (!st->held) return LossReport(key, st);
+  if (!st->conn.ours()) return Foreign(key);
+  absl::StatusOr<PgResult> r = PgExec(
+      st->conn.get(),
+      absl::StrCat("SELECT ", UnlockFunction(st->mode), "(", st->id, ")"),
+      Deadline::In(kReplyTimeout));
+  if (!r.ok()) return MarkLost(key, st, r.status());
+  absl::Status failure;
+  if (PgFailed(r->get())) {
+    failure = StoreError(CodeOf(PgSqlState(r->get())), describe_, key.resource(),
+                         absl::StrCat("unlock: ", PgErrorText(r->get()),
+                                      "; the session was closed, which "
+                                      "releases the lock"));
+  } else if (PQntuples(r->get()) != 1 ||
+             absl::string_view(PQgetvalue(r->get(), 0, 0)) != "t") {
+    // The server warns and returns false when the session held no such
+    // lock: someone ran an unlock on our session behind our back.
+    failure = StoreError(absl::StatusCode::kInternal, describe_, key.resource(),
+                         "unlock: the server says this session did not hold "
+                         "the lock; the session was closed");
+  }
+  st->held = false;
+  if (!failure.ok()) {
+    st->conn.Close();  // whatever it still holds goes with it
+    return failure;
+  }
+  ReturnConnection(std::move(st->conn));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> PostgresStore::Exists(Key& key) {
+  auto* st = static_cast<PgKeyState*>(key.state(this));
+  if (st == nullptr || !st->held) return false;
+  absl::Status s = CheckSession(key, st);
+  if (s.ok()) return true;
+  if (s.code() == absl::StatusCode::kUnavailable) return false;  // lost
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> NewPostgresStore(
+    const PostgresStoreOptions& given) {
+  PostgresStoreOptions options = given;
+  // Defaults first: libpq lets a later keyword override an earlier one.
+  options.conninfo = {
+      {"fallback_application_name", "ipclock"},
+      {"connect_timeout", "10"},
+      {"keepalives", "1"},
+      {"keepalives_idle", "10"},
+      {"keepalives_interval", "5"},
+      {"keepalives_count", "3"},
+  };
+  options.conninfo.insert(options.conninfo.end(), given.conninfo.begin(),
+                          given.conninfo.end());
+  std::string describe = DescribeOptions(options);
+  auto store = std::make_shared<PostgresStore>(std::move(options), describe);
+  // One connection now: a wrong address or password should fail here, not
+  // at the first lock. It then serves that first lock from the pool.
+  absl::StatusOr<PgConnection> first = store->Connect();
+  if (!first.ok()) return first.status();
+  store->ReturnConnection(*std::move(first));
+  return std::shared_ptr<Store>(std::move(store));
+}
+
+absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn) {
+  // Before anything that could quote the DSN back: a password given as a
+  // query option is not redacted from messages.
+  if (dsn.PeekOption("password").has_value()) {
+    return absl::InvalidArgumentError(
+        "ipclock: bad DSN for the postgres store: a password must be given "
+        "as user:password@host, not as a query option (messages redact only "
+        "the former)");
+  }
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ipclock: bad DSN \"", dsn.redacted(), "\": ", why));
+  };
+  if (!dsn.has_authority()) {
+    return bad("expected postgresql+advisory://user:password@host:port/dbname");
+  }
+  PostgresStoreOptions options;
+  auto add = [&](const char* key, std::string value) {
+    options.conninfo.emplace_back(key, std::move(value));
+  };
+  if (!dsn.host().empty()) add("host", dsn.host());
+  if (dsn.port() != 0) add("port", absl::StrCat(dsn.port()));
+  if (!dsn.user().empty()) add("user", dsn.user());
+  if (dsn.has_password()) add("password", dsn.password());
+  absl::string_view db = dsn.path();
+  if (absl::ConsumePrefix(&db, "/") && !db.empty()) {
+    if (db.find('/') != absl::string_view::npos) {
+      return bad("the path is the database name, one component");
+    }
+    add("dbname", std::string(db));
+  }
+
+  if (std::optional<std::string> scheme = dsn.TakeOption("scheme")) {
+    if (*scheme == "native") {
+      options.scheme = PostgresLockIdScheme::kNative;
+    } else if (*scheme == "symfony") {
+      options.scheme = PostgresLockIdScheme::kSymfony;
+    } else if (*scheme == "laravel") {
+      options.scheme = PostgresLockIdScheme::kLaravel;
+    } else {
+      return bad(absl::StrCat("scheme=", *scheme,
+                              ": expected native, symfony or laravel"));
+    }
+  }
+  if (std::optional<std::string> level = dsn.TakeOption("level")) {
+    if (*level == "transaction") {
+      // A transaction-level lock is released when its transaction ends and
+      // is only worth having inside the transaction that does the work, on
+      // the caller's connection. A store's sessions are its own.
+      return bad(
+          "level=transaction: transaction-level advisory locks belong to "
+          "the caller's own transaction; use ipclock::PostgresTransactionLock "
+          "with your PGconn (include/ipclock/postgres_store.h)");
+    }
+    if (*level != "session") return bad(absl::StrCat("level=", *level, ": expected session"));
+  }
+  absl::StatusOr<long> connect_timeout = dsn.TakeInt("connect_timeout", 10, 0, 3600);
+  if (!connect_timeout.ok()) return connect_timeout.status();
+  add("connect_timeout", absl::StrCat(*connect_timeout));
+  absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);
+  if (!max_idle.ok()) return max_idle.status();
+  options.max_idle = static_cast<size_t>(*max_idle);
+
+  // Every other libpq connection keyword passes through (sslmode,
+  // application_name, options, target_session_attrs, ...).
+  PQconninfoOption* defaults = PQconndefaults();
+  if (defaults == nullptr) {
+    return absl::ResourceExhaustedError("ipclock: postgres: PQconndefaults failed");
+  }
+  for (PQconninfoOption* o = defaults; o->keyword != nullptr; ++o) {
+    if (absl::string_view(o->keyword) == "password") continue;
+    if (std::optional<std::string> v = dsn.TakeOption(o->keyword)) {
+      options.conninfo.emplace_back(o->keyword, *v);
+    }
+  }
+  PQconninfoFree(defaults);
+  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  return NewPostgresStore(options);
+}
+
+}  // namespace ipclock

@@ -1,0 +1,22 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#ifndef IPCLOCK_STORES_POSTGRES_STORE_H_
+#define IPCLOCK_STORES_POSTGRES_STORE_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/dsn.h"
+#include "ipclock/postgres_store.h"
+
+namespace ipclock {
+
+// Builds a PostgreSQL store from a parsed `postgresql+advisory`,
+// `pgsql+advisory`, `postgresql` or `postgres` DSN (options in
+// include/ipclock/postgres_store.h and README.md).
+absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn);
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_POSTGRES_STORE_H_

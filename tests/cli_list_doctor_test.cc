@@ -1,0 +1,444 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// End-to-end tests of `ipclock list` and `ipclock doctor`, the --help of
+// every command, and the man page: the real binary, real holders (`ipclock
+// run` processes) on real stores, and fake system trees for doctor.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "cli_util.h"
+#include "spawn_util.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+namespace {
+
+void ExpectLacks(const std::string& text, absl::string_view needle, const char* what) {
+  if (absl::StrContains(text, needle)) {
+    fail_msg("%s: \"%s\" found in: %s", what, std::string(needle).c_str(), text.c_str());
+  }
+}
+
+// Runs `ipclock list ARGS --json` until its output contains `needle`, for
+// what a holder or waiter sets up after it started (a waiter queues in the
+// kernel a moment after it starts). Returns the last output.
+std::string ListJsonUntil(std::vector<std::string> args, absl::string_view needle) {
+  args.insert(args.begin(), "list");
+  args.push_back("--json");
+  CliResult r;
+  const double give_up = NowSeconds() + 20;
+  do {
+    r = RunCli(args);
+    ExpectCode(r, 0, "list --json");
+    if (absl::StrContains(r.out, needle)) return r.out;
+    usleep(20 * 1000);
+  } while (NowSeconds() < give_up);
+  fail_msg("list never showed \"%s\"; last output: %s", std::string(needle).c_str(),
+           r.out.c_str());
+  return r.out;
+}
+
+// Minimal checks that `json` is the array `ipclock list --json` prints,
+// with one object per line, and that every object has the common fields.
+void ExpectListJson(const std::string& json) {
+  if (!absl::StartsWith(json, "[") || !absl::EndsWith(json, "]\n")) {
+    fail_msg("not a JSON array: %s", json.c_str());
+  }
+  for (absl::string_view field : {"\"store\":", "\"resource\":", "\"object\":", "\"mode\":",
+                                  "\"pid\":", "\"command\":", "\"since\":", "\"fence\":",
+                                  "\"waiters\":"}) {
+    if (json != "[]\n") ExpectContains(json, field, "list --json field");
+  }
+}
+
+// --- list --------------------------------------------------------------------------
+
+void test_list_flock(void** state) {
+  (void)state;
+  std::string dir;
+  const std::string store = FreshStore(&dir);
+  const pid_t holder = StartCliHolder({"run", "--store", store, "--key", "list-me"});
+  const std::string pid = absl::StrCat(holder);
+
+  CliResult table = RunCli({"list", "--store", store});
+  ExpectCode(table, 0, "list");
+  ExpectContains(table.out, "list-me", "list shows the resource");
+  ExpectContains(table.out, pid, "list shows the holder pid");
+  ExpectContains(table.out, "ipclock", "list shows the holder's command");
+  ExpectContains(table.out, "exclusive", "list shows the mode");
+
+  // A waiter shows up as one, once it has queued in the kernel.
+  SpawnOptions quiet;
+  quiet.new_process_group = true;
+  const pid_t waiter = Spawn(WithCli({"run", "--store", store, "--key", "list-me", "-w",
+                                      "60", "--", "true"}),
+                             quiet);
+  const std::string json = ListJsonUntil({"--store", store}, "\"waiters\":1");
+  ExpectListJson(json);
+  ExpectContains(json, "\"resource\":\"list-me\"", "json resource");
+  ExpectContains(json, absl::StrCat("\"pid\":", pid), "json pid");
+  ExpectContains(json, "\"command\":\"ipclock\"", "json command");
+  ExpectContains(json, "\"mode\":\"exclusive\"", "json mode");
+  // The holder record was written at acquisition: fence 1, and a time.
+  ExpectContains(json, "\"fence\":1", "json fence");
+  ExpectContains(json, "\"since\":\"", "json since");
+  ExpectContains(json, "\"held_mark\":\"1\"", "json held mark");
+  StopHolder(waiter, SIGKILL);
+  StopHolder(holder);
+
+  CliResult after = RunCli({"list", "--store", store});
+  ExpectCode(after, 0, "list after release");
+  ExpectContains(after.out, "No locks held", "nothing held after release");
+  ExpectLacks(after.out, "list-me", "released lock is not listed");
+  CliResult after_json = RunCli({"list", "--store", store, "--json"});
+  ExpectCode(after_json, 0, "list --json after release");
+  if (after_json.out != "[]\n") fail_msg("expected [], got %s", after_json.out.c_str());
+}
+
+void test_list_flock_shared_holders(void** state) {
+  (void)state;
+  const std::string store = FreshStore();
+  const pid_t a = StartCliHolder({"run", "-s", "--store", store, "--key", "both"});
+  const pid_t b = StartCliHolder({"run", "-s", "--store", store, "--key", "both"});
+  CliResult r = RunCli({"list", "--store", store, "--json"});
+  ExpectCode(r, 0, "list --json");
+  ExpectListJson(r.out);
+  ExpectContains(r.out, absl::StrCat("\"pid\":", a), "first shared holder");
+  ExpectContains(r.out, absl::StrCat("\"pid\":", b), "second shared holder");
+  ExpectContains(r.out, "\"mode\":\"shared\"", "shared mode");
+  StopHolder(a);
+  StopHolder(b);
+}
+
+void test_list_missing_dir_is_empty(void** state) {
+  (void)state;
+  std::string dir;
+  FreshStore(&dir);
+  const std::string missing = absl::StrCat(dir, "/not-made-yet");
+  CliResult r = RunCli({"list", "--store", absl::StrCat("flock://", missing)});
+  ExpectCode(r, 0, "list of a dir that does not exist");
+  ExpectContains(r.out, "No locks held", "nothing held");
+  struct stat st;
+  if (stat(missing.c_str(), &st) == 0) fail_msg("list created %s", missing.c_str());
+}
+
+void test_list_shm(void** state) {
+  (void)state;
+  const std::string store = absl::StrCat("shm://", UniqueShmName("list"));
+  // The segment does not exist yet: nothing held, nothing created.
+  CliResult before = RunCli({"list", "--store", store, "--json"});
+  ExpectCode(before, 0, "list before any lock");
+  if (before.out != "[]\n") fail_msg("expected [], got %s", before.out.c_str());
+
+  // Quotes, a backslash and a tab, which the JSON output must escape.
+  const pid_t holder =
+      StartCliHolder({"run", "--store", store, "--key", "shm-\"res\"\\\t"});
+  CliResult r = RunCli({"list", "--store", store, "--json"});
+  ExpectCode(r, 0, "list --json");
+  ExpectListJson(r.out);
+  ExpectContains(r.out, "\"resource\":\"shm-\\\"res\\\"\\\\\\t\"", "json resource");
+  ExpectContains(r.out, absl::StrCat("\"pid\":", holder), "json pid");
+  ExpectContains(r.out, "\"mode\":\"exclusive\"", "json mode");
+  ExpectContains(r.out, "\"refcount\":1", "json refcount");
+  ExpectContains(r.out, "\"fence\":1", "json fence");
+  CliResult table = RunCli({"list", "--store", store});
+  // The table C-escapes what a terminal would mangle.
+  ExpectContains(table.out, "shm-\\\"res\\\"\\\\\\t", "table resource");
+  StopHolder(holder);
+
+  CliResult after = RunCli({"list", "--store", store, "--json"});
+  ExpectCode(after, 0, "list after release");
+  if (after.out != "[]\n") fail_msg("expected [] after release, got %s", after.out.c_str());
+}
+
+void test_list_semaphore(void** state) {
+  (void)state;
+  const std::string resource = UniqueResource("list-sem");
+  const pid_t holder = StartCliHolder({"run", "--store", "semaphore", "--key", resource});
+  CliResult r = RunCli({"list", "--store", "semaphore", "--key", resource, "--json"});
+  ExpectCode(r, 0, "list --json");
+  ExpectListJson(r.out);
+  ExpectContains(r.out, absl::StrCat("\"resource\":\"", resource, "\""), "json resource");
+  ExpectContains(r.out, absl::StrCat("\"pid\":", holder), "json pid (GETPID)");
+  ExpectContains(r.out, "\"semval\":0", "json semval");
+  ExpectContains(r.out, "\"permits\":1", "json permits");
+  ExpectContains(r.out, "\"waiters\":0", "json waiters (GETNCNT)");
+  ExpectContains(r.out, "\"layout\":\"ipclock\"", "json layout");
+  // Without --key the set is still listed, by key only.
+  CliResult all = RunCli({"list", "--store", "semaphore"});
+  ExpectCode(all, 0, "list of every set");
+  ExpectContains(all.out, absl::StrCat(" ", holder, " "), "unnamed set shows its pid");
+  StopHolder(holder);
+
+  CliResult after = RunCli({"list", "--store", "semaphore", "--key", resource, "--json"});
+  ExpectCode(after, 0, "list after release");
+  if (after.out != "[]\n") fail_msg("expected [] after release, got %s", after.out.c_str());
+}
+
+void test_list_posix_semaphore(void** state) {
+  (void)state;
+  const std::string resource = UniqueResource("list-psem");
+  const std::string store = absl::StrCat("posix-semaphore:?prefix=iplt", getpid());
+  const pid_t holder = StartCliHolder({"run", "--store", store, "--key", resource});
+  CliResult named = RunCli({"list", "--store", store, "--key", resource, "--json"});
+  ExpectCode(named, 0, "list --key --json");
+  ExpectListJson(named.out);
+  ExpectContains(named.out, absl::StrCat("\"resource\":\"", resource, "\""), "json resource");
+  ExpectContains(named.out, absl::StrCat("\"pid\":", holder), "json pid");
+  ExpectContains(named.out, "\"available\":0", "json permits free");
+  // The scan of /dev/shm finds it too, unnamed.
+  CliResult all = RunCli({"list", "--store", store, "--json"});
+  ExpectCode(all, 0, "list --json");
+  ExpectContains(all.out, absl::StrCat("\"pid\":", holder), "scan finds the holder");
+  ExpectContains(all.out, "\"resource\":\"\"", "scan cannot name it");
+  StopHolder(holder);
+
+  CliResult after = RunCli({"list", "--store", store, "--json"});
+  ExpectCode(after, 0, "list after release");
+  if (after.out != "[]\n") fail_msg("expected [] after release, got %s", after.out.c_str());
+}
+
+void test_list_usage_errors(void** state) {
+  (void)state;
+  const std::string store = FreshStore();
+  ExpectCode(RunCli({"list", "--bogus"}), 64, "unknown option");
+  ExpectCode(RunCli({"list", "--store"}), 64, "missing argument");
+  ExpectCode(RunCli({"list", "--store", store, "extra"}), 64, "stray argument");
+  ExpectCode(RunCli({"list", "--store", "in-memory"}), 64, "in-memory store");
+  ExpectCode(RunCli({"list", "--store", store, "--key", "x"}), 64, "--key on flock");
+  ExpectCode(RunCli({"list", "--store", "flock://host/dir"}), 64, "bad DSN");
+  CliResult r = RunCli({"list", "--frob"});
+  ExpectContains(r.err, "--frob", "names the bad option");
+  ExpectContains(r.err, "ipclock list --help", "points at help");
+}
+
+// --- doctor ------------------------------------------------------------------------
+
+// A uid above SYS_UID_MAX whose lock dirs this process can make "owned by
+// it or root": 1000 when we are root (or 1000), else our own.
+std::string DoctorUser() {
+  const uid_t me = geteuid();
+  if (me == 0 || me == 1000) return "1000";
+  return me > 999 ? absl::StrCat(me) : "";
+}
+
+// A system tree with etc/passwd naming the user "alice".
+std::string MakeTree(const std::string& uid) {
+  const std::string root = MakeTempDir();
+  for (const char* d : {"/etc", "/etc/systemd", "/etc/systemd/logind.conf.d", "/srv"}) {
+    if (mkdir(absl::StrCat(root, d).c_str(), 0755) != 0) fail_msg("mkdir %s", d);
+  }
+  if (!WriteFile(absl::StrCat(root, "/etc/passwd"),
+                 absl::StrCat("root:x:0:0::/root:/bin/sh\nalice:x:", uid, ":", uid,
+                              "::/home/alice:/bin/sh\n"))) {
+    fail_msg("write passwd");
+  }
+  return root;
+}
+
+void MakeDir(const std::string& path, mode_t mode) {
+  if (mkdir(path.c_str(), mode) != 0 || chmod(path.c_str(), mode) != 0) {
+    fail_msg("mkdir %s", path.c_str());
+  }
+}
+
+void test_doctor_removeipc(void** state) {
+  (void)state;
+  const std::string uid = DoctorUser();
+  if (uid.empty()) skip();
+  const std::string root = MakeTree(uid);
+  MakeDir(absl::StrCat(root, "/srv/locks"), 0700);
+  const std::vector<std::string> plain = {"doctor", "--root", root, "--user", uid};
+  const std::vector<std::string> with_dir = {"doctor", "--root", root, "--user", uid,
+                                             "--store", "flock:///srv/locks"};
+
+  // No logind.conf at all: systemd's default, RemoveIPC=yes.
+  CliResult r = RunCli(plain);
+  ExpectCode(r, 1, "no config");
+  ExpectContains(r.out, "[risk] removeipc", "RemoveIPC risk by default");
+  ExpectContains(r.out, "RemoveIPC=no", "the fix names the setting");
+  ExpectContains(r.out, "logind.conf.d", "the fix names the drop-in dir");
+  // RemoveIPC cannot touch lock files outside /dev/shm: for a flock store
+  // named on the command line it is worth knowing, not a risk.
+  r = RunCli(with_dir);
+  ExpectCode(r, 0, "no config, safe dir");
+  ExpectContains(r.out, "[info] removeipc", "RemoveIPC noted for a flock store");
+
+  // An explicit RemoveIPC=yes.
+  WriteFile(absl::StrCat(root, "/etc/systemd/logind.conf"), "[Login]\nRemoveIPC=yes\n");
+  r = RunCli(plain);
+  ExpectCode(r, 1, "RemoveIPC=yes");
+  ExpectContains(r.out, "[risk] removeipc", "RemoveIPC=yes is a risk");
+  ExpectContains(r.out, "logind.conf:2", "names the line that decided");
+
+  // The drop-in turns it off: nothing else in this tree is a risk.
+  WriteFile(absl::StrCat(root, "/etc/systemd/logind.conf.d/ipclock.conf"),
+            "[Login]\nRemoveIPC=no\n");
+  r = RunCli(plain);
+  ExpectCode(r, 0, "RemoveIPC=no");
+  ExpectContains(r.out, "[ok] removeipc", "RemoveIPC=no is fine");
+  ExpectLacks(r.out, "[risk]", "no risk at all");
+  r = RunCli(with_dir);
+  ExpectCode(r, 0, "RemoveIPC=no, safe dir");
+  ExpectContains(r.out, "[ok] lock-dir-permissions /srv/locks", "safe dir");
+  ExpectContains(r.out, "[ok] lock-dir-lifetime /srv/locks", "lasting dir");
+
+  // By name, from the tree's passwd.
+  r = RunCli({"doctor", "--root", root, "--user", "alice"});
+  ExpectCode(r, 0, "--user alice");
+  ExpectContains(r.out, absl::StrCat("uid ", uid, " (alice)"), "resolves the name");
+
+  r = RunCli({"doctor", "--root", root, "--user", uid, "--json"});
+  ExpectCode(r, 0, "--json");
+  for (const char* field :
+       {"\"at_risk\":false", "\"risks\":0", "\"findings\":[", "\"check\":\"removeipc\"",
+        "\"level\":\"ok\"", "\"advice\":", "\"uid\":"}) {
+    ExpectContains(r.out, field, "doctor --json field");
+  }
+}
+
+void test_doctor_unsafe_and_cleaned_dirs(void** state) {
+  (void)state;
+  const std::string uid = DoctorUser();
+  if (uid.empty()) skip();
+  const std::string root = MakeTree(uid);
+  WriteFile(absl::StrCat(root, "/etc/systemd/logind.conf.d/ipclock.conf"),
+            "[Login]\nRemoveIPC=no\n");
+  MakeDir(absl::StrCat(root, "/srv/open"), 0777);
+  CliResult r =
+      RunCli({"doctor", "--root", root, "--user", uid, "--store", "flock:///srv/open"});
+  ExpectCode(r, 1, "world-writable dir");
+  ExpectContains(r.out, "[risk] lock-dir-permissions /srv/open", "unsafe dir reported");
+  ExpectContains(r.out, "world-writable", "says why");
+  ExpectContains(r.out, "chmod", "says what to change");
+
+  // Sticky is fine.
+  chmod(absl::StrCat(root, "/srv/open").c_str(), 01777);
+  ExpectCode(RunCli({"doctor", "--root", root, "--user", uid, "--store", "flock:///srv/open"}),
+             0, "sticky dir");
+
+  // A dir the tmp cleaner may empty, and the runtime dir logout removes.
+  r = RunCli({"doctor", "--root", root, "--user", uid, "--store", "flock:///tmp/locks"});
+  ExpectCode(r, 1, "dir under /tmp");
+  ExpectContains(r.out, "[risk] lock-dir-lifetime /tmp/locks", "tmp dir reported");
+  r = RunCli({"doctor", "--root", root, "--user", uid, "--store",
+              absl::StrCat("flock:///run/user/", uid, "/app")});
+  ExpectCode(r, 1, "dir in the runtime dir");
+  ExpectContains(r.out, "[risk] lock-dir-lifetime", "runtime dir reported");
+}
+
+void test_doctor_usage_errors(void** state) {
+  (void)state;
+  const std::string root = MakeTree("1000");
+  ExpectCode(RunCli({"doctor", "--bogus"}), 64, "unknown option");
+  ExpectCode(RunCli({"doctor", "--root"}), 64, "missing argument");
+  ExpectCode(RunCli({"doctor", "--root", "relative/dir"}), 64, "relative root");
+  ExpectCode(RunCli({"doctor", "--root", absl::StrCat(root, "/missing")}), 64,
+             "missing root");
+  ExpectCode(RunCli({"doctor", "--root", root, "--user", "nobody-such"}), 64,
+             "unknown user");
+  ExpectCode(RunCli({"doctor", "--root", root, "stray"}), 64, "stray argument");
+  ExpectCode(RunCli({"doctor", "--root", root, "--store", "flock://host/dir"}), 64,
+             "bad DSN");
+}
+
+// --- help and the man page ---------------------------------------------------------
+
+struct CommandOptions {
+  const char* command;
+  std::vector<const char*> options;
+};
+
+const std::vector<CommandOptions>& AllOptions() {
+  static const std::vector<CommandOptions> all = {
+      {"run",
+       {"--key", "--file", "--store", "--exclusive", "--shared", "--nonblock", "--wait",
+        "--conflict-exit-code", "--permits", "--command", "--close", "--verbose", "--help"}},
+      {"list", {"--store", "--key", "--json", "--help"}},
+      {"doctor", {"--store", "--root", "--user", "--json", "--help"}},
+  };
+  return all;
+}
+
+void test_help_lists_every_option(void** state) {
+  (void)state;
+  CliResult main_help = RunCli({"--help"});
+  ExpectCode(main_help, 0, "--help");
+  for (const CommandOptions& c : AllOptions()) {
+    ExpectContains(main_help.out, absl::StrCat("  ", c.command, " "), "main help command");
+    CliResult r = RunCli({c.command, "--help"});
+    ExpectCode(r, 0, c.command);
+    ExpectContains(r.out, absl::StrCat("Usage: ipclock ", c.command), c.command);
+    for (const char* option : c.options) ExpectContains(r.out, option, c.command);
+  }
+}
+
+std::string ManPage() {
+  const char* source = getenv("IPCLOCK_SOURCE_ROOT");
+  return source == nullptr ? "" : absl::StrCat(source, "/doc/ipclock.1");
+}
+
+void test_man_page_covers_every_option(void** state) {
+  (void)state;
+  const std::string page = ManPage();
+  if (page.empty()) skip();
+  const std::string text = ReadFileOrEmpty(page);
+  if (text.empty()) fail_msg("cannot read %s", page.c_str());
+  for (const CommandOptions& c : AllOptions()) {
+    ExpectContains(text, absl::StrCat(".SS ", c.command), "man page section");
+    for (const char* option : c.options) {
+      // roff spells each "-" of an option as "\-".
+      ExpectContains(text, absl::StrReplaceAll(option, {{"-", "\\-"}}), c.command);
+    }
+  }
+  for (absl::string_view section : {".SH EXIT STATUS", ".SH ENVIRONMENT", ".SH FILES",
+                                    ".SH EXAMPLES"}) {
+    ExpectContains(text, section, "man page section");
+  }
+}
+
+void test_man_page_renders_cleanly(void** state) {
+  (void)state;
+  const std::string page = ManPage();
+  const std::string groff = FindInPath("groff");
+  if (page.empty() || groff.empty()) skip();
+  CliResult r = RunProgram({groff, "-man", "-ww", "-z", page});
+  ExpectCode(r, 0, "groff");
+  if (!r.err.empty()) fail_msg("groff warnings: %s", r.err.c_str());
+  const std::string man = FindInPath("man");
+  if (man.empty()) return;
+  r = RunProgram({man, "--warnings", "-l", page});
+  ExpectCode(r, 0, "man --warnings");
+  if (!r.err.empty()) fail_msg("man warnings: %s", r.err.c_str());
+}
+
+}  // namespace
+}  // namespace ipclock_test
+
+int main(void) {
+  using namespace ipclock_test;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_list_flock),
+      cmocka_unit_test(test_list_flock_shared_holders),
+      cmocka_unit_test(test_list_missing_dir_is_empty),
+      cmocka_unit_test(test_list_shm),
+      cmocka_unit_test(test_list_semaphore),
+      cmocka_unit_test(test_list_posix_semaphore),
+      cmocka_unit_test(test_list_usage_errors),
+      cmocka_unit_test(test_doctor_removeipc),
+      cmocka_unit_test(test_doctor_unsafe_and_cleaned_dirs),
+      cmocka_unit_test(test_doctor_usage_errors),
+      cmocka_unit_test(test_help_lists_every_option),
+      cmocka_unit_test(test_man_page_covers_every_option),
+      cmocka_unit_test(test_man_page_renders_cleanly),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,704 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The PostgreSQL store against a real server (tools/test-servers/postgres.sh
+// exports its DSN as IPCLOCK_TEST_POSTGRES): lock-id vectors and the
+// client-side hashtext against the server's, exclusion between processes,
+// timed and forever waits, shared locks, stacking, a session killed under a
+// held lock, connection failures, the transaction-level lock, and Symfony's
+// PostgreSqlStore in PHP (tests/php/postgres_peer.php) as a peer.
+//
+// Tests that need the server skip when IPCLOCK_TEST_POSTGRES is unset, and
+// fail instead under CI=true; the PHP tests skip without php-pgsql and
+// php-symfony-lock.
+
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "ipclock/lock.h"
+#include "ipclock/postgres_store.h"
+#include "ipclock/store_factory.h"
+#include "peer_process.h"
+#include "spawn_util.h"
+#include "stores/postgres_lock_id.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+namespace {
+
+using ipclock::Lock;
+using ipclock::LockMode;
+using ipclock::PostgresLockIdScheme;
+using ipclock::Store;
+
+// --- The server ----------------------------------------------------------------
+
+const char* ServerDsn() {
+  const char* dsn = getenv("IPCLOCK_TEST_POSTGRES");
+  return dsn != nullptr && dsn[0] != '\0' ? dsn : nullptr;
+}
+
+#define REQUIRE_SERVER()                                                    \
+  do {                                                                      \
+    if (ServerDsn() == nullptr) {                                           \
+      const char* ci = getenv("CI");                                        \
+      if (ci != nullptr && strcmp(ci, "true") == 0) {                       \
+        fail_msg("IPCLOCK_TEST_POSTGRES is not set (CI=true)");             \
+      }                                                                     \
+      print_message("skipped: IPCLOCK_TEST_POSTGRES is not set "            \
+                    "(tools/dev test starts a server)\n");                  \
+      skip();                                                               \
+    }                                                                       \
+  } while (0)
+
+// The DSN with query options appended.
+std::string Dsn(absl::string_view options = "") {
+  std::string dsn = ServerDsn();
+  if (options.empty()) return dsn;
+  return absl::StrCat(dsn, dsn.find('?') == std::string::npos ? "?" : "&", options);
+}
+
+// The same server as a libpq URI, for the tests' own connections.
+std::string LibpqUri() {
+  std::string uri = ServerDsn();
+  for (absl::string_view scheme : {"postgresql+advisory://", "pgsql+advisory://"}) {
+    if (absl::StartsWith(uri, scheme)) {
+      uri = absl::StrCat("postgresql://", uri.substr(scheme.size()));
+    }
+  }
+  return uri;
+}
+
+std::shared_ptr<Store> NewStore(absl::string_view options = "") {
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(Dsn(options));
+  ASSERT_OK(store);
+  return *store;
+}
+
+Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource) {
+  absl::StatusOr<Lock> lock = Lock::Create(store, resource);
+  ASSERT_OK(lock);
+  return *std::move(lock);
+}
+
+bool Try(Lock& lock, LockMode mode = LockMode::kExclusive) {
+  absl::StatusOr<bool> got = lock.TryAcquire(mode);
+  ASSERT_OK(got);
+  return *got;
+}
+
+bool Held(Lock& lock) {
+  absl::StatusOr<bool> held = lock.CheckAcquired();
+  ASSERT_OK(held);
+  return *held;
+}
+
+// Whether a fresh store in a forked child gets `resource` at once: the
+// verdict of another process, with a session of its own.
+bool OtherProcessGets(const std::string& resource, LockMode mode = LockMode::kExclusive,
+                      absl::string_view options = "") {
+  const std::string dsn = Dsn(options);
+  pid_t pid = ForkChild([&] {
+    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+    if (!store.ok()) return 2;
+    absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
+    if (!lock.ok()) return 2;
+    absl::StatusOr<bool> got = lock->TryAcquire(mode);
+    if (!got.ok()) return 3;
+    return *got ? 0 : 1;
+  });
+  int code = WaitChild(pid);
+  if (code > 1) fail_msg("child failed with %d", code);
+  return code == 0;
+}
+
+struct PgConnCloser {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+using Conn = std::unique_ptr<PGconn, PgConnCloser>;
+
+Conn Connect() {
+  Conn conn(PQconnectdb(LibpqUri().c_str()));
+  if (PQstatus(conn.get()) != CONNECTION_OK) {
+    fail_msg("connect: %s", PQerrorMessage(conn.get()));
+  }
+  return conn;
+}
+
+// Runs one statement; its first value ("" for none). Fails the test on error.
+std::string Query(PGconn* conn, const std::string& sql) {
+  PGresult* r = PQexec(conn, sql.c_str());
+  ExecStatusType s = PQresultStatus(r);
+  if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+    std::string msg = PQresultErrorMessage(r);
+    PQclear(r);
+    fail_msg("%s: %s", sql.c_str(), msg.c_str());
+  }
+  std::string value = PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
+  PQclear(r);
+  return value;
+}
+
+// Ends the session holding `resource`'s advisory lock (native scheme) and
+// waits until it is gone; the number of sessions ended.
+int TerminateHolder(PGconn* admin, const std::string& resource) {
+  const uint64_t id = static_cast<uint64_t>(
+      ipclock::PostgresLockId(resource, PostgresLockIdScheme::kNative));
+  // A bigint advisory lock shows in pg_locks as classid = high 32 bits,
+  // objid = low 32 bits, objsubid = 1.
+  return std::stoi(Query(
+      admin, absl::StrCat("SELECT count(*) FROM (SELECT pg_terminate_backend(pid, 10000) "
+                          "FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                          "AND classid = ", id >> 32, " AND objid = ", id & 0xffffffffu,
+                          " AND objsubid = 1) t")));
+}
+
+// --- Lock ids (no server) ---------------------------------------------------------
+
+void LockIdVectors(void**) {
+  assert_int_equal(ipclock::Crc32Ieee("123456789"), 0xCBF43926u);  // the CRC-32 check value
+  assert_int_equal(ipclock::Crc32Ieee(""), 0u);
+  assert_true(ipclock::PostgresLockId("invoice-42", PostgresLockIdScheme::kSymfony) ==
+              4091648539LL);
+  const std::pair<const char*, int32_t> hashtext[] = {
+      {"", -1477818771},        {"a", 1075015857},
+      {"foo", 1955559433},      {"abcdefghijkl", -1586087212},
+      {"あいう", 575716533},
+  };
+  for (const auto& [text, want] : hashtext) {
+    if (ipclock::PostgresHashText(text) != want) {
+      fail_msg("hashtext('%s') = %d, want %d", text, ipclock::PostgresHashText(text), want);
+    }
+    // Sign-extended, not reinterpreted as unsigned.
+    assert_true(ipclock::PostgresLockId(text, PostgresLockIdScheme::kLaravel) == want);
+  }
+  // SHA-256("invoice-42") starts 3c 30 cb c2 1c ...: read big-endian, signed.
+  assert_true(ipclock::PostgresLockId("invoice-42", PostgresLockIdScheme::kNative) ==
+              4337049738231944310LL);
+  assert_true(ipclock::PostgresLockId("", PostgresLockIdScheme::kNative) ==
+              -2039914840885289964LL);
+}
+
+// --- DSNs (no server) ---------------------------------------------------------------
+
+void BadDsnsAreRefusedWithoutThePassword(void**) {
+  const char* bad[] = {
+      "postgresql+advisory://u:hunter2-secret@127.0.0.1:1/db?scheme=md5",
+      "postgresql+advisory://u:hunter2-secret@127.0.0.1:1/db?level=transaction",
+      "postgresql+advisory://u:hunter2-secret@127.0.0.1:1/db?level=statement",
+      "postgresql+advisory://u:hunter2-secret@127.0.0.1:1/db?no_such_option=1",
+      "postgresql+advisory://u:hunter2-secret@127.0.0.1:1/db?connect_timeout=-1",
+      "postgresql+advisory://u@127.0.0.1:1/db?password=hunter2-secret",
+      "postgresql+advisory://u:hunter2-secret@127.0.0.1:1/a/b",
+      "postgresql+advisory:db",
+  };
+  for (const char* dsn : bad) {
+    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+    ASSERT_CODE(store, absl::StatusCode::kInvalidArgument);
+    if (absl::StrContains(store.status().message(), "hunter2")) {
+      fail_msg("the password shows in: %s", store.status().ToString().c_str());
+    }
+  }
+  absl::Status level = ipclock::StoreFromDsn(bad[1]).status();
+  assert_true(absl::StrContains(level.message(), "PostgresTransactionLock"));
+}
+
+void ServerDownIsUnavailableNamingTheAddress(void**) {
+  // Port 1 on loopback: nobody listens, the connection is refused at once.
+  for (const char* dsn : {"postgresql+advisory://u:hunter2-secret@127.0.0.1:1/db",
+                          "postgresql://u:hunter2-secret@127.0.0.1:1/db?sslmode=disable",
+                          "pgsql+advisory://u:hunter2-secret@127.0.0.1:1/db?scheme=symfony"}) {
+    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+    ASSERT_CODE(store, absl::StatusCode::kUnavailable);
+    const std::string msg(store.status().message());
+    print_message("%s\n", msg.c_str());
+    assert_true(absl::StrContains(msg, "127.0.0.1:1"));
+    assert_false(absl::StrContains(msg, "hunter2"));
+  }
+}
+
+// --- Against the server ---------------------------------------------------------------
+
+void BadPasswordIsPermissionDenied(void**) {
+  REQUIRE_SERVER();
+  std::string dsn = ServerDsn();
+  // Swap the password for a wrong one: user:PASS@ -> user:wrong@.
+  size_t colon = dsn.find(':', dsn.find("://") + 3);
+  size_t at = dsn.find('@');
+  assert_true(colon != std::string::npos && at != std::string::npos && colon < at);
+  dsn.replace(colon + 1, at - colon - 1, "wrong-hunter2");
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+  ASSERT_CODE(store, absl::StatusCode::kPermissionDenied);
+  const std::string msg(store.status().message());
+  print_message("%s\n", msg.c_str());
+  assert_true(absl::StrContains(msg, "password authentication failed"));
+  assert_false(absl::StrContains(msg, "hunter2"));
+}
+
+// Random text valid in the server's encoding: UTF-8 code points (no NUL, no
+// surrogates) of every length from 0 to 40 bytes or so, so that every tail
+// length of the 12-byte blocks is hit.
+std::string RandomUtf8(uint32_t seed_bytes) {
+  std::string out;
+  uint8_t buf[64];
+  if (getrandom(buf, sizeof(buf), 0) != sizeof(buf)) abort();
+  const size_t count = seed_bytes % 20;
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t cp;
+    switch (buf[i] % 4) {
+      case 0: cp = 1 + buf[i + 20] % 0x7f; break;
+      case 1: cp = 0x80 + (buf[i + 20] << 3 | buf[i + 40] % 8) % 0x780; break;
+      case 2: cp = 0xe000 + (buf[i + 20] << 8 | buf[i + 40]) % 0x1000; break;
+      default: cp = 0x10000 + (buf[i + 20] << 8 | buf[i + 40]); break;
+    }
+    if (cp < 0x80) {
+      out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out.push_back(static_cast<char>(0xc0 | cp >> 6));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    } else if (cp < 0x10000) {
+      out.push_back(static_cast<char>(0xe0 | cp >> 12));
+      out.push_back(static_cast<char>(0x80 | (cp >> 6 & 0x3f)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    } else {
+      out.push_back(static_cast<char>(0xf0 | cp >> 18));
+      out.push_back(static_cast<char>(0x80 | (cp >> 12 & 0x3f)));
+      out.push_back(static_cast<char>(0x80 | (cp >> 6 & 0x3f)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    }
+  }
+  return out;
+}
+
+void HashTextMatchesTheServer(void**) {
+  REQUIRE_SERVER();
+  Conn conn = Connect();
+  // Text parameters must be valid in the server's encoding; the random
+  // strings below are UTF-8, so check that is what the server takes.
+  const std::string encoding = Query(conn.get(), "SHOW server_encoding");
+  if (encoding != "UTF8") fail_msg("server_encoding is %s; this test sends UTF-8", encoding.c_str());
+  std::vector<std::string> inputs = {"", "a", "foo", "abcdefghijkl", "あいう", "invoice-42"};
+  for (int i = 0; i < 1000; ++i) {
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof(r), 0) != sizeof(r)) abort();
+    inputs.push_back(RandomUtf8(r));
+  }
+  for (const std::string& text : inputs) {
+    const char* values[] = {text.c_str()};
+    const int lengths[] = {static_cast<int>(text.size())};
+    PGresult* r = PQexecParams(conn.get(), "SELECT hashtext($1::text)", 1, nullptr,
+                               values, lengths, nullptr, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+      std::string msg = PQresultErrorMessage(r);
+      PQclear(r);
+      fail_msg("hashtext: %s", msg.c_str());
+    }
+    const int server = std::stoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    const int32_t ours = ipclock::PostgresHashText(text);
+    if (server != ours) {
+      fail_msg("hashtext of %zu bytes (\"%s\"): server %d, ipclock %d", text.size(),
+               absl::CHexEscape(text).c_str(), server, ours);
+    }
+  }
+}
+
+void ExclusionBetweenProcesses(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  const std::string r = UniqueResource("pg-excl");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  assert_false(OtherProcessGets(r));
+  assert_false(OtherProcessGets(r, LockMode::kShared));
+  // Other schemes are other ids: no exclusion across them.
+  assert_true(OtherProcessGets(r, LockMode::kExclusive, "scheme=symfony"));
+  ASSERT_OK(lock.Release());
+  assert_true(OtherProcessGets(r));
+}
+
+void SharedLocksBetweenProcesses(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  const std::string r = UniqueResource("pg-shared");
+  Lock reader = MakeLock(store, r);
+  assert_true(Try(reader, LockMode::kShared));
+  assert_true(OtherProcessGets(r, LockMode::kShared));
+  assert_false(OtherProcessGets(r, LockMode::kExclusive));
+  // A sole reader promotes atomically: it never holds nothing in between.
+  assert_true(Try(reader, LockMode::kExclusive));
+  assert_false(OtherProcessGets(r, LockMode::kShared));
+  assert_true(Try(reader, LockMode::kShared));  // and demotes
+  assert_true(OtherProcessGets(r, LockMode::kShared));
+  assert_false(OtherProcessGets(r, LockMode::kExclusive));
+  ASSERT_OK(reader.Release());
+  // Conversions left nothing stacked behind: one release freed it all.
+  assert_true(OtherProcessGets(r, LockMode::kExclusive));
+}
+
+void NoStacking(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  const std::string r = UniqueResource("pg-stack");
+  Lock lock = MakeLock(store, r);
+  // Saving again must not take the advisory lock a second time in the
+  // session, or one unlock would leave it held.
+  assert_true(Try(lock));
+  ASSERT_OK(store->Save(lock.mutable_key(), LockMode::kExclusive, ipclock::Deadline::Past()));
+  assert_true(Try(lock));
+  ASSERT_OK(lock.Release());
+  assert_true(OtherProcessGets(r));
+  // Two stores in one process are two sessions: they exclude each other,
+  // as do two Locks of one store (one session per held key).
+  auto other_store = NewStore();
+  Lock a = MakeLock(store, r);
+  Lock b = MakeLock(other_store, r);
+  Lock c = MakeLock(store, r);
+  assert_true(Try(a));
+  assert_false(Try(b));
+  assert_false(Try(c));
+  ASSERT_OK(a.Release());
+  assert_true(Try(b));
+  assert_false(Try(a));
+  ASSERT_OK(b.Release());
+  // Released sessions go back to the pool and serve the next key without
+  // carrying anything over.
+  assert_true(Try(c));
+  ASSERT_OK(c.Release());
+  assert_true(OtherProcessGets(r));
+}
+
+void TimedAndForeverWaits(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  const std::string r = UniqueResource("pg-wait");
+  Signal locked;
+  const std::string dsn = Dsn();
+  // A holder in another process that lets go after 1.5 s.
+  pid_t holder = ForkChild([&] {
+    absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn(dsn);
+    if (!s.ok()) return 2;
+    absl::StatusOr<Lock> lock = Lock::Create(*s, r);
+    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 3;
+    locked.Notify();
+    usleep(1500 * 1000);
+    return lock->Release().ok() ? 0 : 4;
+  });
+  assert_int_equal(locked.Wait(), 'x');
+  Lock waiter = MakeLock(store, r);
+  double t0 = NowSeconds();
+  ASSERT_CODE(waiter.Acquire(absl::Milliseconds(300)), absl::StatusCode::kDeadlineExceeded);
+  double waited = NowSeconds() - t0;
+  print_message("timed wait gave up after %.3f s (asked 0.3 s)\n", waited);
+  if (waited < 0.29 || waited > 5) fail_msg("waited %.3f s for a 0.3 s timeout", waited);
+  // The session of the failed wait went back to the pool; its lock_timeout
+  // was LOCAL, so a wait without a deadline on it does not give up at 0.3 s.
+  t0 = NowSeconds();
+  ASSERT_OK(waiter.Acquire());
+  waited = NowSeconds() - t0;
+  print_message("forever wait got the lock after %.3f s\n", waited);
+  assert_true(waited > 0.5);
+  assert_int_equal(WaitChild(holder), 0);
+  ASSERT_OK(waiter.Release());
+}
+
+void KilledSessionLosesTheLock(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  const std::string r1 = UniqueResource("pg-kill-a");
+  const std::string r2 = UniqueResource("pg-kill-b");
+  Lock checked = MakeLock(store, r1);
+  Lock released = MakeLock(store, r2);
+  assert_true(Try(checked));
+  assert_true(Try(released));
+  Conn admin = Connect();
+  assert_int_equal(TerminateHolder(admin.get(), r1), 1);
+  assert_int_equal(TerminateHolder(admin.get(), r2), 1);
+
+  // Asked, the store finds the session gone: the lock is not held...
+  absl::StatusOr<bool> held = checked.CheckAcquired();
+  ASSERT_OK(held);
+  assert_false(*held);
+  assert_false(checked.is_acquired());
+  // ...and a release or refresh of that key says why instead of succeeding.
+  absl::Status del = store->Delete(checked.mutable_key());
+  ASSERT_CODE(del, absl::StatusCode::kUnavailable);
+  print_message("%s\n", del.ToString().c_str());
+  assert_true(absl::StrContains(del.message(), "lock is lost"));
+  ASSERT_CODE(store->PutOffExpiration(checked.mutable_key(), absl::Seconds(1)),
+              absl::StatusCode::kUnavailable);
+  // Not asked first, the release itself finds out.
+  absl::Status rel = released.Release();
+  ASSERT_CODE(rel, absl::StatusCode::kUnavailable);
+  assert_true(absl::StrContains(rel.message(), "lock is lost"));
+  // The server released both when it ended the sessions.
+  assert_true(OtherProcessGets(r1));
+  assert_true(OtherProcessGets(r2));
+  // The keys work again once they acquire again, on fresh sessions.
+  assert_true(Try(checked));
+  assert_true(Try(released));
+  assert_false(OtherProcessGets(r1));
+}
+
+void KilledPooledSessionIsReplaced(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore("application_name=ipclock-pool-test");
+  const std::string r = UniqueResource("pg-pool");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  ASSERT_OK(lock.Release());  // its session is idle in the pool now
+  Conn admin = Connect();
+  const std::string ended = Query(
+      admin.get(), "SELECT count(*) FROM (SELECT pg_terminate_backend(pid, 10000) FROM "
+                   "pg_stat_activity WHERE application_name = 'ipclock-pool-test') t");
+  assert_true(std::stoi(ended) >= 1);
+  assert_true(Try(lock));  // a dead idle session costs a retry, not an error
+  assert_false(OtherProcessGets(r));
+}
+
+void ForkedChildCannotUseParentsKey(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  const std::string r = UniqueResource("pg-fork");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  pid_t child = ForkChild([&] {
+    // The key's session is the parent's: the child must neither release
+    // nor probe it, and leaving must not end the parent's session.
+    absl::Status s = store->Delete(lock.mutable_key());
+    if (s.code() != absl::StatusCode::kFailedPrecondition) return 2;
+    if (store->Exists(lock.mutable_key()).status().code() !=
+        absl::StatusCode::kFailedPrecondition) {
+      return 3;
+    }
+    lock.mutable_key().take_state(store.get()).reset();  // closes its copy
+    return 0;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  assert_true(Held(lock));
+  assert_false(OtherProcessGets(r));
+}
+
+// Costs, printed for README.md: one acquire+release against one `SELECT 1`.
+void AcquireReleaseCost(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  Lock lock = MakeLock(store, UniqueResource("pg-cost"));
+  Conn conn = Connect();
+  constexpr int kRounds = 500;
+  for (int i = 0; i < 20; ++i) Query(conn.get(), "SELECT 1");
+  double t0 = NowSeconds();
+  for (int i = 0; i < kRounds; ++i) Query(conn.get(), "SELECT 1");
+  const double select_us = (NowSeconds() - t0) / kRounds * 1e6;
+  t0 = NowSeconds();
+  for (int i = 0; i < kRounds; ++i) {
+    assert_true(Try(lock));
+    ASSERT_OK(lock.Release());
+  }
+  const double lock_us = (NowSeconds() - t0) / kRounds * 1e6;
+  print_message("SELECT 1: %.1f us; TryAcquire+Release: %.1f us (%.1f round trips)\n",
+                select_us, lock_us, lock_us / select_us);
+}
+
+// --- Transaction-level locks ---------------------------------------------------------
+
+void TransactionLock(void**) {
+  REQUIRE_SERVER();
+  const std::string r = UniqueResource("pg-xact");
+  Conn a = Connect();
+  Conn b = Connect();
+  ipclock::PostgresTransactionLock xa(a.get());
+  ipclock::PostgresTransactionLock xb(b.get());
+  // Outside a transaction the lock would end with its own statement.
+  ASSERT_CODE(xa.TryAcquire(r), absl::StatusCode::kFailedPrecondition);
+
+  Query(a.get(), "BEGIN");
+  absl::StatusOr<bool> got = xa.TryAcquire(r);
+  ASSERT_OK(got);
+  assert_true(*got);
+  // Session and transaction advisory locks share one id space.
+  auto store = NewStore();
+  Lock session_lock = MakeLock(store, r);
+  assert_false(Try(session_lock));
+
+  Query(b.get(), "BEGIN");
+  Query(b.get(), "SET LOCAL lock_timeout = '7s'");
+  got = xb.TryAcquire(r);
+  ASSERT_OK(got);
+  assert_false(*got);
+  double t0 = NowSeconds();
+  ASSERT_CODE(xb.Acquire(r, absl::Milliseconds(300)), absl::StatusCode::kDeadlineExceeded);
+  double waited = NowSeconds() - t0;
+  if (waited < 0.29 || waited > 5) fail_msg("waited %.3f s for a 0.3 s timeout", waited);
+  // The caller's transaction survived the timeout, with its own settings.
+  assert_int_equal(PQtransactionStatus(b.get()), PQTRANS_INTRANS);
+  assert_string_equal(Query(b.get(), "SHOW lock_timeout").c_str(), "7s");
+
+  Query(a.get(), "COMMIT");  // releases a's lock
+  ASSERT_OK(xb.Acquire(r, absl::Seconds(5)));
+  assert_string_equal(Query(b.get(), "SHOW lock_timeout").c_str(), "7s");
+  assert_false(Try(session_lock));
+  // Released with the top-level transaction, not with a savepoint.
+  Query(b.get(), "SAVEPOINT s1");
+  Query(b.get(), "RELEASE SAVEPOINT s1");
+  assert_false(Try(session_lock));
+  Query(b.get(), "ROLLBACK");
+  assert_true(Try(session_lock));
+  ASSERT_OK(session_lock.Release());
+
+  // Shared transaction locks coexist with each other only.
+  Query(a.get(), "BEGIN");
+  Query(b.get(), "BEGIN");
+  assert_true(*xa.TryAcquire(r, LockMode::kShared));
+  assert_true(*xb.TryAcquire(r, LockMode::kShared));
+  assert_false(Try(session_lock));
+  assert_true(Try(session_lock, LockMode::kShared));
+  Query(a.get(), "COMMIT");
+  Query(b.get(), "COMMIT");
+}
+
+// --- PHP's Symfony PostgreSqlStore as a peer ---------------------------------------------
+
+std::string PeerScript() {
+  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
+  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/postgres_peer.php");
+}
+
+// Why the PHP peer cannot run, or nullptr. Static text: skip() longjmps.
+const char* PhpMissing() {
+  static std::string why;
+  const char* autoload = getenv("IPCLOCK_SYMFONY_AUTOLOAD");
+  const std::string autoload_path =
+      autoload != nullptr && autoload[0] != '\0'
+          ? autoload
+          : "/usr/share/php/Symfony/Component/Lock/autoload.php";
+  if (FindInPath("php").empty()) {
+    why = "php is not installed (apt-get install php-cli php-pgsql php-symfony-lock)";
+  } else if (!FileExists(autoload_path)) {
+    why = absl::StrCat("no ", autoload_path, " (apt-get install php-symfony-lock)");
+  } else if (!FileExists(PeerScript())) {
+    why = absl::StrCat("no ", PeerScript(), " (is IPCLOCK_SOURCE_ROOT set?)");
+  } else if (WaitPlain(Spawn({"php", "-r", "exit(extension_loaded('pdo_pgsql') ? 0 : 1);"})) != 0) {
+    why = "PHP has no pdo_pgsql (apt-get install php-pgsql)";
+  } else {
+    return nullptr;
+  }
+  return why.c_str();
+}
+
+#define REQUIRE_PHP()                                   \
+  do {                                                  \
+    REQUIRE_SERVER();                                   \
+    const char* why_missing = PhpMissing();             \
+    if (why_missing != nullptr) {                       \
+      print_message("skipped: %s\n", why_missing);      \
+      skip();                                           \
+    }                                                   \
+  } while (0)
+
+std::string PhpTry(const std::string& resource, const char* mode) {
+  int code = 0;
+  std::string said = RunForOutput({"php", PeerScript(), ServerDsn(), resource, mode}, &code);
+  if (code != 0) fail_msg("php peer (%s) exited %d: %s", mode, code, said.c_str());
+  return said;
+}
+
+// A PHP peer that holds `resource` until its stdin closes.
+class PhpHolder {
+ public:
+  PhpHolder(const std::string& resource, const char* mode)
+      : peer_({"php", PeerScript(), ServerDsn(), resource, mode}) {
+    const std::string said = peer_.ReadLine();
+    if (said != "locked") fail_msg("php peer said '%s', expected 'locked'", said.c_str());
+  }
+  void Release() {
+    peer_.CloseStdin();
+    const std::string said = peer_.ReadLine();
+    if (said != "released") fail_msg("php peer said '%s', expected 'released'", said.c_str());
+    assert_int_equal(peer_.Wait(), 0);
+  }
+
+ private:
+  PeerProcess peer_;
+};
+
+void PhpHoldsIpclockWaits(void**) {
+  REQUIRE_PHP();
+  auto store = NewStore("scheme=symfony");
+  const std::string r = UniqueResource("invoice");
+  {
+    PhpHolder php(r, "hold");
+    Lock lock = MakeLock(store, r);
+    assert_false(Try(lock));
+    assert_false(Try(lock, LockMode::kShared));
+    php.Release();
+    assert_true(Try(lock));
+  }
+  {
+    PhpHolder php(r, "hold-read");
+    Lock lock = MakeLock(store, r);
+    assert_false(Try(lock));
+    assert_true(Try(lock, LockMode::kShared));
+    ASSERT_OK(lock.Release());
+    php.Release();
+    assert_true(Try(lock));
+  }
+  // The native scheme is another id: it does not meet PHP's locks.
+  PhpHolder php(r, "hold");
+  auto native = NewStore();
+  Lock other = MakeLock(native, r);
+  assert_true(Try(other));
+}
+
+void IpclockHoldsPhpWaits(void**) {
+  REQUIRE_PHP();
+  auto store = NewStore("scheme=symfony");
+  const std::string r = "invoice-42";  // the interop vector's resource
+  Lock lock = MakeLock(store, r);
+  if (!Try(lock)) fail_msg("invoice-42 is held by someone else on the test server");
+  assert_string_equal(PhpTry(r, "try").c_str(), "busy");
+  assert_string_equal(PhpTry(r, "try-read").c_str(), "busy");
+  assert_true(Try(lock, LockMode::kShared));  // demote
+  assert_string_equal(PhpTry(r, "try-read").c_str(), "acquired");
+  assert_string_equal(PhpTry(r, "try").c_str(), "busy");
+  ASSERT_OK(lock.Release());
+  assert_string_equal(PhpTry(r, "try").c_str(), "acquired");
+}
+
+}  // namespace
+}  // namespace ipclock_test
+
+int main() {
+  using namespace ipclock_test;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(LockIdVectors),
+      cmocka_unit_test(BadDsnsAreRefusedWithoutThePassword),
+      cmocka_unit_test(ServerDownIsUnavailableNamingTheAddress),
+      cmocka_unit_test(BadPasswordIsPermissionDenied),
+      cmocka_unit_test(HashTextMatchesTheServer),
+      cmocka_unit_test(ExclusionBetweenProcesses),
+      cmocka_unit_test(SharedLocksBetweenProcesses),
+      cmocka_unit_test(NoStacking),
+      cmocka_unit_test(TimedAndForeverWaits),
+      cmocka_unit_test(KilledSessionLosesTheLock),
+      cmocka_unit_test(KilledPooledSessionIsReplaced),
+      cmocka_unit_test(ForkedChildCannotUseParentsKey),
+      cmocka_unit_test(AcquireReleaseCost),
+      cmocka_unit_test(TransactionLock),
+      cmocka_unit_test(PhpHoldsIpclockWaits),
+      cmocka_unit_test(IpclockHoldsPhpWaits),
+  };
+  return cmocka_run_group_tests_name("postgres_store", tests, nullptr, nullptr);
+}

@@ -1,0 +1,32 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// ipclock's own figures on one store: the uncontended costs a program pays.
+
+#ifndef IPCLOCK_TOOLS_BENCH_IPCLOCK_ROWS_H_
+#define IPCLOCK_TOOLS_BENCH_IPCLOCK_ROWS_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ipclock/store.h"
+#include "measure.h"
+
+namespace ipclock_bench {
+
+// StoreFromDsn without the RemoveIPC warning, which would only be noise in
+// the output.
+absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const std::string& dsn);
+
+// TryAcquire + Release of one Lock kept across operations.
+double ReusedHandle(const RunShape& shape, const std::shared_ptr<ipclock::Store>& store,
+                    const std::string& resource);
+// Lock::Create + TryAcquire + Release + destruction per operation, on a
+// resource that exists already (the warm-up creates it).
+double FullCycle(const RunShape& shape, const std::shared_ptr<ipclock::Store>& store,
+                 const std::string& resource);
+
+}  // namespace ipclock_bench
+
+#endif  // IPCLOCK_TOOLS_BENCH_IPCLOCK_ROWS_H_

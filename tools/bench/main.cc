@@ -1,0 +1,89 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// bench: ipclock's costs beside the primitives they are built on and beside
+// its peers (Boost.Interprocess, Symfony Lock), in one run on one machine,
+// so that every ratio compares figures taken under the same conditions.
+//
+//   bench [--quick] [--out DIR]
+//
+// Writes bench.md (the table, also on stdout), bench.json, handoff.dat and
+// handoff.png (with gnuplot) into DIR (default: the current dir). Remote
+// stores are measured when IPCLOCK_TEST_REDIS / IPCLOCK_TEST_POSTGRES name a
+// server. Nothing is pinned: the machine's CPU and load are reported.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ipclock/shm_store.h"
+#include "ipclock_rows.h"
+#include "machine.h"
+#include "output.h"
+#include "report.h"
+#include "sections.h"
+
+namespace {
+
+void Usage() {
+  std::fprintf(stderr, "usage: bench [--quick] [--out DIR]\n");
+  std::exit(64);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ipclock_bench::Settings settings;
+  std::string out_dir = ".";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      settings = ipclock_bench::QuickSettings();
+    } else if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+      out_dir = argv[++i];
+    } else {
+      Usage();
+    }
+  }
+  mkdir(out_dir.c_str(), 0755);
+
+  ipclock_bench::Workspace ws;
+  if (!ws.Create()) {
+    std::fprintf(stderr, "bench: cannot create %s\n", ws.dir.c_str());
+    return 1;
+  }
+  ipclock_bench::Report report;
+  report.machine = ipclock_bench::DescribeMachine();
+  std::fprintf(stderr, "bench: %s\n", report.machine.c_str());
+  double load[1];
+  if (getloadavg(load, 1) == 1 && load[0] > 1.0) {
+    report.notes.push_back(
+        "the 1-minute load average was above 1 at the start: other work shared "
+        "the CPUs, so figures are noisy; rerun on a quiet machine");
+  }
+
+  // The local figures take seconds; a burst of other work on a shared
+  // machine lasts as long. Several rounds, each figure the median of them,
+  // keep one burst from deciding a figure or the floor beside it.
+  std::vector<ipclock_bench::Report> rounds(settings.rounds);
+  for (ipclock_bench::Report& round : rounds) {
+    ipclock_bench::ShmSection(settings, ws, &round);
+    ipclock_bench::FlockSection(settings, ws, &round);
+    ipclock_bench::SemaphoreSections(settings, ws, &round);
+  }
+  report.AddMedianOf(rounds);
+  ipclock_bench::RemoteSections(settings, ws, &report);
+  ipclock_bench::HandoffSection(settings, ws, &report);
+  ipclock_bench::ScalingSection(settings, ws, &report);
+  ipclock_bench::MemorySection(ws, BENCH_EXAMPLE_PATH, &report);
+  ws.Remove();
+
+  report.machine = absl::StrCat(report.machine, "; load average at the end ",
+                                ipclock_bench::LoadAverage());
+  return ipclock_bench::WriteOutputs(report, out_dir) ? 0 : 1;
+}

@@ -1,0 +1,45 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Timing for the benchmark: each figure is the median of several
+// repetitions after a warm-up, so that one preemption on a shared machine
+// moves a repetition, not the figure.
+
+#ifndef IPCLOCK_TOOLS_BENCH_MEASURE_H_
+#define IPCLOCK_TOOLS_BENCH_MEASURE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+
+namespace ipclock_bench {
+
+struct RunShape {
+  int repetitions = 9;
+  // Most operations per repetition; a figure costing microseconds uses fewer
+  // (see `Scaled`).
+  int64_t operations = 200000;
+  // Fewer still if a repetition would take longer than this, so that a slow
+  // figure (hundreds of microseconds) does not stretch the run to minutes.
+  int64_t max_ns_per_repetition = 50000000;
+};
+
+// Nanoseconds on CLOCK_MONOTONIC.
+int64_t NowNs();
+
+// Runs `body(n)` once to warm up (which also sizes n), then
+// `shape.repetitions` times, and returns the median nanoseconds per operation. `body` performs n
+// operations and returns false if one failed (the figure is then < 0).
+double MedianNsPerOp(const RunShape& shape,
+                     absl::FunctionRef<bool(int64_t n)> body);
+
+// `shape` with operations divided by `divisor` (at least 50).
+RunShape Scaled(const RunShape& shape, int64_t divisor);
+
+// Percentile (0..100) of `samples`, which it sorts.
+double Percentile(std::vector<int64_t>& samples, double pct);
+
+}  // namespace ipclock_bench
+
+#endif  // IPCLOCK_TOOLS_BENCH_MEASURE_H_

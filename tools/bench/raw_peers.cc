@@ -1,0 +1,108 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "raw_peers.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/sem.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace ipclock_bench {
+
+double RawRobustMutexPair(const RunShape& shape) {
+  void* mem = mmap(nullptr, sizeof(pthread_mutex_t), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return -1;
+  auto* mu = static_cast<pthread_mutex_t*>(mem);
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(mu, &attr);
+  pthread_mutexattr_destroy(&attr);
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (pthread_mutex_lock(mu) != 0) return false;
+      pthread_mutex_unlock(mu);
+    }
+    return true;
+  });
+  pthread_mutex_destroy(mu);
+  munmap(mem, sizeof(pthread_mutex_t));
+  return ns;
+}
+
+double RawFlockPair(const RunShape& shape, const std::string& dir) {
+  std::string path = absl::StrCat(dir, "/raw-pair.lock");
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (flock(fd, LOCK_EX | LOCK_NB) != 0) return false;
+      flock(fd, LOCK_UN);
+    }
+    return true;
+  });
+  close(fd);
+  unlink(path.c_str());
+  return ns;
+}
+
+double RawOpenFlockClose(const RunShape& shape, const std::string& dir) {
+  std::string path = absl::StrCat(dir, "/raw-cycle.lock");
+  int made = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (made < 0) return -1;
+  close(made);
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) return false;
+      close(fd);
+    }
+    return true;
+  });
+  unlink(path.c_str());
+  return ns;
+}
+
+double RawSemopPair(const RunShape& shape) {
+  int id = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+  if (id < 0) return -1;
+  sembuf up = {0, 1, SEM_UNDO};
+  semop(id, &up, 1);  // one permit
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    sembuf take = {0, -1, IPC_NOWAIT | SEM_UNDO};
+    sembuf give = {0, 1, SEM_UNDO};
+    for (int64_t i = 0; i < n; ++i) {
+      if (semop(id, &take, 1) != 0) return false;
+      semop(id, &give, 1);
+    }
+    return true;
+  });
+  semctl(id, 0, IPC_RMID);
+  return ns;
+}
+
+double RawPosixSemPair(const RunShape& shape) {
+  std::string name = absl::StrCat("/ipclock-bench-raw.", getpid());
+  sem_t* sem = sem_open(name.c_str(), O_CREAT | O_EXCL, 0600, 1);
+  if (sem == SEM_FAILED) return -1;
+  sem_unlink(name.c_str());  // nothing left behind, even on a crash
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (sem_wait(sem) != 0) return false;
+      sem_post(sem);
+    }
+    return true;
+  });
+  sem_close(sem);
+  return ns;
+}
+
+}  // namespace ipclock_bench

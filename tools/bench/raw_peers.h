@@ -1,0 +1,32 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The floors: each kernel or libc primitive that a store is built on,
+// called by hand with nothing around it. Each returns the median ns per
+// operation (< 0 on failure) and removes whatever it created.
+
+#ifndef IPCLOCK_TOOLS_BENCH_RAW_PEERS_H_
+#define IPCLOCK_TOOLS_BENCH_RAW_PEERS_H_
+
+#include <string>
+
+#include "measure.h"
+
+namespace ipclock_bench {
+
+// pthread_mutex_lock + unlock of a robust, process-shared mutex in a shared
+// mapping.
+double RawRobustMutexPair(const RunShape& shape);
+// flock(LOCK_EX|LOCK_NB) + flock(LOCK_UN) on a file kept open in `dir`.
+double RawFlockPair(const RunShape& shape, const std::string& dir);
+// open + flock(LOCK_EX|LOCK_NB) + close (which releases) of a file in `dir`.
+double RawOpenFlockClose(const RunShape& shape, const std::string& dir);
+// semop(-1, IPC_NOWAIT|SEM_UNDO) + semop(+1, SEM_UNDO) on a private set:
+// SEM_UNDO because a lock must come back when its holder dies.
+double RawSemopPair(const RunShape& shape);
+// sem_wait + sem_post of a named POSIX semaphore.
+double RawPosixSemPair(const RunShape& shape);
+
+}  // namespace ipclock_bench
+
+#endif  // IPCLOCK_TOOLS_BENCH_RAW_PEERS_H_

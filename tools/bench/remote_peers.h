@@ -1,0 +1,25 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The floors of the remote stores: one round trip to the server, made with
+// the same client library the store uses. Each returns the median ns per
+// round trip, or < 0 (with `*why` set) when the client is not built in or
+// the server cannot be reached.
+
+#ifndef IPCLOCK_TOOLS_BENCH_REMOTE_PEERS_H_
+#define IPCLOCK_TOOLS_BENCH_REMOTE_PEERS_H_
+
+#include <string>
+
+#include "measure.h"
+
+namespace ipclock_bench {
+
+// PING through hiredis to the server of a redis:// DSN.
+double RedisPing(const RunShape& shape, const std::string& dsn, std::string* why);
+// `SELECT 1` through libpq to the server of a postgresql[+advisory]:// DSN.
+double PostgresSelect1(const RunShape& shape, const std::string& dsn, std::string* why);
+
+}  // namespace ipclock_bench
+
+#endif  // IPCLOCK_TOOLS_BENCH_REMOTE_PEERS_H_

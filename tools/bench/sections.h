@@ -1,0 +1,35 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The benchmark's sections. Each measures one store (or one cross-store
+// question) and adds its rows, with their floors and goals, to the report.
+
+#ifndef IPCLOCK_TOOLS_BENCH_SECTIONS_H_
+#define IPCLOCK_TOOLS_BENCH_SECTIONS_H_
+
+#include <string>
+
+#include "report.h"
+#include "settings.h"
+#include "workspace.h"
+
+namespace ipclock_bench {
+
+// sections_local.cc
+void ShmSection(const Settings& s, const Workspace& ws, Report* report);
+void FlockSection(const Settings& s, const Workspace& ws, Report* report);
+void SemaphoreSections(const Settings& s, const Workspace& ws, Report* report);
+// sections_remote.cc: skipped with a note when the env var is unset.
+void RemoteSections(const Settings& s, const Workspace& ws, Report* report);
+// sections_cross.cc
+void HandoffSection(const Settings& s, const Workspace& ws, Report* report);
+void ScalingSection(const Settings& s, const Workspace& ws, Report* report);
+void MemorySection(const Workspace& ws, const std::string& example, Report* report);
+
+// Sets a row's floor and goal.
+void Against(Row& row, const Report& report, const std::string& floor_figure,
+             GoalKind goal, double limit);
+
+}  // namespace ipclock_bench
+
+#endif  // IPCLOCK_TOOLS_BENCH_SECTIONS_H_

@@ -1,0 +1,146 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Uncontended costs of the local stores beside their floors and peers.
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "boost_peer.h"
+#include "ipclock_rows.h"
+#include "raw_peers.h"
+#include "sections.h"
+#include "symfony_peer.h"
+
+namespace ipclock_bench {
+
+namespace {
+
+constexpr char kNs[] = "ns/op";
+constexpr char kRawMutex[] = "raw robust mutex lock+unlock";
+constexpr char kRawFlockPair[] = "raw flock(LOCK_EX|LOCK_NB)+flock(LOCK_UN)";
+constexpr char kRawOpenFlock[] = "raw open+flock+close";
+constexpr char kBoostMutex[] = "Boost named_mutex construct+lock+unlock";
+constexpr char kSymfonyFlock[] = "Symfony FlockStore create+acquire+release";
+
+void Progress(const char* what) { std::fprintf(stderr, "bench: %s\n", what); }
+
+// Adds the reused-handle and full-cycle rows of `dsn` as "<label>" rows;
+// returns false (with a note) if the store cannot be opened.
+bool StoreRows(const Settings& s, const std::string& section,
+               const std::string& dsn, const std::string& label,
+               const std::string& resource, Report* report, Row** reused,
+               Row** cycle) {
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(dsn);
+  if (!store.ok()) {
+    report->notes.push_back(absl::StrCat(section, ": ", dsn, " skipped: ",
+                                         store.status().ToString()));
+    return false;
+  }
+  double r = ReusedHandle(s.shape, *store, resource);
+  *reused = &report->Add(section, absl::StrCat("ipclock reused handle acquire+release", label), r, kNs);
+  double c = FullCycle(Scaled(s.shape, 4), *store, resource);
+  *cycle = &report->Add(section, absl::StrCat("ipclock full cycle", label), c, kNs);
+  return true;
+}
+
+}  // namespace
+
+void Against(Row& row, const Report& report, const std::string& floor_figure,
+             GoalKind goal, double limit) {
+  row.floor_figure = floor_figure;
+  row.floor = report.Value(row.section, floor_figure);
+  row.goal = goal;
+  row.limit = limit;
+}
+
+void ShmSection(const Settings& s, const Workspace& ws, Report* report) {
+  Progress("shm");
+  report->Add("shm", kRawMutex, RawRobustMutexPair(s.shape), kNs);
+#if BENCH_HAVE_BOOST
+  report->Add("shm", kBoostMutex, BoostNamedMutexCycle(Scaled(s.shape, 4)), kNs);
+  report->Add("shm", "Boost named_mutex kept, lock+unlock", BoostNamedMutexPair(s.shape), kNs);
+#endif
+  Row *reused, *cycle;
+  if (!StoreRows(s, "shm", ws.shm_dsn, "", "bench", report, &reused, &cycle)) return;
+  Against(*reused, *report, kRawMutex, GoalKind::kRatioAtMost, 1.5);
+  cycle->goal = GoalKind::kValueAtMost;
+  cycle->limit = 300;
+#if BENCH_HAVE_BOOST
+  Row copy = *cycle;
+  Row& vs = report->Add("shm", copy.figure, copy.value, kNs);
+  Against(vs, *report, kBoostMutex, GoalKind::kFasterAtLeast, 50);
+#endif
+}
+
+void FlockSection(const Settings& s, const Workspace& ws, Report* report) {
+  Progress("flock (lock dir on tmpfs)");
+  report->notes.push_back(absl::StrCat(
+      "flock rows: lock dir ", ws.dir, " on tmpfs; on a disk filesystem the "
+      "holder record's writes cost more"));
+  report->Add("flock", kRawFlockPair, RawFlockPair(s.shape, ws.dir), kNs);
+  report->Add("flock", kRawOpenFlock, RawOpenFlockClose(Scaled(s.shape, 4), ws.dir), kNs);
+#if BENCH_HAVE_BOOST
+  report->Add("flock", "Boost file_lock construct+lock+unlock (fcntl)",
+              BoostFileLockCycle(Scaled(s.shape, 4), ws.dir), kNs);
+  report->Add("flock", "Boost file_lock kept, lock+unlock (fcntl)",
+              BoostFileLockPair(s.shape, ws.dir), kNs);
+#endif
+  const SymfonyFigures& php = SymfonyPeerOnce(ws.dir, s.shape);
+  auto php_ns = [&](const char* key) {
+    auto it = php.ns.find(key);
+    return it == php.ns.end() ? -1.0 : it->second;
+  };
+  report->Add("flock", kSymfonyFlock, php_ns("flock_cycle_ns"), kNs);
+  report->Add("flock", "Symfony FlockStore reused acquire+release", php_ns("flock_reused_ns"), kNs);
+  for (const std::string& n : php.notes) report->notes.push_back(n);
+
+  struct Variant {
+    const char* dsn_suffix;
+    const char* label;
+  };
+  for (Variant v : {Variant{"", " (record on)"}, Variant{"?record=false", " (record=false)"}}) {
+    Row *reused, *cycle;
+    if (!StoreRows(s, "flock", ws.flock_dsn + v.dsn_suffix, v.label, "bench",
+                   report, &reused, &cycle)) {
+      return;
+    }
+    Against(*reused, *report, kRawFlockPair, GoalKind::kRatioAtMost, 1.25);
+    Against(*cycle, *report, kRawOpenFlock, GoalKind::kRatioAtMost, 1.25);
+    Row copy = *cycle;
+    Row& vs = report->Add("flock", copy.figure, copy.value, kNs);
+    Against(vs, *report, kSymfonyFlock, GoalKind::kFasterAtLeast, 4);
+  }
+
+  Progress("semaphore (SysV)");
+  const char* kRawSemop = "raw semop(-1)+semop(+1), SEM_UNDO";
+  report->Add("semaphore", kRawSemop, RawSemopPair(s.shape), kNs);
+  report->Add("semaphore", "Symfony SemaphoreStore create+acquire+release",
+              php_ns("semaphore_cycle_ns"), kNs);
+  report->Add("semaphore", "Symfony SemaphoreStore reused acquire+release",
+              php_ns("semaphore_reused_ns"), kNs);
+  Row *reused, *cycle;
+  if (StoreRows(s, "semaphore", "semaphore", "", ws.tag + ".sysv", report, &reused, &cycle)) {
+    Against(*reused, *report, kRawSemop, GoalKind::kRatioAtMost, 1.3);
+    Against(*cycle, *report, "Symfony SemaphoreStore create+acquire+release",
+            GoalKind::kNone, 0);
+  }
+}
+
+void SemaphoreSections(const Settings& s, const Workspace& ws, Report* report) {
+  Progress("posix-semaphore");
+  const char* kRawSem = "raw sem_wait+sem_post";
+  report->Add("posix-semaphore", kRawSem, RawPosixSemPair(s.shape), kNs);
+#if BENCH_HAVE_BOOST
+  report->Add("posix-semaphore", "Boost named_semaphore construct+wait+post",
+              BoostNamedSemaphoreCycle(Scaled(s.shape, 4)), kNs);
+  report->Add("posix-semaphore", "Boost named_semaphore kept, wait+post",
+              BoostNamedSemaphorePair(s.shape), kNs);
+#endif
+  Row *reused, *cycle;
+  if (StoreRows(s, "posix-semaphore", ws.posix_dsn, "", "bench", report, &reused, &cycle)) {
+    Against(*reused, *report, kRawSem, GoalKind::kNone, 0);
+  }
+}
+
+}  // namespace ipclock_bench

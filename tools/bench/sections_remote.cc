@@ -1,0 +1,93 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The remote stores against one round trip to their server.
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "ipclock_rows.h"
+#include "remote_peers.h"
+#include "sections.h"
+#include "symfony_peer.h"
+
+namespace ipclock_bench {
+
+namespace {
+
+constexpr char kNs[] = "ns/op";
+
+std::string WithOption(const std::string& dsn, const std::string& option) {
+  return absl::StrCat(dsn, absl::StrContains(dsn, "?") ? "&" : "?", option);
+}
+
+// Reused-handle acquire+release of `dsn` as a row of `section`, or a note.
+Row* RemoteRow(const RunShape& shape, const std::string& section,
+               const std::string& dsn, const std::string& figure,
+               const std::string& resource, Report* report) {
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(dsn);
+  if (!store.ok()) {
+    report->notes.push_back(absl::StrCat(section, ": ", figure, " skipped: ",
+                                         store.status().ToString()));
+    return nullptr;
+  }
+  return &report->Add(section, figure, ReusedHandle(shape, *store, resource), kNs);
+}
+
+}  // namespace
+
+void RemoteSections(const Settings& s, const Workspace& ws, Report* report) {
+  // A round trip costs tens of microseconds: fewer operations.
+  const RunShape shape = Scaled(s.shape, 50);
+  const char* redis = std::getenv("IPCLOCK_TEST_REDIS");
+  if (redis == nullptr || *redis == '\0') {
+    report->notes.push_back("redis rows skipped: IPCLOCK_TEST_REDIS is unset");
+  } else {
+    std::fprintf(stderr, "bench: redis\n");
+    const char* kPing = "hiredis PING round trip";
+    std::string why;
+    Row& ping = report->Add("redis", kPing, RedisPing(shape, redis, &why), kNs);
+    ping.note = why;
+    if (Row* r = RemoteRow(shape, "redis", WithOption(redis, "format=simple"),
+                           "ipclock acquire+release, format=simple",
+                           ws.tag + ".simple", report)) {
+      Against(*r, *report, kPing, GoalKind::kRatioAtMost, 2.3);
+    }
+    if (Row* r = RemoteRow(shape, "redis", WithOption(redis, "format=symfony"),
+                           "ipclock acquire+release, format=symfony",
+                           ws.tag + ".symfony", report)) {
+      Against(*r, *report, kPing, GoalKind::kRatioAtMost, 2.6);
+      absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
+          OpenStore(WithOption(redis, "format=symfony"));
+      if (store.ok()) {
+        double cycle = FullCycle(shape, *store, ws.tag + ".cycle");
+        Row& c = report->Add("redis", "ipclock full cycle, format=symfony", cycle, kNs);
+        const SymfonyFigures& php = SymfonyPeerOnce(ws.dir, s.shape);
+        auto it = php.ns.find("redis_cycle_ns");
+        report->Add("redis", "Symfony RedisStore create+acquire+release",
+                    it == php.ns.end() ? -1 : it->second, kNs);
+        Against(c, *report, "Symfony RedisStore create+acquire+release",
+                GoalKind::kFasterAtLeast, 3.5);
+      }
+    }
+  }
+
+  const char* pg = std::getenv("IPCLOCK_TEST_POSTGRES");
+  if (pg == nullptr || *pg == '\0') {
+    report->notes.push_back("postgres rows skipped: IPCLOCK_TEST_POSTGRES is unset");
+    return;
+  }
+  std::fprintf(stderr, "bench: postgres\n");
+  const char* kSelect = "libpq SELECT 1 round trip";
+  std::string why;
+  Row& sel = report->Add("postgres", kSelect, PostgresSelect1(shape, pg, &why), kNs);
+  sel.note = why;
+  if (Row* r = RemoteRow(shape, "postgres", pg, "ipclock acquire+release",
+                         ws.tag + ".pg", report)) {
+    Against(*r, *report, kSelect, GoalKind::kRatioAtMost, 2.3);
+  }
+}
+
+}  // namespace ipclock_bench

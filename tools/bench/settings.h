@@ -1,0 +1,41 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// How long the benchmark runs: the full run behind README.md's table, or
+// --quick for a check that everything still works.
+
+#ifndef IPCLOCK_TOOLS_BENCH_SETTINGS_H_
+#define IPCLOCK_TOOLS_BENCH_SETTINGS_H_
+
+#include <array>
+
+#include "measure.h"
+
+namespace ipclock_bench {
+
+struct Settings {
+  RunShape shape;  // for figures of about a microsecond or less
+  int rounds = 3;  // of the local sections (see main.cc)
+  int handoffs = 2000;
+  int contention_millis = 300;
+  std::array<int, 4> processes = {1, 2, 4, 8};
+  std::array<int, 3> resources = {1, 1000, 100000};
+  bool quick = false;
+};
+
+inline Settings QuickSettings() {
+  Settings s;
+  s.shape.repetitions = 3;
+  s.shape.operations = 20000;
+  s.shape.max_ns_per_repetition = 10000000;
+  s.rounds = 1;
+  s.handoffs = 300;
+  s.contention_millis = 100;
+  s.resources = {1, 1000, 10000};
+  s.quick = true;
+  return s;
+}
+
+}  // namespace ipclock_bench
+
+#endif  // IPCLOCK_TOOLS_BENCH_SETTINGS_H_

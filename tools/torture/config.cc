@@ -1,0 +1,121 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "torture/config.h"
+
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace ipclock_torture {
+
+const char kUsage[] =
+    "usage: torture --store DSN [--procs N] [--seconds S | --iterations N]\n"
+    "               [--min-kills K] [--kill-every-ms M] [--kill any|holders|waiters]\n"
+    "               [--hold-us U]\n"
+    "               [--ttl-ms T] [--wait-bound-ms B] [--resource NAME] [--json]\n"
+    "               [--allow-process-scope]\n"
+    "\n"
+    "N worker processes acquire a lock on NAME, update a shared record under\n"
+    "it and release, while a supervisor SIGKILLs a random holder or waiter\n"
+    "every M ms and starts a new worker in its place. Exits 1 if two holders\n"
+    "ever overlapped, an update was lost, or a waiter was starved for longer\n"
+    "than B ms; 2 on a usage error or a store that cannot be tortured.\n"
+    "In DSN, {tmpdir} becomes a fresh temp dir and {shm} a fresh segment\n"
+    "name, both removed afterwards. --allow-process-scope runs on in-memory,\n"
+    "whose locks exclude nothing between processes, to see torture fail.\n";
+
+namespace {
+
+absl::Status Bad(absl::string_view flag, absl::string_view value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("torture: bad value \"", value, "\" for ", flag));
+}
+
+template <typename T>
+absl::Status ParseNumber(absl::string_view flag, absl::string_view text,
+                         T min, T max, T* out) {
+  T value;
+  if (!absl::SimpleAtoi(text, &value) || value < min || value > max) {
+    return Bad(flag, text);
+  }
+  *out = value;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Config> ParseArgs(int argc, char** argv) {
+  Config c;
+  for (int i = 0; i < argc; ++i) {
+    const absl::string_view flag = argv[i];
+    if (flag == "--json") {
+      c.json = true;
+      continue;
+    }
+    if (flag == "--allow-process-scope") {
+      c.allow_process_scope = true;
+      continue;
+    }
+    if (flag == "--help" || flag == "-h") {
+      return absl::InvalidArgumentError("");
+    }
+    if (i + 1 >= argc) {
+      return absl::InvalidArgumentError(absl::StrCat("torture: ", flag,
+                                                     " needs a value"));
+    }
+    const absl::string_view value = argv[++i];
+    absl::Status s;
+    if (flag == "--store") {
+      c.dsn = std::string(value);
+    } else if (flag == "--resource") {
+      if (value.empty()) return Bad(flag, value);
+      c.resource = std::string(value);
+    } else if (flag == "--procs") {
+      s = ParseNumber<int>(flag, value, 1, 64, &c.procs);
+    } else if (flag == "--seconds") {
+      if (!absl::SimpleAtod(value, &c.seconds) || !(c.seconds > 0)) {
+        return Bad(flag, value);
+      }
+    } else if (flag == "--iterations") {
+      s = ParseNumber<uint64_t>(flag, value, 1, UINT64_MAX, &c.iterations);
+    } else if (flag == "--min-kills") {
+      s = ParseNumber<uint64_t>(flag, value, 0, UINT64_MAX, &c.min_kills);
+    } else if (flag == "--kill-every-ms") {
+      s = ParseNumber<int>(flag, value, 0, 3600 * 1000, &c.kill_every_ms);
+    } else if (flag == "--kill") {
+      if (value == "any") {
+        c.victims = Config::Victims::kAny;
+      } else if (value == "holders") {
+        c.victims = Config::Victims::kHolders;
+      } else if (value == "waiters") {
+        c.victims = Config::Victims::kWaiters;
+      } else {
+        return Bad(flag, value);
+      }
+    } else if (flag == "--hold-us") {
+      s = ParseNumber<int>(flag, value, 0, 1000 * 1000, &c.hold_us);
+    } else if (flag == "--ttl-ms") {
+      s = ParseNumber<int>(flag, value, 1, 3600 * 1000, &c.ttl_ms);
+    } else if (flag == "--wait-bound-ms") {
+      s = ParseNumber<int>(flag, value, 1, 3600 * 1000, &c.wait_bound_ms);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("torture: unknown flag ", flag));
+    }
+    if (!s.ok()) return s;
+  }
+  if (c.dsn.empty()) return absl::InvalidArgumentError("torture: --store is required");
+  if (c.seconds > 0 && c.iterations > 0) {
+    return absl::InvalidArgumentError(
+        "torture: give --seconds or --iterations, not both");
+  }
+  if (c.seconds == 0 && c.iterations == 0) c.seconds = 10;
+  if (c.min_kills > 0 && c.kill_every_ms == 0) {
+    return absl::InvalidArgumentError("torture: --min-kills needs --kill-every-ms");
+  }
+  return c;
+}
+
+}  // namespace ipclock_torture
