@@ -302,13 +302,13 @@ void CapabilitiesAreTheIntersection(void**) {
   assert_false(c.serializable);
   assert_false(c.fencing);
   assert_false(c.counting);
-  assert_false(c.owner_death);  // in-memory does not report it
+  assert_false(c.owner_death);  // never declared: reports are not exact
   assert_int_equal(static_cast<int>(c.scope), static_cast<int>(ipclock::Scope::kProcess));
   auto flocks = FromDsn(absl::StrCat("combined:?strategy=unanimous&store1=",
                                      FlockDsn(d), "/a&store2=", FlockDsn(d), "/b"));
   c = flocks->capabilities();
   assert_false(c.expiring);
-  assert_true(c.owner_death);
+  assert_false(c.owner_death);
   assert_int_equal(static_cast<int>(c.scope), static_cast<int>(ipclock::Scope::kLocal));
   assert_true(flocks->Describe().find("unanimous") != std::string::npos);
 }

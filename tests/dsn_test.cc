@@ -109,6 +109,31 @@ void StoreFromDsnRefusesBadInput(void**) {
   }
 }
 
+void RedactionCoversQueryAndNestedDsns(void**) {
+  const char* cases[] = {
+      "postgresql+advisory://u@h/db?password=hunter2hunter2&x=1",
+      "redis://h?secret=hunter2hunter2",
+      "combined:?strategy=consensus&store1=redis%3A%2F%2Fu%3Ahunter2hunter2%40h&store2=in-memory",
+      "combined:?store1=redis://u:hunter2hunter2@h:1&store2=flock",
+      "redis://hunter2hunter2@h",
+      "redis://u:hunter2hunter2@h:6379/0?bogus=1",
+  };
+  for (const char* text : cases) {
+    absl::StatusOr<Dsn> d = Dsn::Parse(text);
+    std::string shown = d.ok() ? d->redacted() : std::string(d.status().message());
+    if (shown.find("hunter2") != std::string::npos) fail_msg("leaked: %s", shown.c_str());
+    auto store = ipclock::StoreFromDsn(text);
+    if (!store.ok() &&
+        std::string(store.status().message()).find("hunter2") != std::string::npos) {
+      fail_msg("StoreFromDsn leaked: %s", store.status().ToString().c_str());
+    }
+  }
+  // Harmless options stay readable.
+  absl::StatusOr<Dsn> d = Dsn::Parse("flock:///x?file_mode=0600");
+  ASSERT_OK(d);
+  assert_string_equal(d->redacted().c_str(), "flock:///x?file_mode=0600");
+}
+
 void PasswordNeverInErrors(void**) {
   auto store = ipclock::StoreFromDsn("redis://u:hunter2hunter2@127.0.0.1:1/0?bogus=1");
   assert_false(store.ok());
@@ -129,6 +154,7 @@ int main() {
       cmocka_unit_test(Malformed),
       cmocka_unit_test(OptionHelpersCheckValues),
       cmocka_unit_test(StoreFromDsnRefusesBadInput),
+      cmocka_unit_test(RedactionCoversQueryAndNestedDsns),
       cmocka_unit_test(PasswordNeverInErrors),
   };
   return cmocka_run_group_tests_name("dsn", tests, nullptr, nullptr);

@@ -411,11 +411,13 @@ void PosixRegistryLeftWithoutSemaphore(void**) {
   struct stat st;
   assert_int_equal(stat(reg_file.c_str(), &st), 0);
   auto store = OpenStore("posix-semaphore");
-  Lock lock = MakeLock(store, r);
-  assert_true(*lock.TryAcquire());
-  Lock rival = MakeLock(store, r);
-  assert_false(*rival.TryAcquire());
-  ASSERT_OK(lock.Release());
+  {
+    Lock lock = MakeLock(store, r);
+    assert_true(*lock.TryAcquire());
+    Lock rival = MakeLock(store, r);
+    assert_false(*rival.TryAcquire());
+    ASSERT_OK(lock.Release());
+  }  // the pair lives until no Lock on it exists
   assert_int_not_equal(stat(sem_file.c_str(), &st), 0);
   assert_int_not_equal(stat(reg_file.c_str(), &st), 0);
 }

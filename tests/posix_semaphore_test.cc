@@ -67,6 +67,13 @@ bool ObjectsExist(const std::string& resource, absl::string_view prefix = "ipclo
          stat(absl::StrCat("/dev/shm", name, ".reg").c_str(), &st) == 0;
 }
 
+// Destroys the Locks: a released Lock keeps its registry slot, and so the
+// semaphore and the registry, until then.
+template <typename... Locks>
+void Drop(Locks&... locks) {
+  (Lock(std::move(locks)), ...);
+}
+
 void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
   if (s.message().find(needle) == absl::string_view::npos) {
     fail_msg("expected \"%s\" in: %s", std::string(needle).c_str(), s.ToString().c_str());
@@ -109,9 +116,12 @@ void NothingLeftBehind(void**) {
   assert_false(Try(b));
   assert_false(b.key().serializable() && a.key().serializable());
   ASSERT_OK(a.Release());
-  assert_false(ObjectsExist(resource, "ipclock-left"));
+  assert_true(ObjectsExist(resource, "ipclock-left"));  // a and b still exist
+  Drop(a);
   assert_true(Try(b));
   ASSERT_OK(b.Release());
+  assert_true(ObjectsExist(resource, "ipclock-left"));
+  Drop(b);
   assert_false(ObjectsExist(resource, "ipclock-left"));
 }
 
@@ -120,6 +130,48 @@ struct DeathReport {
   std::atomic<int> died{-1};
   std::atomic<int64_t> acquired_at_ns{0};
 };
+
+// A reused Lock keeps its slot and the open semaphore: both files stay
+// (same inodes: nothing was removed and made again) while the Lock lives,
+// and go once it is destroyed.
+void ReusedLockKeepsItsObjects(void**) {
+  std::shared_ptr<Store> store = OpenStore("posix-semaphore:?prefix=ipclock-reuse");
+  const std::string resource = UniqueResource("reuse");
+  const std::string name = ipclock::PosixSemaphoreName(resource, "ipclock-reuse");
+  const std::string sem_path = absl::StrCat("/dev/shm/sem.", name.substr(1));
+  const std::string reg_path = absl::StrCat("/dev/shm", name, ".reg");
+  {
+    Lock lock = MakeLock(store, resource);
+    assert_true(Try(lock));
+    struct stat sem_before, reg_before;
+    assert_int_equal(stat(sem_path.c_str(), &sem_before), 0);
+    assert_int_equal(stat(reg_path.c_str(), &reg_before), 0);
+    ASSERT_OK(lock.Release());
+    for (int i = 0; i < 100; ++i) {
+      assert_true(Try(lock));
+      ASSERT_OK(lock.Release());
+      struct stat sem_now, reg_now;
+      assert_int_equal(stat(sem_path.c_str(), &sem_now), 0);
+      assert_int_equal(stat(reg_path.c_str(), &reg_now), 0);
+      assert_int_equal(sem_now.st_ino, sem_before.st_ino);
+      assert_int_equal(reg_now.st_ino, reg_before.st_ino);
+    }
+    // A fork()ed child that destroys its copy of the Lock must leave the
+    // parent's slot, and so the pair, alone.
+    pid_t child = ForkChild([&] {
+      Lock copy = std::move(lock);
+      return 0;
+    });
+    assert_int_equal(WaitChild(child), 0);
+    assert_true(ObjectsExist(resource, "ipclock-reuse"));
+    assert_true(Try(lock));
+    ASSERT_OK(lock.Release());
+    struct stat reg_now;
+    assert_int_equal(stat(reg_path.c_str(), &reg_now), 0);
+    assert_int_equal(reg_now.st_ino, reg_before.st_ino);
+  }
+  assert_false(ObjectsExist(resource, "ipclock-reuse"));
+}
 
 void KilledHolderPermitComesBack(void**) {
   std::shared_ptr<Store> store = OpenStore();
@@ -161,6 +213,7 @@ void KilledHolderPermitComesBack(void**) {
   assert_true(Try(next));
   assert_false(next.previous_owner_died());
   ASSERT_OK(next.Release());
+  Drop(next);
   assert_false(ObjectsExist(resource));
 
   // Nobody waiting: a try after the death reclaims at once.
@@ -177,6 +230,7 @@ void KilledHolderPermitComesBack(void**) {
   assert_true(Try(after));
   assert_true(after.previous_owner_died());
   ASSERT_OK(after.Release());
+  Drop(after);
   assert_false(ObjectsExist(resource));
 }
 
@@ -203,6 +257,7 @@ void LiveHolderIsNeverReclaimed(void**) {
   ASSERT_OK(lock.Acquire(absl::Seconds(5)));
   assert_true(lock.previous_owner_died());
   ASSERT_OK(lock.Release());
+  Drop(lock);
   assert_false(ObjectsExist(resource));
 }
 
@@ -288,6 +343,7 @@ void CountingPermits(void**) {
   assert_false(Try(third));  // never a third permit
   ASSERT_OK(second.Release());
   ASSERT_OK(mine.Release());
+  Drop(second, mine, third);
   assert_false(ObjectsExist(resource));
 }
 
@@ -302,6 +358,7 @@ void PermitsMismatchIsRefused(void**) {
   AssertMessageHas(got.status(), "permits=2");
   AssertMessageHas(got.status(), "permits=3");
   ASSERT_OK(three.Release());
+  Drop(three, two);
   assert_false(ObjectsExist(resource));
 }
 
@@ -316,6 +373,7 @@ void TimedWaitGivesUpNearDeadline(void**) {
   const double took = NowSeconds() - start;
   if (took < 0.49 || took > 3.0) fail_msg("waited %.3f s for a 0.5 s timeout", took);
   ASSERT_OK(holder.Release());
+  Drop(holder, waiter);
   assert_false(ObjectsExist(resource));
 }
 
@@ -343,6 +401,7 @@ void ReleaseWakesWaiter(void**) {
   assert_int_equal(report->acquired.load(), 1);
   const double after = static_cast<double>(report->acquired_at_ns.load() - released_at) / 1e9;
   print_message("waiter woke %.1f ms after release\n", after * 1e3);
+  Drop(holder);
   assert_false(ObjectsExist(resource));
 }
 
@@ -356,8 +415,9 @@ void AcquireReleaseCost(void**) {
     if (!Try(lock)) fail_msg("not acquired");
     ASSERT_OK(lock.Release());
   }
-  print_message("acquire+release: %.2f us (objects created and removed each time)\n",
+  print_message("acquire+release: %.2f us (the Lock stays attached)\n",
                 (NowSeconds() - start) / kRounds * 1e6);
+  Drop(lock);
   assert_false(ObjectsExist(resource));
 }
 
@@ -368,6 +428,7 @@ int main() {
       cmocka_unit_test(Names),
       cmocka_unit_test(DsnOptions),
       cmocka_unit_test(NothingLeftBehind),
+      cmocka_unit_test(ReusedLockKeepsItsObjects),
       cmocka_unit_test(KilledHolderPermitComesBack),
       cmocka_unit_test(LiveHolderIsNeverReclaimed),
       cmocka_unit_test(NoLostUpdates),

@@ -73,6 +73,12 @@ bool SetExists(const std::string& resource) {
   return semget(KeyOf(resource), 0, 0) >= 0;
 }
 
+// Destroys the Locks: a released Lock keeps its set (it stays attached) until then.
+template <typename... Locks>
+void Drop(Locks&... locks) {
+  (Lock(std::move(locks)), ...);
+}
+
 void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
   if (s.message().find(needle) == absl::string_view::npos) {
     fail_msg("expected \"%s\" in: %s", std::string(needle).c_str(), s.ToString().c_str());
@@ -136,11 +142,12 @@ void NoSetLeftBehind(void**) {
   assert_false(SetExists(resource));
   assert_true(Try(a));
   assert_true(SetExists(resource));
-  assert_false(Try(b));  // b's failed try detaches again
+  assert_false(Try(b));  // b stays attached after its failed try
   assert_true(SetExists(resource));
   ASSERT_OK(a.Release());
-  assert_int_equal(semget(KeyOf(resource), 0, 0), -1);
-  assert_int_equal(errno, ENOENT);
+  assert_true(SetExists(resource));  // a and b still exist
+  Drop(a);
+  assert_true(SetExists(resource));  // b does
   // Same after a waiter got the lock from a holder in another process.
   Signal locked, release;
   pid_t child = ForkChild([&] {
@@ -155,7 +162,50 @@ void NoSetLeftBehind(void**) {
   ASSERT_OK(b.Acquire(absl::Seconds(20)));
   assert_int_equal(WaitChild(child), 0);
   ASSERT_OK(b.Release());
-  assert_false(SetExists(resource));
+  Drop(b);
+  assert_int_equal(semget(KeyOf(resource), 0, 0), -1);
+  assert_int_equal(errno, ENOENT);
+}
+
+// A reused Lock stays attached: acquiring and releasing again neither makes
+// nor removes a set (same id, same sem_ctime, which SETVAL at attachment
+// would move), and the set goes once the Lock is destroyed.
+void ReusedLockKeepsItsSet(void**) {
+  std::shared_ptr<Store> store = OpenStore();
+  const std::string resource = UniqueResource("reuse");
+  {
+    Lock lock = MakeLock(store, resource);
+    assert_true(Try(lock));
+    const int semid = semget(KeyOf(resource), 0, 0);
+    assert_true(semid >= 0);
+    struct semid_ds before;
+    assert_int_equal(semctl(semid, 0, IPC_STAT, &before), 0);
+    ASSERT_OK(lock.Release());
+    for (int i = 0; i < 100; ++i) {
+      assert_true(Try(lock));
+      assert_int_equal(semget(KeyOf(resource), 0, 0), semid);
+      ASSERT_OK(lock.Release());
+      assert_int_equal(semget(KeyOf(resource), 0, 0), semid);
+    }
+    struct semid_ds after;
+    assert_int_equal(semctl(semid, 0, IPC_STAT, &after), 0);
+    assert_int_equal(after.sem_ctime, before.sem_ctime);
+    assert_int_equal(semctl(semid, 1, GETVAL), 1);  // attached: this Lock only
+    assert_int_equal(semctl(semid, 0, GETVAL), 1);  // released
+    // A fork()ed child that destroys its copy of the Lock must not end the
+    // parent's attachment (it has none of the parent's undo records).
+    pid_t child = ForkChild([&] {
+      Lock copy = std::move(lock);
+      return 0;
+    });
+    assert_int_equal(WaitChild(child), 0);
+    assert_int_equal(semctl(semid, 1, GETVAL), 1);
+    assert_true(Try(lock));
+    assert_int_equal(semget(KeyOf(resource), 0, 0), semid);
+    ASSERT_OK(lock.Release());
+  }
+  assert_int_equal(semget(KeyOf(resource), 0, 0), -1);
+  assert_int_equal(errno, ENOENT);
 }
 
 // --- Owner death ---------------------------------------------------------------
@@ -201,7 +251,7 @@ void KilledHolderReportsOwnerDeath(void**) {
   ASSERT_OK(next.Release());
 
   // Nobody waiting: the set outlives its dead holder, and the next one to
-  // come is told, then removes the set on release.
+  // come is told; the set goes once no Lock on it exists.
   holder = ForkChild([&] {
     Lock lock = MakeLock(store, resource);
     if (!lock.TryAcquire().value_or(false)) return 2;
@@ -216,6 +266,7 @@ void KilledHolderReportsOwnerDeath(void**) {
   assert_true(Try(after));
   assert_true(after.previous_owner_died());
   ASSERT_OK(after.Release());
+  Drop(after, next);
   assert_false(SetExists(resource));
 }
 
@@ -294,6 +345,7 @@ void PermitsMismatchIsRefused(void**) {
   AssertMessageHas(got.status(), "permits=2");
   AssertMessageHas(got.status(), "permits=3");
   ASSERT_OK(three.Release());
+  Drop(three, two);
   assert_false(SetExists(resource));
 }
 
@@ -339,6 +391,7 @@ void TimedWaitGivesUpNearDeadline(void**) {
   const double took = NowSeconds() - start;
   if (took < 0.29 || took > 3.0) fail_msg("waited %.3f s for a 0.3 s timeout", took);
   ASSERT_OK(holder.Release());
+  Drop(holder, waiter);
   assert_false(SetExists(resource));
 }
 
@@ -366,10 +419,10 @@ void AcquireReleaseCost(void**) {
   }
   const double bare = (NowSeconds() - start) / kRounds;
   semctl(id, 0, IPC_RMID);
-  print_message("acquire+release: %.2f us (set created and removed each time); "
+  print_message("acquire+release: %.2f us (the Lock stays attached); "
                 "bare semop pair: %.2f us\n", ours * 1e6, bare * 1e6);
-  // With another process attached (holding one of two permits) the set
-  // stays, and the cost is the attach/detach protocol without creation.
+  // With another process attached and holding one of two permits (the
+  // owner-death check is then a GETALL rather than part of the semop).
   const std::string shared = UniqueResource("cost2");
   Signal attached, done;
   pid_t other = ForkChild([&] {
@@ -387,10 +440,11 @@ void AcquireReleaseCost(void**) {
     ASSERT_OK(second.Release());
   }
   const double kept = (NowSeconds() - start) / kRounds;
-  print_message("acquire+release with the set kept alive by another process: "
+  print_message("acquire+release, 2 permits, one held by another process: "
                 "%.2f us\n", kept * 1e6);
   done.Notify();
   assert_int_equal(WaitChild(other), 0);
+  Drop(second);
   assert_false(SetExists(shared));
 }
 
@@ -511,6 +565,7 @@ void PhpHoldsIpclockIsRefused(void**) {
   }
   assert_true(Try(lock));
   ASSERT_OK(lock.Release());
+  Drop(lock);
   assert_false(SetExists(resource));
 }
 
@@ -550,6 +605,7 @@ int main() {
       cmocka_unit_test(DsnOptions),
       cmocka_unit_test(KeyIsUnserializableAndNotShared),
       cmocka_unit_test(NoSetLeftBehind),
+      cmocka_unit_test(ReusedLockKeepsItsSet),
       cmocka_unit_test(KilledHolderReportsOwnerDeath),
       cmocka_unit_test(NoLostUpdates),
       cmocka_unit_test(CountingPermits),

@@ -36,8 +36,13 @@
 //                 a refresh goes to all.
 //   shared        if every member has shared locks.
 //   serializable  if every member is serializable.
-//   owner_death   if every member reports it; a key learns of a dead previous
-//                 holder when any member that it acquired says so.
+//   owner_death   never declared, though reported: a key's
+//                 `previous_owner_died()` is true when any member that it
+//                 acquired says so. That errs towards reporting: a member
+//                 the previous combined holder never took (a majority need
+//                 not include it) may report the death of an older holder of
+//                 that member alone, so a clean release can still be followed
+//                 by a report. Treat it as "check your data", not as proof.
 //   scope         the narrowest member's: a majority of members that are
 //                 each local to one host excludes only processes of that
 //                 host.

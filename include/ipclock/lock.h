@@ -136,6 +136,7 @@ class Lock {
   Key key_;
   LockOptions options_;
   LockMode mode_ = LockMode::kExclusive;
+  Capabilities caps_;
   bool acquired_ = false;
 };
 

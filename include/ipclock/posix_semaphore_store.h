@@ -38,10 +38,16 @@
 //     uses the resource to reset it.
 //   * Pids only mean something within one pid namespace; the registry
 //     records its creator's namespace and refuses processes from another.
-//   * Up to 256 processes (keys) may be attached to one resource at once.
+//   * Up to 256 keys may be attached to one resource at once.
 //
-// The last key to detach removes both objects, so an idle resource leaves
-// nothing in /dev/shm. Capabilities: blocking, counting, owner death, local.
+// A key attaches at its first acquisition and stays attached, held or not,
+// until it is destroyed (as a flock Lock keeps its file open), so a reused
+// Lock acquires and releases without opening anything. The last key to
+// detach removes both objects, so nothing is left in /dev/shm once no Lock
+// object for the resource exists; a released but living Lock keeps them. A
+// process that ends with a Lock object still alive (_exit, a signal) leaves
+// its slot; the next key to attach or detach reclaims it, and the last one
+// then removes the pair. Capabilities: blocking, counting, owner death, local.
 // Keys cannot be serialized; no shared locks, leases or fencing tokens.
 //
 // Caveat: systemd-logind empties /dev/shm of a user's objects at logout

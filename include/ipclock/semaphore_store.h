@@ -24,8 +24,15 @@
 // shared as a mutex.
 //
 // Every operation uses SEM_UNDO, so the kernel gives a permit back when its
-// holder dies, SIGKILL included. A set is removed (IPC_RMID) by the last
-// process to detach, so nothing is left in `ipcs -s` once a resource is idle.
+// holder dies, SIGKILL included. A key attaches to the set at its first
+// acquisition and stays attached, held or not, until it is destroyed (as a
+// flock Lock keeps its file open), so a reused Lock acquires and releases
+// with one semop each. A set is removed (IPC_RMID) by the last key to
+// detach, so nothing is left in `ipcs -s` once no Lock object for the
+// resource exists; a released but living Lock keeps the set. A process that
+// ends with a Lock object still alive (exit without destructors, _exit, a
+// signal) is uncounted by the kernel (SEM_UNDO) but removes nothing: the set
+// stays until the next process to use the resource detaches from it.
 // Symfony removes the set on every release; a waiter here then attaches to
 // a new set and goes on waiting, as Symfony's own waiters do.
 //

@@ -112,6 +112,7 @@ class Store {
   // Never contains a password or secret.
   virtual std::string Describe() const { return std::string(name()); }
 
+  // Fixed for the life of the store: Locks read them once.
   virtual Capabilities capabilities() const = 0;
 
   virtual absl::StatusOr<bool> Save(Key& key, LockMode mode,

@@ -55,42 +55,63 @@ absl::Status Bad(absl::string_view shown, absl::string_view why) {
       absl::StrCat("ipclock: bad DSN \"", shown, "\": ", why));
 }
 
+// The DSN as messages may show it: the userinfo's password, every query
+// value named like a credential, and every query value that holds an '@'
+// (a nested DSN with its own credentials, as combined stores carry) become
+// "***". Works on raw text, so it also covers DSNs that fail to parse.
+std::string Redact(absl::string_view text) {
+  std::string out(text);
+  size_t slashes = out.find("://");
+  size_t query = out.find('?');
+  if (slashes != std::string::npos && (query == std::string::npos || slashes < query)) {
+    size_t auth_begin = slashes + 3;
+    size_t auth_end = out.find_first_of("/?#", auth_begin);
+    if (auth_end == std::string::npos) auth_end = out.size();
+    size_t at = out.rfind('@', auth_end == 0 ? 0 : auth_end - 1);
+    if (at != std::string::npos && at >= auth_begin && at < auth_end) {
+      size_t colon = out.find(':', auth_begin);
+      if (colon != std::string::npos && colon < at) {
+        out.replace(colon + 1, at - colon - 1, "***");
+      } else if (absl::StartsWith(absl::AsciiStrToLower(out.substr(0, slashes)), "redis")) {
+        // Symfony's Redis DSNs put a lone password before the '@'
+        // ("redis://secret@host"): the whole userinfo is the password.
+        out.replace(auth_begin, at - auth_begin, "***");
+      }
+    }
+    query = out.find('?');
+  }
+  if (query == std::string::npos) return out;
+  static constexpr absl::string_view kCredentialNames[] = {
+      "secret", "password", "pass", "passwd", "pwd", "auth", "token"};
+  std::string redacted_query;
+  for (absl::string_view pair : absl::StrSplit(absl::string_view(out).substr(query + 1), '&')) {
+    if (!redacted_query.empty()) redacted_query.push_back('&');
+    size_t eq = pair.find('=');
+    if (eq == absl::string_view::npos) {
+      absl::StrAppend(&redacted_query, pair);
+      continue;
+    }
+    absl::string_view name = pair.substr(0, eq);
+    absl::string_view value = pair.substr(eq + 1);
+    std::string decoded;
+    bool sensitive = !PercentDecode(value, &decoded) ||
+                     decoded.find('@') != std::string::npos;
+    for (absl::string_view cred : kCredentialNames) {
+      if (absl::EqualsIgnoreCase(name, cred)) sensitive = true;
+    }
+    absl::StrAppend(&redacted_query, name, "=", sensitive ? "***" : value);
+  }
+  out.resize(query + 1);
+  out += redacted_query;
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
   Dsn dsn;
   // Redact before anything can fail, so no error repeats a password.
-  {
-    std::string redacted(text);
-    size_t at = redacted.find('@');
-    size_t slashes = redacted.find("://");
-    if (at != std::string::npos && slashes != std::string::npos &&
-        slashes < at) {
-      size_t colon = redacted.find(':', slashes + 3);
-      if (colon != std::string::npos && colon < at) {
-        redacted.replace(colon + 1, at - colon - 1, "***");
-      } else if (absl::StartsWith(absl::AsciiStrToLower(redacted.substr(0, slashes)),
-                                  "redis")) {
-        // Symfony's Redis DSNs put a lone password before the '@'
-        // ("redis://secret@host"): the whole userinfo is the password.
-        redacted.replace(slashes + 3, at - slashes - 3, "***");
-      }
-    }
-    // Key-naming secrets given in the query (secret=...) are hidden too.
-    if (size_t q = redacted.find('?'); q != std::string::npos) {
-      for (size_t pos = q + 1; pos < redacted.size();) {
-        size_t end = redacted.find('&', pos);
-        if (end == std::string::npos) end = redacted.size();
-        if (absl::StartsWith(absl::string_view(redacted).substr(pos), "secret=")) {
-          const size_t value = pos + 7;
-          redacted.replace(value, end - value, "***");
-          end = value + 3;
-        }
-        pos = end + 1;
-      }
-    }
-    dsn.redacted_ = std::move(redacted);
-  }
+  dsn.redacted_ = Redact(text);
   const std::string& shown = dsn.redacted_;
   if (text.empty()) return Bad(shown, "empty");
   for (char c : text) {

@@ -39,13 +39,18 @@ Lock::Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options,
     : store_(std::move(store)),
       key_(std::move(key)),
       options_(options),
-      acquired_(acquired) {}
+      acquired_(acquired) {
+  // Read once: a store's capabilities are fixed for its life, and the hot
+  // path should not pay a virtual call per check.
+  if (store_ != nullptr) caps_ = store_->capabilities();
+}
 
 Lock::Lock(Lock&& other) noexcept
     : store_(std::move(other.store_)),
       key_(std::move(other.key_)),
       options_(other.options_),
       mode_(other.mode_),
+      caps_(other.caps_),
       acquired_(std::exchange(other.acquired_, false)) {}
 
 Lock& Lock::operator=(Lock&& other) noexcept {
@@ -54,6 +59,7 @@ Lock& Lock::operator=(Lock&& other) noexcept {
     store_ = std::move(other.store_);
     key_ = std::move(other.key_);
     options_ = other.options_;
+    caps_ = other.caps_;
     mode_ = other.mode_;
     acquired_ = std::exchange(other.acquired_, false);
   }
@@ -70,7 +76,7 @@ absl::Status Lock::CheckMode(LockMode mode) const {
   if (store_ == nullptr) {
     return absl::FailedPreconditionError("ipclock: use of a moved-from Lock");
   }
-  if (mode == LockMode::kShared && !store_->capabilities().shared) {
+  if (mode == LockMode::kShared && !caps_.shared) {
     return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
                       key_.resource(), "this store has no shared locks");
   }
@@ -79,7 +85,7 @@ absl::Status Lock::CheckMode(LockMode mode) const {
 
 absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   if (absl::Status s = CheckMode(mode); !s.ok()) return s;
-  const bool expiring = store_->capabilities().expiring;
+  const bool expiring = caps_.expiring;
   if (expiring) {
     key_.ResetLifetime();
     key_.ReduceLifetime(options_.ttl);
@@ -128,7 +134,7 @@ absl::Status Lock::Refresh(std::optional<absl::Duration> ttl) {
   if (store_ == nullptr) {
     return absl::FailedPreconditionError("ipclock: use of a moved-from Lock");
   }
-  if (!store_->capabilities().expiring) return absl::OkStatus();
+  if (!caps_.expiring) return absl::OkStatus();
   absl::Duration lease = ttl.value_or(options_.ttl);
   key_.ResetLifetime();
   key_.ReduceLifetime(lease);

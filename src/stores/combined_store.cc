@@ -74,7 +74,7 @@ class CombinedStore final : public Store {
     caps_.expiring = false;
     caps_.shared = true;
     caps_.serializable = true;
-    caps_.owner_death = true;
+    caps_.owner_death = false;  // reported, but not exactly: see the header
     caps_.fencing = false;
     caps_.counting = false;
     caps_.scope = Scope::kRemote;
@@ -83,7 +83,6 @@ class CombinedStore final : public Store {
       caps_.expiring = caps_.expiring || c.expiring;
       caps_.shared = caps_.shared && c.shared;
       caps_.serializable = caps_.serializable && c.serializable;
-      caps_.owner_death = caps_.owner_death && c.owner_death;
       caps_.scope = std::min(caps_.scope, c.scope);
       described.push_back(m->Describe());
     }
@@ -158,6 +157,24 @@ class CombinedStore final : public Store {
                                " of ", members_.size(),
                                " members only, so the lock was released on all"),
                   t, absl::StatusCode::kAborted);
+  }
+
+  // An async wait on a combined store runs Save() on a helper thread, which
+  // is wrong for a member whose locks belong to the acquiring thread (shm):
+  // refuse rather than leave such a lock owned by a thread that never
+  // releases it.
+  absl::StatusOr<WaitWord> GetWaitWord(Key& key) override {
+    for (const std::shared_ptr<Store>& m : members_) {
+      absl::StatusOr<WaitWord> w = m->GetWaitWord(key);
+      if (!w.ok() || w->word != nullptr) {
+        return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
+                          key.resource(),
+                          absl::StrCat("async waits are not supported: member ",
+                                       m->Describe(),
+                                       " has locks that belong to a thread"));
+      }
+    }
+    return WaitWord{};
   }
 
   absl::Status Delete(Key& key) override {

@@ -53,6 +53,9 @@ class DegradedStore final : public Store {
   }
   absl::Status Delete(Key& key) override { return fallback_->Delete(key); }
   absl::StatusOr<bool> Exists(Key& key) override { return fallback_->Exists(key); }
+  absl::StatusOr<WaitWord> GetWaitWord(Key& key) override {
+    return fallback_->GetWaitWord(key);
+  }
 
  private:
   // A use is an acquisition attempt: refreshes and releases belong to a lock

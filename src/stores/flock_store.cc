@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "platform/lock_dir.h"
+#include "platform/process_id.h"
 #include "platform/scoped_fd.h"
 #include "platform/timed_flock.h"
 #include "stores/flock_naming.h"
@@ -261,7 +262,7 @@ absl::Status FlockStore::OnAcquired(Key& key, FlockKeyState* st, LockMode mode) 
   // its release: it died holding the lock (flock itself released on death).
   key.set_previous_owner_died(held_mark);
   if (mode != LockMode::kExclusive || !st->writable) return absl::OkStatus();
-  FormatRecord(buf, fence + 1, getpid());
+  FormatRecord(buf, fence + 1, CurrentPid());
   n = pwrite(st->fd.get(), buf, kRecordSize, 0);
   if (n != static_cast<ssize_t>(kRecordSize)) {
     // Fail closed: a holder that cannot write its record (a full filesystem)

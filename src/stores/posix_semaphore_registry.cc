@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "platform/proc_pid.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -182,8 +183,8 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
       if (slot.state != kFree) continue;
       // pid and start time before the state: a slot that is not free
       // always names a process.
-      slot.pid = getpid();
-      slot.start_time = ProcessStartTime(getpid());
+      slot.pid = CurrentPid();
+      slot.start_time = CurrentProcessStartTime();
       __atomic_store_n(&slot.state, kAttached, __ATOMIC_RELEASE);
       r->slot_ = static_cast<int>(i);
       break;
@@ -232,7 +233,7 @@ bool SemaphoreRegistry::AbandonedByDetach() {
 }
 
 void SemaphoreRegistry::ReclaimDeadLocked() {
-  const pid_t self = getpid();
+  const pid_t self = CurrentPid();
   for (RegistrySlot& slot : page_->slots) {
     if (slot.state == kFree || slot.pid == self) continue;
     if (!ProcessIsGone(slot.pid, slot.start_time)) continue;

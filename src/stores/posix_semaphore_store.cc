@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "core/errors.h"
 #include "core/hashing.h"
+#include "platform/process_id.h"
 #include "stores/posix_semaphore_registry.h"
 
 namespace ipclock {
@@ -37,9 +38,29 @@ constexpr int64_t kReclaimSliceNanos = 200 * 1000 * 1000;
 // Registries unlinked under a held permit before we give up.
 constexpr int kMaxReattach = 64;
 
+// A Key keeps its registry slot and the open semaphore from its first
+// acquisition until it is destroyed, so that acquiring and releasing again
+// costs no opening, mapping or /proc reading; the pair therefore lives as
+// long as some Lock object for the resource does, held or not.
 struct PosixKeyState final : KeyState {
   std::unique_ptr<SemaphoreRegistry> registry;
   bool held = false;
+  // The process that took the slot. The slot names that process: after
+  // fork() the child must neither use it nor free it.
+  pid_t attach_pid = 0;
+
+  // Leaves the registry and removes the pair if we were its last user.
+  // Errors go unreported: there is nobody to tell, and what a failed Detach
+  // leaves (a taken slot) is reclaimed once this process is gone.
+  //
+  // A Key destroyed while it holds a permit (a lock kept past its Lock
+  // object) keeps its slot, which keeps the permit held until this process
+  // dies; the registry's destructor only unmaps.
+  ~PosixKeyState() override {
+    if (registry != nullptr && !held && attach_pid == CurrentPid()) {
+      registry->Detach().IgnoreError();
+    }
+  }
 };
 
 bool ValidPrefix(absl::string_view prefix) {
@@ -141,6 +162,11 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
                       absl::StrCat("permits=", key.permits(), ": expected 1 to ",
                                    kRegistrySlots, " (one registry slot per holder)"));
   }
+  if (st->registry != nullptr && st->attach_pid != CurrentPid()) {
+    // Forked since the attachment: the slot is the parent's. Unmap our copy
+    // and take a slot of our own.
+    st->registry.reset();
+  }
   for (int attempt = 0; attempt < kMaxReattach; ++attempt) {
     if (st->registry == nullptr) {
       absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> attached =
@@ -148,15 +174,12 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
                                     describe_, key.resource());
       if (!attached.ok()) return attached.status();
       st->registry = *std::move(attached);
+      st->attach_pid = CurrentPid();
     }
     absl::StatusOr<bool> got = TakePermit(key, st->registry.get(), deadline);
-    if (!got.ok() || !*got) {
-      absl::Status detached = st->registry->Detach();
-      st->registry.reset();
-      if (!got.ok()) return got.status();
-      if (!detached.ok()) return detached;
-      return false;
-    }
+    // Busy or failed, the slot stays for the next try and ends with the Key.
+    if (!got.ok()) return got.status();
+    if (!*got) return false;
     bool died = false;
     if (absl::Status s = st->registry->MarkHolding(&died); !s.ok()) {
       st->registry->Detach().IgnoreError();
@@ -164,7 +187,10 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
       return s;
     }
     if (!st->registry->StillLinked()) {
-      // Someone deleted the pair while we waited (a cleaner, RemoveIPC).
+      // Someone deleted the pair while we waited or since our last
+      // acquisition (a cleaner, RemoveIPC): only our own slot keeps ipclock
+      // peers from removing it, so this one fstat per acquisition is what
+      // a kept attachment costs.
       // The permit we took excludes nobody who attaches from now on: give
       // it up and start over on the objects the names lead to now.
       st->registry->Detach().IgnoreError();
@@ -184,9 +210,8 @@ absl::Status PosixSemaphoreStore::Delete(Key& key) {
   auto* st = static_cast<PosixKeyState*>(key.state(this));
   if (st == nullptr || !st->held) return absl::OkStatus();
   st->held = false;
-  absl::Status s = st->registry->Detach();
-  st->registry.reset();
-  return s;
+  // The slot stays until the Key is destroyed.
+  return st->registry->ReleasePermit();
 }
 
 absl::StatusOr<bool> PosixSemaphoreStore::Exists(Key& key) {

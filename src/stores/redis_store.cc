@@ -23,7 +23,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -40,7 +39,6 @@
 #include <hiredis.h>
 #pragma GCC diagnostic pop
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"

@@ -40,6 +40,7 @@
 #include "core/hashing.h"
 #include "platform/mutex_futex.h"
 #include "platform/proc_pid.h"
+#include "platform/process_id.h"
 #include "platform/random.h"
 #include "platform/scoped_fd.h"
 
@@ -70,41 +71,6 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free,
 static_assert(sizeof(ShmSlot) % 64 == 0, "slots are cache-line multiples");
 static_assert(offsetof(ShmSlot, generation) + sizeof(uint64_t) <= 64,
               "what an acquisition touches fits one cache line");
-
-// --- Thread and process ids ---------------------------------------------------
-
-// gettid() and getpid() are system calls in glibc >= 2.25; the fast path
-// cannot afford one. They are cached and the child's copy is reset by an
-// atfork handler (the forking thread is the only thread in the child).
-thread_local pid_t t_tid = 0;
-std::atomic<pid_t> g_pid{0};
-
-void ResetIdsInChild() {
-  t_tid = 0;
-  g_pid.store(0, std::memory_order_relaxed);
-}
-
-void RegisterAtfork() {
-  static const bool registered = [] {
-    pthread_atfork(nullptr, nullptr, ResetIdsInChild);
-    return true;
-  }();
-  (void)registered;
-}
-
-pid_t CurrentTid() {
-  if (t_tid == 0) t_tid = gettid();
-  return t_tid;
-}
-
-pid_t CurrentPid() {
-  pid_t pid = g_pid.load(std::memory_order_relaxed);
-  if (pid == 0) {
-    pid = getpid();
-    g_pid.store(pid, std::memory_order_relaxed);
-  }
-  return pid;
-}
 
 // --- Names --------------------------------------------------------------------
 
@@ -196,12 +162,29 @@ absl::Status InitMutex(pthread_mutex_t* mu, bool pi) {
 // Set once glibc or the kernel refused CLOCK_MONOTONIC for a PI mutex.
 std::atomic<bool> g_pi_needs_realtime{false};
 
+// GCC 12's ThreadSanitizer runtime does not intercept
+// pthread_mutex_clocklock, so it would see our unlock of a mutex it never saw
+// locked. TSan builds take the pthread_mutex_timedlock path below, which it
+// does intercept; only they pay its wall-clock caveat.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kClocklockInvisibleToTsan = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kClocklockInvisibleToTsan = true;
+#else
+constexpr bool kClocklockInvisibleToTsan = false;
+#endif
+#else
+constexpr bool kClocklockInvisibleToTsan = false;
+#endif
+
 // Locks `mu` by `deadline`: 0, EOWNERDEAD (held, inconsistent), or the
 // error (EBUSY/ETIMEDOUT when the deadline passed first).
 int LockMutex(pthread_mutex_t* mu, Deadline deadline, bool pi) {
   if (deadline == Deadline::Past()) return pthread_mutex_trylock(mu);
   if (deadline.is_never()) return pthread_mutex_lock(mu);
-  if (!pi || !g_pi_needs_realtime.load(std::memory_order_relaxed)) {
+  if (!kClocklockInvisibleToTsan &&
+      (!pi || !g_pi_needs_realtime.load(std::memory_order_relaxed))) {
     const struct timespec ts = deadline.ToMonotonicTimespec();
     int rc = pthread_mutex_clocklock(mu, CLOCK_MONOTONIC, &ts);
     if (!pi || rc != EINVAL) return rc;
@@ -859,7 +842,6 @@ absl::StatusOr<std::shared_ptr<Store>> NewShmStore(const ShmStoreOptions& option
     return absl::InvalidArgumentError(absl::StrCat(
         "ipclock: shm://", options.name, ": mode must be a permission mode (0 to 0777)"));
   }
-  RegisterAtfork();
   // RemoveIPC guard: checked by the store factory
   absl::StatusOr<std::shared_ptr<Segment>> segment = OpenSegment(options);
   if (!segment.ok()) return segment.status();

@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "core/errors.h"
 #include "platform/proc_pid.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -56,17 +57,6 @@ union SemArg {
 
 enum class Step { kDone, kBusy, kGone };
 
-struct SemKeyState final : KeyState {
-  int32_t ipc_key = 0;
-  bool key_known = false;
-  int semid = -1;
-  int nsems = 0;
-  bool attached = false;
-  bool held = false;
-
-  bool own_layout() const { return nsems >= kOwnSems; }
-};
-
 // EIDRM: the set was removed while we slept on it. EINVAL: it was removed
 // before the call (the id no longer names a set). Both mean "semget again".
 bool IsGone(int err) { return err == EIDRM || err == EINVAL; }
@@ -76,6 +66,85 @@ int SemopRetry(int semid, struct sembuf* ops, size_t n) {
     if (semop(semid, ops, n) == 0) return 0;
     if (errno != EINTR) return errno;
   }
+}
+
+// Runs holding #2, after our count in #1 went. The last user removes the set
+// so that a resource nobody has a Lock on leaves nothing in the kernel.
+// Returns 0, or the errno of the call `*what` names.
+//
+// Caveat: removal races with attachers. Holding #2 closes the race for
+// every process that follows PHP's protocol: an attacher waits for #2 to be
+// zero in the same semop that counts it in, so none can be counted while we
+// look at #1, and the removal wakes it with EIDRM, after which it calls
+// semget() again and gets a new set. What stays open: a program that
+// operates on a set id it got earlier without attaching (no protocol peer
+// does) would find EINVAL and must re-open too. Symfony itself removes sets
+// without taking #2, while holding the lock; waiters survive that the same
+// way.
+int RemoveOrLeaveSet(int semid, const char** what) {
+  int users = semctl(semid, kUsageSem, GETVAL);
+  if (users < 0) {
+    const int err = errno;
+    if (IsGone(err)) return 0;
+    *what = "semctl GETVAL (usage)";
+    return err;
+  }
+  if (users == 0) {
+    if (semctl(semid, 0, IPC_RMID) == 0 || IsGone(errno)) return 0;
+    // EPERM: only the set's owner, creator or root may remove it (a 0666 set
+    // made by another user). It stays behind, as it would with PHP.
+    if (errno != EPERM) {
+      *what = "semctl IPC_RMID";
+      return errno;
+    }
+  }
+  struct sembuf leave = {kInitSem, -1, SEM_UNDO};
+  int err = SemopRetry(semid, &leave, 1);
+  if (err != 0 && !IsGone(err)) {
+    *what = "semop (leave)";
+    return err;
+  }
+  return 0;
+}
+
+// A Key stays attached to its set from its first acquisition until it is
+// destroyed, so that acquiring and releasing again is one semop each; the
+// set therefore lives as long as some Lock object for the resource does,
+// held or not (as a flock Lock keeps its file open).
+struct SemKeyState final : KeyState {
+  int32_t ipc_key = 0;
+  bool key_known = false;
+  int semid = -1;
+  int nsems = 0;
+  bool attached = false;
+  bool held = false;
+  // The process that attached: after fork() the child has none of the undo
+  // records behind our count in #1, so the attachment is not its to use or
+  // to end.
+  pid_t attach_pid = 0;
+
+  bool own_layout() const { return nsems >= kOwnSems; }
+
+  ~SemKeyState() override;
+};
+
+// Detaches (PHP's protocol, with #2 taken in the same semop so that the
+// count we then read cannot change under us) and removes the set if we were
+// its last user. Nothing is reported: there is nobody to tell, and a set
+// left behind by a failure here is what PHP leaves in every case.
+//
+// A Key destroyed while it holds a permit (a lock kept past its Lock object)
+// stays attached: detaching could make us the "last user" and remove the set
+// under our own permit. SEM_UNDO ends both the permit and the attachment
+// when the process exits, and #4 then reports the holder as dead, as before.
+SemKeyState::~SemKeyState() {
+  if (!attached || held || attach_pid != CurrentPid()) return;
+  struct sembuf ops[3] = {{kInitSem, 0, 0},
+                          {kInitSem, 1, SEM_UNDO},
+                          {kUsageSem, -1, SEM_UNDO}};
+  if (SemopRetry(semid, ops, 3) != 0) return;  // gone: our count went with it
+  const char* what = nullptr;
+  RemoveOrLeaveSet(semid, &what);
 }
 
 class SemaphoreStore final : public Store {
@@ -118,8 +187,8 @@ class SemaphoreStore final : public Store {
   absl::StatusOr<Step> Attach(const Key& key, SemKeyState* st);
   absl::Status CheckPermits(const Key& key, const SemKeyState& st);
   absl::StatusOr<Step> Acquire(const Key& key, SemKeyState* st,
-                               Deadline deadline, pid_t* last_user);
-  absl::Status Detach(const Key& key, SemKeyState* st, bool release_permit);
+                               Deadline deadline, pid_t* last_user,
+                               bool* no_dead_holder);
   absl::Status RemoveOrLeave(const Key& key, SemKeyState* st);
   void CheckOwnerDeath(Key& key, SemKeyState* st, pid_t last_user);
 
@@ -175,6 +244,7 @@ absl::StatusOr<Step> SemaphoreStore::Attach(const Key& key, SemKeyState* st) {
     return Error(err, key, *st, "semop (attach)");
   }
   st->attached = true;
+  st->attach_pid = CurrentPid();
   absl::Status checked = CheckPermits(key, *st);
   if (!checked.ok()) {
     // Symfony removes sets without taking #2, so the set may have vanished
@@ -249,11 +319,23 @@ absl::Status SemaphoreStore::CheckPermits(const Key& key, const SemKeyState& st)
 // acquisitions. #4 goes up WITHOUT SEM_UNDO on purpose: a holder that dies
 // gets its permit back from the kernel but leaves its mark in #4, which is
 // how the next holder learns of the death.
+//
+// For a mutex the same semop also checks that #4 is 0 before our mark (the
+// permit is free, so any mark there is a dead holder's), which spares the
+// GETALL of CheckOwnerDeath on every acquisition. That check carries
+// IPC_NOWAIT, so a dead holder's mark turns the whole semop into EAGAIN,
+// also for a waiter the kernel wakes; we then take the permit without the
+// check and let CheckOwnerDeath settle the count. `*no_dead_holder` says
+// whether the check passed.
 absl::StatusOr<Step> SemaphoreStore::Acquire(const Key& key, SemKeyState* st,
                                              Deadline deadline,
-                                             pid_t* last_user) {
-  struct sembuf ops[2] = {{kLockSem, -1, SEM_UNDO}, {kHeldSem, 1, 0}};
-  const size_t n = st->own_layout() ? 2 : 1;
+                                             pid_t* last_user,
+                                             bool* no_dead_holder) {
+  *no_dead_holder = false;
+  bool check_marks = st->own_layout() && key.permits() == 1;
+  struct sembuf checked_ops[3] = {
+      {kLockSem, -1, SEM_UNDO}, {kHeldSem, 0, IPC_NOWAIT}, {kHeldSem, 1, 0}};
+  struct sembuf plain_ops[2] = {{kLockSem, -1, SEM_UNDO}, {kHeldSem, 1, 0}};
   if (!st->own_layout()) {
     // PHP's sets keep no such mark; the last pid to touch the lock is the
     // only trace a dead holder leaves (see CheckOwnerDeath).
@@ -261,6 +343,8 @@ absl::StatusOr<Step> SemaphoreStore::Acquire(const Key& key, SemKeyState* st,
     *last_user = pid > 0 ? pid : 0;
   }
   for (;;) {
+    struct sembuf* ops = check_marks ? checked_ops : plain_ops;
+    const size_t n = check_marks ? 3 : st->own_layout() ? 2 : 1;
     int r;
     if (deadline.is_never()) {
       r = semop(st->semid, ops, n);
@@ -277,9 +361,18 @@ absl::StatusOr<Step> SemaphoreStore::Acquire(const Key& key, SemKeyState* st,
         r = semtimedop(st->semid, ops, n, &ts);
       }
     }
-    if (r == 0) return Step::kDone;
+    if (r == 0) {
+      *no_dead_holder = check_marks;
+      return Step::kDone;
+    }
     const int err = errno;
     if (err == EINTR) continue;
+    if (err == EAGAIN && check_marks) {
+      // A dead holder's mark, or the deadline: the plain semop tells which
+      // (ops[0] gets IPC_NOWAIT there too once the deadline has passed).
+      check_marks = false;
+      continue;
+    }
     if (err == EAGAIN) {
       if (deadline.has_passed()) return Step::kBusy;
       continue;  // woke a hair before the deadline: wait out the rest
@@ -289,67 +382,12 @@ absl::StatusOr<Step> SemaphoreStore::Acquire(const Key& key, SemKeyState* st,
   }
 }
 
-// Runs holding #2, after our count in #1 went. The last user removes the set
-// so that an idle resource leaves nothing in the kernel.
-//
-// Caveat: removal races with attachers. Holding #2 closes the race for
-// every process that follows PHP's protocol: an attacher waits for #2 to be
-// zero in the same semop that counts it in, so none can be counted while we
-// look at #1, and the removal wakes it with EIDRM, after which it calls
-// semget() again and gets a new set. What stays open: a program that
-// operates on a set id it got earlier without attaching (no protocol peer
-// does) would find EINVAL and must re-open too. Symfony itself removes sets
-// without taking #2, while holding the lock; waiters survive that the same
-// way.
 absl::Status SemaphoreStore::RemoveOrLeave(const Key& key, SemKeyState* st) {
-  int users = semctl(st->semid, kUsageSem, GETVAL);
-  if (users < 0) {
-    if (IsGone(errno)) return absl::OkStatus();
-    return Error(errno, key, *st, "semctl GETVAL (usage)");
+  const char* what = "";
+  if (int err = RemoveOrLeaveSet(st->semid, &what); err != 0) {
+    return Error(err, key, *st, what);
   }
-  if (users == 0) {
-    if (semctl(st->semid, 0, IPC_RMID) == 0 || IsGone(errno)) {
-      return absl::OkStatus();
-    }
-    // EPERM: only the set's owner, creator or root may remove it (a 0666 set
-    // made by another user). It stays behind, as it would with PHP.
-    if (errno != EPERM) return Error(errno, key, *st, "semctl IPC_RMID");
-  }
-  struct sembuf leave = {kInitSem, -1, SEM_UNDO};
-  int err = SemopRetry(st->semid, &leave, 1);
-  if (err != 0 && !IsGone(err)) return Error(err, key, *st, "semop (leave)");
   return absl::OkStatus();
-}
-
-// Gives back the permit (if held) and detaches in one semop that also takes
-// #2, so that the count we then read cannot change under us (see
-// RemoveOrLeave).
-absl::Status SemaphoreStore::Detach(const Key& key, SemKeyState* st,
-                                    bool release_permit) {
-  const bool was_attached = st->attached;
-  st->attached = false;
-  st->held = false;
-  if (!was_attached) return absl::OkStatus();
-  struct sembuf ops[5];
-  size_t n = 0;
-  ops[n++] = {kInitSem, 0, 0};
-  ops[n++] = {kInitSem, 1, SEM_UNDO};
-  ops[n++] = {kUsageSem, -1, SEM_UNDO};
-  if (release_permit) {
-    ops[n++] = {kLockSem, 1, SEM_UNDO};
-    // IPC_NOWAIT: a count already settled to zero by a holder that wrongly
-    // took us for dead must not block the release; see CheckOwnerDeath.
-    if (st->own_layout()) ops[n++] = {kHeldSem, -1, IPC_NOWAIT};
-  }
-  int err = SemopRetry(st->semid, ops, n);
-  if (err == EAGAIN && n == 5) err = SemopRetry(st->semid, ops, n - 1);
-  if (err != 0) {
-    // The set is gone (Symfony or an administrator removed it): so are our
-    // permit and our count, with nothing left to give back.
-    if (IsGone(err)) return absl::OkStatus();
-    return Error(err, key, *st, release_permit ? "semop (release)" : "semop (detach)");
-  }
-  return RemoveOrLeave(key, st);
 }
 
 // In our sets every acquisition adds one to #4 and every release takes one
@@ -423,6 +461,16 @@ absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode,
     st->ipc_key = *ipc_key;
     st->key_known = true;
   }
+  if (st->attached && st->attach_pid != CurrentPid()) {
+    // Forked since the attachment: it is the parent's (see SemKeyState).
+    st->attached = false;
+  }
+  // Caveat: the set id is kept between acquisitions, and only our count in
+  // #1 keeps an ipclock peer from removing the set. Symfony, ipcrm and
+  // RemoveIPC remove it anyway; our next semop then fails with EINVAL and we
+  // attach to whatever set the key leads to now. The kernel hands out a
+  // removed set's id again only after its sequence number for that slot has
+  // wrapped, so a stale id naming an unrelated set is not a practical risk.
   for (int vanished = 0; vanished < kMaxVanished; ++vanished) {
     if (!st->attached) {
       if (absl::Status s = Open(key, st); !s.ok()) return s;
@@ -431,23 +479,25 @@ absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode,
       if (*attached == Step::kGone) continue;
     }
     pid_t last_user = 0;
-    absl::StatusOr<Step> step = Acquire(key, st, deadline, &last_user);
-    if (!step.ok()) {
-      Detach(key, st, false).IgnoreError();
-      return step.status();
-    }
+    bool no_dead_holder = false;
+    absl::StatusOr<Step> step =
+        Acquire(key, st, deadline, &last_user, &no_dead_holder);
+    // Busy or failed, the attachment stays for the next try and ends with
+    // the Key.
+    if (!step.ok()) return step.status();
     if (*step == Step::kGone) {
       // Removed while we waited (Symfony's release does that): our count
       // and undo records went with the set. Start over on a new one.
       st->attached = false;
       continue;
     }
-    if (*step == Step::kBusy) {
-      if (absl::Status s = Detach(key, st, false); !s.ok()) return s;
-      return false;
-    }
+    if (*step == Step::kBusy) return false;
     st->held = true;
-    CheckOwnerDeath(key, st, last_user);
+    if (no_dead_holder) {
+      key.set_previous_owner_died(false);
+    } else {
+      CheckOwnerDeath(key, st, last_user);
+    }
     return true;
   }
   return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
@@ -458,7 +508,27 @@ absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode,
 absl::Status SemaphoreStore::Delete(Key& key) {
   auto* st = static_cast<SemKeyState*>(key.state(this));
   if (st == nullptr || !st->held) return absl::OkStatus();
-  return Detach(key, st, true);
+  st->held = false;
+  // The permit and our mark in #4 go back in one semop; the attachment
+  // stays until the Key is destroyed.
+  struct sembuf ops[2] = {{kLockSem, 1, SEM_UNDO},
+                          // IPC_NOWAIT: a count already settled to zero by a
+                          // holder that wrongly took us for dead must not
+                          // block the release; see CheckOwnerDeath.
+                          {kHeldSem, -1, IPC_NOWAIT}};
+  const size_t n = st->own_layout() ? 2 : 1;
+  int err = SemopRetry(st->semid, ops, n);
+  if (err == EAGAIN && n == 2) err = SemopRetry(st->semid, ops, 1);
+  if (err != 0) {
+    if (IsGone(err)) {
+      // The set is gone (Symfony or an administrator removed it): so are our
+      // permit, our count and our undo records, with nothing to give back.
+      st->attached = false;
+      return absl::OkStatus();
+    }
+    return Error(err, key, *st, "semop (release)");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> SemaphoreStore::Exists(Key& key) {

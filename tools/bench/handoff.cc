@@ -123,6 +123,9 @@ Latency StoreHandoff(const std::string& dsn, const std::string& resource, int co
       if (absl::Status st = mine->Release(); !st.ok()) ChildFailed(b, st);
       b->done.store(i + 1, std::memory_order_release);
     }
+    // _exit skips destructors, and a living Lock stays attached to its SysV
+    // set or POSIX registry: destroyed here, the last one removes them.
+    { ipclock::Lock gone = *std::move(mine); }
     _exit(0);
   }
   bool ok = true;
@@ -207,6 +210,7 @@ Contention Contend(const std::string& dsn, const std::string& resource,
       }
       shared.samples[2 * p] = ops;
       shared.samples[2 * p + 1] = worst;
+      { ipclock::Lock gone = *std::move(mine); }  // see StoreHandoff
       _exit(0);
     }
     pids.push_back(pid);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 
 namespace ipclock_bench {
 
@@ -132,8 +133,11 @@ std::string TableRow(const Row& r) {
   }
   std::string figure = r.figure;
   if (!r.note.empty()) absl::StrAppend(&figure, " (", r.note, ")");
+  // A '|' in a cell would end it.
+  figure = absl::StrReplaceAll(figure, {{"|", "\\|"}});
+  const std::string goal = absl::StrReplaceAll(r.GoalText(), {{"|", "\\|"}});
   return absl::StrCat("| ", r.section, " | ", figure, " | ", Number(r.value),
-                      " | ", r.unit, " | ", ratio, " | ", r.GoalText(), " | ",
+                      " | ", r.unit, " | ", ratio, " | ", goal, " | ",
                       r.Status(), " |\n");
 }
 

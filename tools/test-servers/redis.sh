@@ -13,8 +13,8 @@
 #     with no persistence (no RDB snapshots, no AOF), daemonized with a
 #     pidfile.
 #   - A server that does not answer PING within 10 s is a failure.
-#   - Their stop (SHUTDOWN NOSAVE, then kill by pidfile) and the removal of
-#     the dir go on cleanup_cmds.
+#   - Their stop (SIGTERM through the pidfiles; nothing is saved) and the
+#     removal of the dir go on cleanup_cmds.
 #   - redis_store_test starts its own servers on 56390-56391 for the tests
 #     that kill a server; nothing here uses those ports.
 #
