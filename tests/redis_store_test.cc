@@ -304,6 +304,17 @@ class OwnServer {
     pid_ = pid;
     const double until = NowSeconds() + 10;
     while (NowSeconds() < until) {
+      // A port in the kernel's ephemeral range can be taken by some client
+      // socket between our probe and the server's bind: the server then
+      // exits at once, and the next port is tried.
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        if (port_ + 1 >= 56399) break;
+        ++port_;
+        Launch();
+        return;
+      }
       redisContext* c = redisConnect("127.0.0.1", port_);
       if (c != nullptr && c->err == 0) {
         void* r = redisCommand(c, "PING");
