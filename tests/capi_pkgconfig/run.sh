@@ -36,4 +36,13 @@ $cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/main" \
     "$src/tests/capi_pkgconfig/main.c" $flags
 
 mkdir "$tmp/locks"
-"$tmp/main" "flock://$tmp/locks?removeipc=ignore" in-memory
+# Every store this build has: the local ones always, the remote ones when the
+# suite's test servers run (tools/test-servers/*.sh export their DSNs).
+shm_name="ipclock-pkgconfig-$$"
+trap 'rm -rf "$tmp"; rm -f "/dev/shm/ipclock.$shm_name"' EXIT INT TERM
+set -- "flock://$tmp/locks?removeipc=ignore" in-memory \
+       "shm://$shm_name?removeipc=ignore" "semaphore?removeipc=ignore" \
+       "posix-semaphore?prefix=ipclock-pkgconfig-$$&removeipc=ignore"
+[ -z "${IPCLOCK_TEST_REDIS:-}" ] || set -- "$@" "$IPCLOCK_TEST_REDIS?secret=none"
+[ -z "${IPCLOCK_TEST_POSTGRES:-}" ] || set -- "$@" "$IPCLOCK_TEST_POSTGRES"
+"$tmp/main" "$@"
