@@ -3,11 +3,13 @@
 //
 // The POSIX semaphore store: names, DSN options, a dead holder's permit
 // coming back within the documented bound (with previous_owner_died), a live
-// or stopped holder never reclaimed, exclusion and counting between
+// or stopped holder never reclaimed, a stolen wake-up taking no permit,
+// exclusion and counting between
 // processes, nothing left in /dev/shm, and timed waits.
 
 #include <errno.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -236,6 +238,58 @@ void KilledHolderPermitComesBack(void**) {
 
 // A live holder is never reclaimed, even one that is stopped (SIGSTOP) and
 // makes no progress at all.
+// A process that takes a post from the semaphore and dies before it marks
+// a registry slot (a waiter killed just after its wake-up, or a program
+// that sem_waits on the semaphore) takes no permit with it: the registry
+// alone counts them. A waiter whose wake-up is lost so finds the permit
+// within its slice.
+void StolenPostTakesNoPermit(void**) {
+  std::shared_ptr<Store> store = OpenStore();
+  const std::string resource = UniqueResource("stolen-post");
+  const std::string name = ipclock::PosixSemaphoreName(resource);
+  Lock keeper = MakeLock(store, resource);  // keeps the pair in /dev/shm
+  assert_true(Try(keeper));
+  ASSERT_OK(keeper.Release());
+  pid_t thief = ForkChild([&] {
+    sem_t* sem = sem_open(name.c_str(), 0);
+    if (sem == SEM_FAILED) return 2;
+    if (sem_trywait(sem) != 0) return 3;
+    _exit(0);  // dies with the post, as if killed
+  });
+  assert_int_equal(WaitChild(thief), 0);
+  Lock a = MakeLock(store, resource);
+  assert_true(Try(a));
+  assert_false(a.previous_owner_died());
+  Lock b = MakeLock(store, resource);
+  assert_false(Try(b));
+
+  // Now the release's post is stolen from under a waiter.
+  Signal waiting;
+  auto* report = SharedMemory<DeathReport>();
+  pid_t waiter = ForkChild([&] {
+    Lock lock = MakeLock(store, resource);
+    waiting.Notify();
+    absl::Status s = lock.Acquire(absl::Seconds(20));
+    report->acquired_at_ns = ipclock::Deadline::NowNanos();
+    report->acquired = s.ok() ? 1 : 0;
+    return lock.Release().ok() ? 0 : 3;
+  });
+  assert_int_equal(waiting.Wait(), 'x');
+  usleep(100 * 1000);
+  sem_t* sem = sem_open(name.c_str(), 0);
+  assert_true(sem != SEM_FAILED);
+  ASSERT_OK(a.Release());
+  const int64_t released_at = ipclock::Deadline::NowNanos();
+  sem_trywait(sem);  // may lose the race to the waiter: then nothing to see
+  sem_close(sem);
+  assert_int_equal(WaitChild(waiter, 30), 0);
+  assert_int_equal(report->acquired.load(), 1);
+  const double back = static_cast<double>(report->acquired_at_ns.load() - released_at) / 1e9;
+  if (back > kReclaimBound + kSlack) fail_msg("waiter woke only after %.3f s", back);
+  Drop(a, b, keeper);
+  assert_false(ObjectsExist(resource));
+}
+
 void LiveHolderIsNeverReclaimed(void**) {
   std::shared_ptr<Store> store = OpenStore();
   const std::string resource = UniqueResource("live");
@@ -430,6 +484,7 @@ int main() {
       cmocka_unit_test(NothingLeftBehind),
       cmocka_unit_test(ReusedLockKeepsItsObjects),
       cmocka_unit_test(KilledHolderPermitComesBack),
+      cmocka_unit_test(StolenPostTakesNoPermit),
       cmocka_unit_test(LiveHolderIsNeverReclaimed),
       cmocka_unit_test(NoLostUpdates),
       cmocka_unit_test(CountingPermits),

@@ -5,19 +5,30 @@
 // File: posix_semaphore_store.h
 // -----------------------------------------------------------------------------
 //
-// Locks on POSIX named semaphores (DSN `posix-semaphore`), with a registry
-// of holders beside each one so that a holder's death does not lose its
-// permit for good.
+// Locks on a shared-memory registry of holders with a POSIX named semaphore
+// beside it (DSN `posix-semaphore`): the registry counts the permits, so
+// that a holder's death does not lose its permit, and waiters sleep on the
+// semaphore.
 //
 // Names. A resource maps to the semaphore "/<prefix>.<hex>" (prefix
 // "ipclock" by default; hex is the first 16 bytes of SHA-256 of the
 // resource, lowercase) and to the shared-memory registry
 // "/<prefix>.<hex>.reg". On Linux both live in /dev/shm (the semaphore as
-// "sem.<prefix>.<hex>"). Other programs may sem_wait/sem_post the same
-// semaphore and take part in the lock, without the death recovery below.
+// "sem.<prefix>.<hex>"). The semaphore's value follows the free permits,
+// as a hint (`ipclock list` shows it): a program that sem_posts it only
+// wakes ipclock waiters early, and one that sem_waits on it takes no
+// permit, since the registry alone says who holds one.
 //
-// Waits. sem_clockwait() on CLOCK_MONOTONIC: a release (sem_post) wakes a
-// waiter at once. A POSIX semaphore has no undo on death, so a waiter also
+// Acquisition and release. A key holds a permit exactly while its registry
+// slot is marked holding; the free permits are the permits minus the
+// marked slots. Taking one is marking our slot, giving it back is clearing
+// it, each under the registry's robust mutex, so a process killed at any
+// instant leaves the registry consistent: after EOWNERDEAD nothing needs
+// repair, since the count is taken from the slots afresh each time.
+//
+// Waits. sem_clockwait() on CLOCK_MONOTONIC: a release clears its slot,
+// then sem_posts, which wakes a waiter at once; the waiter then looks at
+// the registry. A POSIX semaphore has no undo on death, so a waiter also
 // wakes every 200 ms at most to look over the registry (below); that is the
 // only polling, and it happens only while a wait lasts.
 //
@@ -25,17 +36,16 @@
 // start time (from /proc, to tell a reused pid), and whether it holds a
 // permit. A waiter, or a try that finds no permit, reclaims the slots of
 // processes that are gone (no such pid, a zombie, or another start time):
-// a slot that held a permit gets it posted back, and the next holder is
-// told that the previous owner died. So a dead holder's permit returns
+// clearing a slot that held a permit frees it (and a sem_post wakes a
+// waiter for it), and the next holder is told that the previous owner died. So a dead holder's permit returns
 // within 200 ms of its death while someone waits, and at the next attempt
 // otherwise. A live process is never reclaimed, whatever it is doing.
 //
 // Limits of that recovery:
-//   * A process killed in the instant between sem_clockwait() handing it a
-//     permit and its slot being marked (or between its slot being cleared
-//     and its sem_post) loses that permit: ipclock never guesses, since a
-//     wrong guess would make a second holder. Remove both files once nobody
-//     uses the resource to reset it.
+//   * A process killed between clearing its slot and its sem_post, or a
+//     waiter killed just after sem_clockwait woke it, takes a wake-up with
+//     it, never a permit: a waiter then finds the free permit at the end of
+//     its current 200 ms slice instead of at once.
 //   * Pids only mean something within one pid namespace; the registry
 //     records its creator's namespace and refuses processes from another.
 //   * Up to 256 keys may be attached to one resource at once.

@@ -1,11 +1,23 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Every update of the registry is ordered so that a process killed half-way
-// leaves at worst a permit lost, never a permit given twice: a slot is
-// cleared before its permit is posted, and marked holding only after the
-// permit was taken. Hence the robust mutex needs no repair when its owner
-// dies (EOWNERDEAD): whatever the dead process left is consistent.
+// The registry, not the semaphore, says who holds a permit: a process holds
+// one exactly while its slot is kHolding, and the free permits are the
+// capacity minus the kHolding slots, counted afresh each time. A permit is
+// taken by marking our slot, and given back by clearing it, under the robust
+// mutex, each as one store. So a process killed at any instant leaves the
+// slots consistent: either it holds (and a reclaimer clears its slot once it
+// is gone) or it does not. Hence the robust mutex needs no repair when its
+// owner dies (EOWNERDEAD): nothing is derived from a count it may have left
+// half-updated.
+//
+// The semaphore only wakes waiters: a release or a reclaim posts it after
+// the slot was cleared, a waiter that took a post re-checks the slots. Its
+// value follows the free permits (an acquisition takes a post, a release
+// gives one) but is a hint: a process killed between clearing its slot and
+// posting, or a waiter killed after taking a post, leaves it one short. A
+// waiter never sleeps longer than a slice before it looks at the slots, so
+// a lost post costs at most that slice, never a permit.
 
 #include "stores/posix_semaphore_registry.h"
 
@@ -211,7 +223,8 @@ SemaphoreRegistry::~SemaphoreRegistry() {
 absl::Status SemaphoreRegistry::LockPage() {
   int err = pthread_mutex_lock(&page_->mu);
   if (err == EOWNERDEAD) {
-    // See the top of the file for why nothing needs repair.
+    // See the top of the file for why nothing needs repair: the free
+    // permits are counted from the slots, each written by one store.
     pthread_mutex_consistent(&page_->mu);
     return absl::OkStatus();
   }
@@ -242,47 +255,62 @@ void SemaphoreRegistry::ReclaimDeadLocked() {
     slot.pid = 0;
     if (held) {
       ++page_->orphans;
-      sem_post(sem_);
+      sem_post(sem_);  // wakes a waiter for the permit just freed
     }
   }
 }
 
-absl::Status SemaphoreRegistry::ReclaimDead() {
-  if (absl::Status s = LockPage(); !s.ok()) return s;
-  ReclaimDeadLocked();
-  UnlockPage();
-  return absl::OkStatus();
+uint32_t SemaphoreRegistry::FreePermitsLocked() const {
+  uint32_t holding = 0;
+  for (const RegistrySlot& slot : page_->slots) {
+    if (slot.state == kHolding) ++holding;
+  }
+  return holding >= page_->permits ? 0 : page_->permits - holding;
 }
 
-absl::Status SemaphoreRegistry::MarkHolding(bool* previous_owner_died) {
-  // Marked before the page lock, with no system call since the permit was
-  // taken: a process killed while it waited for a contended page lock took
-  // its unrecorded permit with it (tools/torture found this within a
-  // minute of kills). Only we write our slot while we live; reclaimers
-  // read it once we are gone, so the store needs no lock.
-  __atomic_store_n(&page_->slots[slot_].state, kHolding, __ATOMIC_SEQ_CST);
-  holding_ = true;
-  if (absl::Status s = LockPage(); !s.ok()) {
-    // We could not record the permit: give it back.
-    __atomic_store_n(&page_->slots[slot_].state, kAttached, __ATOMIC_SEQ_CST);
-    holding_ = false;
-    sem_post(sem_);
-    return s;
+absl::StatusOr<bool> SemaphoreRegistry::TryAcquire(bool woken, bool* previous_owner_died) {
+  if (holding_) return true;
+  if (absl::Status s = LockPage(); !s.ok()) return s;
+  uint32_t free = FreePermitsLocked();
+  if (free == 0) {
+    // A permit may be stuck with a dead holder. Only now: reading /proc for
+    // every attached process is what an uncontended acquisition must not
+    // pay.
+    ReclaimDeadLocked();
+    free = FreePermitsLocked();
   }
+  if (free == 0) {
+    UnlockPage();
+    // A post we took (`woken`) is dropped: it was for a permit someone took
+    // before us, and its releaser posts again.
+    return false;
+  }
+  // This single store is the acquisition (see the top of the file).
+  __atomic_store_n(&page_->slots[slot_].state, kHolding, __ATOMIC_RELEASE);
+  holding_ = true;
   *previous_owner_died = page_->orphans > 0;
   if (page_->orphans > 0) --page_->orphans;
   UnlockPage();
-  return absl::OkStatus();
+  // Take the post that stands for this permit, so that the semaphore keeps
+  // following the free permits and does not wake waiters for nothing. None
+  // there (lost, or in the hands of a waking waiter, who then finds no
+  // permit and drops it) is fine: it is only a hint. sem_trywait makes no
+  // system call.
+  if (!woken) sem_trywait(sem_);
+  return true;
 }
 
 absl::Status SemaphoreRegistry::ReleasePermit() {
   if (!holding_) return absl::OkStatus();
   if (absl::Status s = LockPage(); !s.ok()) return s;
-  page_->slots[slot_].state = kAttached;
+  __atomic_store_n(&page_->slots[slot_].state, kAttached, __ATOMIC_RELEASE);
   holding_ = false;
-  int err = sem_post(sem_) == 0 ? 0 : errno;
   UnlockPage();
-  if (err != 0) return Error(err, absl::StrCat("sem_post ", names_.semaphore));
+  // After the slot is cleared, so a waiter woken by it finds the permit. A
+  // death in between loses only this wake-up (see the top of the file).
+  if (sem_post(sem_) != 0) {
+    return Error(errno, absl::StrCat("sem_post ", names_.semaphore));
+  }
   return absl::OkStatus();
 }
 

@@ -1,9 +1,10 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The pair of objects behind one resource of the posix-semaphore store: the
-// named semaphore that holds the permits, and a shared-memory registry of the
-// processes attached to it, so that the permit of a holder that died can be
+// The pair of objects behind one resource of the posix-semaphore store: a
+// shared-memory registry of the processes attached to it, whose slots say
+// who holds a permit (so that the permit of a holder that died can be given
+// back), and the named semaphore on which waiters sleep until a permit is
 // given back. See include/ipclock/posix_semaphore_store.h for the contract.
 //
 // Registry layout (one page, shm "/<prefix>.<hex>.reg"): a header (magic,
@@ -57,12 +58,15 @@ class SemaphoreRegistry {
 
   sem_t* semaphore() const { return sem_; }
 
-  // Gives back the permits of attached processes that no longer exist.
-  absl::Status ReclaimDead();
-  // Records that our slot holds a permit (just taken from the semaphore);
-  // `*previous_owner_died` says whether that permit came from a dead holder.
-  absl::Status MarkHolding(bool* previous_owner_died);
-  // Gives our permit back: the slot first, then sem_post.
+  // Takes a permit if one is free (after reclaiming those of dead holders
+  // when none is): true when our slot now holds one, false when all are
+  // held. `woken` says the caller already took a post from the semaphore
+  // (sem_clockwait returned 0); otherwise an acquisition takes one if
+  // there is one, so the semaphore keeps following the free permits.
+  // `*previous_owner_died` says whether the permit came from a dead holder.
+  absl::StatusOr<bool> TryAcquire(bool woken, bool* previous_owner_died);
+  // Gives our permit back: the slot is cleared, then sem_post wakes a
+  // waiter.
   absl::Status ReleasePermit();
   // Leaves the registry, giving back a permit still held, and removes the
   // pair if nobody else is attached.
@@ -78,6 +82,7 @@ class SemaphoreRegistry {
   void UnlockPage();
   absl::Status Initialize(mode_t mode, uint32_t permits);
   void ReclaimDeadLocked();
+  uint32_t FreePermitsLocked() const;
   // Under the flock, for a registry whose semaphore is gone: true when no
   // live process is attached, i.e. a Detach() died half-way.
   bool AbandonedByDetach();

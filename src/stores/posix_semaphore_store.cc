@@ -1,8 +1,9 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// PosixSemaphoreStore: a named semaphore per resource plus the registry of
-// its holders (stores/posix_semaphore_registry.h). See
+// PosixSemaphoreStore: a registry of holders per resource, which counts the
+// permits, plus a named semaphore on which its waiters sleep
+// (stores/posix_semaphore_registry.h). See
 // include/ipclock/posix_semaphore_store.h for the contract.
 
 #include "stores/posix_semaphore_store.h"
@@ -31,8 +32,9 @@ namespace {
 
 constexpr absl::string_view kName = "posix-semaphore";
 
-// How long a waiter sleeps at most before it looks for dead holders: the
-// bound on how late a dead holder's permit comes back while someone waits.
+// How long a waiter sleeps at most before it looks at the registry again:
+// the bound on how late a dead holder's permit, or one whose wake-up was
+// lost, comes back while someone waits.
 constexpr int64_t kReclaimSliceNanos = 200 * 1000 * 1000;
 
 // Registries unlinked under a held permit before we give up.
@@ -110,7 +112,7 @@ class PosixSemaphoreStore final : public Store {
   }
   // True once a permit is taken, false when `deadline` passed first.
   absl::StatusOr<bool> TakePermit(const Key& key, SemaphoreRegistry* registry,
-                                  Deadline deadline);
+                                  Deadline deadline, bool* previous_owner_died);
 
   const PosixSemaphoreStoreOptions options_;
   std::string describe_;
@@ -118,25 +120,26 @@ class PosixSemaphoreStore final : public Store {
 
 absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
                                                      SemaphoreRegistry* registry,
-                                                     Deadline deadline) {
+                                                     Deadline deadline,
+                                                     bool* previous_owner_died) {
   sem_t* sem = registry->semaphore();
+  bool woken = false;
   for (;;) {
-    if (sem_trywait(sem) == 0) return true;
-    if (errno != EAGAIN && errno != EINTR) {
-      return ErrnoError(errno, describe_, key.resource(), "sem_trywait");
-    }
-    // No permit: one may be stuck with a dead holder. Look before a try
-    // gives up and after every slice of a wait.
-    if (absl::Status s = registry->ReclaimDead(); !s.ok()) return s;
-    if (sem_trywait(sem) == 0) return true;
+    // The registry decides; a post only says that it is worth looking. It
+    // also reclaims dead holders' permits when none is free, so every try
+    // and every slice of a wait looks for them.
+    absl::StatusOr<bool> got = registry->TryAcquire(woken, previous_owner_died);
+    if (!got.ok() || *got) return got;
     if (deadline.has_passed()) return false;
+    // Slices bound how late a dead holder's permit, or a permit whose post
+    // was lost with a killed process, reaches a waiter.
     const int64_t slice_end =
         std::min(deadline.monotonic_nanos(), Deadline::NowNanos() + kReclaimSliceNanos);
     struct timespec ts;
     ts.tv_sec = static_cast<time_t>(slice_end / 1000000000);
     ts.tv_nsec = static_cast<long>(slice_end % 1000000000);
-    if (sem_clockwait(sem, CLOCK_MONOTONIC, &ts) == 0) return true;
-    if (errno != ETIMEDOUT && errno != EINTR) {
+    woken = sem_clockwait(sem, CLOCK_MONOTONIC, &ts) == 0;
+    if (!woken && errno != ETIMEDOUT && errno != EINTR) {
       return ErrnoError(errno, describe_, key.resource(), "sem_clockwait");
     }
   }
@@ -176,16 +179,11 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
       st->registry = *std::move(attached);
       st->attach_pid = CurrentPid();
     }
-    absl::StatusOr<bool> got = TakePermit(key, st->registry.get(), deadline);
+    bool died = false;
+    absl::StatusOr<bool> got = TakePermit(key, st->registry.get(), deadline, &died);
     // Busy or failed, the slot stays for the next try and ends with the Key.
     if (!got.ok()) return got.status();
     if (!*got) return false;
-    bool died = false;
-    if (absl::Status s = st->registry->MarkHolding(&died); !s.ok()) {
-      st->registry->Detach().IgnoreError();
-      st->registry.reset();
-      return s;
-    }
     if (!st->registry->StillLinked()) {
       // Someone deleted the pair while we waited or since our last
       // acquisition (a cleaner, RemoveIPC): only our own slot keeps ipclock
