@@ -9,7 +9,8 @@
 //     another process, fencing, owner death after SIGKILL, the "string type
 //     = conflict" rule, AUTH and SELECT, and PHP's Symfony RedisStore as a
 //     peer (tests/php/redis_peer.php).
-//   * a server this test starts itself (first free port from 56390), for
+//   * a server this test starts itself (first free port from
+//     $IPCLOCK_TEST_PORT_BASE + 90), for
 //     what would disturb the shared ones: counting round trips, SCRIPT
 //     FLUSH, ACL users, a Unix socket, fixed key names, and killing the
 //     server while a lock is held and while a waiter waits.
@@ -241,10 +242,10 @@ class OwnServer {
     }
     if (dir_.empty()) dir_ = MakeTempDir();
     if (port_ == 0) {
-      for (int p = 56390; p < 56399 && port_ == 0; ++p) {
+      for (int p = PortBase(); p < PortLimit() && port_ == 0; ++p) {
         if (!Listening(p)) port_ = p;
       }
-      if (port_ == 0) return "no free port in 56390-56398 for a test redis-server";
+      if (port_ == 0) return "no free port in $IPCLOCK_TEST_PORT_BASE+90..98 for a test redis-server";
     }
     Launch();
     return nullptr;
@@ -268,6 +269,15 @@ class OwnServer {
   std::string server() const { return absl::StrCat("127.0.0.1:", port_); }
 
  private:
+  // The ports tools/test-servers/ports.sh leaves to tests' own servers.
+  static int PortBase() {
+    const char* base = getenv("IPCLOCK_TEST_PORT_BASE");
+    int b = 0;
+    if (base == nullptr || !absl::SimpleAtoi(base, &b) || b <= 0) b = 21300;
+    return b + 90;
+  }
+  static int PortLimit() { return PortBase() + 9; }
+
   static bool Listening(int port) {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in a = {};
@@ -304,13 +314,13 @@ class OwnServer {
     pid_ = pid;
     const double until = NowSeconds() + 10;
     while (NowSeconds() < until) {
-      // A port in the kernel's ephemeral range can be taken by some client
-      // socket between our probe and the server's bind: the server then
-      // exits at once, and the next port is tried.
+      // Another program can take the port between our probe and the
+      // server's bind: the server then exits at once, and the next port is
+      // tried.
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
-        if (port_ + 1 >= 56399) break;
+        if (port_ + 1 >= PortLimit()) break;
         ++port_;
         Launch();
         return;

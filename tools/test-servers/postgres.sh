@@ -5,7 +5,8 @@
 #
 #   - Debian's server binaries (postgresql package), never the system
 #     service: the cluster lives in a fresh temp dir and listens on
-#     127.0.0.1:55432 and a Unix socket in that dir only.
+#     127.0.0.1:BASE+10 (tools/test-servers/ports.sh) and a Unix socket in
+#     that dir only.
 #   - initdb refuses to run as root, so as root the cluster belongs to the
 #     `postgres` user (runuser).
 #   - The role `ipclock` (a superuser: the tests end other sessions with
@@ -17,7 +18,7 @@
 # then skip, except under CI=true.
 
 ipclock_start_test_postgres() {
-  local port=55432
+  local port=$((IPCLOCK_TEST_PORT_BASE + 10))
   local bindir=""
   local d
   for d in /usr/lib/postgresql/*/bin; do

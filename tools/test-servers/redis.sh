@@ -2,11 +2,13 @@
 # Sourced by tools/dev before the suites run: starts throwaway Redis servers
 # for the redis store's tests and exports their DSNs.
 #
-#   IPCLOCK_TEST_REDIS       redis://127.0.0.1:56379
-#   IPCLOCK_TEST_REDIS_2     redis://127.0.0.1:56380   (three servers for the
-#   IPCLOCK_TEST_REDIS_3     redis://127.0.0.1:56381    combined-store tests)
-#   IPCLOCK_TEST_REDIS_AUTH  redis://:PASSWORD@127.0.0.1:56382 (requirepass,
+#   IPCLOCK_TEST_REDIS       redis://127.0.0.1:BASE
+#   IPCLOCK_TEST_REDIS_2     redis://127.0.0.1:BASE+1  (three servers for the
+#   IPCLOCK_TEST_REDIS_3     redis://127.0.0.1:BASE+2   combined-store tests)
+#   IPCLOCK_TEST_REDIS_AUTH  redis://:PASSWORD@127.0.0.1:BASE+3 (requirepass,
 #                            a random password, for the AUTH tests)
+#
+# BASE is $IPCLOCK_TEST_PORT_BASE (tools/test-servers/ports.sh).
 #
 #   - Debian's redis-server binary (redis-server package), never the system
 #     service: each server runs from a fresh temp dir, on 127.0.0.1 only,
@@ -15,7 +17,7 @@
 #   - A server that does not answer PING within 10 s is a failure.
 #   - Their stop (SIGTERM through the pidfiles; nothing is saved) and the
 #     removal of the dir go on cleanup_cmds.
-#   - redis_store_test starts its own servers on 56390-56391 for the tests
+#   - redis_store_test starts its own servers from BASE+90 for the tests
 #     that kill a server; nothing here uses those ports.
 #
 # Without redis-server it says so and exports nothing: the suites then skip,
@@ -36,8 +38,9 @@ ipclock_start_test_redis() {
   cleanup_cmds+=("for f in '$dir'/redis-*.pid; do [ -f \"\$f\" ] && kill \"\$(cat \"\$f\")\" 2>/dev/null; done; sleep 0.2; rm -rf '$dir'")
 
   local port var auth args spec
-  for spec in 56379:IPCLOCK_TEST_REDIS: 56380:IPCLOCK_TEST_REDIS_2: \
-              56381:IPCLOCK_TEST_REDIS_3: 56382:IPCLOCK_TEST_REDIS_AUTH:auth; do
+  local base=$IPCLOCK_TEST_PORT_BASE
+  for spec in $((base)):IPCLOCK_TEST_REDIS: $((base + 1)):IPCLOCK_TEST_REDIS_2: \
+              $((base + 2)):IPCLOCK_TEST_REDIS_3: $((base + 3)):IPCLOCK_TEST_REDIS_AUTH:auth; do
     IFS=: read -r port var auth <<<"$spec"
     if redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 ||
        redis-cli -h 127.0.0.1 -p "$port" ping 2>&1 | grep -q NOAUTH; then
@@ -74,7 +77,7 @@ ipclock_start_test_redis() {
       export "$var=redis://127.0.0.1:$port"
     fi
   done
-  echo "test-servers/redis.sh: Redis $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/') on 127.0.0.1:56379-56382 ($dir)" >&2
+  echo "test-servers/redis.sh: Redis $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/') on 127.0.0.1:$base-$((base + 3)) ($dir)" >&2
 }
 
 ipclock_start_test_redis

@@ -1,0 +1,20 @@
+# shellcheck shell=bash
+# Sourced by tools/dev before the server scripts: the loopback ports of the
+# test servers. They lie below the kernel's ephemeral range (32768-60999 by
+# default), so no client socket can take one before its server binds it and
+# no host setting needs changing.
+#
+#   IPCLOCK_TEST_PORT_BASE   default 21300; set it to run two suites at once
+#     BASE+0..3    Redis (redis.sh)
+#     BASE+10      PostgreSQL (postgres.sh)
+#     BASE+20..29  MariaDB
+#     BASE+30..39  memcached
+#     BASE+40..69  ZooKeeper (client, quorum and election ports)
+#     BASE+90..98  servers that tests start themselves
+: "${IPCLOCK_TEST_PORT_BASE:=21300}"
+export IPCLOCK_TEST_PORT_BASE
+ipclock_ephemeral_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+if [ "$((IPCLOCK_TEST_PORT_BASE + 99))" -ge "$ipclock_ephemeral_low" ]; then
+  echo "test-servers/ports.sh: IPCLOCK_TEST_PORT_BASE=$IPCLOCK_TEST_PORT_BASE reaches the ephemeral port range (from $ipclock_ephemeral_low); pick a lower base" >&2
+  return 1
+fi
