@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipclock/ipclock.h"
+#include "ipclock/c.h"
 #include "ipclock_config.h"
 
 /* cmocka.h needs these first. */

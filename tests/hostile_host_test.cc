@@ -26,7 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "ipclock/flock_store.h"
-#include "ipclock/ipclock.h"
+#include "ipclock/c.h"
 #include "ipclock/lock.h"
 #include "ipclock/posix_semaphore_store.h"
 #include "ipclock/semaphore_store.h"

@@ -6,7 +6,7 @@
 // library is built without exceptions, and handles are allocated with
 // nothrow new so that an allocation failure is -ENOMEM, not an abort.
 
-#include "ipclock/ipclock.h"
+#include "ipclock/c.h"
 
 #include <errno.h>
 

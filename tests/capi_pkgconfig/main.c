@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <ipclock/ipclock.h>
+#include <ipclock/c.h>
 
 static int check(const char *dsn) {
   ipclock_store *store = NULL;

@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "ipclock/ipclock.h"
+#include "ipclock/c.h"
 
 namespace {
 
