@@ -21,7 +21,9 @@
 #include "absl/time/clock.h"
 #include "ipclock/combined_store.h"
 #include "ipclock/in_memory_store.h"
+#include "core/lock_access.h"
 #include "ipclock/lock.h"
+#include "ipclock/store_interface.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
@@ -68,14 +70,14 @@ class CountingStore final : public Store {
   ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
   absl::StatusOr<bool> Save(Key& key, LockMode mode, ipclock::Deadline d) override {
     ++saves;
-    return inner_->Save(key, mode, d);
+    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
   }
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
     ++refreshes;
-    return inner_->PutOffExpiration(key, ttl);
+    return ipclock::StoreCalls::PutOffExpiration(*inner_, key, ttl);
   }
-  absl::Status Delete(Key& key) override { return inner_->Delete(key); }
-  absl::StatusOr<bool> Exists(Key& key) override { return inner_->Exists(key); }
+  absl::Status Delete(Key& key) override { return ipclock::StoreCalls::Delete(*inner_, key); }
+  absl::StatusOr<bool> Exists(Key& key) override { return ipclock::StoreCalls::Exists(*inner_, key); }
 
   std::atomic<int> saves{0};
   std::atomic<int> refreshes{0};
@@ -116,9 +118,7 @@ void MajorityAcquiresWithOneBrokenMember(void**) {
   std::string r = UniqueResource("majority");
   Lock lock = LockOrFail(combined, r);
   assert_true(TryOrFail(lock));
-  absl::StatusOr<bool> held = lock.CheckAcquired();
-  ASSERT_OK(held);
-  assert_true(*held);
+  assert_true(ipclock_test::IsStillHeld(lock));
   // The two working members really hold it...
   auto s2 = FromDsn(FlockDsn(d2)), s3 = FromDsn(FlockDsn(d3));
   assert_false(IsFree(s2, r));
@@ -239,12 +239,12 @@ void RefreshReachesEveryMember(void**) {
   ASSERT_OK(lock.Refresh());
   for (auto& m : c.members) assert_int_equal(m->refreshes.load(), 1);
   // One member loses the key: a majority still refreshes.
-  ASSERT_OK(c.members[2]->Delete(lock.mutable_key()));
+  ASSERT_OK(ipclock::StoreCalls::Delete(*c.members[2], ipclock::internal::LockAccess::key(lock)));
   ASSERT_OK(lock.Refresh());
   // Still asked: a member whose refresh failed may be back next time.
   assert_int_equal(c.members[2]->refreshes.load(), 2);
   // A second one: the lock is no lock anymore, and is given up everywhere.
-  ASSERT_OK(c.members[1]->Delete(lock.mutable_key()));
+  ASSERT_OK(ipclock::StoreCalls::Delete(*c.members[1], ipclock::internal::LockAccess::key(lock)));
   ASSERT_CODE(lock.Refresh(), absl::StatusCode::kAborted);
   for (auto& m : c.members) assert_true(IsFree(m, r));
 }

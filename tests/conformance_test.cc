@@ -21,7 +21,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/lock_access.h"
 #include "ipclock/lock.h"
+#include "ipclock/store_interface.h"
 #include "ipclock/lock_factory.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
@@ -59,9 +61,7 @@ bool Try(Lock& lock, LockMode mode = LockMode::kExclusive) {
 }
 
 bool Held(Lock& lock) {
-  absl::StatusOr<bool> held = lock.CheckAcquired();
-  if (!held.ok()) fail_msg("CheckAcquired: %s", held.status().ToString().c_str());
-  return *held;
+  return ipclock_test::IsStillHeld(lock);
 }
 
 // Tests check capabilities through Caps() before they make any object:
@@ -81,7 +81,7 @@ void SaveExistsDelete(void**) {
   ASSERT_OK(lock.Release());
   assert_false(lock.is_acquired());
   assert_false(Held(lock));
-  absl::StatusOr<bool> exists = store->Exists(lock.mutable_key());
+  absl::StatusOr<bool> exists = ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock));
   ASSERT_OK(exists);
   assert_false(*exists);
 }
@@ -128,7 +128,7 @@ void DeletingUnheldKeyTouchesNothing(void**) {
   Lock holder = MakeLock(store, r);
   Lock bystander = MakeLock(store, r);
   assert_true(Try(holder));
-  ASSERT_OK(store->Delete(bystander.mutable_key()));
+  ASSERT_OK(ipclock::StoreCalls::Delete(*store, ipclock::internal::LockAccess::key(bystander)));
   ASSERT_OK(bystander.Release());
   assert_true(Held(holder));
   Lock third = MakeLock(store, r);
@@ -209,7 +209,7 @@ void SerializationMatchesCapability(void**) {
   auto store = NewStore();
   Lock lock = MakeLock(store, UniqueResource("serial"));
   assert_true(Try(lock));
-  absl::StatusOr<std::string> text = lock.mutable_key().Serialize();
+  absl::StatusOr<std::string> text = lock.Serialize();
   if (!store->capabilities().serializable) {
     ASSERT_CODE(text, absl::StatusCode::kFailedPrecondition);
     return;
@@ -217,7 +217,7 @@ void SerializationMatchesCapability(void**) {
   ASSERT_OK(text);
   absl::StatusOr<ipclock::Key> back = ipclock::Key::Deserialize(*text);
   ASSERT_OK(back);
-  assert_string_equal(back->resource().c_str(), lock.key().resource().c_str());
+  assert_string_equal(back->resource().c_str(), lock.resource().c_str());
 }
 
 // --- Threads (every store, including process-local ones) -----------------------

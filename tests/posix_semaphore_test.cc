@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "core/lock_access.h"
 #include "ipclock/lock.h"
 #include "ipclock/posix_semaphore_store.h"
 #include "ipclock/store.h"
@@ -116,7 +117,7 @@ void NothingLeftBehind(void**) {
   assert_true(Try(a));
   assert_true(ObjectsExist(resource, "ipclock-left"));
   assert_false(Try(b));
-  assert_false(b.key().serializable() && a.key().serializable());
+  assert_false(ipclock::internal::LockAccess::key(b).serializable() && ipclock::internal::LockAccess::key(a).serializable());
   ASSERT_OK(a.Release());
   assert_true(ObjectsExist(resource, "ipclock-left"));  // a and b still exist
   Drop(a);

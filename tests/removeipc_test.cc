@@ -24,6 +24,10 @@
 #include "absl/strings/str_split.h"
 #include "core/dsn.h"
 #include "core/removeipc_guard.h"
+#include "ipclock/flock_store.h"
+#include "ipclock/posix_semaphore_store.h"
+#include "ipclock/semaphore_store.h"
+#include "ipclock/shm_store.h"
 #include "ipclock/store_factory.h"
 #include "platform/removeipc.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
@@ -435,34 +439,42 @@ void StoreFromDsnRefusesARuntimeDir(void**) {
   store = ipclock::StoreFromDsn(absl::StrCat("flock://", dir, "?removeipc=refuse"),
                                 ignore);
   ASSERT_CODE(store, absl::StatusCode::kFailedPrecondition);
+  // (Read without building the store, which would make the dir.)
   absl::StatusOr<ipclock::Dsn> dsn =
       ipclock::Dsn::Parse(absl::StrCat("flock://", dir, "?removeipc=ignore"));
   ASSERT_OK(dsn);
-  ASSERT_OK(ipclock::GuardRemoveIpc(*dsn, refuse));
+  absl::StatusOr<RemoveIpcPolicy> policy =
+      ipclock::TakeRemoveIpcPolicy(*dsn, RemoveIpcPolicy::kRefuse);
+  ASSERT_OK(policy);
+  assert_true(*policy == RemoveIpcPolicy::kIgnore);
   ASSERT_OK(dsn->CheckAllOptionsUsed());  // the store's parser will not see it
+  // The typed factory applies the same policy as the DSN.
+  ipclock::FlockStoreOptions typed;
+  typed.dir = dir;
+  typed.remove_ipc = RemoveIpcPolicy::kRefuse;
+  ASSERT_CODE(ipclock::NewFlockStore(typed), absl::StatusCode::kFailedPrecondition);
 
   // Lingering for that uid makes the dir safe.
   Put(root, "etc/passwd", absl::StrCat("carol:x:", kOtherUid, ":100::/:/bin/sh\n"));
   Put(root, "var/lib/systemd/linger/carol", "");
-  dsn = ipclock::Dsn::Parse(absl::StrCat("flock://", dir, "?removeipc=refuse"));
-  ASSERT_OK(dsn);
-  ASSERT_OK(ipclock::GuardRemoveIpc(*dsn, ipclock::StoreOptions()));
+  // (Checked without building a store, which would make the dir.)
+  ASSERT_OK(ipclock::GuardRemoveIpc(IpcKind::kLockDir, dir, RemoveIpcPolicy::kRefuse,
+                                    absl::StrCat("flock://", dir)));
 }
 
 void StoreFromDsnOptionValues(void**) {
   std::string root = ipclock_test::MakeTempDir();
   UseRoot(root);
-  ASSERT_CODE(ipclock::StoreFromDsn("in-memory:?removeipc=sometimes"),
-              absl::StatusCode::kInvalidArgument);
-  // Accepted by every store, though only local ones have anything to check.
-  ASSERT_OK(ipclock::StoreFromDsn("in-memory:?removeipc=refuse"));
   std::string dir = ipclock_test::MakeTempDir();
+  ASSERT_CODE(ipclock::StoreFromDsn(absl::StrCat("flock://", dir, "?removeipc=sometimes")),
+              absl::StatusCode::kInvalidArgument);
+  // Only the stores whose locks logind may delete take the option; for the
+  // others it is unknown, as any misspelt option is.
+  ASSERT_CODE(ipclock::StoreFromDsn("in-memory:?removeipc=refuse"),
+              absl::StatusCode::kInvalidArgument);
   ASSERT_OK(ipclock::StoreFromDsn(absl::StrCat("flock://", dir, "?removeipc=REFUSE")));
   // Exact-path naming without a dir has no dir to judge.
-  absl::StatusOr<ipclock::Dsn> dsn =
-      ipclock::Dsn::Parse("flock:?naming=path&removeipc=refuse");
-  ASSERT_OK(dsn);
-  ASSERT_OK(ipclock::GuardRemoveIpc(*dsn, ipclock::StoreOptions()));
+  ASSERT_OK(ipclock::StoreFromDsn("flock:?naming=path&removeipc=refuse"));
 }
 
 // The kernel-object stores: refused exactly when this process's uid is a
@@ -472,17 +484,36 @@ void IpcSchemesFollowTheUid(void**) {
   UseRoot(root);
   Put(root, "etc/login.defs", "SYS_UID_MAX 0\n");
   const bool expect_refusal = geteuid() != 0;
-  for (const char* text : {"semaphore:?removeipc=refuse", "posix-semaphore:?removeipc=refuse",
-                           "shm://locks?removeipc=refuse"}) {
-    absl::StatusOr<ipclock::Dsn> dsn = ipclock::Dsn::Parse(text);
-    ASSERT_OK(dsn);
-    absl::Status s = ipclock::GuardRemoveIpc(*dsn, ipclock::StoreOptions());
+  const std::string shm_name = absl::StrCat("removeipc-test-", getpid());
+  for (const std::string& text :
+       {std::string("semaphore:?removeipc=refuse"),
+        std::string("posix-semaphore:?removeipc=refuse"),
+        absl::StrCat("shm://", shm_name, "?removeipc=refuse")}) {
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(text);
+    if (expect_refusal) {
+      ASSERT_CODE(store, absl::StatusCode::kFailedPrecondition);
+    } else {
+      ASSERT_OK(store);
+    }
+  }
+  // The typed factories apply the policy too.
+  ipclock::ShmStoreOptions shm;
+  shm.name = shm_name;
+  shm.remove_ipc = RemoveIpcPolicy::kRefuse;
+  ipclock::SemaphoreStoreOptions sem;
+  sem.remove_ipc = RemoveIpcPolicy::kRefuse;
+  ipclock::PosixSemaphoreStoreOptions posix;
+  posix.remove_ipc = RemoveIpcPolicy::kRefuse;
+  for (absl::Status s : {ipclock::NewShmStore(shm).status(),
+                         ipclock::NewSemaphoreStore(sem).status(),
+                         ipclock::NewPosixSemaphoreStore(posix).status()}) {
     if (expect_refusal) {
       ASSERT_CODE(s, absl::StatusCode::kFailedPrecondition);
     } else {
       ASSERT_OK(s);
     }
   }
+  ipclock::RemoveShmSegment(shm_name).IgnoreError();
 }
 
 }  // namespace

@@ -20,7 +20,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "core/lock_access.h"
 #include "ipclock/lock.h"
+#include "ipclock/store_interface.h"
 #include "ipclock/shm_store.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
@@ -416,10 +418,10 @@ void OwnerThreadRule(void**) {
   Lock lock = MakeLock(store, "job");
   assert_true(Try(lock));
   absl::Status from_other;
-  std::thread([&] { from_other = lock.store().Delete(lock.mutable_key()); }).join();
+  std::thread([&] { from_other = ipclock::StoreCalls::Delete(ipclock::internal::LockAccess::store(lock), ipclock::internal::LockAccess::key(lock)); }).join();
   ASSERT_CODE(from_other, absl::StatusCode::kFailedPrecondition);
   AssertMessageHas(from_other, "thread");
-  assert_true(*store->Exists(lock.mutable_key()));
+  assert_true(*ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock)));
   // The same thread, through a second Lock: no deadlock.
   Lock second = MakeLock(store, "job");
   assert_false(Try(second));
@@ -439,20 +441,20 @@ void OwnerThreadRule(void**) {
   assert_false(other_got);
   // A forked child has a copy of the held Lock but not the mutex.
   pid_t child = ForkChild([&] {
-    absl::StatusOr<bool> exists = store->Exists(lock.mutable_key());
+    absl::StatusOr<bool> exists = ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock));
     if (!exists.ok() || *exists) return 2;
-    if (store->Save(lock.mutable_key(), ipclock::LockMode::kExclusive,
+    if (ipclock::StoreCalls::Save(*store, ipclock::internal::LockAccess::key(lock), ipclock::LockMode::kExclusive,
                     ipclock::Deadline::Past()).status().code() !=
         absl::StatusCode::kFailedPrecondition) {
       return 3;
     }
-    if (store->Delete(lock.mutable_key()).code() != absl::StatusCode::kFailedPrecondition) {
+    if (ipclock::StoreCalls::Delete(*store, ipclock::internal::LockAccess::key(lock)).code() != absl::StatusCode::kFailedPrecondition) {
       return 4;
     }
     return 0;
   });
   assert_int_equal(WaitChild(child), 0);
-  assert_true(*store->Exists(lock.mutable_key()));
+  assert_true(*ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock)));
   assert_false(Try(second));
   ASSERT_OK(lock.Release());
   assert_true(Try(second));

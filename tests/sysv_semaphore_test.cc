@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "ipclock_config.h"
+#include "core/lock_access.h"
 #include "ipclock/lock.h"
 #include "ipclock/semaphore_store.h"
 #include "ipclock/store.h"
@@ -125,8 +126,8 @@ void KeyIsUnserializableAndNotShared(void**) {
   std::shared_ptr<Store> store = OpenStore();
   Lock lock = MakeLock(store, UniqueResource("ser"));
   assert_true(Try(lock));
-  assert_false(lock.key().serializable());
-  ASSERT_CODE(lock.mutable_key().Serialize(), absl::StatusCode::kFailedPrecondition);
+  assert_false(ipclock::internal::LockAccess::key(lock).serializable());
+  ASSERT_CODE(lock.Serialize(), absl::StatusCode::kFailedPrecondition);
   ASSERT_OK(lock.Release());
   ASSERT_CODE(lock.TryAcquire(ipclock::LockMode::kShared),
               absl::StatusCode::kFailedPrecondition);

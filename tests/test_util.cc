@@ -178,6 +178,14 @@ bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode) {
   return *got;
 }
 
+bool IsStillHeld(ipclock::Lock& lock) {
+  absl::Status held = lock.CheckAcquired();
+  if (held.ok()) return true;
+  if (absl::IsAborted(held) || absl::IsFailedPrecondition(held)) return false;
+  fail_msg("CheckAcquired: %s", held.ToString().c_str());
+  return false;
+}
+
 std::string CaptureStderr(const std::function<void()>& fn) {
   char path[] = "/tmp/ipclock-stderr-XXXXXX";
   int fd = mkstemp(path);

@@ -133,6 +133,11 @@ ipclock::Lock LockOrFail(const std::shared_ptr<ipclock::Store>& store,
                          const ipclock::LockOptions& options = ipclock::LockOptions());
 bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode = ipclock::LockMode::kExclusive);
 
+// Lock::CheckAcquired() as a bool: true if still held, false if the lock was
+// lost (Aborted) or is not acquired (FailedPrecondition); any other status
+// fails the test.
+bool IsStillHeld(ipclock::Lock& lock);
+
 // Runs `fn` with stderr (fd 2) sent to an unlinked temp file, and returns
 // what it wrote there.
 std::string CaptureStderr(const std::function<void()>& fn);

@@ -77,7 +77,7 @@ int Run(const std::string& dsn, int count, double timeout_sec) {
             ->Start(lock, ipclock::LockMode::kExclusive, absl::Seconds(timeout_sec),
                     [&, ep](const ipclock::AsyncResult& r) {
                       --remaining;
-                      const std::string& name = r.lock->key().resource();
+                      const std::string& name = r.lock->resource();
                       if (!r.status.ok()) {
                         ++failures;
                         printf("%s: %s\n", name.c_str(), r.status.ToString().c_str());

@@ -63,6 +63,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/remove_ipc.h"
 #include "ipclock/store.h"
 
 namespace ipclock {
@@ -83,6 +84,9 @@ struct FlockStoreOptions {
   mode_t file_mode = 0600;
   // Write the holder record (fencing and owner death). Symfony naming only.
   bool holder_record = true;
+  // What to do where systemd-logind may delete this store's locks at logout
+  // (remove_ipc.h).
+  RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;
 };
 
 absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(

@@ -11,8 +11,8 @@
 // that the store reports, and whatever per-store state the store keeps (an
 // open file, a connection, a slot index).
 //
-// Most programs never touch a `Key`: they use `ipclock::Lock`, which owns one.
-// Stores and code that moves a lock between processes (`Serialize()`) do.
+// Programs never touch a `Key`: they use `ipclock::Lock`, which owns one.
+// Stores read and set it (store_interface.h).
 //
 // Resource names are byte strings: any bytes are allowed, including NUL and
 // invalid UTF-8. A name must be non-empty and at most
@@ -50,12 +50,8 @@ struct KeyOptions {
   size_t max_resource_bytes = 1024;
 };
 
-// Per-store state carried by a Key between calls (e.g. an open lock file).
-// Stores derive from it; the Key destroys it.
-class KeyState {
- public:
-  virtual ~KeyState() = default;
-};
+// Per-store state carried by a Key (store_interface.h).
+class KeyState;
 
 class Key {
  public:
@@ -93,6 +89,10 @@ class Key {
 
   // Drops any expiry: the key does not expire until a store reduces it.
   void ResetLifetime() { expiry_.reset(); }
+  // The expiry itself, to put back an earlier one (a failed conversion
+  // leaves the lease the store had).
+  std::optional<Deadline> expiry() const { return expiry_; }
+  void set_expiry(std::optional<Deadline> expiry) { expiry_ = expiry; }
   // Moves the expiry to now + `ttl` unless it is already earlier.
   void ReduceLifetime(absl::Duration ttl);
   bool has_expiry() const { return expiry_.has_value(); }
@@ -123,12 +123,6 @@ class Key {
   bool previous_owner_died() const { return previous_owner_died_; }
   void set_previous_owner_died(bool died) { previous_owner_died_ = died; }
 
-  // --- Per-store state -------------------------------------------------------
-
-  KeyState* state(const Store* store) const;
-  void set_state(const Store* store, std::unique_ptr<KeyState> state);
-  std::unique_ptr<KeyState> take_state(const Store* store);
-
   // --- Moving a lock between processes ----------------------------------------
 
   // Stores that tie a lock to the process holding it (an open file, a kernel
@@ -146,6 +140,13 @@ class Key {
                                          const KeyOptions& options = KeyOptions());
 
  private:
+  // Each store object keeps its own state in the key (store_interface.h,
+  // StoreWithState), found by the store's address.
+  friend class Store;
+  KeyState* state(const Store* store) const;
+  void set_state(const Store* store, std::unique_ptr<KeyState> state);
+  std::unique_ptr<KeyState> take_state(const Store* store);
+
   explicit Key(std::string resource);
 
   struct StateEntry {

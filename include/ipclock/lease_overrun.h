@@ -14,10 +14,9 @@
 // also when the release happens in the Lock's destructor, where the status
 // is dropped.
 //
-// A library should not decide where a program's messages go, so the handler
-// is the program's to set. The default writes one line to stderr, because a
-// silent default would hide exactly the failure this exists to show; set an
-// empty handler to say nothing, or one that logs where the program logs.
+// The handler is the program's to set. The default hands one warning line to
+// the message sink (messages.h, stderr unless the program set another); set
+// an empty handler to say nothing of overruns.
 //
 // `ipclock::LeaseKeeper` (lease_keeper.h) refreshes leases from a background
 // thread so that a lock held by a live owner does not run out.
@@ -47,9 +46,9 @@ using LeaseOverrunHandler = std::function<void(const LeaseOverrun&)>;
 // nothing.
 LeaseOverrunHandler SetLeaseOverrunHandler(LeaseOverrunHandler handler);
 
-// The default handler: one line on stderr naming the store, the resource,
-// the lease and the overrun.
-void WriteLeaseOverrunToStderr(const LeaseOverrun& overrun);
+// The default handler: a warning to the message sink naming the store, the
+// resource, the lease and the overrun.
+void WriteLeaseOverrunMessage(const LeaseOverrun& overrun);
 
 }  // namespace ipclock
 

@@ -5,32 +5,58 @@
 // File: lock.h
 // -----------------------------------------------------------------------------
 //
-// `ipclock::Lock` is a named lock held by this process: what programs create
-// (usually through `LockFactory`), acquire, and release.
+// `ipclock::Lock` is a named lock of this process: what programs create,
+// acquire and release.
 //
 // Example:
 //
-//   ABSL_ASSIGN_OR_RETURN(auto store, ipclock::StoreFromDsn("flock"));
-//   ipclock::LockFactory factory(store);
-//   ABSL_ASSIGN_OR_RETURN(ipclock::Lock lock, factory.CreateLock("invoice-42"));
-//   absl::StatusOr<bool> got = lock.TryAcquire();
-//   if (!got.ok()) return got.status();   // the store failed
-//   if (!*got) return Busy();             // someone else holds it
-//   ...                                   // released when `lock` is destroyed
+//   absl::Status ExportInvoices() {
+//     absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
+//         ipclock::StoreFromDsn("flock");
+//     if (!store.ok()) return store.status();
+//     absl::StatusOr<ipclock::Lock> lock =
+//         ipclock::Lock::Create(*store, "invoice-export");
+//     if (!lock.ok()) return lock.status();
+//     absl::StatusOr<bool> got = lock->TryAcquire();
+//     if (!got.ok()) return got.status();  // the store failed
+//     if (!*got) return absl::OkStatus();  // another process is exporting
+//     if (lock->previous_owner_died()) {
+//       // The last exporter died holding the lock: check its output.
+//     }
+//     return absl::OkStatus();  // released when `lock` is destroyed
+//   }
 //
-// Acquisition comes in three forms: `TryAcquire()` tries once and returns
-// false when another holder has the lock; `Acquire(timeout)` waits up to
-// `timeout` and returns DeadlineExceeded if it ran out; `Acquire()` waits for
-// as long as it takes. Each takes a `LockMode` (exclusive by default; shared
-// where the store has shared locks). Waits sleep until the holder releases
-// on every store with the `blocking` capability; they never spin.
+// Acquisition comes in three forms, each in a `LockMode` (exclusive by
+// default; shared where the store has shared locks):
+//
+//   TryAcquire()          tries once: true if held, false if another holder
+//                         has it.
+//   TryAcquireFor(t)      waits up to `t`: true once held, false if another
+//                         holder still had it when `t` ran out.
+//   Acquire(t)            the same as a status: OK once held,
+//                         DeadlineExceeded if the lock stayed busy for `t`
+//                         (forever by default).
+//
+// Contention never looks like failure: DeadlineExceeded always means "the
+// lock stayed busy"; a store that timed out (a server that did not answer)
+// is Unavailable, and the other codes are the store's errors. Waits sleep
+// until the holder releases on every store with the `blocking` capability;
+// none spins.
 //
 // A Lock is released when it is destroyed, unless `LockOptions::auto_release`
-// is false (to keep a lock past the object, e.g. one handed to another
-// process by `Key::Serialize()`). A Lock is movable, not copyable, and not
-// thread-safe: use one Lock from one thread at a time. Locks on the same
-// resource in one process exclude each other exactly as locks in different
-// processes do, on every store.
+// is false. It is movable, not copyable, and not thread-safe: use one Lock
+// from one thread at a time (a `WatchedLock`, lock_watch.h, may be used from
+// several). Locks on the same resource in one process exclude each other
+// exactly as locks in different processes do, on every store. A Lock may be
+// acquired and released many times; keeping one for a resource that is
+// locked often is the fast path of every store (`LockGuard`, lock_guard.h,
+// holds one for a scope).
+//
+// A lock can be lost while held: its lock file deleted, its shared-memory
+// segment or semaphore removed (systemd-logind's RemoveIPC does so at
+// logout), its lease run out, its database session ended. `CheckAcquired()`
+// asks the store; the watch of lock_watch.h asks on a timer and whenever the
+// kernel or the server reports something, and tells the program.
 
 #ifndef IPCLOCK_LOCK_H_
 #define IPCLOCK_LOCK_H_
@@ -38,6 +64,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -48,46 +75,61 @@
 
 namespace ipclock {
 
+namespace internal {
+class LockAccess;
+}  // namespace internal
+
 struct LockOptions {
   // Lease length on expiring stores (Symfony's default, 300 s); ignored by
-  // stores without the `expiring` capability. `absl::InfiniteDuration()`
-  // asks for no lease, which expiring stores may refuse.
+  // stores without the `expiring` capability.
   absl::Duration ttl = absl::Seconds(300);
   // Release on destruction.
   bool auto_release = true;
-  // Holders allowed at once on counting stores; 1 everywhere else.
+  // Holders allowed at once on counting stores; 1 everywhere else (a store
+  // that does not count refuses more with InvalidArgument).
   uint32_t permits = 1;
   KeyOptions key_options;
 };
 
 class Lock {
  public:
-  // Makes a lock on `resource` in `store`. InvalidArgument for a bad
-  // resource name or options the store cannot honour.
+  // Makes a lock on `resource` in `store`, not yet acquired. InvalidArgument
+  // for a null store, a bad resource name (empty, or longer than
+  // `key_options.max_resource_bytes`) or options the store cannot honour.
   static absl::StatusOr<Lock> Create(std::shared_ptr<Store> store,
                                      absl::string_view resource,
                                      const LockOptions& options = LockOptions());
 
-  // Wraps an existing key (e.g. one from `Key::Deserialize()`); the lock
-  // counts as acquired if `acquired` is true.
-  Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options,
-       bool acquired = false);
+  // Takes over a lock that was acquired elsewhere and handed over as the
+  // text of `Serialize()`, on a store with the `serializable` capability.
+  // The store is asked: the result is acquired only if the lock is held
+  // with that owner token now (Aborted otherwise: the lock was released or
+  // its lease ran out). InvalidArgument for text that `Serialize()` did not
+  // produce or that was altered.
+  static absl::StatusOr<Lock> FromSerialized(
+      std::shared_ptr<Store> store, absl::string_view text,
+      const LockOptions& options = LockOptions());
 
   Lock(Lock&& other) noexcept;
   Lock& operator=(Lock&& other) noexcept;
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;
-  // Releases the lock if it is held and `auto_release` is on. Errors are
-  // dropped here; call `Release()` to see them.
+  // Releases the lock if it is held and `auto_release` is on. A failure is
+  // dropped here; call `Release()` to see it.
   ~Lock();
 
   // Tries once. True if this lock now holds the resource, false if another
   // holder has it; an error status if the store failed.
   absl::StatusOr<bool> TryAcquire(LockMode mode = LockMode::kExclusive);
 
+  // Waits up to `timeout`. True once held, false if another holder still
+  // had it when `timeout` ran out; an error status if the store failed.
+  absl::StatusOr<bool> TryAcquireFor(absl::Duration timeout,
+                                     LockMode mode = LockMode::kExclusive);
+
   // Waits up to `timeout` (forever by default). OK once held;
-  // DeadlineExceeded if another holder still had it when `timeout` ran out;
-  // another error status if the store failed.
+  // DeadlineExceeded if another holder kept it for all of `timeout`; another
+  // code if the store failed.
   absl::Status Acquire(absl::Duration timeout = absl::InfiniteDuration(),
                        LockMode mode = LockMode::kExclusive);
 
@@ -96,39 +138,55 @@ class Lock {
   // lock may have been taken by someone else in between.
   absl::Status Refresh(std::optional<absl::Duration> ttl = std::nullopt);
 
-  // Releases the lock. OK if it was not held. Aborted if the lease ran out
-  // before this call (the lock is released all the same): the lease-overrun
-  // handler is told too, once per lock, also when the destructor releases
-  // (see lease_overrun.h).
+  // Releases the lock. OK if it was not held. Aborted if the lock was lost
+  // while held (its lease ran out before this call, or its file, segment,
+  // key or session went away): whatever it protected may have been touched
+  // by another holder. The lock is released in every case.
   absl::Status Release();
 
-  // Whether this object believes it holds the lock (it acquired and has not
-  // released). Costs nothing; see `CheckAcquired()` to ask the store.
+  // Whether this object holds the lock as far as it knows (it acquired and
+  // has not released). Costs nothing; `CheckAcquired()` asks the store.
   bool is_acquired() const { return acquired_; }
 
-  // Asks the store whether the lock is still held (a lease may have run out,
-  // a server connection may be lost).
-  absl::StatusOr<bool> CheckAcquired();
+  // Asks the store whether the lock is still held and is still the lock
+  // this object acquired. OK if so; Aborted, saying what happened, if it was
+  // lost (the object then counts as released, and what the store still had
+  // of it is let go); FailedPrecondition if the lock was not acquired;
+  // Unavailable or another error if the store cannot tell now.
+  absl::Status CheckAcquired();
 
+  // A self-checking text form of the held lock (resource, owner token,
+  // remaining lease, fence) that `FromSerialized()` takes over in another
+  // process. FailedPrecondition unless the lock is held on a store with the
+  // `serializable` capability. The caller should then set `auto_release`
+  // false or destroy this Lock without releasing it (see `Abandon()`).
+  absl::StatusOr<std::string> Serialize();
+
+  // Forgets the lock without releasing it, e.g. after `Serialize()` handed
+  // it to another process. The store still holds it until it is released
+  // there or its lease runs out.
+  void Abandon() { acquired_ = false; }
+
+  const std::string& resource() const { return key_.resource(); }
+  LockMode mode() const { return mode_; }
   bool IsExpired() const { return key_.IsExpired(); }
   // Time left on the lease; infinite on stores without leases.
   absl::Duration RemainingLifetime() const { return key_.RemainingLifetime(); }
-
   // Fencing token of the current acquisition (stores with `fencing`).
   std::optional<uint64_t> fence() const { return key_.fence(); }
   // Whether the previous holder died holding the lock (stores with
   // `owner_death`).
   bool previous_owner_died() const { return key_.previous_owner_died(); }
 
-  LockMode mode() const { return mode_; }
-  const Key& key() const { return key_; }
-  Key& mutable_key() { return key_; }
-  Store& store() const { return *store_; }
+  const Store& store() const { return *store_; }
   const LockOptions& options() const { return options_; }
 
  private:
+  friend class internal::LockAccess;
+  Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options);
+
   absl::StatusOr<bool> AcquireUntil(Deadline deadline, LockMode mode);
-  absl::Status CheckMode(LockMode mode) const;
+  absl::Status BusyError(absl::Duration timeout) const;
   // Release() without the lease-overrun report.
   absl::Status DeleteFromStore();
 

@@ -5,17 +5,30 @@
 // File: lock_factory.h
 // -----------------------------------------------------------------------------
 //
-// `LockFactory` makes `Lock`s on one store with shared defaults, and
-// `RunLocked()` runs a callable while holding a lock.
+// `LockFactory` makes `Lock`s on one store with shared defaults;
+// `AcquireLock()` makes one and acquires it in one call; `RunLocked()` runs a
+// callable while holding a lock.
 //
 // Example:
 //
-//   ipclock::LockFactory factory(*ipclock::StoreFromDsn("flock"));
-//   absl::StatusOr<int> rows = ipclock::RunLocked(
-//       factory, "nightly-export", absl::Seconds(10),
-//       [&]() -> int { return Export(); });
-//   // rows is DeadlineExceeded if the lock stayed busy for 10 s, another
-//   // error if the store failed, else Export()'s result.
+//   absl::StatusOr<int> ExportRows() {
+//     absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
+//         ipclock::StoreFromDsn("flock");
+//     if (!store.ok()) return store.status();
+//     ipclock::LockFactory factory(*store);
+//     // DeadlineExceeded if the lock stayed busy for 10 s, another error if
+//     // the store failed, else CountRows()'s result.
+//     return ipclock::RunLocked(factory, "nightly-export", absl::Seconds(10),
+//                               [] { return CountRows(); });
+//   }
+//
+//   absl::Status Rotate(const std::shared_ptr<ipclock::Store>& store) {
+//     absl::StatusOr<ipclock::Lock> lock =
+//         ipclock::AcquireLock(store, "log-rotate", absl::Seconds(1));
+//     if (!lock.ok()) return lock.status();
+//     // ... held until `lock` goes out of scope ...
+//     return lock->Release();
+//   }
 
 #ifndef IPCLOCK_LOCK_FACTORY_H_
 #define IPCLOCK_LOCK_FACTORY_H_
@@ -54,6 +67,15 @@ class LockFactory {
   std::shared_ptr<Store> store_;
   LockOptions defaults_;
 };
+
+// Makes a Lock on `resource` and acquires it, waiting up to `timeout` (zero
+// tries once). The codes are those of `Lock::Create()` and
+// `Lock::Acquire()`: DeadlineExceeded when the lock stayed busy.
+absl::StatusOr<Lock> AcquireLock(std::shared_ptr<Store> store,
+                                 absl::string_view resource,
+                                 absl::Duration timeout = absl::InfiniteDuration(),
+                                 LockMode mode = LockMode::kExclusive,
+                                 const LockOptions& options = LockOptions());
 
 // Acquires `resource` (waiting up to `timeout`, in `mode`), runs `fn()`, and
 // releases. Returns `fn()`'s result, or the status that kept `fn` from

@@ -73,6 +73,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/remove_ipc.h"
 #include "ipclock/store.h"
 
 namespace ipclock {
@@ -84,6 +85,9 @@ struct PosixSemaphoreStoreOptions {
   // First part of every name: letters, digits, '.', '_' and '-', at most 64
   // bytes. Lets separate applications keep apart.
   std::string prefix = "ipclock";
+  // What to do where systemd-logind may delete this store's locks at logout
+  // (remove_ipc.h).
+  RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;
 };
 
 absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(

@@ -68,6 +68,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/remove_ipc.h"
 #include "ipclock/store.h"
 
 namespace ipclock {
@@ -83,6 +84,9 @@ struct SemaphoreStoreOptions {
   // IPC). PHP creates with 0666; use that where a PHP process running as
   // another user must share the lock.
   mode_t mode = 0600;
+  // What to do where systemd-logind may delete this store's locks at logout
+  // (remove_ipc.h).
+  RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;
 };
 
 absl::StatusOr<std::shared_ptr<Store>> NewSemaphoreStore(

@@ -111,6 +111,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/remove_ipc.h"
 #include "ipclock/store.h"
 
 namespace ipclock {
@@ -126,6 +127,9 @@ struct ShmStoreOptions {
   // Priority-inheritance mutexes (PTHREAD_PRIO_INHERIT), for real-time
   // threads that must not be held up by a lower-priority holder.
   bool priority_inheritance = false;
+  // What to do where systemd-logind may delete this store's locks at logout
+  // (remove_ipc.h).
+  RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;
 };
 
 // Opens or creates the segment. InvalidArgument for a bad name or option;

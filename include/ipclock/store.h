@@ -6,33 +6,23 @@
 // -----------------------------------------------------------------------------
 //
 // A `Store` is where locks live: lock files, kernel semaphores, a table of
-// robust mutexes in shared memory, a Redis or PostgreSQL server. Each store
-// declares what it can do in `Capabilities`; `ipclock::Lock` is the interface
-// most programs use, and it calls the store.
+// robust mutexes in shared memory, a database or a Redis server. Programs get
+// one from `StoreFromDsn()` (store_factory.h) or a typed factory such as
+// `NewFlockStore()`, hand it to `Lock` or `LockFactory`, and ask it only what
+// it is: `name()`, `Describe()` and `capabilities()`.
 //
-// The interface is small on purpose. Every call takes the `Key` of one
-// acquisition and returns a status; none throws.
+// The operations that take and release locks are private: `Lock` calls them,
+// through `StoreCalls`, which checks every call against the store's
+// capabilities first. Writers of new stores derive from `StoreWithState`
+// (ipclock/store_interface.h), which documents each operation's contract.
 //
-//   * `Save(key, mode, deadline)` acquires. It returns true once the key holds
-//     the lock, false when another holder still has it at `deadline`
-//     (contention is a value, not an error), and an error status when the
-//     store failed. `Deadline::Past()` tries once. A store error during a
-//     wait fails closed: the key never holds the lock unless Save said true.
-//     Saving a key that already holds the lock in the same mode is a no-op
-//     that returns true; in the other mode it converts the lock (promotion or
-//     demotion) where the store has shared locks.
-//   * `PutOffExpiration(key, ttl)` extends the lease of a held key.
-//   * `Delete(key)` releases. Deleting a key that does not hold the lock
-//     touches nothing.
-//   * `Exists(key)` says whether the key holds the lock now.
-//
-// Stores are thread-safe: one store may be used from many threads, each with
-// its own keys. A single Key must not be used from two threads at once.
+// Stores are thread-safe: one store may serve many threads and Locks at once.
 
 #ifndef IPCLOCK_STORE_H_
 #define IPCLOCK_STORE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -40,7 +30,6 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "ipclock/deadline.h"
-#include "ipclock/key.h"
 
 namespace ipclock {
 
@@ -50,14 +39,14 @@ enum class LockMode : uint8_t {
 };
 
 enum class Scope : uint8_t {
-  kProcess, // excludes threads and Locks of one process only (in-memory)
-  kLocal,   // excludes processes on this host only
-  kRemote,  // excludes processes on every host that uses the same server
+  kProcess,  // excludes threads and Locks of one process only (in-memory)
+  kLocal,    // excludes processes on this host only
+  kRemote,   // excludes processes on every host that uses the same server
 };
 
-// What a store can do. `Lock` refuses what a store cannot do with
-// FailedPrecondition rather than pretending (e.g. a shared acquisition on a
-// store without shared locks).
+// What a store can do. A request a store cannot honour (a shared lock on a
+// store without shared locks, three permits on one that does not count) is
+// refused with FailedPrecondition or InvalidArgument, never approximated.
 struct Capabilities {
   // Waits sleep in the kernel or the server and wake on release. A store
   // without it polls while waiting.
@@ -66,10 +55,10 @@ struct Capabilities {
   bool expiring = false;
   // Shared (read) locks beside exclusive ones.
   bool shared = false;
-  // A held key may be serialized and released or refreshed by another
-  // process.
+  // A held lock may be serialized and released or refreshed by another
+  // process (`Lock::Serialize()`).
   bool serializable = false;
-  // Keys get a fencing token that grows with every exclusive acquisition.
+  // Locks get a fencing token that grows with every exclusive acquisition.
   bool fencing = false;
   // The next holder learns that the previous one died holding the lock.
   bool owner_death = false;
@@ -78,29 +67,18 @@ struct Capabilities {
   Scope scope = Scope::kLocal;
 };
 
-// Renders capabilities as "blocking,shared,..." for messages and listings.
+// Renders capabilities as "local,blocking,shared,..." for messages and
+// listings.
 std::string CapabilitiesToString(const Capabilities& capabilities);
 
-// Where an async waiter (ipclock/async.h) can sleep until a lock may have
-// been released, instead of holding a thread blocked in `Store::Save()`.
-// See `Store::GetWaitWord()`.
-struct WaitWord {
-  // A 32-bit futex word; nullptr when the store has none.
-  uint32_t* word = nullptr;
-  // The resource may be free when `*word & owner_mask` is 0.
-  uint32_t owner_mask = 0;
-  // A bit that a sleeper sets in the word before it sleeps, and again after
-  // a try that took the lock, so that releases wake the sleepers (glibc's
-  // FUTEX_WAITERS). A sleeper that is woken and does not take the lock
-  // passes the wake on (FUTEX_WAKE of one).
-  uint32_t waiters_bit = 0;
-  // The word is in memory shared between processes (no FUTEX_PRIVATE).
-  bool shared = true;
-};
+class Key;
+class KeyState;
+class StoreCalls;
+struct WaitWord;
+struct WatchTargets;
 
 class Store {
  public:
-  Store() = default;
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
   virtual ~Store();
@@ -108,26 +86,33 @@ class Store {
   // The store's kind, as in its DSN scheme: "flock", "in-memory", ...
   virtual absl::string_view name() const = 0;
 
-  // A description of this instance for messages, e.g. "flock:///run/lock/x".
-  // Never contains a password or secret.
+  // This instance, for messages: e.g. "flock:///run/lock/app". Never
+  // contains a password or secret.
   virtual std::string Describe() const { return std::string(name()); }
 
-  // Fixed for the life of the store: Locks read them once.
+  // Fixed for the life of the store.
   virtual Capabilities capabilities() const = 0;
 
+ protected:
+  Store() = default;
+
+  // The slot in `key` that belongs to this store object. Typed access is in
+  // `StoreWithState` (store_interface.h); nothing else should use these.
+  KeyState* StateSlot(const Key& key) const;
+  void SetStateSlot(Key& key, std::unique_ptr<KeyState> state) const;
+  std::unique_ptr<KeyState> TakeStateSlot(Key& key) const;
+
+ private:
+  // The operations. store_interface.h states the contract of each; callers
+  // go through `StoreCalls`, which checks the request first.
+  friend class StoreCalls;
   virtual absl::StatusOr<bool> Save(Key& key, LockMode mode,
                                     Deadline deadline) = 0;
-  virtual absl::Status PutOffExpiration(Key& key, absl::Duration ttl) = 0;
+  virtual absl::Status PutOffExpiration(Key& key, absl::Duration ttl);
   virtual absl::Status Delete(Key& key) = 0;
   virtual absl::StatusOr<bool> Exists(Key& key) = 0;
-
-  // The futex word on which the lock of `key`'s resource is released, for
-  // async waits: a waiter sleeps on it (io_uring or futex(2)) and calls
-  // `Save(key, mode, Deadline::Past())` on its own thread when woken. The
-  // default has no word (`word` null): async waits then run `Save()` with
-  // a deadline on a helper thread, which only stores whose locks do not
-  // belong to a thread allow. FailedPrecondition for a store whose locks
-  // belong to the acquiring thread but that cannot give a word either.
+  virtual absl::Status CheckHeld(Key& key);
+  virtual WatchTargets GetWatchTargets(Key& key);
   virtual absl::StatusOr<WaitWord> GetWaitWord(Key& key);
 };
 

@@ -28,25 +28,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/remove_ipc.h"
 #include "ipclock/store.h"
 
 namespace ipclock {
 
-// What to do where systemd-logind may delete a store's IPC objects or lock
-// dir at logout (RemoveIPC=yes, runtime dirs): see README.md, "RemoveIPC".
-// It is checked for the `semaphore`, `posix-semaphore`, `shm` and `flock`
-// stores when they are built; the DSN option `removeipc=warn|refuse|ignore`
-// overrides `StoreOptions::remove_ipc` for one store. A lock dir under /tmp
-// only ever warns (a tmp cleaner deletes by age). The checks read the
-// systemd and login.defs files below $IPCLOCK_REMOVEIPC_ROOT if set, else
-// below /, so that an image can be checked before it is booted.
-enum class RemoveIpcPolicy {
-  kWarn,    // log once per process to stderr and go on (default)
-  kRefuse,  // fail store creation with FailedPrecondition
-  kIgnore,  // say nothing
-};
-
 struct StoreOptions {
+  // For the local stores whose locks systemd-logind may delete (remove_ipc.h);
+  // a DSN's `removeipc=` option takes precedence.
   RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;
 };
 

@@ -32,7 +32,7 @@
 #include "absl/status/status.h"
 #include "ipclock/deadline.h"
 #include "ipclock/lock.h"
-#include "ipclock/store.h"
+#include "ipclock/store_interface.h"
 
 namespace ipclock {
 

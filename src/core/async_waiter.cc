@@ -41,10 +41,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/messages.h"
 #include "core/async_fallback.h"
 #include "core/errors.h"
+#include "core/lock_access.h"
 #include "platform/futex.h"
 #include "platform/io_uring_futex.h"
+#include "ipclock/store_interface.h"
 #include "platform/scoped_fd.h"
 
 namespace ipclock {
@@ -65,8 +68,9 @@ bool FallbackForcedByEnv() {
 void ReportFallbackOnce(const absl::Status& why) {
   static std::atomic<bool> reported{false};
   if (reported.exchange(true)) return;
-  fprintf(stderr, "ipclock: async lock waits use helper threads, not io_uring: %s\n",
-          std::string(why.message()).c_str());
+  EmitMessage(MessageSeverity::kInfo,
+              absl::StrCat("ipclock: async lock waits use helper threads, not "
+                           "io_uring: ", why.message()));
 }
 
 absl::Status CancelledStatus() {
@@ -213,12 +217,13 @@ absl::StatusOr<AsyncId> AsyncWaiterImpl::Start(Lock& lock, LockMode mode,
     return absl::FailedPreconditionError(
         "ipclock: AsyncWaiter::Start: this Lock already has a pending async wait");
   }
-  Store& store = lock.store();
+  Store& store = internal::LockAccess::store(lock);
   if (mode == LockMode::kShared && !store.capabilities().shared) {
     return StoreError(absl::StatusCode::kFailedPrecondition, store.Describe(),
-                      lock.key().resource(), "this store has no shared locks");
+                      lock.resource(), "this store has no shared locks");
   }
-  absl::StatusOr<WaitWord> word = store.GetWaitWord(lock.mutable_key());
+  absl::StatusOr<WaitWord> word =
+      StoreCalls::GetWaitWord(store, internal::LockAccess::key(lock));
   if (!word.ok()) return word.status();
 
   auto owned = std::make_unique<Op>();
@@ -307,7 +312,7 @@ void AsyncWaiterImpl::TryOrArm(Op& op, bool after_wake) {
     failure = got.status();
   } else if (op.deadline.has_passed()) {
     failure = StoreError(absl::StatusCode::kDeadlineExceeded, op.lock->store().Describe(),
-                         op.lock->key().resource(),
+                         op.lock->resource(),
                          absl::StrCat("still held by another owner after ",
                                       absl::FormatDuration(op.timeout), " (async wait)"));
   } else if (op.path == Path::kAcquireThread) {
@@ -354,7 +359,7 @@ void AsyncWaiterImpl::OnCompletion(uint64_t data, int res) {
       op->armed = false;
       if (!op->finished) {
         Finish(*op, ErrnoError(-res, op->lock->store().Describe(),
-                               op->lock->key().resource(), "io_uring futex wait"));
+                               op->lock->resource(), "io_uring futex wait"));
       }
     }
   }
@@ -374,7 +379,7 @@ void AsyncWaiterImpl::OnJobResult(WaitJobResult r) {
       op->armed = false;
       if (!op->finished) {
         Finish(*op, ErrnoError(r.futex_rc, op->lock->store().Describe(),
-                               op->lock->key().resource(), "futex wait"));
+                               op->lock->resource(), "futex wait"));
       }
     }
   } else {
@@ -388,7 +393,7 @@ void AsyncWaiterImpl::OnJobResult(WaitJobResult r) {
     } else if (r.status.code() == absl::StatusCode::kDeadlineExceeded) {
       // The helper's message names its last slice; ours names the wait.
       Finish(*op, StoreError(absl::StatusCode::kDeadlineExceeded,
-                             op->lock->store().Describe(), op->lock->key().resource(),
+                             op->lock->store().Describe(), op->lock->resource(),
                              absl::StrCat("still held by another owner after ",
                                           absl::FormatDuration(op->timeout),
                                           " (async wait)")));

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 
 namespace ipclock {
@@ -23,6 +24,11 @@ int HexValue(char c) {
   return -1;
 }
 
+bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
+// Decodes %XX escapes. False for a malformed escape and for one that makes a
+// NUL or another control byte: every DSN field ends up in a C string (a path,
+// a libpq conninfo) where a NUL would silently cut it short, or in a message.
 bool PercentDecode(absl::string_view in, std::string* out) {
   out->clear();
   for (size_t i = 0; i < in.size(); ++i) {
@@ -34,10 +40,26 @@ bool PercentDecode(absl::string_view in, std::string* out) {
     int hi = HexValue(in[i + 1]);
     int lo = HexValue(in[i + 2]);
     if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi * 16 + lo));
+    const int byte = hi * 16 + lo;
+    if (IsControl(static_cast<unsigned char>(byte))) return false;
+    out->push_back(static_cast<char>(byte));
     i += 2;
   }
   return true;
+}
+
+// `text` fit for a message: control bytes and non-ASCII bytes escaped, so
+// that a DSN cannot move the cursor or ring the terminal's bell.
+std::string Printable(absl::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (IsControl(c) || c >= 0x80) {
+      absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
 }
 
 bool ValidScheme(absl::string_view s) {
@@ -111,11 +133,11 @@ std::string Redact(absl::string_view text) {
 absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
   Dsn dsn;
   // Redact before anything can fail, so no error repeats a password.
-  dsn.redacted_ = Redact(text);
+  dsn.redacted_ = Printable(Redact(text));
   const std::string& shown = dsn.redacted_;
   if (text.empty()) return Bad(shown, "empty");
   for (char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == ' ') {
+    if (IsControl(static_cast<unsigned char>(c)) || c == ' ') {
       return Bad(shown, "contains a space or control character");
     }
   }
@@ -166,12 +188,12 @@ absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
       if (size_t c = userinfo.find(':'); c != absl::string_view::npos) {
         user = userinfo.substr(0, c);
         if (!PercentDecode(userinfo.substr(c + 1), &dsn.password_)) {
-          return Bad(shown, "bad percent-escape in the password");
+          return Bad(shown, "bad percent-escape in the password (or one that makes a NUL or control byte)");
         }
         dsn.has_password_ = true;
       }
       if (!PercentDecode(user, &dsn.user_)) {
-        return Bad(shown, "bad percent-escape in the user name");
+        return Bad(shown, "bad percent-escape in the user name (or one that makes a NUL or control byte)");
       }
     }
     absl::string_view host = authority;
@@ -192,7 +214,7 @@ absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
       port = authority.substr(c + 1);
     }
     if (!PercentDecode(host, &dsn.host_)) {
-      return Bad(shown, "bad percent-escape in the host");
+      return Bad(shown, "bad percent-escape in the host (or one that makes a NUL or control byte)");
     }
     if (!port.empty() || authority.find(':') != absl::string_view::npos) {
       int p = 0;
@@ -203,7 +225,7 @@ absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
     }
   }
   if (!PercentDecode(rest, &dsn.path_)) {
-    return Bad(shown, "bad percent-escape in the path");
+    return Bad(shown, "bad percent-escape in the path (or one that makes a NUL or control byte)");
   }
   if (!query.empty()) {
     for (absl::string_view pair : absl::StrSplit(query, '&')) {
@@ -216,7 +238,7 @@ absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
         value = pair.substr(eq + 1);
       }
       if (!PercentDecode(name, &opt.name) || !PercentDecode(value, &opt.value)) {
-        return Bad(shown, "bad percent-escape in the query");
+        return Bad(shown, "bad percent-escape in the query (or one that makes a NUL or control byte)");
       }
       if (opt.name.empty()) return Bad(shown, "an option has no name");
       for (const Option& seen : dsn.options_) {
@@ -255,6 +277,10 @@ absl::Status Dsn::CheckAllOptionsUsed() const {
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status BadDsn(const Dsn& dsn, absl::string_view why) {
+  return Bad(dsn.redacted(), why);
 }
 
 absl::Status Dsn::BadOption(absl::string_view name, absl::string_view value,

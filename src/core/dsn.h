@@ -3,7 +3,10 @@
 //
 // DSN parsing: `scheme[:[//[user[:password]@]host[:port]][/path][?query]]`.
 // A bare word ("flock") is a scheme with nothing else. Components are
-// percent-decoded; IPv6 hosts are written in brackets.
+// percent-decoded; IPv6 hosts are written in brackets. Spaces, control bytes
+// and NULs are refused, raw or percent-encoded, in every part: each part ends
+// up in a C string (a path, a server's connection string) that a NUL would
+// silently cut short.
 
 #ifndef IPCLOCK_CORE_DSN_H_
 #define IPCLOCK_CORE_DSN_H_
@@ -33,7 +36,8 @@ class Dsn {
   int port() const { return port_; }
   const std::string& path() const { return path_; }
 
-  // The DSN with any password replaced by "***", for messages.
+  // The DSN with any password replaced by "***" and control or non-ASCII
+  // bytes escaped, for messages.
   const std::string& redacted() const { return redacted_; }
 
   // Returns and marks as used the value of query option `name`.
@@ -76,6 +80,9 @@ class Dsn {
   std::vector<Option> options_;
   std::string redacted_;
 };
+
+// InvalidArgument: `ipclock: bad DSN "<redacted DSN>": <why>`.
+absl::Status BadDsn(const Dsn& dsn, absl::string_view why);
 
 }  // namespace ipclock
 

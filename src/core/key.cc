@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "core/errors.h"
 #include "core/hashing.h"
+#include "ipclock/store_interface.h"
 #include "platform/random.h"
 
 namespace ipclock {

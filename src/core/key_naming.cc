@@ -1,6 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 
+#include "core/messages.h"
 #include "core/key_naming.h"
 
 #include <errno.h>
@@ -181,8 +182,8 @@ void WarnIfNoSecret(const KeyNaming& naming, absl::string_view store) {
       "): other clients of the server can list them and hold them to starve "
       "this program. Add secret_file=PATH (16 bytes or more; HMAC-SHA256 "
       "names), or secret=none to say the plain names are meant (e.g. to "
-      "share locks with Symfony). This warning is shown once per process.\n");
-  fputs(text.c_str(), stderr);
+      "share locks with Symfony). This warning is shown once per process.");
+  EmitMessage(MessageSeverity::kWarning, text);
 }
 
 }  // namespace ipclock

@@ -82,7 +82,7 @@ std::optional<LostLease> RefreshIfDue(KeptEntry& e) {
   e.lost = true;
   e.error = s;
   e.due_nanos.store(kNever);
-  return LostLease{e.lock->store().Describe(), e.lock->key().resource(), s};
+  return LostLease{e.lock->store().Describe(), e.lock->resource(), s};
 }
 
 void Run(KeeperCore* core) {
@@ -226,7 +226,7 @@ absl::StatusOr<KeptLock> LeaseKeeper::Keep(Lock lock) {
     // Not StoreError(): a moved-from Lock has no store to name.
     return absl::FailedPreconditionError(
         absl::StrCat("ipclock: LeaseKeeper::Keep: resource ",
-                     QuoteResource(lock.key().resource()),
+                     QuoteResource(lock.resource()),
                      ": the lock is not held"));
   }
   auto entry = std::make_shared<internal::KeptEntry>(std::move(lock));

@@ -1,6 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 
+#include "core/messages.h"
 #include "core/lease_overrun.h"
 
 #include <stdio.h>
@@ -24,7 +25,7 @@ std::mutex& HandlerMutex() {
 // finds a handler.
 LeaseOverrunHandler& Handler() {
   static LeaseOverrunHandler* handler =
-      new LeaseOverrunHandler(WriteLeaseOverrunToStderr);
+      new LeaseOverrunHandler(WriteLeaseOverrunMessage);
   return *handler;
 }
 
@@ -41,13 +42,12 @@ LeaseOverrunHandler SetLeaseOverrunHandler(LeaseOverrunHandler handler) {
   return std::exchange(Handler(), std::move(handler));
 }
 
-void WriteLeaseOverrunToStderr(const LeaseOverrun& o) {
+void WriteLeaseOverrunMessage(const LeaseOverrun& o) {
   std::string line = absl::StrCat(
       "ipclock: warning: ", o.store, ": resource ", QuoteResource(o.resource),
       ": the lease ran out ", Shown(o.overrun),
-      " before release; another holder may have had the lock meanwhile\n");
-  fputs(line.c_str(), stderr);
-  fflush(stderr);
+      " before release; another holder may have had the lock meanwhile");
+  EmitMessage(MessageSeverity::kWarning, line);
 }
 
 absl::Status ReportLeaseOverrun(absl::string_view store,

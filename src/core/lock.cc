@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "core/lease_overrun.h"
+#include "ipclock/lock_factory.h"
+#include "ipclock/store_interface.h"
 
 namespace ipclock {
 
@@ -19,30 +21,60 @@ absl::StatusOr<Lock> Lock::Create(std::shared_ptr<Store> store,
   }
   absl::StatusOr<Key> key = Key::Create(resource, options.key_options);
   if (!key.ok()) return key.status();
-  if (options.permits == 0) {
-    return StoreError(absl::StatusCode::kInvalidArgument, store->Describe(),
-                      resource, "permits must be at least 1");
+  const Capabilities caps = store->capabilities();
+  if (options.permits == 0 || (options.permits > 1 && !caps.counting)) {
+    return StoreError(
+        absl::StatusCode::kInvalidArgument, store->Describe(), resource,
+        options.permits == 0
+            ? "permits must be at least 1"
+            : absl::StrCat("permits=", options.permits,
+                           " needs a counting store (semaphore, "
+                           "posix-semaphore, in-memory)"));
   }
-  if (options.permits > 1 && !store->capabilities().counting) {
+  if (caps.expiring && options.ttl <= absl::ZeroDuration()) {
     return StoreError(absl::StatusCode::kInvalidArgument, store->Describe(),
                       resource,
-                      absl::StrCat("permits=", options.permits,
-                                   " needs a counting store (semaphore, "
-                                   "posix-semaphore, in-memory)"));
+                      absl::StrCat("this store's locks expire: the ttl must be "
+                                   "positive, not ",
+                                   absl::FormatDuration(options.ttl)));
   }
   key->set_permits(options.permits);
   return Lock(std::move(store), *std::move(key), options);
 }
 
-Lock::Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options,
-           bool acquired)
-    : store_(std::move(store)),
-      key_(std::move(key)),
-      options_(options),
-      acquired_(acquired) {
+absl::StatusOr<Lock> Lock::FromSerialized(std::shared_ptr<Store> store,
+                                          absl::string_view text,
+                                          const LockOptions& options) {
+  if (store == nullptr) {
+    return absl::InvalidArgumentError(
+        "ipclock: Lock::FromSerialized with a null store");
+  }
+  if (!store->capabilities().serializable) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, store->Describe(),
+                      "", "this store's locks cannot be handed to another "
+                          "process (it is not serializable)");
+  }
+  absl::StatusOr<Key> key = Key::Deserialize(text, options.key_options);
+  if (!key.ok()) return key.status();
+  key->set_permits(options.permits);
+  Lock lock(std::move(store), *std::move(key), options);
+  absl::StatusOr<bool> held = StoreCalls::Exists(*lock.store_, lock.key_);
+  if (!held.ok()) return held.status();
+  if (!*held) {
+    return StoreError(absl::StatusCode::kAborted, lock.store_->Describe(),
+                      lock.key_.resource(),
+                      "the serialized lock is no longer held (released, or "
+                      "its lease ran out)");
+  }
+  lock.acquired_ = true;
+  return lock;
+}
+
+Lock::Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options)
+    : store_(std::move(store)), key_(std::move(key)), options_(options) {
   // Read once: a store's capabilities are fixed for its life, and the hot
   // path should not pay a virtual call per check.
-  if (store_ != nullptr) caps_ = store_->capabilities();
+  caps_ = store_->capabilities();
 }
 
 Lock::Lock(Lock&& other) noexcept
@@ -72,31 +104,26 @@ Lock::~Lock() {
   }
 }
 
-absl::Status Lock::CheckMode(LockMode mode) const {
+absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   if (store_ == nullptr) {
     return absl::FailedPreconditionError("ipclock: use of a moved-from Lock");
   }
-  if (mode == LockMode::kShared && !caps_.shared) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
-                      key_.resource(), "this store has no shared locks");
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
-  if (absl::Status s = CheckMode(mode); !s.ok()) return s;
   const bool expiring = caps_.expiring;
+  // A conversion that fails leaves the store's lease as it was, so the key's
+  // must stay as it was too.
+  const std::optional<Deadline> previous_expiry = key_.expiry();
   if (expiring) {
     key_.ResetLifetime();
     key_.ReduceLifetime(options_.ttl);
   }
-  absl::StatusOr<bool> saved = store_->Save(key_, mode, deadline);
-  if (!saved.ok()) return saved.status();
-  if (!*saved) {
+  absl::StatusOr<bool> saved = StoreCalls::Save(*store_, key_, mode, deadline);
+  if (!saved.ok() || !*saved) {
+    if (expiring) key_.set_expiry(previous_expiry);
+    if (!saved.ok()) return saved.status();
     // A failed conversion may have cost the lock we held (flock drops a
     // shared lock before it queues for an exclusive one): ask the store.
     if (acquired_) {
-      absl::StatusOr<bool> still = store_->Exists(key_);
+      absl::StatusOr<bool> still = StoreCalls::Exists(*store_, key_);
       acquired_ = still.ok() && *still;
     }
     return false;
@@ -116,18 +143,26 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   return true;
 }
 
+absl::Status Lock::BusyError(absl::Duration timeout) const {
+  return StoreError(absl::StatusCode::kDeadlineExceeded, store_->Describe(),
+                    key_.resource(),
+                    absl::StrCat("still held by another owner after ",
+                                 absl::FormatDuration(timeout)));
+}
+
 absl::StatusOr<bool> Lock::TryAcquire(LockMode mode) {
   return AcquireUntil(Deadline::Past(), mode);
+}
+
+absl::StatusOr<bool> Lock::TryAcquireFor(absl::Duration timeout, LockMode mode) {
+  return AcquireUntil(Deadline::In(timeout), mode);
 }
 
 absl::Status Lock::Acquire(absl::Duration timeout, LockMode mode) {
   absl::StatusOr<bool> got = AcquireUntil(Deadline::In(timeout), mode);
   if (!got.ok()) return got.status();
   if (*got) return absl::OkStatus();
-  return StoreError(absl::StatusCode::kDeadlineExceeded, store_->Describe(),
-                    key_.resource(),
-                    absl::StrCat("still held by another owner after ",
-                                 absl::FormatDuration(timeout)));
+  return BusyError(timeout);
 }
 
 absl::Status Lock::Refresh(std::optional<absl::Duration> ttl) {
@@ -135,10 +170,18 @@ absl::Status Lock::Refresh(std::optional<absl::Duration> ttl) {
     return absl::FailedPreconditionError("ipclock: use of a moved-from Lock");
   }
   if (!caps_.expiring) return absl::OkStatus();
+  if (!acquired_) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
+                      key_.resource(), "cannot refresh a lock that is not held");
+  }
   absl::Duration lease = ttl.value_or(options_.ttl);
+  const std::optional<Deadline> previous_expiry = key_.expiry();
   key_.ResetLifetime();
   key_.ReduceLifetime(lease);
-  if (absl::Status s = store_->PutOffExpiration(key_, lease); !s.ok()) {
+  if (absl::Status s = StoreCalls::PutOffExpiration(*store_, key_, lease);
+      !s.ok()) {
+    // The store's lease is what it was (or gone): so is ours.
+    key_.set_expiry(previous_expiry);
     return s;
   }
   if (key_.IsExpired()) {
@@ -160,30 +203,63 @@ absl::Status Lock::Release() {
   if (overrun <= absl::ZeroDuration()) return s;
   absl::Status reported = ReportLeaseOverrun(store_->Describe(), key_.resource(),
                                              options_.ttl, overrun);
-  return s.ok() ? reported : s;
+  // The store may have found the lock gone (Aborted too): the overrun says
+  // more about why.
+  return s.ok() || absl::IsAborted(s) ? reported : s;
 }
 
 absl::Status Lock::DeleteFromStore() {
-  absl::Status s = store_->Delete(key_);
+  absl::Status s = StoreCalls::Delete(*store_, key_);
   // A failed release still ends this object's claim: the store's error says
   // what state the lock is in.
   acquired_ = false;
   return s;
 }
 
-absl::StatusOr<bool> Lock::CheckAcquired() {
-  if (store_ == nullptr) return false;
-  if (!acquired_) return false;
-  absl::StatusOr<bool> held = store_->Exists(key_);
-  if (held.ok() && !*held) {
-    // Lost to us (a lock file or semaphore deleted under it, a lease run
-    // out), but the store may still hold the kernel object it locked, and
-    // processes that opened that object before the deletion wait on it:
-    // let it go now, not at destruction (or, for a POSIX semaphore's
-    // permit, at process exit). Delete touches nothing that is not ours.
+absl::Status Lock::CheckAcquired() {
+  if (store_ == nullptr) {
+    return absl::FailedPreconditionError("ipclock: use of a moved-from Lock");
+  }
+  if (!acquired_) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
+                      key_.resource(), "the lock is not acquired");
+  }
+  absl::Status held = StoreCalls::CheckHeld(*store_, key_);
+  if (held.code() == absl::StatusCode::kAborted) {
+    // Lost to us, but the store may still have the kernel object it locked,
+    // and processes that opened that object before it was deleted wait on
+    // it: let it go now, not at destruction. The store's own report of the
+    // release (Aborted again) adds nothing to `held`.
     DeleteFromStore().IgnoreError();
   }
   return held;
+}
+
+absl::StatusOr<std::string> Lock::Serialize() {
+  if (store_ == nullptr) {
+    return absl::FailedPreconditionError("ipclock: use of a moved-from Lock");
+  }
+  if (!caps_.serializable || !key_.serializable()) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
+                      key_.resource(),
+                      "this store's locks are tied to the process holding "
+                      "them and cannot be serialized");
+  }
+  if (!acquired_) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
+                      key_.resource(), "only a held lock can be serialized");
+  }
+  return key_.Serialize();
+}
+
+absl::StatusOr<Lock> AcquireLock(std::shared_ptr<Store> store,
+                                 absl::string_view resource,
+                                 absl::Duration timeout, LockMode mode,
+                                 const LockOptions& options) {
+  absl::StatusOr<Lock> lock = Lock::Create(std::move(store), resource, options);
+  if (!lock.ok()) return lock.status();
+  if (absl::Status s = lock->Acquire(timeout, mode); !s.ok()) return s;
+  return lock;
 }
 
 }  // namespace ipclock

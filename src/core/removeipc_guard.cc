@@ -1,6 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 
+#include "core/messages.h"
 #include "core/removeipc_guard.h"
 
 #include <stdlib.h>
@@ -12,7 +13,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "ipclock/flock_store.h"
 
 namespace ipclock {
 
@@ -41,31 +41,8 @@ void WarnOnce(const RemoveIpcReport& report, absl::string_view store) {
   std::string line = absl::StrCat(
       "ipclock: warning: ", store, ": ", report.reason, "; ", report.advice,
       " (DSN option removeipc=ignore silences this, removeipc=refuse makes "
-      "it an error)\n");
-  // Formatted first and written with one call, so that threads and other
-  // processes sharing the stream cannot split the line.
-  fputs(line.c_str(), stderr);
-  fflush(stderr);
-}
-
-// What the store that `dsn` names keeps its locks in, or nullopt for stores
-// logind leaves alone (in-memory, remote servers). `lock_dir` gets a flock
-// store's dir.
-std::optional<IpcKind> KindOf(const Dsn& dsn, std::string* lock_dir) {
-  const std::string& scheme = dsn.scheme();
-  if (scheme == "semaphore") return IpcKind::kSysV;
-  if (scheme == "shm" || scheme == "posix-semaphore") return IpcKind::kPosixShm;
-  if (scheme != "flock") return std::nullopt;
-  if (!dsn.path().empty()) {
-    *lock_dir = dsn.path();
-    return IpcKind::kLockDir;
-  }
-  // Exact-path naming without a dir locks whatever paths it is given: there
-  // is no dir to judge.
-  std::optional<std::string> naming = dsn.PeekOption("naming");
-  if (naming && *naming == "path") return std::nullopt;
-  *lock_dir = DefaultFlockDir();
-  return IpcKind::kLockDir;
+      "it an error)");
+  EmitMessage(MessageSeverity::kWarning, line);
 }
 
 }  // namespace
@@ -93,32 +70,23 @@ absl::Status ApplyRemoveIpcPolicy(RemoveIpcPolicy policy,
   return absl::OkStatus();
 }
 
-absl::Status GuardRemoveIpc(Dsn& dsn, const StoreOptions& options) {
-  RemoveIpcPolicy policy = options.remove_ipc;
-  if (std::optional<std::string> v = dsn.TakeOption("removeipc")) {
-    std::string value = absl::AsciiStrToLower(*v);
-    if (value == "warn") {
-      policy = RemoveIpcPolicy::kWarn;
-    } else if (value == "refuse") {
-      policy = RemoveIpcPolicy::kRefuse;
-    } else if (value == "ignore") {
-      policy = RemoveIpcPolicy::kIgnore;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ipclock: bad DSN \"", dsn.redacted(), "\": option removeipc=", *v,
-          ": expected warn, refuse or ignore"));
-    }
-  }
+absl::StatusOr<RemoveIpcPolicy> TakeRemoveIpcPolicy(Dsn& dsn,
+                                                    RemoveIpcPolicy fallback) {
+  std::optional<std::string> v = dsn.TakeOption("removeipc");
+  if (!v) return fallback;
+  std::string value = absl::AsciiStrToLower(*v);
+  if (value == "warn") return RemoveIpcPolicy::kWarn;
+  if (value == "refuse") return RemoveIpcPolicy::kRefuse;
+  if (value == "ignore") return RemoveIpcPolicy::kIgnore;
+  return BadDsn(dsn, absl::StrCat("option removeipc=", *v,
+                                  ": expected warn, refuse or ignore"));
+}
+
+absl::Status GuardRemoveIpc(IpcKind kind, absl::string_view lock_dir,
+                            RemoveIpcPolicy policy, absl::string_view store) {
   if (policy == RemoveIpcPolicy::kIgnore) return absl::OkStatus();
-  std::string lock_dir;
-  std::optional<IpcKind> kind = KindOf(dsn, &lock_dir);
-  if (!kind) return absl::OkStatus();
   // The effective uid owns what the store creates (files, IPC objects).
-  RemoveIpcReport report =
-      CheckRemoveIpc(RemoveIpcRoot(), geteuid(), *kind, lock_dir);
-  std::string store = *kind == IpcKind::kLockDir
-                          ? absl::StrCat("flock://", report.lock_dir)
-                          : dsn.redacted();
+  RemoveIpcReport report = CheckRemoveIpc(RemoveIpcRoot(), geteuid(), kind, lock_dir);
   return ApplyRemoveIpcPolicy(policy, report, store);
 }
 

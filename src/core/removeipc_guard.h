@@ -19,26 +19,32 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
-#include "ipclock/store_factory.h"
+#include "ipclock/remove_ipc.h"
 #include "platform/removeipc.h"
 
 namespace ipclock {
 
-// kWarn prints one line to stderr the first time a risk of each kind shows
-// up in this process; kRefuse returns FailedPrecondition with the reason and
-// the advice when the locks would be deleted at logout (a tmp-cleaner risk
-// only warns: it is a matter of age, not of certainty); kIgnore does
-// nothing. `store` names the store in the message.
+// Applies `policy` to `report`: kWarn hands one message to the sink
+// (messages.h) the first time a risk of each kind shows up in this process;
+// kRefuse returns FailedPrecondition with the reason and the advice when the
+// locks would be deleted at logout (a tmp-cleaner risk only warns: it is a
+// matter of age, not of certainty); kIgnore does nothing. `store` names the
+// store in the message.
 absl::Status ApplyRemoveIpcPolicy(RemoveIpcPolicy policy,
                                   const RemoveIpcReport& report,
                                   absl::string_view store);
 
-// Takes the `removeipc=warn|refuse|ignore` option from `dsn` (so that the
-// store's own parser does not see it as unknown) and, for the schemes that
-// keep locks in SysV IPC, /dev/shm or a lock dir, applies the policy it or
-// `options` names. Called before the store is built, so that a refused store
-// leaves nothing behind. InvalidArgument for a bad option value.
-absl::Status GuardRemoveIpc(Dsn& dsn, const StoreOptions& options);
+// Checks what a store keeping its locks in `kind` (and `lock_dir`, for
+// kLockDir) risks for this process's effective uid, and applies `policy`.
+// Each local store's factory calls it before it creates anything, so that a
+// refused store leaves nothing behind.
+absl::Status GuardRemoveIpc(IpcKind kind, absl::string_view lock_dir,
+                            RemoveIpcPolicy policy, absl::string_view store);
+
+// Takes the `removeipc=warn|refuse|ignore` option from `dsn`: its value, or
+// `fallback` when the DSN has none. InvalidArgument for another value.
+absl::StatusOr<RemoveIpcPolicy> TakeRemoveIpcPolicy(Dsn& dsn,
+                                                    RemoveIpcPolicy fallback);
 
 // $IPCLOCK_REMOVEIPC_ROOT, else "/".
 std::string RemoveIpcRoot();

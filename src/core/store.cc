@@ -3,15 +3,98 @@
 
 #include "ipclock/store.h"
 
+#include <cmath>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/errors.h"
+#include "ipclock/store_interface.h"
 
 namespace ipclock {
 
 Store::~Store() = default;
 
+KeyState* Store::StateSlot(const Key& key) const { return key.state(this); }
+
+void Store::SetStateSlot(Key& key, std::unique_ptr<KeyState> state) const {
+  key.set_state(this, std::move(state));
+}
+
+std::unique_ptr<KeyState> Store::TakeStateSlot(Key& key) const {
+  return key.take_state(this);
+}
+
+absl::Status Store::PutOffExpiration(Key&, absl::Duration) {
+  return absl::OkStatus();
+}
+
+absl::Status Store::CheckHeld(Key& key) {
+  absl::StatusOr<bool> held = Exists(key);
+  if (!held.ok()) return held.status();
+  if (*held) return absl::OkStatus();
+  return StoreError(absl::StatusCode::kAborted, Describe(), key.resource(),
+                    "the lock is no longer held");
+}
+
+WatchTargets Store::GetWatchTargets(Key&) { return WatchTargets(); }
+
 absl::StatusOr<WaitWord> Store::GetWaitWord(Key&) { return WaitWord(); }
+
+absl::StatusOr<bool> StoreCalls::Save(Store& store, Key& key, LockMode mode,
+                                      Deadline deadline) {
+  const Capabilities caps = store.capabilities();
+  if (mode == LockMode::kShared && !caps.shared) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, store.Describe(),
+                      key.resource(), "this store has no shared locks");
+  }
+  if (key.permits() != 1 && !caps.counting) {
+    return StoreError(absl::StatusCode::kInvalidArgument, store.Describe(),
+                      key.resource(),
+                      absl::StrCat("permits=", key.permits(),
+                                   " needs a counting store (semaphore, "
+                                   "posix-semaphore, in-memory)"));
+  }
+  absl::StatusOr<bool> saved = store.Save(key, mode, deadline);
+  if (saved.status().code() == absl::StatusCode::kDeadlineExceeded) {
+    // DeadlineExceeded is reserved for a lock that stayed busy: a store
+    // whose server or call timed out is unavailable, not contended.
+    return absl::UnavailableError(saved.status().message());
+  }
+  return saved;
+}
+
+absl::Status StoreCalls::PutOffExpiration(Store& store, Key& key,
+                                          absl::Duration ttl) {
+  if (!store.capabilities().expiring) return absl::OkStatus();
+  if (ttl <= absl::ZeroDuration() || ttl == absl::InfiniteDuration()) {
+    return StoreError(absl::StatusCode::kInvalidArgument, store.Describe(),
+                      key.resource(),
+                      absl::StrCat("a lease must be positive and finite, not ",
+                                   absl::FormatDuration(ttl)));
+  }
+  return store.PutOffExpiration(key, ttl);
+}
+
+absl::Status StoreCalls::Delete(Store& store, Key& key) {
+  return store.Delete(key);
+}
+
+absl::StatusOr<bool> StoreCalls::Exists(Store& store, Key& key) {
+  return store.Exists(key);
+}
+
+absl::Status StoreCalls::CheckHeld(Store& store, Key& key) {
+  return store.CheckHeld(key);
+}
+
+WatchTargets StoreCalls::GetWatchTargets(Store& store, Key& key) {
+  return store.GetWatchTargets(key);
+}
+
+absl::StatusOr<WaitWord> StoreCalls::GetWaitWord(Store& store, Key& key) {
+  return store.GetWaitWord(key);
+}
 
 std::string CapabilitiesToString(const Capabilities& c) {
   std::vector<absl::string_view> parts;

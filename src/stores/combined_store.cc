@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "core/errors.h"
+#include "ipclock/store_interface.h"
 #include "platform/random.h"
 
 namespace ipclock {
@@ -64,7 +65,7 @@ struct Tally {
   }
 };
 
-class CombinedStore final : public Store {
+class CombinedStore final : public StoreWithState<CombinedKeyState> {
  public:
   CombinedStore(std::vector<std::shared_ptr<Store>> members,
                 CombineStrategy strategy)
@@ -132,7 +133,7 @@ class CombinedStore final : public Store {
   }
 
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
-    auto* st = static_cast<CombinedKeyState*>(key.state(this));
+    auto* st = state(key);
     if (st == nullptr || CountHeld(st->held) == 0) {
       return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                         "cannot refresh: this key holds the lock on no member");
@@ -141,7 +142,7 @@ class CombinedStore final : public Store {
     t.failed = members_.size() - CountHeld(st->held);  // they cannot count
     for (size_t i = 0; i < members_.size() && CanBeMet(t.failed); ++i) {
       if (!st->held[i]) continue;
-      absl::Status s = members_[i]->PutOffExpiration(key, ttl);
+      absl::Status s = StoreCalls::PutOffExpiration(*members_[i], key, ttl);
       if (s.ok()) {
         ++t.succeeded;
       } else {
@@ -165,7 +166,7 @@ class CombinedStore final : public Store {
   // releases it.
   absl::StatusOr<WaitWord> GetWaitWord(Key& key) override {
     for (const std::shared_ptr<Store>& m : members_) {
-      absl::StatusOr<WaitWord> w = m->GetWaitWord(key);
+      absl::StatusOr<WaitWord> w = StoreCalls::GetWaitWord(*m, key);
       if (!w.ok() || w->word != nullptr) {
         return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
                           key.resource(),
@@ -179,7 +180,7 @@ class CombinedStore final : public Store {
 
   absl::Status Delete(Key& key) override {
     absl::Status s = DeleteOnMembers(key);
-    key.take_state(this);
+    TakeState(key);
     return s;
   }
 
@@ -188,7 +189,7 @@ class CombinedStore final : public Store {
     size_t no = 0;
     for (const std::shared_ptr<Store>& m : members_) {
       // An error counts as "not held": fail closed.
-      absl::StatusOr<bool> held = m->Exists(key);
+      absl::StatusOr<bool> held = StoreCalls::Exists(*m, key);
       if (held.ok() && *held) {
         ++yes;
       } else {
@@ -198,6 +199,40 @@ class CombinedStore final : public Store {
       if (!CanBeMet(no)) return false;
     }
     return false;
+  }
+
+  // Held while the members that still hold it meet the strategy. Every
+  // member this key took is asked (not only until the strategy is met), so
+  // that a lost member shows up while the lock is still safe.
+  absl::Status CheckHeld(Key& key) override {
+    const CombinedKeyState* st = state(key);
+    size_t yes = 0;
+    std::string lost;
+    for (size_t i = 0; i < members_.size(); ++i) {
+      if (st == nullptr || !st->held[i]) continue;
+      absl::Status s = StoreCalls::CheckHeld(*members_[i], key);
+      if (s.ok()) {
+        ++yes;
+      } else {
+        absl::StrAppend(&lost, lost.empty() ? "" : "; ", s.message());
+      }
+    }
+    if (IsMet(yes)) return absl::OkStatus();
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      absl::StrCat("the ", StrategyName(),
+                                   " of members is no longer met (", yes, " of ",
+                                   members_.size(), " hold it): ",
+                                   lost.empty() ? "not held" : lost));
+  }
+
+  WatchTargets GetWatchTargets(Key& key) override {
+    WatchTargets all;
+    for (const std::shared_ptr<Store>& m : members_) {
+      WatchTargets t = StoreCalls::GetWatchTargets(*m, key);
+      all.inode_fds.insert(all.inode_fds.end(), t.inode_fds.begin(), t.inode_fds.end());
+      all.poll_fds.insert(all.poll_fds.end(), t.poll_fds.begin(), t.poll_fds.end());
+    }
+    return all;
   }
 
  private:
@@ -215,12 +250,7 @@ class CombinedStore final : public Store {
   bool CanBeMet(size_t failures) const { return IsMet(members_.size() - failures); }
 
   CombinedKeyState& StateOf(Key& key) {
-    auto* st = static_cast<CombinedKeyState*>(key.state(this));
-    if (st != nullptr) return *st;
-    auto fresh = std::make_unique<CombinedKeyState>(members_.size());
-    st = fresh.get();
-    key.set_state(this, std::move(fresh));
-    return *st;
+    return EnsureState(key, members_.size());
   }
 
   // Asks each member once, in order, and stops when the strategy can no
@@ -230,7 +260,7 @@ class CombinedStore final : public Store {
     t.took.assign(members_.size(), false);
     for (size_t i = 0; i < members_.size(); ++i) {
       key.set_previous_owner_died(false);
-      absl::StatusOr<bool> saved = members_[i]->Save(key, mode, Deadline::Past());
+      absl::StatusOr<bool> saved = StoreCalls::Save(*members_[i], key, mode, Deadline::Past());
       if (!saved.ok()) {
         t.AddError(saved.status());
       } else if (*saved) {
@@ -259,16 +289,16 @@ class CombinedStore final : public Store {
     }
     for (size_t i = 0; i < members_.size(); ++i) {
       if (!before[i]) {
-        if (took[i]) members_[i]->Delete(key).IgnoreError();
+        if (took[i]) StoreCalls::Delete(*members_[i], key).IgnoreError();
         st.held[i] = false;
         continue;
       }
       absl::StatusOr<bool> still =
-          took[i] ? members_[i]->Save(key, before_mode, Deadline::Past())
-                  : members_[i]->Exists(key);
+          took[i] ? StoreCalls::Save(*members_[i], key, before_mode, Deadline::Past())
+                  : StoreCalls::Exists(*members_[i], key);
       st.held[i] = still.ok() && *still;
       // Whatever half-state a failed member is in, it must not linger.
-      if (!st.held[i]) members_[i]->Delete(key).IgnoreError();
+      if (!st.held[i]) StoreCalls::Delete(*members_[i], key).IgnoreError();
     }
     st.mode = before_mode;
     if (!IsMet(CountHeld(st.held))) {
@@ -283,7 +313,7 @@ class CombinedStore final : public Store {
     std::vector<std::string> errors;
     absl::StatusCode code = absl::StatusCode::kOk;
     for (const std::shared_ptr<Store>& m : members_) {
-      absl::Status s = m->Delete(key);
+      absl::Status s = StoreCalls::Delete(*m, key);
       if (s.ok()) continue;
       if (code == absl::StatusCode::kOk) code = s.code();
       errors.push_back(std::string(s.message()));
@@ -334,22 +364,33 @@ class LazyMember final : public Store {
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override {
     absl::StatusOr<std::shared_ptr<Store>> store = Get();
     if (!store.ok()) return store.status();
-    return (*store)->Save(key, mode, deadline);
+    return StoreCalls::Save(**store, key, mode, deadline);
   }
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
     absl::StatusOr<std::shared_ptr<Store>> store = Get();
     if (!store.ok()) return store.status();
-    return (*store)->PutOffExpiration(key, ttl);
+    return StoreCalls::PutOffExpiration(**store, key, ttl);
   }
   absl::Status Delete(Key& key) override {
     std::shared_ptr<Store> store = Built();
     // Never built: it never held anything.
-    return store == nullptr ? absl::OkStatus() : store->Delete(key);
+    return store == nullptr ? absl::OkStatus() : StoreCalls::Delete(*store, key);
   }
   absl::StatusOr<bool> Exists(Key& key) override {
     std::shared_ptr<Store> store = Built();
     if (store == nullptr) return false;
-    return store->Exists(key);
+    return StoreCalls::Exists(*store, key);
+  }
+  absl::Status CheckHeld(Key& key) override {
+    std::shared_ptr<Store> store = Built();
+    if (store == nullptr) {
+      return absl::AbortedError(absl::StrCat(shown_, ": never built, holds nothing"));
+    }
+    return StoreCalls::CheckHeld(*store, key);
+  }
+  WatchTargets GetWatchTargets(Key& key) override {
+    std::shared_ptr<Store> store = Built();
+    return store == nullptr ? WatchTargets() : StoreCalls::GetWatchTargets(*store, key);
   }
 
  private:
@@ -493,5 +534,7 @@ absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
   }
   return NewCombinedStore(std::move(members), strategy);
 }
+
+const StoreDriver kCombinedDriver = {&CombinedStoreFromDsn, nullptr};
 
 }  // namespace ipclock

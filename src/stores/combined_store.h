@@ -5,6 +5,7 @@
 #define IPCLOCK_STORES_COMBINED_STORE_H_
 
 #include "core/dsn.h"
+#include "core/store_registry.h"
 #include "ipclock/combined_store.h"
 #include "ipclock/store_factory.h"
 
@@ -15,6 +16,9 @@ namespace ipclock {
 // each built by StoreFromDsn() with `options`.
 absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
     Dsn& dsn, const StoreOptions& options);
+
+// The registry's entry (core/store_registry.h).
+extern const StoreDriver kCombinedDriver;
 
 }  // namespace ipclock
 

@@ -14,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/messages.h"
 #include "core/errors.h"
+#include "ipclock/store_interface.h"
 
 namespace ipclock {
 namespace {
@@ -46,15 +48,21 @@ class DegradedStore final : public Store {
   absl::StatusOr<bool> Save(Key& key, LockMode mode,
                             Deadline deadline) override {
     Report(key);
-    return fallback_->Save(key, mode, deadline);
+    return StoreCalls::Save(*fallback_, key, mode, deadline);
   }
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
-    return fallback_->PutOffExpiration(key, ttl);
+    return StoreCalls::PutOffExpiration(*fallback_, key, ttl);
   }
-  absl::Status Delete(Key& key) override { return fallback_->Delete(key); }
-  absl::StatusOr<bool> Exists(Key& key) override { return fallback_->Exists(key); }
+  absl::Status Delete(Key& key) override { return StoreCalls::Delete(*fallback_, key); }
+  absl::StatusOr<bool> Exists(Key& key) override { return StoreCalls::Exists(*fallback_, key); }
   absl::StatusOr<WaitWord> GetWaitWord(Key& key) override {
-    return fallback_->GetWaitWord(key);
+    return StoreCalls::GetWaitWord(*fallback_, key);
+  }
+  absl::Status CheckHeld(Key& key) override {
+    return StoreCalls::CheckHeld(*fallback_, key);
+  }
+  WatchTargets GetWatchTargets(Key& key) override {
+    return StoreCalls::GetWatchTargets(*fallback_, key);
   }
 
  private:
@@ -72,10 +80,8 @@ class DegradedStore final : public Store {
     std::string line = absl::StrCat(
         "ipclock: warning: resource ", QuoteResource(key.resource()),
         " is locked on the fallback store ", fallback_->Describe(), ": ", why_,
-        "; the fallback does not exclude processes on other hosts\n");
-    // One write per line, so that lines of several threads do not interleave.
-    fputs(line.c_str(), stderr);
-    fflush(stderr);
+        "; the fallback does not exclude processes on other hosts");
+    EmitMessage(MessageSeverity::kWarning, line);
   }
 
   const std::shared_ptr<Store> fallback_;

@@ -23,6 +23,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "ipclock/store_interface.h"
+#include "core/removeipc_guard.h"
 #include "platform/lock_dir.h"
 #include "platform/process_id.h"
 #include "platform/scoped_fd.h"
@@ -72,7 +74,7 @@ void FormatRecord(char* buf, uint64_t fence, pid_t pid) {
            fence, static_cast<int>(pid));
 }
 
-class FlockStore final : public Store {
+class FlockStore final : public StoreWithState<FlockKeyState> {
  public:
   FlockStore(const FlockStoreOptions& options, std::string dir, ScopedFd dirfd)
       : options_(options), dir_(std::move(dir)) {
@@ -279,12 +281,7 @@ absl::Status FlockStore::OnAcquired(Key& key, FlockKeyState* st, LockMode mode) 
 
 absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline) {
   key.MarkUnserializable();
-  auto* st = static_cast<FlockKeyState*>(key.state(this));
-  if (st == nullptr) {
-    auto fresh = std::make_unique<FlockKeyState>();
-    st = fresh.get();
-    key.set_state(this, std::move(fresh));
-  }
+  FlockKeyState* st = &EnsureState(key);
   if (st->held && st->mode == mode) return true;
   const bool converting = st->held;
   const LockMode previous_mode = st->mode;
@@ -353,7 +350,7 @@ absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline
 }
 
 absl::Status FlockStore::Delete(Key& key) {
-  auto* st = static_cast<FlockKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   absl::Status result;
   if (st->mode == LockMode::kExclusive && record_ && st->writable) {
@@ -373,7 +370,7 @@ absl::Status FlockStore::Delete(Key& key) {
 }
 
 absl::StatusOr<bool> FlockStore::Exists(Key& key) {
-  auto* st = static_cast<FlockKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr || !st->held) return false;
   // A lock on a file that has since been unlinked excludes nobody.
   struct stat sb;
@@ -409,6 +406,11 @@ absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& op
   ScopedFd dirfd;
   if (options.naming == FlockStoreOptions::Naming::kSymfony || !dir.empty()) {
     if (dir.empty()) dir = DefaultFlockDir();
+    if (absl::Status s = GuardRemoveIpc(IpcKind::kLockDir, dir, options.remove_ipc,
+                                        absl::StrCat("flock://", dir));
+        !s.ok()) {
+      return s;
+    }
     absl::StatusOr<ScopedFd> opened =
         OpenLockDir(dir, options.dir_mode, absl::StrCat("flock://", dir));
     if (!opened.ok()) return opened.status();
@@ -418,7 +420,8 @@ absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& op
       std::make_shared<FlockStore>(options, std::move(dir), std::move(dirfd)));
 }
 
-absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn) {
+absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn,
+    const StoreOptions& store_options) {
   FlockStoreOptions options;
   if (dsn.has_authority() && !dsn.host().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -453,6 +456,10 @@ absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn) {
   absl::StatusOr<bool> record = dsn.TakeBool("record", options.holder_record);
   if (!record.ok()) return record.status();
   options.holder_record = *record;
+  absl::StatusOr<RemoveIpcPolicy> remove_ipc =
+      TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
+  if (!remove_ipc.ok()) return remove_ipc.status();
+  options.remove_ipc = *remove_ipc;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return NewFlockStore(options);
 }
@@ -471,5 +478,7 @@ bool ParseFlockHolderRecord(absl::string_view bytes, FlockHolderRecord* out) {
   *out = r;
   return true;
 }
+
+const StoreDriver kFlockDriver = {&FlockStoreFromDsn, nullptr};
 
 }  // namespace ipclock

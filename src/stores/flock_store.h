@@ -11,13 +11,15 @@
 
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
+#include "core/store_registry.h"
 #include "ipclock/flock_store.h"
 
 namespace ipclock {
 
 // Builds a FlockStore from a parsed `flock` DSN: `flock`, `flock:///dir`,
 // options naming=symfony|path, dir_mode, file_mode, record.
-absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn);
+absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(
+    Dsn& dsn, const StoreOptions& store_options);
 
 // The holder record at the start of a Symfony-named lock file, as another
 // process (`ipclock list`) reads it.
@@ -36,6 +38,9 @@ bool ParseFlockHolderRecord(absl::string_view bytes, FlockHolderRecord* out);
 
 // How many bytes ParseFlockHolderRecord() needs.
 size_t FlockHolderRecordSize();
+
+// The registry's entry (core/store_registry.h).
+extern const StoreDriver kFlockDriver;
 
 }  // namespace ipclock
 

@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "ipclock/store_interface.h"
 
 namespace ipclock {
 namespace {
@@ -30,6 +31,8 @@ constexpr absl::string_view kName = "in-memory";
 struct Holder : KeyState {
   explicit Holder(uint64_t id) : id(id) {}
   const uint64_t id;
+  // A Save of this key returned true since its last Delete.
+  bool acquired = false;
 };
 
 using HolderMap = std::map<uint64_t, Deadline>;
@@ -42,7 +45,7 @@ struct Entry {
   bool empty() const { return exclusive.empty() && shared.empty(); }
 };
 
-class InMemoryStore final : public Store {
+class InMemoryStore final : public StoreWithState<Holder> {
  public:
   absl::string_view name() const override { return kName; }
 
@@ -62,12 +65,8 @@ class InMemoryStore final : public Store {
   absl::StatusOr<bool> Save(Key& key, LockMode mode,
                             Deadline deadline) override {
     key.MarkUnserializable();
-    Holder* holder = static_cast<Holder*>(key.state(this));
-    if (holder == nullptr) {
-      auto fresh = std::make_unique<Holder>(next_holder_id_.fetch_add(1));
-      holder = fresh.get();
-      key.set_state(this, std::move(fresh));
-    }
+    Holder* holder = state(key);
+    if (holder == nullptr) holder = &EnsureState(key, next_holder_id_.fetch_add(1));
     const uint64_t id = holder->id;
     const Deadline expiry = key.has_expiry()
                                 ? Deadline::In(key.RemainingLifetime())
@@ -76,7 +75,10 @@ class InMemoryStore final : public Store {
     for (;;) {
       Entry& e = table_[key.resource()];
       Deadline next_expiry = DropExpired(e);
-      if (TrySave(e, id, key, mode, expiry)) return true;
+      if (TrySave(e, id, key, mode, expiry)) {
+        holder->acquired = true;
+        return true;
+      }
       if (deadline.has_passed()) {
         if (e.empty()) table_.erase(key.resource());
         return false;
@@ -91,7 +93,7 @@ class InMemoryStore final : public Store {
   }
 
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
-    const Holder* holder = static_cast<const Holder*>(key.state(this));
+    const Holder* holder = state(key);
     std::lock_guard<std::mutex> guard(mu_);
     auto it = table_.find(key.resource());
     if (holder != nullptr && it != table_.end()) {
@@ -109,20 +111,29 @@ class InMemoryStore final : public Store {
   }
 
   absl::Status Delete(Key& key) override {
-    std::unique_ptr<KeyState> holder = key.take_state(this);
-    if (holder == nullptr) return absl::OkStatus();
+    std::unique_ptr<Holder> holder = TakeState(key);
+    if (holder == nullptr || !holder->acquired) return absl::OkStatus();
     std::lock_guard<std::mutex> guard(mu_);
     auto it = table_.find(key.resource());
-    if (it == table_.end()) return absl::OkStatus();
-    const uint64_t id = static_cast<const Holder*>(holder.get())->id;
-    size_t removed = it->second.exclusive.erase(id) + it->second.shared.erase(id);
-    if (it->second.empty()) table_.erase(it);
-    if (removed > 0) cv_.notify_all();
-    return absl::OkStatus();
+    size_t removed = 0;
+    if (it != table_.end()) {
+      removed = it->second.exclusive.erase(holder->id) +
+                it->second.shared.erase(holder->id);
+      if (it->second.empty()) table_.erase(it);
+    }
+    if (removed > 0) {
+      cv_.notify_all();
+      return absl::OkStatus();
+    }
+    // The key had acquired (it has state) but its entry is gone: its lease
+    // ran out and the store dropped it. Released all the same, but not OK.
+    return StoreError(absl::StatusCode::kAborted, kName, key.resource(),
+                      "the lock was no longer held at release (its lease ran "
+                      "out)");
   }
 
   absl::StatusOr<bool> Exists(Key& key) override {
-    const Holder* holder = static_cast<const Holder*>(key.state(this));
+    const Holder* holder = state(key);
     if (holder == nullptr) return false;
     std::lock_guard<std::mutex> guard(mu_);
     auto it = table_.find(key.resource());
@@ -207,5 +218,20 @@ class InMemoryStore final : public Store {
 std::shared_ptr<Store> NewInMemoryStore() {
   return std::make_shared<InMemoryStore>();
 }
+
+namespace {
+
+absl::StatusOr<std::shared_ptr<Store>> InMemoryStoreFromDsn(Dsn& dsn,
+                                                            const StoreOptions&) {
+  if (dsn.has_authority() || !dsn.path().empty()) {
+    return BadDsn(dsn, "in-memory takes no address");
+  }
+  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  return NewInMemoryStore();
+}
+
+}  // namespace
+
+const StoreDriver kInMemoryDriver = {&InMemoryStoreFromDsn, nullptr};
 
 }  // namespace ipclock

@@ -22,6 +22,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "core/errors.h"
+#include "ipclock/store_interface.h"
+#include "core/removeipc_guard.h"
 #include "core/hashing.h"
 #include "platform/process_id.h"
 #include "stores/posix_semaphore_registry.h"
@@ -75,7 +77,7 @@ bool ValidPrefix(absl::string_view prefix) {
   return true;
 }
 
-class PosixSemaphoreStore final : public Store {
+class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
  public:
   explicit PosixSemaphoreStore(const PosixSemaphoreStoreOptions& options)
       : options_(options) {
@@ -153,12 +155,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
   }
   // The registry names this process as the holder.
   key.MarkUnserializable();
-  auto* st = static_cast<PosixKeyState*>(key.state(this));
-  if (st == nullptr) {
-    auto fresh = std::make_unique<PosixKeyState>();
-    st = fresh.get();
-    key.set_state(this, std::move(fresh));
-  }
+  PosixKeyState* st = &EnsureState(key);
   if (st->held) return true;
   if (key.permits() == 0 || key.permits() > kRegistrySlots) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
@@ -205,7 +202,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
 }
 
 absl::Status PosixSemaphoreStore::Delete(Key& key) {
-  auto* st = static_cast<PosixKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   st->held = false;
   // The slot stays until the Key is destroyed.
@@ -213,7 +210,7 @@ absl::Status PosixSemaphoreStore::Delete(Key& key) {
 }
 
 absl::StatusOr<bool> PosixSemaphoreStore::Exists(Key& key) {
-  auto* st = static_cast<PosixKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr || !st->held) return false;
   return st->registry->StillLinked();
 }
@@ -239,11 +236,16 @@ absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(
         "\": expected 1 to 64 of [A-Za-z0-9._-] (no '/': a name has one, "
         "at its start)"));
   }
-  // RemoveIPC guard: checked by the store factory
+  if (absl::Status s = GuardRemoveIpc(IpcKind::kPosixShm, "", options.remove_ipc,
+                                      "posix-semaphore");
+      !s.ok()) {
+    return s;
+  }
   return std::shared_ptr<Store>(std::make_shared<PosixSemaphoreStore>(options));
 }
 
-absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn) {
+absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn,
+    const StoreOptions& store_options) {
   if (dsn.has_authority() || !dsn.path().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ipclock: bad DSN \"", dsn.redacted(),
@@ -257,8 +259,14 @@ absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn) {
   absl::StatusOr<unsigned> mode = dsn.TakeMode("mode", options.mode);
   if (!mode.ok()) return mode.status();
   options.mode = *mode;
+  absl::StatusOr<RemoveIpcPolicy> remove_ipc =
+      TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
+  if (!remove_ipc.ok()) return remove_ipc.status();
+  options.remove_ipc = *remove_ipc;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return NewPosixSemaphoreStore(options);
 }
+
+const StoreDriver kPosixSemaphoreDriver = {&PosixSemaphoreStoreFromDsn, nullptr};
 
 }  // namespace ipclock

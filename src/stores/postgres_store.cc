@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/errors.h"
+#include "ipclock/store_interface.h"
 #include "stores/postgres_conn.h"
 #include "stores/postgres_lock_id.h"
 
@@ -102,7 +103,7 @@ std::string DescribeOptions(const PostgresStoreOptions& options) {
   return out;
 }
 
-class PostgresStore final : public Store {
+class PostgresStore final : public StoreWithState<PgKeyState> {
  public:
   PostgresStore(PostgresStoreOptions options, std::string describe)
       : options_(std::move(options)), describe_(std::move(describe)),
@@ -303,12 +304,7 @@ absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
   // The lock belongs to this process's session; no other process can
   // release it.
   key.MarkUnserializable();
-  auto* st = static_cast<PgKeyState*>(key.state(this));
-  if (st == nullptr) {
-    auto fresh = std::make_unique<PgKeyState>();
-    st = fresh.get();
-    key.set_state(this, std::move(fresh));
-  }
+  PgKeyState* st = &EnsureState(key);
   if (st->conn.valid() && !st->conn.ours()) return Foreign(key);
   // Advisory locks stack: a second pg_advisory_lock in the same session
   // succeeds at once and needs a second unlock. The store takes each lock
@@ -377,14 +373,14 @@ absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
 absl::Status PostgresStore::PutOffExpiration(Key& key, absl::Duration) {
   // Advisory locks have no lease; a refresh is a check that the session and
   // so the lock are still there.
-  auto* st = static_cast<PgKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr) return absl::OkStatus();
   if (!st->held) return LossReport(key, st);
   return CheckSession(key, st);
 }
 
 absl::Status PostgresStore::Delete(Key& key) {
-  auto* st = static_cast<PgKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr) return absl::OkStatus();
   if (!st->held) return LossReport(key, st);
   if (!st->conn.ours()) return Foreign(key);
@@ -417,7 +413,7 @@ absl::Status PostgresStore::Delete(Key& key) {
 }
 
 absl::StatusOr<bool> PostgresStore::Exists(Key& key) {
-  auto* st = static_cast<PgKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr || !st->held) return false;
   absl::Status s = CheckSession(key, st);
   if (s.ok()) return true;
@@ -451,7 +447,8 @@ absl::StatusOr<std::shared_ptr<Store>> NewPostgresStore(
   return std::shared_ptr<Store>(std::move(store));
 }
 
-absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn) {
+absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn,
+    const StoreOptions& /*store_options*/) {
   // Before anything that could quote the DSN back: a password given as a
   // query option is not redacted from messages.
   if (dsn.PeekOption("password").has_value()) {
@@ -530,5 +527,7 @@ absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn) {
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return NewPostgresStore(options);
 }
+
+const StoreDriver kPostgresDriver = {&PostgresStoreFromDsn, nullptr};
 
 }  // namespace ipclock

@@ -8,6 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
+#include "core/store_registry.h"
+#include "ipclock_config.h"
 #include "ipclock/postgres_store.h"
 
 namespace ipclock {
@@ -15,7 +17,16 @@ namespace ipclock {
 // Builds a PostgreSQL store from a parsed `postgresql+advisory`,
 // `pgsql+advisory`, `postgresql` or `postgres` DSN (options in
 // include/ipclock/postgres_store.h and README.md).
-absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn);
+absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(
+    Dsn& dsn, const StoreOptions& store_options);
+
+// The registry's entry (core/store_registry.h); null in a build without it.
+#if IPCLOCK_HAVE_POSTGRES
+extern const StoreDriver kPostgresDriver;
+inline constexpr const StoreDriver* kPostgresDriverIfBuilt = &kPostgresDriver;
+#else
+inline constexpr const StoreDriver* kPostgresDriverIfBuilt = nullptr;
+#endif
 
 }  // namespace ipclock
 

@@ -45,6 +45,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "core/errors.h"
+#include "ipclock/store_interface.h"
 #include "core/key_naming.h"
 
 namespace ipclock {
@@ -355,7 +356,7 @@ struct Acquired {
   bool died = false;
 };
 
-class RedisStore final : public Store {
+class RedisStore final : public StoreWithState<RedisKeyState> {
  public:
   RedisStore(const RedisStoreOptions& options, KeyNaming naming)
       : options_(options), naming_(std::move(naming)) {
@@ -832,8 +833,8 @@ absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline
   // Whether the key surely held nothing before this call: a fresh key, or
   // one this store saw release. (A deserialized key, with a token and no
   // state, may hold the lock.)
-  auto* state = static_cast<RedisKeyState*>(key.state(this));
-  const bool held_nothing = state != nullptr ? !state->held : !key.has_token();
+  RedisKeyState* held_state = state(key);
+  const bool held_nothing = held_state != nullptr ? !held_state->held : !key.has_token();
   absl::StatusOr<absl::string_view> token = key.Token();
   if (!token.ok()) return token.status();
   {
@@ -867,12 +868,8 @@ absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline
                           ? std::optional<uint64_t>(got->fence)
                           : std::nullopt);
         key.set_previous_owner_died(got->died);
-        if (state == nullptr) {
-          auto fresh = std::make_unique<RedisKeyState>();
-          state = fresh.get();
-          key.set_state(this, std::move(fresh));
-        }
-        state->held = true;
+        if (held_state == nullptr) held_state = &EnsureState(key);
+        held_state->held = true;
         return true;
       }
       if (deadline.has_passed()) return false;
@@ -938,8 +935,8 @@ absl::Status RedisStore::PutOffExpiration(Key& key, absl::Duration ttl) {
 absl::Status RedisStore::Delete(Key& key) {
   // A key that never saved has no token, hence nothing on the server.
   if (!key.has_token()) return absl::OkStatus();
-  if (auto* state = static_cast<RedisKeyState*>(key.state(this)); state != nullptr) {
-    state->held = false;  // whatever the server says, this key lets go
+  if (RedisKeyState* held_state = state(key); held_state != nullptr) {
+    held_state->held = false;  // whatever the server says, this key lets go
   }
   absl::StatusOr<Names> names = NamesOf(key);
   if (!names.ok()) return names.status();
@@ -983,11 +980,6 @@ absl::StatusOr<bool> RedisStore::Exists(Key& key) {
   const redisReply* reply = r->get();
   if (reply->type == REDIS_REPLY_ERROR) return ReplyError(reply, key.resource(), "exists");
   return reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
-}
-
-absl::Status BadDsn(const Dsn& dsn, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("ipclock: bad DSN \"", dsn.redacted(), "\": ", why));
 }
 
 }  // namespace
@@ -1039,7 +1031,8 @@ absl::StatusOr<std::shared_ptr<Store>> NewRedisStore(const RedisStoreOptions& op
   return std::shared_ptr<Store>(std::move(store));
 }
 
-absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(Dsn& dsn) {
+absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(Dsn& dsn,
+    const StoreOptions& /*store_options*/) {
   if (dsn.scheme() == "rediss") {
     return absl::UnimplementedError(absl::StrCat(
         "ipclock: \"", dsn.redacted(), "\": Redis over TLS (rediss://) is not "
@@ -1125,5 +1118,7 @@ absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(Dsn& dsn) {
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return NewRedisStore(options);
 }
+
+const StoreDriver kRedisDriver = {&RedisStoreFromDsn, nullptr};
 
 }  // namespace ipclock

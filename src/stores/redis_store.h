@@ -10,6 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
+#include "core/store_registry.h"
+#include "ipclock_config.h"
 #include "ipclock/redis_store.h"
 
 namespace ipclock {
@@ -17,7 +19,16 @@ namespace ipclock {
 // Builds a RedisStore from a parsed `redis` DSN (see
 // include/ipclock/redis_store.h for the forms and options). `rediss` is
 // Unimplemented.
-absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(Dsn& dsn);
+absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(
+    Dsn& dsn, const StoreOptions& store_options);
+
+// The registry's entry (core/store_registry.h); null in a build without it.
+#if IPCLOCK_HAVE_REDIS
+extern const StoreDriver kRedisDriver;
+inline constexpr const StoreDriver* kRedisDriverIfBuilt = &kRedisDriver;
+#else
+inline constexpr const StoreDriver* kRedisDriverIfBuilt = nullptr;
+#endif
 
 }  // namespace ipclock
 

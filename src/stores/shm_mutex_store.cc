@@ -37,6 +37,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/errors.h"
+#include "ipclock/store_interface.h"
+#include "core/removeipc_guard.h"
 #include "core/hashing.h"
 #include "platform/mutex_futex.h"
 #include "platform/proc_pid.h"
@@ -528,7 +530,7 @@ struct ShmKeyState final : KeyState {
   bool held = false;
 };
 
-class ShmMutexStore final : public Store {
+class ShmMutexStore final : public StoreWithState<ShmKeyState> {
  public:
   explicit ShmMutexStore(std::shared_ptr<Segment> segment)
       : segment_(std::move(segment)) {}
@@ -552,7 +554,7 @@ class ShmMutexStore final : public Store {
   absl::Status Delete(Key& key) override;
   absl::StatusOr<bool> Exists(Key& key) override {
     // A forked child has a copy of its parent's Key but not the mutex.
-    const auto* st = static_cast<const ShmKeyState*>(key.state(this));
+    const auto* st = state(key);
     return st != nullptr && st->held && st->owner_pid == CurrentPid();
   }
   // Async waits sleep on the futex word of the slot's mutex.
@@ -694,10 +696,8 @@ absl::StatusOr<ShmKeyState*> ShmMutexStore::Bind(Key& key, Deadline deadline) {
   const uint64_t generation = slot.generation;
   pthread_mutex_unlock(&h->table_mu);
 
-  auto state = std::make_unique<ShmKeyState>(segment_, found, generation);
-  ShmKeyState* raw = state.get();
-  key.set_state(this, std::move(state));
-  return raw;
+  SetStateSlot(key, nullptr);
+  return &EnsureState(key, segment_, found, generation);
 }
 
 absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode mode, Deadline deadline) {
@@ -706,7 +706,7 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode mode, Deadline deadl
                       key.resource(), "this store has no shared locks");
   }
   key.MarkUnserializable();
-  auto* st = static_cast<ShmKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st != nullptr && st->held) {
     if (st->owner_tid == CurrentTid()) return true;
     // The mutex belongs to another thread, or to the parent of this forked
@@ -768,7 +768,7 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode mode, Deadline deadl
       // The slot was rebound to another name while this Key did not hold
       // it: let go and look the name up again.
       pthread_mutex_unlock(&slot.mu);
-      key.take_state(this);
+      TakeState(key);
       st = nullptr;
       continue;
     }
@@ -799,7 +799,7 @@ absl::StatusOr<WaitWord> ShmMutexStore::GetWaitWord(Key& key) {
     return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
                       s.message());
   }
-  auto* st = static_cast<ShmKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr) {
     absl::StatusOr<ShmKeyState*> bound = Bind(key, Deadline::Past());
     if (!bound.ok()) return bound.status();
@@ -814,7 +814,7 @@ absl::StatusOr<WaitWord> ShmMutexStore::GetWaitWord(Key& key) {
 }
 
 absl::Status ShmMutexStore::Delete(Key& key) {
-  auto* st = static_cast<ShmKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   // A pthread mutex may only be unlocked by the thread that locked it; for
   // a robust mutex glibc refuses with EPERM, for which the slot's state
@@ -851,7 +851,11 @@ absl::StatusOr<std::shared_ptr<Store>> NewShmStore(const ShmStoreOptions& option
     return absl::InvalidArgumentError(absl::StrCat(
         "ipclock: shm://", options.name, ": mode must be a permission mode (0 to 0777)"));
   }
-  // RemoveIPC guard: checked by the store factory
+  if (absl::Status s = GuardRemoveIpc(IpcKind::kPosixShm, "", options.remove_ipc,
+                                      absl::StrCat("shm://", options.name));
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<std::shared_ptr<Segment>> segment = OpenSegment(options);
   if (!segment.ok()) return segment.status();
   if (absl::Status s = (*segment)->CheckLinked(""); !s.ok()) return s;
@@ -868,7 +872,8 @@ absl::Status RemoveShmSegment(absl::string_view name) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(Dsn& dsn) {
+absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(Dsn& dsn,
+    const StoreOptions& store_options) {
   if (!dsn.has_authority() || !dsn.user().empty() || dsn.has_password() ||
       dsn.port() != 0 || !dsn.path().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -888,6 +893,10 @@ absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(Dsn& dsn) {
   absl::StatusOr<bool> pi = dsn.TakeBool("pi", options.priority_inheritance);
   if (!pi.ok()) return pi.status();
   options.priority_inheritance = *pi;
+  absl::StatusOr<RemoveIpcPolicy> remove_ipc =
+      TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
+  if (!remove_ipc.ok()) return remove_ipc.status();
+  options.remove_ipc = *remove_ipc;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return NewShmStore(options);
 }
@@ -980,5 +989,7 @@ absl::StatusOr<std::vector<ShmSlotInfo>> ListShmSlots(absl::string_view name) {
   munmap(base, size);
   return out;
 }
+
+const StoreDriver kShmDriver = {&ShmStoreFromDsn, nullptr};
 
 }  // namespace ipclock

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
+#include "core/store_registry.h"
 #include "ipclock/shm_store.h"
 
 namespace ipclock {
@@ -83,7 +84,11 @@ struct alignas(64) ShmSlot {
 };
 
 // Builds a store from a parsed `shm://NAME[?mode=&capacity=&pi=]` DSN.
-absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(Dsn& dsn);
+absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(
+    Dsn& dsn, const StoreOptions& store_options);
+
+// The registry's entry (core/store_registry.h).
+extern const StoreDriver kShmDriver;
 
 }  // namespace ipclock
 

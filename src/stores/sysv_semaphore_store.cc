@@ -21,6 +21,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "core/errors.h"
+#include "ipclock/store_interface.h"
+#include "core/removeipc_guard.h"
 #include "platform/proc_pid.h"
 #include "platform/process_id.h"
 
@@ -147,7 +149,7 @@ SemKeyState::~SemKeyState() {
   RemoveOrLeaveSet(semid, &what);
 }
 
-class SemaphoreStore final : public Store {
+class SemaphoreStore final : public StoreWithState<SemKeyState> {
  public:
   explicit SemaphoreStore(const SemaphoreStoreOptions& options)
       : options_(options) {
@@ -437,12 +439,7 @@ absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode,
   }
   // SEM_UNDO ties the permit to this process.
   key.MarkUnserializable();
-  auto* st = static_cast<SemKeyState*>(key.state(this));
-  if (st == nullptr) {
-    auto fresh = std::make_unique<SemKeyState>();
-    st = fresh.get();
-    key.set_state(this, std::move(fresh));
-  }
+  SemKeyState* st = &EnsureState(key);
   if (st->held) return true;
   if (key.permits() == 0 || key.permits() > kMaxPermits) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
@@ -506,7 +503,7 @@ absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode,
 }
 
 absl::Status SemaphoreStore::Delete(Key& key) {
-  auto* st = static_cast<SemKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   st->held = false;
   // The permit and our mark in #4 go back in one semop; the attachment
@@ -532,7 +529,7 @@ absl::Status SemaphoreStore::Delete(Key& key) {
 }
 
 absl::StatusOr<bool> SemaphoreStore::Exists(Key& key) {
-  auto* st = static_cast<SemKeyState*>(key.state(this));
+  auto* st = state(key);
   if (st == nullptr || !st->held) return false;
   // A set removed under us (ipcrm, RemoveIPC, a Symfony peer) no longer
   // excludes anyone; a set id reused for another key would not either.
@@ -554,11 +551,15 @@ absl::StatusOr<std::shared_ptr<Store>> NewSemaphoreStore(
     return absl::InvalidArgumentError(
         absl::StrFormat("semaphore: mode %o is not a permission mode", options.mode));
   }
-  // RemoveIPC guard: checked by the store factory
+  if (absl::Status s = GuardRemoveIpc(IpcKind::kSysV, "", options.remove_ipc, kName);
+      !s.ok()) {
+    return s;
+  }
   return std::shared_ptr<Store>(std::make_shared<SemaphoreStore>(options));
 }
 
-absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn) {
+absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn,
+    const StoreOptions& store_options) {
   if (dsn.has_authority() || !dsn.path().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ipclock: bad DSN \"", dsn.redacted(),
@@ -579,6 +580,10 @@ absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn) {
   absl::StatusOr<unsigned> mode = dsn.TakeMode("mode", options.mode);
   if (!mode.ok()) return mode.status();
   options.mode = *mode;
+  absl::StatusOr<RemoveIpcPolicy> remove_ipc =
+      TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
+  if (!remove_ipc.ok()) return remove_ipc.status();
+  options.remove_ipc = *remove_ipc;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   if (options.key_scheme == SemaphoreKeyScheme::kXxh3) {
     // Refuse now rather than at the first lock.
@@ -620,5 +625,7 @@ absl::StatusOr<std::vector<SemaphoreSetInfo>> ListSemaphoreSets() {
   }
   return out;
 }
+
+const StoreDriver kSemaphoreDriver = {&SemaphoreStoreFromDsn, nullptr};
 
 }  // namespace ipclock

@@ -12,13 +12,15 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
+#include "core/store_registry.h"
 #include "ipclock/semaphore_store.h"
 
 namespace ipclock {
 
 // Builds a SemaphoreStore from a parsed `semaphore` DSN (no address; options
 // key_scheme=md5|xxh3 and mode).
-absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn);
+absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(
+    Dsn& dsn, const StoreOptions& store_options);
 
 // One SysV semaphore set with PHP's layout (3 semaphores) or ipclock's (5),
 // as ListSemaphoreSets() found it.
@@ -38,6 +40,9 @@ struct SemaphoreSetInfo {
 // sets of 3 or 5 semaphores are included: the key is all that tells them
 // apart, and it is a hash of the resource.
 absl::StatusOr<std::vector<SemaphoreSetInfo>> ListSemaphoreSets();
+
+// The registry's entry (core/store_registry.h).
+extern const StoreDriver kSemaphoreDriver;
 
 }  // namespace ipclock
 

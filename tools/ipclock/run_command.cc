@@ -50,7 +50,7 @@ absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const RunOptions& opti
 // status to leave with.
 std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
                               ipclock::Deadline deadline) {
-  const std::string name = Quoted(lock.key().resource());
+  const std::string name = Quoted(lock.resource());
   const bool shared = options.mode == ipclock::LockMode::kShared;
   if (options.verbose) {
     fprintf(stderr, "ipclock: acquiring %s lock on %s in %s (%s)\n",
@@ -114,7 +114,7 @@ absl::Status ReleaseAll(std::vector<ipclock::Lock>& locks, bool verbose) {
       PrintError(s);
       if (first.ok()) first = s;
     } else if (verbose) {
-      fprintf(stderr, "ipclock: released %s\n", Quoted(it->key().resource()).c_str());
+      fprintf(stderr, "ipclock: released %s\n", Quoted(it->resource()).c_str());
     }
   }
   return first;
@@ -128,10 +128,10 @@ void ExportLockEnvironment(const std::vector<ipclock::Lock>& locks,
   std::vector<absl::string_view> resources;
   bool died = false;
   for (const ipclock::Lock& lock : locks) {
-    resources.push_back(lock.key().resource());
+    resources.push_back(lock.resource());
     died = died || lock.previous_owner_died();
   }
-  setenv("IPCLOCK_RESOURCE", locks.front().key().resource().c_str(), 1);
+  setenv("IPCLOCK_RESOURCE", locks.front().resource().c_str(), 1);
   setenv("IPCLOCK_RESOURCES", absl::StrJoin(resources, "\n").c_str(), 1);
   setenv("IPCLOCK_STORE", store.Describe().c_str(), 1);
   if (std::optional<uint64_t> fence = locks.front().fence()) {

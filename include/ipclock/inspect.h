@@ -1,0 +1,84 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// -----------------------------------------------------------------------------
+// File: inspect.h
+// -----------------------------------------------------------------------------
+//
+// Looking at stores from outside, as `ipclock list` does: which stores this
+// build has, and which locks are held in one now. Nothing here takes, tries
+// or creates anything (a probe would itself be a holder for an instant, and
+// listing a store that does not exist yet lists nothing).
+
+#ifndef IPCLOCK_INSPECT_H_
+#define IPCLOCK_INSPECT_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ipclock/store.h"
+
+namespace ipclock {
+
+// One store kind, as the registry of stores knows it.
+struct StoreInfo {
+  // The canonical DSN scheme: "flock", "shm", "redis", ...
+  std::string name;
+  // Every scheme that names it (aliases included).
+  std::vector<std::string> schemes;
+  Scope scope = Scope::kLocal;
+  // Whether this build has it; if not, `feature` is the Meson feature
+  // option that builds it.
+  bool built = false;
+  std::string feature;
+  // Whether `ListHeldLocks()` can list its locks.
+  bool listable = false;
+};
+
+// Every store kind, built or not, in the registry's order.
+std::vector<StoreInfo> KnownStores();
+
+// One holder of one lock (a shared lock held by three processes is three
+// entries), or a lock whose holder died and whose next holder will be told.
+struct HeldLock {
+  // The resource as far as the store can tell: the name, the readable part
+  // of a lock file name, or empty where only a hash is kept.
+  std::string resource;
+  // Where the lock lives: a file name, a slot, a semaphore set, a key.
+  std::string object;
+  // "exclusive", "shared", "permit" (counting stores), or "holder died".
+  std::string mode;
+  pid_t pid = 0;        // 0: unknown (or on another host)
+  std::string command;  // /proc/PID/comm; empty when unknown or gone
+  std::optional<int64_t> since;  // Unix seconds
+  // How `since` is known, for the reader to weigh it.
+  std::string since_source;
+  std::optional<int64_t> fence;
+  std::optional<int64_t> waiters;
+  // Store-specific facts, as name and value; numbers stay numbers in JSON.
+  std::vector<std::pair<std::string, std::string>> text_details;
+  std::vector<std::pair<std::string, int64_t>> number_details;
+};
+
+struct ListRequest {
+  // List only this resource's lock. Stores that keep only a hash of each
+  // name (the semaphore stores) can name a lock only when asked for it.
+  std::optional<std::string> resource;
+};
+
+// The locks held now in the store `dsn` names. Unimplemented for a store
+// that cannot list (or that this build left out); InvalidArgument for a bad
+// DSN; the store's error otherwise.
+absl::StatusOr<std::vector<HeldLock>> ListHeldLocks(
+    absl::string_view dsn, const ListRequest& request = ListRequest());
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_INSPECT_H_

@@ -1,0 +1,156 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// -----------------------------------------------------------------------------
+// File: store_interface.h
+// -----------------------------------------------------------------------------
+//
+// What a store implements, and how code that sits between `Lock` and a store
+// (a combined store, a test) calls one. Programs that only take locks need
+// none of this: they use ipclock/ipclock.h.
+//
+// A store derives from `StoreWithState<State>`, where `State` is what the
+// store keeps per acquisition in the `Key` (an open file, a slot index, a
+// connection), and overrides the private operations of `Store`:
+//
+//   * `Save(key, mode, deadline)` acquires. True once the key holds the lock;
+//     false when another holder still has it at `deadline` (contention is a
+//     value, not an error); an error status when the store failed, and then
+//     the key holds nothing (fail closed). `Deadline::Past()` tries once.
+//     Saving a key that holds the lock in the same mode is a no-op that
+//     returns true; in the other mode it converts the lock (promotion or
+//     demotion) where the store has shared locks. A store never returns
+//     DeadlineExceeded (a server that did not answer in time is
+//     Unavailable): to callers of `Lock::Acquire()` that code means "the lock
+//     stayed busy", and `StoreCalls::Save()` enforces it.
+//   * `PutOffExpiration(key, ttl)` extends the lease of a held key (expiring
+//     stores only; `StoreCalls` never calls it on others). Aborted when the
+//     key no longer holds the lock.
+//   * `Delete(key)` releases. A key that holds nothing is OK and touches
+//     nothing. A key that held the lock but finds it gone (the lock file
+//     deleted, the Redis key flushed, the session ended) is released all the
+//     same and the call returns Aborted saying what was found: a release
+//     never reports success for a lock that was lost while held.
+//   * `Exists(key)` says whether the key holds the lock now.
+//   * `CheckHeld(key)` says cheaply, for the watch on held locks
+//     (lock_watch.h), whether the lock is still held and still the same lock:
+//     OK; Aborted naming what was lost and how (a removed segment, a deleted
+//     lock file, an ended session); Unavailable when it cannot tell now. The
+//     default asks `Exists()`. It may run on another thread than the one
+//     that acquired (never at the same time as another call on that key),
+//     so it must not take or release anything.
+//   * `GetWatchTargets(key)` names what the kernel can report on (see
+//     `WatchTargets`); the default is nothing, and the watch then checks at
+//     its interval only.
+//   * `GetWaitWord(key)` gives a futex word for async waits (async.h).
+//
+// Every operation takes the `Key` of one acquisition, is called for one key
+// from one thread at a time, and must be safe to call for different keys
+// from many threads at once.
+
+#ifndef IPCLOCK_STORE_INTERFACE_H_
+#define IPCLOCK_STORE_INTERFACE_H_
+
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ipclock/deadline.h"
+#include "ipclock/key.h"
+#include "ipclock/store.h"
+
+namespace ipclock {
+
+// Where an async waiter (ipclock/async.h) can sleep until a lock may have
+// been released, instead of holding a thread blocked in `Save()`.
+struct WaitWord {
+  // A 32-bit futex word; nullptr when the store has none.
+  uint32_t* word = nullptr;
+  // The resource may be free when `*word & owner_mask` is 0.
+  uint32_t owner_mask = 0;
+  // A bit that a sleeper sets in the word before it sleeps, and again after
+  // a try that took the lock, so that releases wake the sleepers (glibc's
+  // FUTEX_WAITERS). A sleeper that is woken and does not take the lock
+  // passes the wake on (FUTEX_WAKE of one).
+  uint32_t waiters_bit = 0;
+  // The word is in memory shared between processes (no FUTEX_PRIVATE).
+  bool shared = true;
+};
+
+// What the kernel can tell the watch on held locks about, so that a loss is
+// seen at once rather than at the next interval check. Descriptors stay
+// owned by the key's state; the watch only looks.
+struct WatchTargets {
+  // Descriptors of objects whose unlinking, renaming or removal loses the
+  // lock: a lock file, its dir, a /dev/shm object. The watch puts an inotify
+  // watch on each one's inode and calls `CheckHeld()` when it fires.
+  absl::InlinedVector<int, 2> inode_fds;
+  // Descriptors that turn readable or hang up when the lock may have been
+  // lost, such as a database session's socket.
+  absl::InlinedVector<int, 1> poll_fds;
+};
+
+// Calls the operations of a store, checking each request against the
+// store's capabilities first, so that no store has to.
+class StoreCalls {
+ public:
+  // FailedPrecondition for a shared lock on a store without shared locks;
+  // InvalidArgument for `key.permits() > 1` on a store that does not count.
+  // A DeadlineExceeded from the store becomes Unavailable.
+  static absl::StatusOr<bool> Save(Store& store, Key& key, LockMode mode,
+                                   Deadline deadline);
+  // OK without asking a store whose locks do not expire. InvalidArgument for
+  // a TTL that is not positive and finite.
+  static absl::Status PutOffExpiration(Store& store, Key& key,
+                                       absl::Duration ttl);
+  static absl::Status Delete(Store& store, Key& key);
+  static absl::StatusOr<bool> Exists(Store& store, Key& key);
+  static absl::Status CheckHeld(Store& store, Key& key);
+  static WatchTargets GetWatchTargets(Store& store, Key& key);
+  static absl::StatusOr<WaitWord> GetWaitWord(Store& store, Key& key);
+};
+
+// Per-store key state: whatever a store keeps for one acquisition. The key
+// destroys it when the key is destroyed.
+class KeyState {
+ public:
+  virtual ~KeyState() = default;
+};
+
+// The base of every store: typed access to the store's own state in each
+// key. Each store object has one slot per key, so two stores of one kind
+// (two lock dirs, the members of a combined store) never see each other's.
+template <typename State>
+class StoreWithState : public Store {
+  static_assert(std::is_base_of<KeyState, State>::value,
+                "a store's key state derives from KeyState");
+
+ protected:
+  // This store's state in `key`, or nullptr if it has none.
+  State* state(const Key& key) const {
+    // The slot of this store is only ever filled below, with a State.
+    return static_cast<State*>(StateSlot(key));
+  }
+  // The state, made from `args` if the key has none yet.
+  template <typename... Args>
+  State& EnsureState(Key& key, Args&&... args) const {
+    if (State* s = state(key)) return *s;
+    auto fresh = std::make_unique<State>(std::forward<Args>(args)...);
+    State& out = *fresh;
+    SetStateSlot(key, std::move(fresh));
+    return out;
+  }
+  // Removes the state from the key and hands it over.
+  std::unique_ptr<State> TakeState(Key& key) const {
+    return std::unique_ptr<State>(static_cast<State*>(TakeStateSlot(key).release()));
+  }
+};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORE_INTERFACE_H_
