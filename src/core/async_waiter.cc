@@ -43,7 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/messages.h"
 #include "core/async_fallback.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "core/lock_access.h"
 #include "platform/futex.h"
 #include "platform/io_uring_futex.h"

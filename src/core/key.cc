@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "core/hashing.h"
 #include "ipclock/store_interface.h"
 #include "platform/random.h"

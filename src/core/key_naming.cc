@@ -15,7 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "core/hashing.h"
 
 namespace ipclock {

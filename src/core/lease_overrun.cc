@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 
 namespace ipclock {
 namespace {

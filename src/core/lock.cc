@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "core/lease_overrun.h"
 #include "ipclock/lock_factory.h"
 #include "ipclock/store_interface.h"

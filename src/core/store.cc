@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "ipclock/store_interface.h"
 
 namespace ipclock {

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 
 namespace ipclock {
 

@@ -8,7 +8,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "core/errors.h"
+#include "platform/errors.h"
 
 namespace ipclock {
 

@@ -15,7 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/messages.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "ipclock/store_interface.h"
 
 namespace ipclock {

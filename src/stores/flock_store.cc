@@ -22,7 +22,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "ipclock/store_interface.h"
 #include "core/removeipc_guard.h"
 #include "platform/lock_dir.h"
@@ -112,6 +112,8 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
   }
   absl::Status Delete(Key& key) override;
   absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status CheckHeld(Key& key) override;
+  WatchTargets GetWatchTargets(Key& key) override;
 
  private:
   std::string PathOf(const Key& key) const {
@@ -366,7 +368,43 @@ absl::Status FlockStore::Delete(Key& key) {
                         absl::StrCat("unlock ", PathOf(key)));
   }
   st->held = false;
+  if (result.ok()) {
+    // Released either way; but a lock on a file that was unlinked while we
+    // held it excluded nobody since, and the caller must hear of it.
+    struct stat sb;
+    if (fstat(st->fd.get(), &sb) == 0 && sb.st_nlink == 0) {
+      result = StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                          absl::StrCat("the lock file ", PathOf(key),
+                                       " was deleted while the lock was held"));
+    }
+  }
   return result;
+}
+
+absl::Status FlockStore::CheckHeld(Key& key) {
+  FlockKeyState* st = state(key);
+  if (st == nullptr || !st->held) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "the lock is not held");
+  }
+  struct stat sb;
+  if (fstat(st->fd.get(), &sb) != 0) {
+    return ErrnoError(errno, describe_, key.resource(), absl::StrCat("fstat ", PathOf(key)));
+  }
+  if (sb.st_nlink == 0) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      absl::StrCat("the lock file ", PathOf(key),
+                                   " was deleted while the lock was held"));
+  }
+  return absl::OkStatus();
+}
+
+WatchTargets FlockStore::GetWatchTargets(Key& key) {
+  WatchTargets targets;
+  if (const FlockKeyState* st = state(key); st != nullptr && st->held) {
+    targets.inode_fds.push_back(st->fd.get());
+  }
+  return targets;
 }
 
 absl::StatusOr<bool> FlockStore::Exists(Key& key) {

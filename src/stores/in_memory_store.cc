@@ -20,7 +20,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "ipclock/store_interface.h"
 
 namespace ipclock {

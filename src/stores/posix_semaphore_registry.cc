@@ -32,7 +32,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "platform/proc_pid.h"
 #include "platform/process_id.h"
 

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 
 namespace ipclock {
 

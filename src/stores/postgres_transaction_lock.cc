@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "ipclock/deadline.h"
 #include "ipclock/postgres_store.h"
 #include "stores/postgres_conn.h"

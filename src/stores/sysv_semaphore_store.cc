@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "ipclock/store_interface.h"
 #include "core/removeipc_guard.h"
 #include "platform/proc_pid.h"

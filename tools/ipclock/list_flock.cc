@@ -33,7 +33,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "core/errors.h"
+#include "platform/errors.h"
 #include "list_sources.h"
 #include "platform/scoped_fd.h"
 #include "platform/small_file.h"

@@ -7,8 +7,8 @@
 //   flock:///run/lock/app: resource "invoice-42": open
 //   /run/lock/app/sf.invoice-42.PDBLwhy.lock: Permission denied [EACCES]
 
-#ifndef IPCLOCK_CORE_ERRORS_H_
-#define IPCLOCK_CORE_ERRORS_H_
+#ifndef IPCLOCK_PLATFORM_ERRORS_H_
+#define IPCLOCK_PLATFORM_ERRORS_H_
 
 #include <string>
 
@@ -38,4 +38,4 @@ absl::Status StoreError(absl::StatusCode code, absl::string_view store,
 
 }  // namespace ipclock
 
-#endif  // IPCLOCK_CORE_ERRORS_H_
+#endif  // IPCLOCK_PLATFORM_ERRORS_H_

@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-#include "core/errors.h"
+#include "platform/errors.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,0 +1,171 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// -----------------------------------------------------------------------------
+// File: lock_watch.h
+// -----------------------------------------------------------------------------
+//
+// A held lock can be lost while its holder works: a tmp cleaner or an admin
+// deletes its lock file or lock dir, systemd-logind's RemoveIPC removes its
+// shared-memory segment or semaphore at logout, someone runs FLUSHALL on its
+// Redis server, its database session is terminated, its lease runs out.
+// Nothing can undo such a loss, but the holder must hear of it at once, so
+// that it stops before another holder starts. A `LockWatch` watches held
+// locks for the program:
+//
+//   * it asks each lock's store whether the lock is still held and still
+//     the same lock (`Lock::CheckAcquired()`), every `check_interval` (1 s by
+//     default), and at once when the kernel or the server reports something:
+//     an inotify event on the lock file, its dir or the /dev/shm object, a
+//     database connection's socket closing;
+//   * it renews leases on expiring stores at a third of their length, so a
+//     lock outlasts a long job and still runs out soon after its process
+//     dies;
+//   * when a lock is lost it says so: `WatchedLock::lost()` turns true,
+//     `status()` names the store, the resource and what happened (Aborted),
+//     and `on_lost` runs once (by default a warning to the message sink,
+//     messages.h).
+//
+// Example:
+//
+//   absl::Status ExportAll(ipclock::Lock lock) {
+//     absl::StatusOr<ipclock::WatchedLock> watched =
+//         ipclock::LockWatch::Default().Watch(std::move(lock));
+//     if (!watched.ok()) return watched.status();
+//     for (int batch = 0; batch < 100; ++batch) {
+//       if (watched->lost()) return watched->status();  // not ours any more
+//       // ... write one batch ...
+//     }
+//     return watched->Release();
+//   }
+//
+// One thread serves all the locks of a watch, sleeping in poll(2) between
+// events and checks; `LockWatch::Default()` is one watch for the whole
+// process, started with its first lock. The cost of a check is the store's:
+// an fstat and a stat for a lock file, a system call for a semaphore, a
+// round trip for a server. tools/bench measures the idle cost and the
+// detection latency.
+//
+// Contract. A `Lock` is not thread-safe, so the watch takes the Lock over:
+// `Watch()` moves it into a `WatchedLock`, whose calls and the watch's checks
+// and renewals take turns on one mutex per lock. `WatchedLock::Take()` ends
+// the watching and gives the Lock back. The watch never releases a lock: a
+// lost lock stays the owner's to release (its release then returns Aborted),
+// since only the owner knows when it has stopped using what the lock
+// protected, and locks of the shm store may only be released by the thread
+// that acquired them.
+//
+// What "at once" means for each store, and what each store cannot see, is
+// in doc/reliability.md ("Losing a held lock").
+
+#ifndef IPCLOCK_LOCK_WATCH_H_
+#define IPCLOCK_LOCK_WATCH_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ipclock/lock.h"
+
+namespace ipclock {
+
+namespace internal {
+struct WatchEntry;
+class WatchCore;
+}  // namespace internal
+
+struct LockLoss {
+  std::string store;     // Store::Describe() of the lock's store
+  std::string resource;  // the resource name, as given (any bytes)
+  // Aborted, saying what happened: e.g. "lock file ... was deleted",
+  // "segment ... was removed", "the lease ran out while ... could not be
+  // renewed: ...".
+  absl::Status status;
+};
+
+struct WatchOptions {
+  // How often the store is asked when nothing is reported sooner. At least
+  // 1 ms.
+  absl::Duration check_interval = absl::Seconds(1);
+  // Runs once per lost lock, on the watch's thread, with no watch or
+  // WatchedLock mutex held: it may call the WatchedLock (e.g. `lost()`), but
+  // must not destroy the watch, and it delays the checks of other locks
+  // while it runs. Empty: a warning to the message sink (messages.h).
+  std::function<void(const LockLoss&)> on_lost;
+};
+
+// A lock handed to a `LockWatch`. Movable, not copyable. Its methods may be
+// called from any thread. Destroying it ends the watching and destroys the
+// Lock, which releases it unless `LockOptions::auto_release` is off.
+class WatchedLock {
+ public:
+  WatchedLock() = default;
+  WatchedLock(WatchedLock&&) noexcept;
+  WatchedLock& operator=(WatchedLock&&) noexcept;
+  WatchedLock(const WatchedLock&) = delete;
+  WatchedLock& operator=(const WatchedLock&) = delete;
+  ~WatchedLock();
+
+  // True once the watch found the lock lost: another holder may have it now.
+  bool lost() const;
+  // OK, or what the watch found (see `LockLoss::status`).
+  absl::Status status() const;
+
+  // Asks the store now, as the watch would, and returns what it found (a
+  // loss found here is reported as the watch reports one).
+  absl::Status CheckNow();
+
+  // Ends the watching and releases the lock (see `Lock::Release()`: Aborted
+  // for a lock that was lost). FailedPrecondition if this WatchedLock was
+  // released, taken back or moved from.
+  absl::Status Release();
+
+  // Ends the watching and returns the Lock. FailedPrecondition as for
+  // `Release()`.
+  absl::StatusOr<Lock> Take();
+
+  std::optional<uint64_t> fence() const;
+  // Time left on the lease as last renewed; infinite without one.
+  absl::Duration RemainingLifetime() const;
+
+ private:
+  friend class LockWatch;
+  WatchedLock(std::shared_ptr<internal::WatchEntry> entry,
+              std::shared_ptr<internal::WatchCore> core);
+  // Ends the watching and moves the Lock out; empty if already done.
+  std::optional<Lock> Finish();
+
+  std::shared_ptr<internal::WatchEntry> entry_;
+  std::shared_ptr<internal::WatchCore> core_;
+};
+
+class LockWatch {
+ public:
+  // The process's watch, made on first use and never destroyed.
+  static LockWatch& Default();
+
+  LockWatch();
+  LockWatch(const LockWatch&) = delete;
+  LockWatch& operator=(const LockWatch&) = delete;
+  // Stops and joins the thread. Locks still watched are neither checked nor
+  // renewed any more, and not released.
+  ~LockWatch();
+
+  // Takes `lock` over and watches it from now on. FailedPrecondition if the
+  // lock is not held; InvalidArgument for a bad `check_interval`; an OS
+  // error if the watch's thread or descriptors could not be made.
+  absl::StatusOr<WatchedLock> Watch(Lock lock,
+                                    const WatchOptions& options = WatchOptions());
+
+ private:
+  std::shared_ptr<internal::WatchCore> core_;
+};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_LOCK_WATCH_H_

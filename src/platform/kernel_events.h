@@ -1,0 +1,71 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the watch on held locks (core/lock_watch.cc) sleeps on: one inotify
+// instance for the inodes of held lock files, lock dirs and /dev/shm
+// objects, an eventfd to be woken by other threads, and any descriptors
+// (database sockets) whose readability or hangup may mean a lost lock.
+//
+// Caveats of inotify, which the watch relies on knowingly:
+//   * A watch is on an inode, added here through /proc/self/fd/N so that it
+//     is the inode the store holds open, never whatever a path names now.
+//   * Unlinking a file that is still open does not produce IN_DELETE_SELF
+//     (the inode lives on while open); it produces IN_ATTRIB, for the link
+//     count. Renaming produces IN_MOVE_SELF. Both are asked for.
+//   * Events on a dir do not cover its ancestors: a rename of a parent dir
+//     is seen only by the store's periodic check, which resolves the path.
+//   * The queue can overflow (IN_Q_OVERFLOW) under a storm of events; every
+//     watch then counts as fired.
+
+#ifndef IPCLOCK_PLATFORM_KERNEL_EVENTS_H_
+#define IPCLOCK_PLATFORM_KERNEL_EVENTS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "platform/scoped_fd.h"
+
+namespace ipclock {
+
+class KernelEvents {
+ public:
+  // InvalidArgument never; the OS error if inotify or eventfd cannot be
+  // made (e.g. ResourceExhausted at fs.inotify.max_user_instances).
+  static absl::StatusOr<KernelEvents> Create();
+
+  KernelEvents(KernelEvents&&) = default;
+  KernelEvents& operator=(KernelEvents&&) = default;
+
+  // Watches the inode open as `fd` for unlinking, renaming and removal.
+  // Returns the watch descriptor (the same one for the same inode).
+  absl::StatusOr<int> WatchInode(int fd);
+  // Ends a watch. Errors (a watch the kernel already dropped) are ignored.
+  void Unwatch(int wd);
+
+  // Makes a Wait() in progress, or the next one, return. Thread-safe.
+  void Wake() const;
+
+  struct Fired {
+    std::vector<int> wds;       // watches that saw something
+    bool overflow = false;      // the queue overflowed: assume every watch fired
+    std::vector<int> poll_fds;  // readable, hung up or in error
+  };
+  // Sleeps until an inode event, a Wake(), one of `poll_fds` becoming
+  // readable or hanging up, or `timeout_ms` (-1: no timeout). EINTR is a
+  // plain return.
+  Fired Wait(const std::vector<int>& poll_fds, int timeout_ms);
+
+ private:
+  KernelEvents(ScopedFd inotify, ScopedFd wake)
+      : inotify_(std::move(inotify)), wake_(std::move(wake)) {}
+  void DrainInotify(Fired* fired);
+
+  ScopedFd inotify_;
+  ScopedFd wake_;
+};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_PLATFORM_KERNEL_EVENTS_H_

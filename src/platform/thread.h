@@ -1,0 +1,29 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Starting the library's own threads. std::thread aborts the process when
+// the thread cannot be made (it would throw, and the library is built
+// without exceptions); a library must report that as an error instead.
+
+#ifndef IPCLOCK_PLATFORM_THREAD_H_
+#define IPCLOCK_PLATFORM_THREAD_H_
+
+#include <pthread.h>
+
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace ipclock {
+
+// Runs `body` on a new joinable thread named `name` (at most 15 bytes, for
+// /proc/PID/task/TID/comm), with every signal blocked, so that the
+// program's signal handling stays on its own threads. The OS error
+// (ResourceExhausted for EAGAIN) if it cannot be started.
+absl::Status StartThread(absl::string_view name, std::function<void()> body,
+                         pthread_t* thread);
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_PLATFORM_THREAD_H_

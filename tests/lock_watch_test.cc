@@ -1,0 +1,344 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The watch on held locks (ipclock/lock_watch.h): leases renewed for many
+// TTLs, a loss found and reported once, no report when nothing was lost,
+// the Lock handed back, and the watch in a fork()ed child. The losses of each
+// store's own objects (a deleted lock file, a removed segment, a flushed
+// key, a terminated session) are tested with that store, and through
+// `ipclock run` in cli_watch_test. Bounds are generous: the checks are about
+// several intervals or TTLs, never about milliseconds.
+
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "ipclock/flock_store.h"
+#include "ipclock/in_memory_store.h"
+#include "ipclock/lease_overrun.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_watch.h"
+#include "ipclock/messages.h"
+#include "ipclock/store_interface.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace {
+
+using ipclock::Key;
+using ipclock::Lock;
+using ipclock::LockLoss;
+using ipclock::LockMode;
+using ipclock::LockOptions;
+using ipclock::LockWatch;
+using ipclock::Store;
+using ipclock::WatchedLock;
+using ipclock::WatchOptions;
+using namespace ipclock_test;
+
+constexpr absl::Duration kTtl = absl::Milliseconds(600);
+
+LockOptions Ttl(absl::Duration ttl) {
+  LockOptions options;
+  options.ttl = ttl;
+  return options;
+}
+
+// Polls `done` for up to `seconds`.
+template <typename Fn>
+bool Eventually(Fn done, double seconds = 10) {
+  double until = NowSeconds() + seconds;
+  while (NowSeconds() < until) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return done();
+}
+
+// Collects losses reported to one watch option's `on_lost`.
+struct Losses {
+  std::mutex mu;
+  std::vector<LockLoss> seen;
+  WatchOptions Options(absl::Duration interval) {
+    WatchOptions o;
+    o.check_interval = interval;
+    o.on_lost = [this](const LockLoss& l) {
+      std::lock_guard<std::mutex> guard(mu);
+      seen.push_back(l);
+    };
+    return o;
+  }
+  size_t size() {
+    std::lock_guard<std::mutex> guard(mu);
+    return seen.size();
+  }
+};
+
+// The in-memory store with refreshes that fail on demand, as a store whose
+// server went away would: a fault injected into a real store, for the
+// watch's handling of a renewal that fails and then a lease that runs out.
+// (A real Redis server stopped under a watched lock is in redis_store_test.)
+class FailingRefreshStore final : public ipclock::StoreWithState<ipclock::KeyState> {
+ public:
+  FailingRefreshStore() : inner_(ipclock::NewInMemoryStore()) {}
+  absl::string_view name() const override { return "failing-refresh"; }
+  ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
+  absl::StatusOr<bool> Save(Key& key, LockMode mode, ipclock::Deadline d) override {
+    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
+  }
+  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
+    ++refreshes;
+    if (fail) return absl::UnavailableError("failing-refresh: connection refused");
+    return ipclock::StoreCalls::PutOffExpiration(*inner_, key, ttl);
+  }
+  absl::Status Delete(Key& key) override { return ipclock::StoreCalls::Delete(*inner_, key); }
+  absl::StatusOr<bool> Exists(Key& key) override {
+    return ipclock::StoreCalls::Exists(*inner_, key);
+  }
+
+  std::atomic<bool> fail{false};
+  std::atomic<int> refreshes{0};
+
+ private:
+  std::shared_ptr<Store> inner_;
+};
+
+void RenewsLeasesForManyTtls(void**) {
+  auto store = ipclock::NewInMemoryStore();
+  LockWatch watch;
+  Losses losses;
+  std::string r = UniqueResource("kept");
+  Lock lock = LockOrFail(store, r, Ttl(kTtl));
+  assert_true(TryOrFail(lock));
+  absl::StatusOr<WatchedLock> kept = watch.Watch(std::move(lock), losses.Options(absl::Seconds(1)));
+  ASSERT_OK(kept);
+  // A second lock on the same watch, so that one thread serves two.
+  std::string r2 = UniqueResource("kept2");
+  Lock lock2 = LockOrFail(store, r2, Ttl(absl::Milliseconds(900)));
+  assert_true(TryOrFail(lock2));
+  absl::StatusOr<WatchedLock> kept2 = watch.Watch(std::move(lock2), losses.Options(absl::Seconds(1)));
+  ASSERT_OK(kept2);
+  absl::SleepFor(kTtl * 4);
+  Lock rival = LockOrFail(store, r, Ttl(kTtl)), rival2 = LockOrFail(store, r2, Ttl(kTtl));
+  assert_false(TryOrFail(rival));
+  assert_false(TryOrFail(rival2));
+  assert_false(kept->lost());
+  ASSERT_OK(kept->status());
+  ASSERT_OK(kept->CheckNow());
+  assert_true(kept->RemainingLifetime() > absl::ZeroDuration());
+  assert_true(kept->fence().has_value());
+  ASSERT_OK(kept->Release());
+  ASSERT_OK(kept2->Release());
+  assert_true(TryOrFail(rival));
+  assert_int_equal(losses.size(), 0);
+  ASSERT_CODE(kept->Release(), absl::StatusCode::kFailedPrecondition);
+}
+
+void FailedRenewalsLoseTheLockWhenTheLeaseRunsOut(void**) {
+  auto store = std::make_shared<FailingRefreshStore>();
+  LockWatch watch;
+  Losses losses;
+  std::string r = UniqueResource("lost");
+  Lock lock = LockOrFail(store, r, Ttl(kTtl));
+  assert_true(TryOrFail(lock));
+  absl::StatusOr<WatchedLock> kept = watch.Watch(std::move(lock), losses.Options(absl::Seconds(5)));
+  ASSERT_OK(kept);
+  assert_true(Eventually([&] { return store->refreshes.load() >= 2; }));
+  assert_false(kept->lost());
+  store->fail = true;
+  // Renewals are retried while the lease lasts; once it has run out, the
+  // lock is lost, well before the 5 s check interval.
+  const double failed_at = NowSeconds();
+  assert_true(Eventually([&] { return kept->lost(); }));
+  assert_true(NowSeconds() - failed_at < 4);
+  assert_true(store->refreshes.load() >= 3);
+  ASSERT_CODE(kept->status(), absl::StatusCode::kAborted);
+  assert_true(absl::StrContains(kept->status().message(), "connection refused"));
+  assert_int_equal(losses.size(), 1);
+  {
+    std::lock_guard<std::mutex> guard(losses.mu);
+    assert_string_equal(losses.seen[0].resource.c_str(), r.c_str());
+    assert_true(absl::StrContains(losses.seen[0].store, "failing-refresh"));
+  }
+  // Nothing more happens to a lost lock.
+  const int refreshes = store->refreshes.load();
+  absl::SleepFor(kTtl);
+  assert_int_equal(store->refreshes.load(), refreshes);
+  assert_int_equal(losses.size(), 1);
+  ipclock::LeaseOverrunHandler quiet = ipclock::SetLeaseOverrunHandler(nullptr);
+  ASSERT_CODE(kept->Release(), absl::StatusCode::kAborted);
+  ipclock::SetLeaseOverrunHandler(quiet);
+}
+
+void DeletedLockFileIsReportedOnce(void**) {
+  const std::string dir = MakeTempDir();
+  ipclock::FlockStoreOptions options;
+  options.dir = dir;
+  auto store = ipclock::NewFlockStore(options);
+  ASSERT_OK(store);
+  Losses losses;
+  Lock lock = LockOrFail(*store, "deleted");
+  assert_true(TryOrFail(lock));
+  absl::StatusOr<WatchedLock> watched =
+      LockWatch::Default().Watch(std::move(lock), losses.Options(absl::Milliseconds(100)));
+  ASSERT_OK(watched);
+  absl::SleepFor(absl::Milliseconds(300));
+  assert_false(watched->lost());
+  assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("deleted")).c_str()), 0);
+  assert_true(Eventually([&] { return watched->lost(); }));
+  ASSERT_CODE(watched->status(), absl::StatusCode::kAborted);
+  assert_true(absl::StrContains(watched->status().message(), "deleted"));
+  absl::SleepFor(absl::Milliseconds(300));
+  assert_int_equal(losses.size(), 1);
+  // A release of a lost lock says so.
+  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+}
+
+// The default report goes to the message sink.
+void DefaultReportGoesToTheSink(void**) {
+  static std::mutex mu;
+  static std::vector<std::string> lines;
+  ipclock::MessageSink previous = ipclock::SetMessageSink([](const ipclock::Message& m) {
+    std::lock_guard<std::mutex> guard(mu);
+    lines.push_back(m.text);
+  });
+  const std::string dir = MakeTempDir();
+  ipclock::FlockStoreOptions options;
+  options.dir = dir;
+  auto store = ipclock::NewFlockStore(options);
+  ASSERT_OK(store);
+  Lock lock = LockOrFail(*store, "sink");
+  assert_true(TryOrFail(lock));
+  WatchOptions fast;
+  fast.check_interval = absl::Milliseconds(50);
+  absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(std::move(lock), fast);
+  ASSERT_OK(watched);
+  assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("sink")).c_str()), 0);
+  assert_true(Eventually([&] { return watched->lost(); }));
+  watched->Release().IgnoreError();
+  ipclock::SetMessageSink(previous);
+  std::lock_guard<std::mutex> guard(mu);
+  assert_int_equal(lines.size(), 1);
+  assert_true(absl::StartsWith(lines[0], "ipclock: warning: lost a held lock: "));
+}
+
+// A healthy lock checked a hundred times is never reported.
+void NoFalseAlarm(void**) {
+  const std::string dir = MakeTempDir();
+  ipclock::FlockStoreOptions options;
+  options.dir = dir;
+  auto store = ipclock::NewFlockStore(options);
+  ASSERT_OK(store);
+  auto memory = ipclock::NewInMemoryStore();
+  Losses losses;
+  Lock file_lock = LockOrFail(*store, "healthy");
+  assert_true(TryOrFail(file_lock));
+  Lock leased = LockOrFail(memory, "healthy", Ttl(absl::Milliseconds(300)));
+  assert_true(TryOrFail(leased));
+  LockWatch watch;
+  absl::StatusOr<WatchedLock> a = watch.Watch(std::move(file_lock), losses.Options(absl::Milliseconds(20)));
+  absl::StatusOr<WatchedLock> b = watch.Watch(std::move(leased), losses.Options(absl::Milliseconds(20)));
+  ASSERT_OK(a);
+  ASSERT_OK(b);
+  // Other files in the lock dir come and go meanwhile.
+  for (int i = 0; i < 20; ++i) {
+    Lock other = LockOrFail(*store, absl::StrCat("other-", i));
+    assert_true(TryOrFail(other));
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  assert_false(a->lost());
+  assert_false(b->lost());
+  assert_int_equal(losses.size(), 0);
+  ASSERT_OK(a->Release());
+  ASSERT_OK(b->Release());
+}
+
+void TakeHandsTheLockBack(void**) {
+  auto store = std::make_shared<FailingRefreshStore>();
+  LockWatch watch;
+  std::string r = UniqueResource("take");
+  Lock unheld = LockOrFail(store, r, Ttl(kTtl));
+  ASSERT_CODE(watch.Watch(std::move(unheld)), absl::StatusCode::kFailedPrecondition);
+  Lock lock = LockOrFail(store, r, Ttl(kTtl));
+  assert_true(TryOrFail(lock));
+  WatchOptions zero;
+  zero.check_interval = absl::ZeroDuration();
+  Lock lock2 = LockOrFail(store, UniqueResource("take2"), Ttl(kTtl));
+  assert_true(TryOrFail(lock2));
+  ASSERT_CODE(watch.Watch(std::move(lock2), zero), absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<WatchedLock> kept = watch.Watch(std::move(lock));
+  ASSERT_OK(kept);
+  absl::StatusOr<Lock> back = kept->Take();
+  ASSERT_OK(back);
+  assert_true(back->is_acquired());
+  const int refreshes = store->refreshes.load();
+  absl::SleepFor(kTtl / 2);
+  assert_int_equal(store->refreshes.load(), refreshes);  // the watch let go
+  ASSERT_OK(back->Release());
+  ASSERT_CODE(kept->Take(), absl::StatusCode::kFailedPrecondition);
+}
+
+void DestroyedWatchedLockReleases(void**) {
+  auto store = ipclock::NewInMemoryStore();
+  std::string r = UniqueResource("kdtor");
+  LockWatch watch;
+  {
+    Lock lock = LockOrFail(store, r, Ttl(kTtl));
+    assert_true(TryOrFail(lock));
+    absl::StatusOr<WatchedLock> kept = watch.Watch(std::move(lock));
+    ASSERT_OK(kept);
+  }
+  Lock rival = LockOrFail(store, r, Ttl(kTtl));
+  assert_true(TryOrFail(rival));
+}
+
+// A child of a process whose default watch runs gets a watch of its own.
+void ForkedChildWatchesItsOwnLocks(void**) {
+  const std::string dir = MakeTempDir();
+  ipclock::FlockStoreOptions options;
+  options.dir = dir;
+  auto store = ipclock::NewFlockStore(options);
+  ASSERT_OK(store);
+  Lock parent_lock = LockOrFail(*store, "parent");
+  assert_true(TryOrFail(parent_lock));
+  WatchOptions fast;
+  fast.check_interval = absl::Milliseconds(50);
+  fast.on_lost = [](const LockLoss&) {};
+  absl::StatusOr<WatchedLock> parent = LockWatch::Default().Watch(std::move(parent_lock), fast);
+  ASSERT_OK(parent);
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(*store, "child");
+    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
+    absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(*std::move(lock), fast);
+    if (!watched.ok()) return 3;
+    if (unlink((dir + "/" + ipclock::FlockFileName("child")).c_str()) != 0) return 4;
+    for (int i = 0; i < 500 && !watched->lost(); ++i) usleep(10 * 1000);
+    if (!watched->lost()) return 5;
+    watched->Release().IgnoreError();
+    return 0;  // the parent's WatchedLock is left alone: it is the parent's
+  });
+  assert_int_equal(WaitChild(child), 0);
+  absl::SleepFor(absl::Milliseconds(200));
+  assert_false(parent->lost());
+  ASSERT_OK(parent->Release());
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(RenewsLeasesForManyTtls),
+      cmocka_unit_test(FailedRenewalsLoseTheLockWhenTheLeaseRunsOut),
+      cmocka_unit_test(DeletedLockFileIsReportedOnce),
+      cmocka_unit_test(DefaultReportGoesToTheSink),
+      cmocka_unit_test(NoFalseAlarm),
+      cmocka_unit_test(TakeHandsTheLockBack),
+      cmocka_unit_test(DestroyedWatchedLockReleases),
+      cmocka_unit_test(ForkedChildWatchesItsOwnLocks),
+  };
+  return cmocka_run_group_tests_name("lock_watch", tests, nullptr, nullptr);
+}
