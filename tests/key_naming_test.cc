@@ -11,6 +11,7 @@
 // (both agree), the Parse::Lock preset, secret rules (length, files,
 // never echoed), the DSN options, and the once-per-process warning.
 
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -156,6 +157,14 @@ void SecretFiles(void**) {
   ASSERT_CODE(ipclock::ReadSecretFile(WriteTemp(std::string(5000, 'k')), "s"),
               absl::StatusCode::kInvalidArgument);
   ASSERT_CODE(ipclock::ReadSecretFile(MakeTempDir(), "s"), absl::StatusCode::kInvalidArgument);
+  // A FIFO is refused at once, never waited on for a writer.
+  const std::string fifo = MakeTempDir() + "/secret.fifo";
+  assert_int_equal(mkfifo(fifo.c_str(), 0600), 0);
+  const double started = NowSeconds();
+  absl::StatusOr<std::string> from_fifo = ipclock::ReadSecretFile(fifo, "s");
+  ASSERT_CODE(from_fifo, absl::StatusCode::kInvalidArgument);
+  assert_true(NowSeconds() - started < 5);
+  assert_non_null(strstr(from_fifo.status().ToString().c_str(), "not a regular file"));
 }
 
 absl::StatusOr<KeyNamingOptions> FromDsn(const std::string& text) {

@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
+#include "platform/small_file.h"
 #include "core/hashing.h"
 
 namespace ipclock {
@@ -85,32 +86,23 @@ std::string KeyNaming::Describe() const {
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path,
                                            absl::string_view store) {
   const std::string what = absl::StrCat("secret_file ", path);
-  int fd;
-  do {
-    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return ErrnoError(errno, store, "", absl::StrCat("open ", what));
-  std::string secret;
-  char buf[512];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return ErrnoError(err, store, "", absl::StrCat("read ", what));
-    }
-    if (n == 0) break;
-    secret.append(buf, static_cast<size_t>(n));
-    if (secret.size() > kMaxSecretFileBytes) {
-      close(fd);
-      return StoreError(absl::StatusCode::kInvalidArgument, store, "",
-                        absl::StrCat(what, " is longer than ",
-                                     kMaxSecretFileBytes,
-                                     " bytes: is it really a secret?"));
-    }
+  // One byte over the limit tells "too long" from "exactly the limit".
+  absl::StatusOr<std::string> read =
+      ReadRegularFile(path, kMaxSecretFileBytes, store);
+  if (absl::IsResourceExhausted(read.status())) {
+    return StoreError(absl::StatusCode::kInvalidArgument, store, "",
+                      absl::StrCat(what, " is longer than ", kMaxSecretFileBytes,
+                                   " bytes: is it really a secret?"));
   }
-  close(fd);
+  if (!read.ok()) {
+    // A dir or a FIFO where a secret should be is a bad option value.
+    const absl::StatusCode code = absl::IsFailedPrecondition(read.status())
+                                      ? absl::StatusCode::kInvalidArgument
+                                      : read.status().code();
+    return absl::Status(code,
+                        absl::StrCat(read.status().message(), " (", what, ")"));
+  }
+  std::string secret = *std::move(read);
   if (absl::EndsWith(secret, "\r\n")) {
     secret.resize(secret.size() - 2);
   } else if (absl::EndsWith(secret, "\n")) {
