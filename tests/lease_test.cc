@@ -131,6 +131,28 @@ void DefaultHandlerWritesOneLine(void**) {
   assert_int_equal(std::count(out.begin(), out.end(), '\n'), 1);
 }
 
+// A conversion that fails leaves the lease as the store has it: the key must
+// not claim a fresh lease the store never granted.
+void FailedConversionKeepsTheLease(void**) {
+  auto store = ipclock::NewInMemoryStore();
+  std::string r = UniqueResource("convert");
+  Lock reader = LockOrFail(store, r, Ttl(absl::Milliseconds(400)));
+  Lock other = LockOrFail(store, r, Ttl(absl::Seconds(30)));
+  assert_true(TryOrFail(reader, LockMode::kShared));
+  assert_true(TryOrFail(other, LockMode::kShared));
+  absl::SleepFor(absl::Milliseconds(200));
+  // Two readers: the promotion fails (another reader is in).
+  assert_false(TryOrFail(reader, LockMode::kExclusive));
+  assert_true(reader.is_acquired());
+  assert_true(reader.RemainingLifetime() <= absl::Milliseconds(200));
+  absl::SleepFor(absl::Milliseconds(300));
+  // The store dropped the reader when its lease ran out; so does the key.
+  assert_true(reader.IsExpired());
+  ipclock::LeaseOverrunHandler quiet = ipclock::SetLeaseOverrunHandler(nullptr);
+  ASSERT_CODE(reader.Release(), absl::StatusCode::kAborted);
+  ipclock::SetLeaseOverrunHandler(quiet);
+}
+
 }  // namespace
 
 int main() {
@@ -138,6 +160,7 @@ int main() {
       cmocka_unit_test(OverrunIsReportedOnRelease),
       cmocka_unit_test(DestructorReportsToo),
       cmocka_unit_test(DefaultHandlerWritesOneLine),
+      cmocka_unit_test(FailedConversionKeepsTheLease),
   };
   return cmocka_run_group_tests_name("lease", tests, nullptr, nullptr);
 }

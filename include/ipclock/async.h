@@ -11,15 +11,26 @@
 //
 // Example:
 //
-//   ABSL_ASSIGN_OR_RETURN(auto waiter, ipclock::AsyncWaiter::Create());
-//   epoll_ctl(ep, EPOLL_CTL_ADD, waiter->fd(), &ev);   // EPOLLIN
-//   waiter->Start(lock, ipclock::LockMode::kExclusive, absl::Seconds(5),
-//                 [](const ipclock::AsyncResult& r) {
-//                   if (r.status.ok()) UseResource(*r.lock);
-//                 });
-//   ...
-//   // when epoll says waiter->fd() is readable:
-//   waiter->ProcessReady();
+//   // The loop polls waiter->fd() for EPOLLIN and then calls
+//   // waiter->ProcessReady(), which runs the callbacks.
+//   absl::StatusOr<std::unique_ptr<ipclock::AsyncWaiter>> AddWaiter(int ep) {
+//     absl::StatusOr<std::unique_ptr<ipclock::AsyncWaiter>> waiter =
+//         ipclock::AsyncWaiter::Create();
+//     if (!waiter.ok()) return waiter.status();
+//     struct epoll_event ev = {};
+//     ev.events = EPOLLIN;
+//     epoll_ctl(ep, EPOLL_CTL_ADD, (*waiter)->fd(), &ev);
+//     return waiter;
+//   }
+//
+//   absl::Status StartWaiting(ipclock::AsyncWaiter& waiter, ipclock::Lock& lock) {
+//     return waiter
+//         .Start(lock, ipclock::LockMode::kExclusive, absl::Seconds(5),
+//                [](const ipclock::AsyncResult& r) {
+//                  if (r.status.ok()) UseResource(*r.lock);
+//                })
+//         .status();
+//   }
 //
 // Each `Start()` ends exactly once, with an `AsyncResult` whose status is
 //   OK                 the lock is held (`r.lock->is_acquired()`);

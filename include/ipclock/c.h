@@ -22,10 +22,10 @@
  *   rc = ipclock_lock_create(store, "invoice-42", 10, NULL, &lock);
  *   if (rc == 0) rc = ipclock_lock_acquire(lock, 0, 5000);  // wait up to 5 s
  *   if (rc == 0) {
- *     ...                                  // holding the lock
+ *     // ... holding the lock ...
  *     ipclock_lock_release(lock);
  *   } else if (rc == IPCLOCK_BUSY) {
- *     ...                                  // someone else kept it for 5 s
+ *     // ... someone else kept it for 5 s ...
  *   } else {
  *     fprintf(stderr, "%s\n", ipclock_lock_error(lock));
  *   }
