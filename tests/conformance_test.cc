@@ -9,12 +9,15 @@
 //
 //   conformance_test 'flock://{tmpdir}'
 
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -290,6 +293,63 @@ void WaiterInAnotherProcessIsWoken(void**) {
   if (gap_us > 2e6) fail_msg("waiter took %.0f us to notice the release", gap_us);
 }
 
+// Context switches of every thread of `pid` so far (voluntary and not), from
+// /proc/PID/task/*/status; -1 if they cannot be read.
+long ContextSwitches(pid_t pid) {
+  DIR* dir = opendir(absl::StrCat("/proc/", pid, "/task").c_str());
+  if (dir == nullptr) return -1;
+  long total = 0;
+  while (struct dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream status(absl::StrCat("/proc/", pid, "/task/", e->d_name, "/status"));
+    std::string line;
+    while (std::getline(status, line)) {
+      long n = 0;
+      if (sscanf(line.c_str(), "voluntary_ctxt_switches: %ld", &n) == 1 ||
+          sscanf(line.c_str(), "nonvoluntary_ctxt_switches: %ld", &n) == 1) {
+        total += n;
+      }
+    }
+  }
+  closedir(dir);
+  return total;
+}
+
+// `blocking` means the waiter sleeps in the kernel or the server until the
+// release, not that it wakes up now and then to look: while a waiter in
+// another process waits for a held lock, its threads barely run. A store
+// that polls (5 ms doubling to 50 ms is about 20 wake-ups a second) fails
+// this; a wait of a second or two is too short to tell it apart by time.
+void BlockingWaiterSleepsInTheKernel(void**) {
+  if (!CrossProcess() || !Caps().blocking) skip();
+  auto store = NewStore();
+  std::string r = UniqueResource("sleeps");
+  Lock holder = MakeLock(store, r);
+  assert_true(Try(holder));
+  Signal started;
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok()) return 2;
+    started.Notify();
+    return lock->Acquire(absl::Seconds(30)).ok() ? 0 : 3;
+  });
+  assert_int_equal(started.Wait(), 'x');
+  usleep(300 * 1000);  // into its wait
+  const long before = ContextSwitches(child);
+  usleep(2000 * 1000);
+  const long after = ContextSwitches(child);
+  ASSERT_OK(holder.Release());
+  assert_int_equal(WaitChild(child), 0);
+  assert_true(before >= 0 && after >= before);
+  print_message("waiter's context switches in 2 s of waiting: %ld\n", after - before);
+  // Slack for a slice-based wait (posix-semaphore's 200 ms reclaim slices:
+  // 10 in 2 s) and a client library's own timer thread; a poller shows 40+.
+  if (after - before > 20) {
+    fail_msg("the waiter woke %ld times in 2 s: it polls, but the store declares "
+             "`blocking`", after - before);
+  }
+}
+
 void KilledHolderFreesLock(void**) {
   if (!CrossProcess()) skip();
   auto store = NewStore();
@@ -544,6 +604,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(SerializationMatchesCapability),
       cmocka_unit_test(ThreadsExcludeEachOther),
       cmocka_unit_test(WaiterInAnotherProcessIsWoken),
+      cmocka_unit_test(BlockingWaiterSleepsInTheKernel),
       cmocka_unit_test(KilledHolderFreesLock),
       cmocka_unit_test(ProcessesNeverOverlap),
       cmocka_unit_test(FenceGrows),

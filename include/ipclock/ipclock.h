@@ -17,6 +17,9 @@
 
 #include "ipclock/lock.h"           // IWYU pragma: export
 #include "ipclock/lock_factory.h"   // IWYU pragma: export
+#include "ipclock/lock_guard.h"     // IWYU pragma: export
+#include "ipclock/lock_watch.h"     // IWYU pragma: export
+#include "ipclock/messages.h"       // IWYU pragma: export
 #include "ipclock/store_factory.h"  // IWYU pragma: export
 
 #endif  // IPCLOCK_IPCLOCK_H_
