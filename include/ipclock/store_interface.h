@@ -103,7 +103,13 @@ class StoreCalls {
   // InvalidArgument for `key.permits() > 1` on a store that does not count.
   // A DeadlineExceeded from the store becomes Unavailable.
   static absl::StatusOr<bool> Save(Store& store, Key& key, LockMode mode,
-                                   Deadline deadline);
+                                   Deadline deadline) {
+    return Save(store, store.capabilities(), key, mode, deadline);
+  }
+  // The same with the store's capabilities already at hand (they are fixed
+  // for its life), for callers on the hot path.
+  static absl::StatusOr<bool> Save(Store& store, const Capabilities& caps, Key& key,
+                                   LockMode mode, Deadline deadline);
   // OK without asking a store whose locks do not expire. InvalidArgument for
   // a TTL that is not positive and finite.
   static absl::Status PutOffExpiration(Store& store, Key& key,

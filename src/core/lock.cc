@@ -116,7 +116,7 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
     key_.ResetLifetime();
     key_.ReduceLifetime(options_.ttl);
   }
-  absl::StatusOr<bool> saved = StoreCalls::Save(*store_, key_, mode, deadline);
+  absl::StatusOr<bool> saved = StoreCalls::Save(*store_, caps_, key_, mode, deadline);
   if (!saved.ok() || !*saved) {
     if (expiring) key_.set_expiry(previous_expiry);
     if (!saved.ok()) return saved.status();

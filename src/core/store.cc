@@ -41,9 +41,8 @@ WatchTargets Store::GetWatchTargets(Key&) { return WatchTargets(); }
 
 absl::StatusOr<WaitWord> Store::GetWaitWord(Key&) { return WaitWord(); }
 
-absl::StatusOr<bool> StoreCalls::Save(Store& store, Key& key, LockMode mode,
-                                      Deadline deadline) {
-  const Capabilities caps = store.capabilities();
+absl::StatusOr<bool> StoreCalls::Save(Store& store, const Capabilities& caps,
+                                      Key& key, LockMode mode, Deadline deadline) {
   if (mode == LockMode::kShared && !caps.shared) {
     return StoreError(absl::StatusCode::kFailedPrecondition, store.Describe(),
                       key.resource(), "this store has no shared locks");
