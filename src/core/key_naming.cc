@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -86,10 +87,24 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path,
                                            absl::string_view store) {
   const std::string what = absl::StrCat("secret_file ", path);
   int fd;
+  // Non-blocking, so that opening a FIFO returns at once instead of waiting
+  // for a writer that may never come; anything but a regular file is then
+  // refused before it is read.
   do {
-    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return ErrnoError(errno, store, "", absl::StrCat("open ", what));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return ErrnoError(err, store, "", absl::StrCat("fstat ", what));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return StoreError(absl::StatusCode::kInvalidArgument, store, "",
+                      absl::StrCat(what, " is not a regular file"));
+  }
   std::string secret;
   char buf[512];
   for (;;) {
