@@ -622,6 +622,13 @@ void RoundTrips(void**) {
     counter.Start();
     assert_true(Held(holder));
     assert_int_equal(counter.Stop(), 1);
+    // A check that finds the lock lost is one too: the script says what
+    // happened in the same reply.
+    raw.Ok({"DEL", r});
+    counter.Start();
+    ASSERT_CODE(ipclock::StoreCalls::CheckHeld(*store, ipclock::internal::LockAccess::key(holder)),
+                absl::StatusCode::kAborted);
+    assert_int_equal(counter.Stop(), 1);
   }
 }
 
