@@ -8,6 +8,7 @@
 #include <sys/time.h>
 
 #include <algorithm>
+#include <charconv>
 #include <utility>
 
 // hiredis's sds.h has C flexible array members, which -Wpedantic rejects in
@@ -39,16 +40,36 @@ struct timeval ToTimevalOrZero(absl::Duration d) {
   return absl::ToTimeval(d);
 }
 
-// RESP, the protocol's request form: an array of bulk strings.
-void AppendArrayHeader(std::string* out, size_t n) {
-  absl::StrAppend(out, "*", n, "\r\n");
+// RESP, the protocol's request form: an array of bulk strings, encoded
+// into one buffer that keeps its capacity. Written by hand, sized once:
+// building it with string appends cost a third of a request's client-side
+// instructions (callgrind).
+char* PutLength(char* p, char type, size_t n) {
+  *p++ = type;
+  p = std::to_chars(p, p + 20, n).ptr;
+  *p++ = '\r';
+  *p++ = '\n';
+  return p;
 }
-void AppendBulk(std::string* out, absl::string_view arg) {
-  absl::StrAppend(out, "$", arg.size(), "\r\n", arg, "\r\n");
+void AppendRequest(std::string* out, const absl::string_view* args, size_t n) {
+  constexpr size_t kHead = 24;  // type, up to 20 digits, CRLF
+  size_t most = kHead;
+  for (size_t i = 0; i < n; ++i) most += kHead + args[i].size() + 2;
+  const size_t start = out->size();
+  out->resize(start + most);
+  char* const begin = &(*out)[0];
+  char* p = PutLength(begin + start, '*', n);
+  for (size_t i = 0; i < n; ++i) {
+    p = PutLength(p, '$', args[i].size());
+    if (!args[i].empty()) memcpy(p, args[i].data(), args[i].size());
+    p += args[i].size();
+    *p++ = '\r';
+    *p++ = '\n';
+  }
+  out->resize(static_cast<size_t>(p - begin));
 }
 void AppendRequest(std::string* out, std::initializer_list<absl::string_view> args) {
-  AppendArrayHeader(out, args.size());
-  for (absl::string_view a : args) AppendBulk(out, a);
+  AppendRequest(out, args.begin(), args.size());
 }
 
 // The run_id field of an INFO reply, or "".
@@ -424,16 +445,22 @@ absl::StatusOr<RedisReply> RedisConnection::EvalLocked(
     RedisScript script, const RedisNames& names,
     std::initializer_list<absl::string_view> argv, const Call& call) {
   const int index = static_cast<int>(script);
+  // The request is built in an array on the stack; every script takes at
+  // most three arguments.
+  constexpr size_t kMaxArgv = 4;
+  if (argv.size() > kMaxArgv) {
+    return StoreError(absl::StatusCode::kInternal, describe_, call.resource,
+                      absl::StrCat("the ", RedisScriptName(script), " script was given ",
+                                   argv.size(), " arguments"));
+  }
   for (int attempt = 0;; ++attempt) {
     absl::StatusOr<RedisReply> r = RoundTripLocked(
         [&](std::string* out) {
-          AppendArrayHeader(out, 5 + argv.size());
-          AppendBulk(out, "EVALSHA");
-          AppendBulk(out, sha_[index]);
-          AppendBulk(out, "2");
-          AppendBulk(out, names.key);
-          AppendBulk(out, names.meta);
-          for (absl::string_view a : argv) AppendBulk(out, a);
+          absl::string_view args[5 + kMaxArgv] = {"EVALSHA", sha_[index], "2", names.key,
+                                                  names.meta};
+          size_t n = 5;
+          for (absl::string_view a : argv) args[n++] = a;
+          AppendRequest(out, args, n);
         },
         call);
     if (!r.ok()) return r;

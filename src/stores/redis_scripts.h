@@ -6,8 +6,10 @@
 //
 // Every script takes KEYS[1] = the lock key, KEYS[2] = its companion hash
 // `K:ipclock` (fence counter and holder marker), and ARGV[1] = the owner
-// token. Acquire scripts return {1, fence, previous_owner_died} or {0} for
-// "held by someone else"; the others return 1 when the token held the key,
+// token. Acquire scripts return one integer: -1 for "held by someone else",
+// else fence * 2 + previous_owner_died (DecodeAcquired below; one integer
+// is one allocation for the client's reply parser, an array was five).
+// The others return 1 when the token held the key,
 // or, when it did not, a *loss report*: what the server holds instead, so
 // that a lost lock is reported with what happened to it (ParseLoss,
 // DescribeLoss below). Loss reports cost nothing while the lock is held.
@@ -27,7 +29,7 @@ struct redisReply;
 namespace ipclock {
 
 enum class RedisScript : int {
-  kSave,      // exclusive acquire. ARGV: token, ttl ms, fencing flag
+  kSave,      // exclusive acquire. ARGV: token, ttl ms, fencing flag ("1"/"0")
   kSaveRead,  // shared acquire (symfony format). ARGV: as kSave
   kRefresh,   // extend the lease. ARGV: token, ttl ms, fencing flag
   kDelete,    // release. ARGV: token, fencing flag
@@ -41,6 +43,23 @@ inline constexpr int kNumRedisScripts = 6;
 const char* RedisScriptText(RedisStoreOptions::Format format, RedisScript script);
 // "acquire", "release", ... for messages.
 const char* RedisScriptName(RedisScript script);
+
+// An acquire script's reply.
+struct RedisAcquired {
+  bool acquired = false;
+  uint64_t fence = 0;  // 0 without fencing, and for shared locks
+  bool previous_owner_died = false;
+};
+// `reply` is an acquire script's integer. Fences stay exact below 2^52
+// acquisitions: Lua numbers are doubles.
+inline RedisAcquired DecodeAcquired(long long reply) {
+  RedisAcquired a;
+  if (reply < 0) return a;
+  a.acquired = true;
+  a.fence = static_cast<uint64_t>(reply) >> 1;
+  a.previous_owner_died = (reply & 1) != 0;
+  return a;
+}
 
 // What a loss report says the server holds under the lock key.
 struct RedisLoss {

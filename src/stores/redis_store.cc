@@ -93,12 +93,6 @@ struct RedisKeyState final : KeyState {
   uint64_t epoch = 0;
 };
 
-struct Acquired {
-  bool acquired = false;
-  uint64_t fence = 0;
-  bool died = false;
-};
-
 class RedisStore final : public StoreWithState<RedisKeyState> {
  public:
   RedisStore(const RedisStoreOptions& options, KeyNaming naming, std::string describe)
@@ -152,7 +146,7 @@ class RedisStore final : public StoreWithState<RedisKeyState> {
 
   absl::string_view FencingFlag() const { return options_.fencing ? "1" : "0"; }
 
-  absl::StatusOr<Acquired> TryAcquireOnce(const RedisNames& names,
+  absl::StatusOr<RedisAcquired> TryAcquireOnce(const RedisNames& names,
                                           absl::string_view resource,
                                           absl::string_view token, int64_t ttl_ms,
                                           LockMode mode, bool* ambiguous,
@@ -188,7 +182,7 @@ absl::Status RedisStore::NotHeld(const Key& key, const RedisKeyState& st,
                     absl::StrCat(what, ": ", DescribeLoss(loss, context)));
 }
 
-absl::StatusOr<Acquired> RedisStore::TryAcquireOnce(const RedisNames& names,
+absl::StatusOr<RedisAcquired> RedisStore::TryAcquireOnce(const RedisNames& names,
                                                     absl::string_view resource,
                                                     absl::string_view token,
                                                     int64_t ttl_ms, LockMode mode,
@@ -204,22 +198,12 @@ absl::StatusOr<Acquired> RedisStore::TryAcquireOnce(const RedisNames& names,
   if (reply->type == REDIS_REPLY_ERROR) {
     return conn_.ReplyError(reply, resource, RedisScriptName(script));
   }
-  auto integer_at = [reply](size_t i) {
-    return i < reply->elements && reply->element[i]->type == REDIS_REPLY_INTEGER;
-  };
-  if (reply->type != REDIS_REPLY_ARRAY || !integer_at(0) ||
-      (reply->element[0]->integer == 1 && (!integer_at(1) || !integer_at(2)))) {
+  if (reply->type != REDIS_REPLY_INTEGER) {
     return StoreError(absl::StatusCode::kInternal, describe_, resource,
                       absl::StrCat("unexpected reply to the ", RedisScriptName(script),
                                    " script"));
   }
-  Acquired a;
-  a.acquired = reply->element[0]->integer == 1;
-  if (a.acquired) {
-    a.fence = static_cast<uint64_t>(std::max<long long>(reply->element[1]->integer, 0));
-    a.died = reply->element[2]->integer == 1;
-  }
-  return a;
+  return DecodeAcquired(reply->integer);
 }
 
 absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline) {
@@ -259,7 +243,7 @@ absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline
     const int64_t sent = Deadline::NowNanos();
     bool lost = false;
     uint64_t epoch = 0;
-    absl::StatusOr<Acquired> got =
+    absl::StatusOr<RedisAcquired> got =
         TryAcquireOnce(st.names, key.resource(), *token, ttl_ms, mode, &lost, &epoch);
     if (got.ok()) {
       ambiguous = false;  // a definite answer settles every earlier attempt
@@ -273,7 +257,7 @@ absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline
         key.set_fence(mode == LockMode::kExclusive && options_.fencing
                           ? std::optional<uint64_t>(got->fence)
                           : std::nullopt);
-        key.set_previous_owner_died(got->died);
+        key.set_previous_owner_died(got->previous_owner_died);
         st.held = Held::kYes;
         st.epoch = epoch;
         return true;
