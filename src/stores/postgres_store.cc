@@ -352,8 +352,9 @@ WatchTargets PostgresStore::GetWatchTargets(Key& key) {
   PgKeyState* st = state(key);
   // The server closes the socket when it ends the session (a restart,
   // pg_terminate_backend, idle_session_timeout): readable at once.
-  if (st != nullptr && st->held && st->conn.ours() && PQsocket(st->conn.get()) >= 0) {
-    targets.poll_fds.push_back(PQsocket(st->conn.get()));
+  if (st != nullptr && st->held && st->conn.ours()) {
+    const int fd = PQsocket(st->conn.get());
+    if (fd >= 0) targets.poll_fds.push_back(fd);
   }
   return targets;
 }
