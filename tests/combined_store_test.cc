@@ -5,7 +5,11 @@
 // DSNs too): a majority survives a broken member, unanimity does not and
 // leaves nothing behind, members are asked no further once the strategy
 // cannot be met, partial acquisitions are given back, refreshes reach every
-// member, capabilities are the members' intersection, and bad DSNs.
+// member, capabilities are the members' intersection, and bad DSNs. With the
+// Redis servers of tools/test-servers (tests/redis_fixture.h): members down
+// at start, and a held lock losing its members one by one (a loss only once
+// the strategy is no longer met, "cannot tell" while an unreachable member
+// might still hold it), through CheckAcquired, Release and a LockWatch.
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -26,7 +30,13 @@
 #include "ipclock/store_interface.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
+#include "ipclock_config.h"
+#if IPCLOCK_HAVE_REDIS
+#include "ipclock/lock_watch.h"
+#include "redis_fixture.h"  // last: it pulls in cmocka.h
+#else
 #include "test_util.h"  // last: it pulls in cmocka.h
+#endif
 
 namespace {
 
@@ -249,22 +259,13 @@ void RefreshReachesEveryMember(void**) {
   for (auto& m : c.members) assert_true(IsFree(m, r));
 }
 
-// --- Members down at start (Redis servers from tools/test-servers) ---------------
+// --- Redis members (servers from tools/test-servers) -------------------------------
 
-// $name, or a skip (a failure under CI=true) when the test servers are not
-// running. Call before any object is made.
-std::string ServerOrSkip(const char* name) {
-  const char* value = getenv(name);
-  if (value != nullptr && value[0] != '\0') return value;
-  const char* ci = getenv("CI");
-  if (ci != nullptr && std::string(ci) == "true") fail_msg("$%s is not set under CI=true", name);
-  skip();
-  return "";
-}
+#if IPCLOCK_HAVE_REDIS
 
 void MemberDownAtStartCountsAsRefusing(void**) {
-  const std::string a = ServerOrSkip("IPCLOCK_TEST_REDIS");
-  const std::string b = ServerOrSkip("IPCLOCK_TEST_REDIS_2");
+  const std::string a = RequireRedis("IPCLOCK_TEST_REDIS");
+  const std::string b = RequireRedis("IPCLOCK_TEST_REDIS_2");
   const std::string dead = "redis://127.0.0.1:1";  // nothing listens there
   if (ipclock::StoreFromDsn(dead).status().code() != absl::StatusCode::kUnavailable) skip();
   // Two of three up meet a majority: the store is built, the dead member is
@@ -288,6 +289,153 @@ void MemberDownAtStartCountsAsRefusing(void**) {
                                                  "&store3=redis://127.0.0.1:2")),
               absl::StatusCode::kUnavailable);
 }
+
+// Three Redis servers under a majority, as Redlock sets them up.
+struct RedisTrio {
+  std::vector<std::string> dsns;
+  std::shared_ptr<Store> combined;
+};
+
+RedisTrio MakeTrio(std::vector<std::string> dsns) {
+  RedisTrio trio;
+  std::vector<std::shared_ptr<Store>> members;
+  for (const std::string& d : dsns) {
+    members.push_back(StoreOrDie(WithOptions(d, "secret=none&connect_timeout=0.5&command_timeout=1")));
+  }
+  absl::StatusOr<std::shared_ptr<Store>> combined =
+      ipclock::NewCombinedStore(members, CombineStrategy::kConsensus);
+  ASSERT_OK(combined);
+  trio.dsns = std::move(dsns);
+  trio.combined = *combined;
+  return trio;
+}
+
+void DeleteOn(const std::string& dsn, const std::string& key) { RedisClient(dsn).Ok({"DEL", key}); }
+
+void MajorityOfRedisMembersLosesTheLock(void**) {
+  const std::string a = RequireRedis("IPCLOCK_TEST_REDIS");
+  const std::string b = RequireRedis("IPCLOCK_TEST_REDIS_2");
+  const std::string c = RequireRedis("IPCLOCK_TEST_REDIS_3");
+  RedisTrio trio = MakeTrio({a, b, c});
+  // One member loses its key: two of three still hold, the lock is held,
+  // and its release is clean.
+  {
+    const std::string r = UniqueResource("trio-one");
+    Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
+    assert_true(Try(lock));
+    DeleteOn(a, r);
+    ASSERT_OK(lock.CheckAcquired());
+    ASSERT_OK(lock.Release());
+  }
+  // Two lose it: lost, naming both.
+  {
+    const std::string r = UniqueResource("trio-two");
+    Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
+    assert_true(Try(lock));
+    DeleteOn(a, r);
+    DeleteOn(b, r);
+    absl::Status s = lock.CheckAcquired();
+    print_message("%s\n", s.ToString().c_str());
+    ASSERT_CODE(s, absl::StatusCode::kAborted);
+    assert_true(Contains(s, "1 of 3 members hold it"));
+    assert_true(Contains(s, a.substr(strlen("redis://"))));
+    assert_true(Contains(s, b.substr(strlen("redis://"))));
+    // CheckAcquired let go of member 3's part too: the next holder gets it.
+    Lock rival = MakeLock(trio.combined, r, absl::Seconds(60));
+    assert_true(Try(rival));
+  }
+  // Released after two lost it: never OK.
+  {
+    const std::string r = UniqueResource("trio-release");
+    Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
+    assert_true(Try(lock));
+    DeleteOn(a, r);
+    DeleteOn(c, r);
+    absl::Status s = lock.Release();
+    print_message("%s\n", s.ToString().c_str());
+    ASSERT_CODE(s, absl::StatusCode::kAborted);
+    assert_true(Contains(s, "the lock was no longer held at release"));
+  }
+  // Watched: the first member's loss is no loss; the second one's is, and
+  // is reported within the interval.
+  {
+    const std::string r = UniqueResource("trio-watch");
+    Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
+    assert_true(Try(lock));
+    std::atomic<int> reports{0};
+    std::atomic<int64_t> reported_at{0};
+    ipclock::WatchOptions options;
+    options.check_interval = absl::Milliseconds(250);
+    options.on_lost = [&](const ipclock::LockLoss&) {
+      reported_at = ipclock::Deadline::NowNanos();
+      ++reports;
+    };
+    ipclock::LockWatch watch;
+    absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);
+    ASSERT_OK(watched);
+    DeleteOn(b, r);
+    absl::SleepFor(absl::Seconds(1));
+    assert_int_equal(reports.load(), 0);
+    const int64_t lost_at = ipclock::Deadline::NowNanos();
+    DeleteOn(c, r);
+    const double until = NowSeconds() + 30;
+    while (reports.load() == 0 && NowSeconds() < until) absl::SleepFor(absl::Milliseconds(5));
+    assert_int_equal(reports.load(), 1);
+    print_message("latency: combined, second of three members lost: reported %.1f ms later "
+                  "(interval 250 ms)\n",
+                  static_cast<double>(reported_at.load() - lost_at) / 1e6);
+    ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+  }
+}
+
+// A member that cannot be asked might still hold its part: until the
+// members that surely lost theirs rule the strategy out, the combined lock
+// is not declared lost.
+void UnreachableMemberIsNotALoss(void**) {
+  const std::string a = RequireRedis("IPCLOCK_TEST_REDIS");
+  const std::string b = RequireRedis("IPCLOCK_TEST_REDIS_2");
+  RedisServer& own = OwnRedis();
+  RedisTrio trio = MakeTrio({own.dsn(), a, b});
+  const std::string r = UniqueResource("trio-down");
+  Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
+  assert_true(Try(lock));
+  own.Kill();
+  ASSERT_OK(lock.CheckAcquired());  // two of three answer yes
+  DeleteOn(a, r);
+  absl::Status s = lock.CheckAcquired();
+  print_message("%s\n", s.ToString().c_str());
+  ASSERT_CODE(s, absl::StatusCode::kUnavailable);
+  assert_true(Contains(s, "cannot tell"));
+  assert_true(lock.is_acquired());
+  DeleteOn(b, r);
+  ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kAborted);
+}
+
+// A key handed over with Serialize() has no combined state in the process
+// that takes it: every member may hold it, and is asked.
+void SerializedKeyIsCheckedOnEveryMember(void**) {
+  const std::string a = RequireRedis("IPCLOCK_TEST_REDIS");
+  const std::string b = RequireRedis("IPCLOCK_TEST_REDIS_2");
+  const std::string c = RequireRedis("IPCLOCK_TEST_REDIS_3");
+  RedisTrio trio = MakeTrio({a, b, c});
+  const std::string r = UniqueResource("trio-serial");
+  Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
+  assert_true(Try(lock));
+  absl::StatusOr<std::string> text = lock.Serialize();
+  ASSERT_OK(text);
+  LockOptions options;
+  options.ttl = absl::Seconds(60);
+  options.auto_release = false;
+  absl::StatusOr<Lock> adopted = Lock::FromSerialized(trio.combined, *text, options);
+  ASSERT_OK(adopted);
+  ASSERT_OK(adopted->CheckAcquired());
+  ASSERT_OK(adopted->Refresh());
+  DeleteOn(a, r);
+  DeleteOn(b, r);
+  ASSERT_CODE(adopted->CheckAcquired(), absl::StatusCode::kAborted);
+}
+
+#endif  // IPCLOCK_HAVE_REDIS
 
 // --- Capabilities and DSNs ----------------------------------------------------------
 
@@ -355,10 +503,19 @@ int main() {
       cmocka_unit_test(FailedAttemptGivesBackWhatItTook),
       cmocka_unit_test(WaiterGetsTheLockWhenReleased),
       cmocka_unit_test(RefreshReachesEveryMember),
+#if IPCLOCK_HAVE_REDIS
       cmocka_unit_test(MemberDownAtStartCountsAsRefusing),
+      cmocka_unit_test(MajorityOfRedisMembersLosesTheLock),
+      cmocka_unit_test(UnreachableMemberIsNotALoss),
+      cmocka_unit_test(SerializedKeyIsCheckedOnEveryMember),
+#endif
       cmocka_unit_test(CapabilitiesAreTheIntersection),
       cmocka_unit_test(MemberOptionsArePercentDecoded),
       cmocka_unit_test(BadDsnsAndMembers),
   };
+#if IPCLOCK_HAVE_REDIS
+  return cmocka_run_group_tests_name("combined_store", tests, nullptr, KillOwnRedis);
+#else
   return cmocka_run_group_tests_name("combined_store", tests, nullptr, nullptr);
+#endif
 }

@@ -25,6 +25,18 @@
 //   * `Exists` asks members until the strategy is met or can no longer be.
 //   * A refresh goes to every member that holds the key; if it does not reach
 //     enough of them, the lock is released on all and the refresh fails.
+//   * `Lock::CheckAcquired()` (and the watch on held locks) asks every
+//     member that holds the key. The lock is lost (Aborted, naming each
+//     member's loss) once the members that lost their part leave the
+//     strategy unmet even if every member that could not be asked still
+//     holds its part; while that cannot be told, the check is Unavailable
+//     (and the watch goes by the lease). The watch polls every member's
+//     descriptors, so a member that reports a loss at once (a PostgreSQL
+//     session's socket) triggers the check at once.
+//   * A release is OK when the members that released meet the strategy,
+//     even if another member had lost its part meanwhile; when they do not,
+//     and some member found its part lost, it is Aborted ("the lock was no
+//     longer held at release").
 //
 // Capabilities are what every member can honour:
 //

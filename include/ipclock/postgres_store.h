@@ -41,11 +41,19 @@
 // reports: when a holder dies the kernel closes its socket and the server
 // ends the session and releases its locks, but nothing tells the next holder.
 //
-// A lost connection is a lost lock: the server released it when the session
-// ended. `Exists()` (Lock::CheckAcquired) then says false, and `Delete()` and
-// `PutOffExpiration()` return Unavailable saying so. Keepalives are on (10 s
-// idle, 3 probes 5 s apart unless the DSN says otherwise), so that a dead
-// network is noticed within about 25 s rather than the kernel's two hours.
+// A lost session is a lost lock: the server releases a session's advisory
+// locks when it ends it (pg_terminate_backend, a restart or shutdown, a
+// crash, idle_session_timeout). `Lock::CheckAcquired()` asks the session in
+// one query whether its backend still holds the lock (pg_locks), and says
+// Aborted, "the session ended: ..." with the server's reason, when it does
+// not; a release after the loss returns the same Aborted, never OK. The
+// watch on held locks (lock_watch.h) polls each held lock's socket, which
+// the server closes when it ends the session, so such a loss is reported at
+// once rather than at the next interval. Keepalives are on (10 s idle, 3
+// probes 5 s apart unless the DSN says otherwise), so that a dead network is
+// noticed within about 25 s rather than the kernel's two hours; a session
+// whose server does not answer a check within 10 s is closed and reported
+// lost. Notices from the server never go to stderr.
 //
 // Caveats:
 //   * Do not connect through a transaction-pooling proxy (PgBouncer in

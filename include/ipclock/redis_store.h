@@ -37,9 +37,33 @@
 //     of any other type counts as held.
 //
 // Every operation is one round trip: an EVALSHA of a script loaded once per
-// connection (SCRIPT LOAD, pipelined with AUTH and SELECT at connect time,
-// loaded again after a NOSCRIPT reply), or a GET for `Exists` in the simple
-// format. Acquire + release = 2 round trips in both formats.
+// connection (SCRIPT LOAD, pipelined with AUTH, SELECT and INFO at connect
+// time, loaded again after a NOSCRIPT reply), or a GET for `Exists` in the
+// simple format. Acquire + release = 2 round trips in both formats.
+//
+// Losing a held lock. The server can lose a key while its holder works: a
+// DEL or UNLINK, FLUSHALL or FLUSHDB, eviction under maxmemory (any policy
+// but noeviction: lock keys carry a TTL, so volatile-* policies pick them
+// first), a restart without persistence (or with the latest writes not yet
+// saved), a failover to a replica that had not received the key, or the
+// lease running out. `Lock::CheckAcquired()` asks in one round trip whether
+// the token still owns the key (symfony: our member is there with an expiry
+// still ahead on the server's clock; simple: GET is our token), and when it
+// does not, the same reply says what the server holds instead, so the
+// Aborted status names what happened: the key gone with time left on its
+// lease (deleted or evicted), the key and its companion hash gone (the
+// database flushed), the server restarted (its run_id, read at connect,
+// changed since the lock was taken), the lease run out, another owner
+// holding it now (with its fencing token), the key overwritten; and, when
+// the server evicts keys, its maxmemory-policy and eviction count. A
+// release or refresh that finds the lock gone returns the same kind of
+// Aborted, never OK. When the server cannot be asked, the answer is
+// Unavailable: the watch on held locks (lock_watch.h) then goes by the
+// lease, and reports the loss once it has run out, not before. Redis tells
+// no client of a lost key, so the watch finds such a loss at its next check
+// (every second by default): a lock server should run with
+// maxmemory-policy noeviction and persistence (appendonly yes) if a restart
+// must not free its locks.
 //
 // Fencing and owner death (`fencing=true`, the default): every lock key K
 // has a companion hash `K:ipclock` with two fields, written by the same
@@ -80,7 +104,8 @@
 // PermissionDenied), reconnects after an error, and notices fork(): a child
 // opens its own connection and never touches its parent's. (Forking while
 // another thread is inside the store is not supported, as with most
-// libraries.) Writes to a dead server never raise SIGPIPE in the program.
+// libraries.) Writes to a dead server never raise SIGPIPE in the program
+// (requests go out with send(MSG_NOSIGNAL)).
 //
 // Limits, honestly:
 //   * One server. A failover to a replica, or a restart without persistence,

@@ -133,15 +133,15 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   }
 
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
-    auto* st = state(key);
-    if (st == nullptr || CountHeld(st->held) == 0) {
+    const std::vector<bool> holders = Holders(key);
+    if (CountHeld(holders) == 0) {
       return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                         "cannot refresh: this key holds the lock on no member");
     }
     Tally t;
-    t.failed = members_.size() - CountHeld(st->held);  // they cannot count
+    t.failed = members_.size() - CountHeld(holders);  // they cannot count
     for (size_t i = 0; i < members_.size() && CanBeMet(t.failed); ++i) {
-      if (!st->held[i]) continue;
+      if (!holders[i]) continue;
       absl::Status s = StoreCalls::PutOffExpiration(*members_[i], key, ttl);
       if (s.ok()) {
         ++t.succeeded;
@@ -179,7 +179,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   }
 
   absl::Status Delete(Key& key) override {
-    absl::Status s = DeleteOnMembers(key);
+    absl::Status s = DeleteOnMembers(key, Holders(key));
     TakeState(key);
     return s;
   }
@@ -203,26 +203,43 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
 
   // Held while the members that still hold it meet the strategy. Every
   // member this key took is asked (not only until the strategy is met), so
-  // that a lost member shows up while the lock is still safe.
+  // that a lost member shows up while the lock is still safe. A member that
+  // cannot be asked (its server is down) may still hold its part: the lock
+  // is lost (Aborted) only when the members that surely lost it leave the
+  // strategy unmet even if every such member still holds; otherwise it is
+  // Unavailable, and the watch goes by the lease, as for a single server.
   absl::Status CheckHeld(Key& key) override {
-    const CombinedKeyState* st = state(key);
-    size_t yes = 0;
-    std::string lost;
+    const std::vector<bool> holders = Holders(key);
+    size_t held = 0;
+    size_t unknown = 0;
+    std::vector<std::string> lost;
+    std::vector<std::string> unasked;
     for (size_t i = 0; i < members_.size(); ++i) {
-      if (st == nullptr || !st->held[i]) continue;
+      if (!holders[i]) continue;
       absl::Status s = StoreCalls::CheckHeld(*members_[i], key);
       if (s.ok()) {
-        ++yes;
+        ++held;
+      } else if (absl::IsAborted(s)) {
+        lost.push_back(std::string(s.message()));
       } else {
-        absl::StrAppend(&lost, lost.empty() ? "" : "; ", s.message());
+        ++unknown;
+        unasked.push_back(std::string(s.message()));
       }
     }
-    if (IsMet(yes)) return absl::OkStatus();
+    if (IsMet(held)) return absl::OkStatus();
+    std::string detail = absl::StrCat(held, " of ", members_.size(), " members hold it");
+    if (!lost.empty()) absl::StrAppend(&detail, "; lost: ", absl::StrJoin(lost, "; "));
+    if (!unasked.empty()) {
+      absl::StrAppend(&detail, "; could not be asked: ", absl::StrJoin(unasked, "; "));
+    }
+    if (IsMet(held + unknown)) {
+      return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
+                        absl::StrCat("cannot tell whether the ", StrategyName(),
+                                     " of members still holds the lock: ", detail));
+    }
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      absl::StrCat("the ", StrategyName(),
-                                   " of members is no longer met (", yes, " of ",
-                                   members_.size(), " hold it): ",
-                                   lost.empty() ? "not held" : lost));
+                      absl::StrCat("the lock is no longer held: the ", StrategyName(),
+                                   " of members is no longer met (", detail, ")"));
   }
 
   WatchTargets GetWatchTargets(Key& key) override {
@@ -251,6 +268,14 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
 
   CombinedKeyState& StateOf(Key& key) {
     return EnsureState(key, members_.size());
+  }
+
+  // The members that hold the key, as far as this store knows. A key
+  // without combined state came from Key::Deserialize (the process that
+  // acquired it knew): any member may hold it.
+  std::vector<bool> Holders(const Key& key) const {
+    const CombinedKeyState* st = state(key);
+    return st != nullptr ? st->held : std::vector<bool>(members_.size(), true);
   }
 
   // Asks each member once, in order, and stops when the strategy can no
@@ -283,7 +308,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   void GiveBack(Key& key, CombinedKeyState& st, const std::vector<bool>& before,
                 LockMode before_mode, const std::vector<bool>& took) {
     if (CountHeld(before) == 0) {
-      DeleteOnMembers(key).IgnoreError();
+      DeleteOnMembers(key, st.held).IgnoreError();
       st.held.assign(members_.size(), false);
       return;
     }
@@ -302,21 +327,40 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     }
     st.mode = before_mode;
     if (!IsMet(CountHeld(st.held))) {
-      DeleteOnMembers(key).IgnoreError();
+      DeleteOnMembers(key, st.held).IgnoreError();
       st.held.assign(members_.size(), false);
     }
   }
 
   // Releases on every member. The key's combined state stays: Save() is
-  // still using it.
-  absl::Status DeleteOnMembers(Key& key) {
+  // still using it. `holders` are the members the key held. A member that
+  // finds its part lost (Aborted) makes the release Aborted only if the
+  // members that did release still met the strategy no more: until then
+  // the lock was held. Other member errors are reported as they are.
+  absl::Status DeleteOnMembers(Key& key, const std::vector<bool>& holders) {
     std::vector<std::string> errors;
+    std::vector<std::string> lost;
     absl::StatusCode code = absl::StatusCode::kOk;
-    for (const std::shared_ptr<Store>& m : members_) {
-      absl::Status s = StoreCalls::Delete(*m, key);
-      if (s.ok()) continue;
-      if (code == absl::StatusCode::kOk) code = s.code();
-      errors.push_back(std::string(s.message()));
+    size_t released = 0;
+    for (size_t i = 0; i < members_.size(); ++i) {
+      absl::Status s = StoreCalls::Delete(*members_[i], key);
+      if (s.ok()) {
+        if (holders[i]) ++released;
+      } else if (absl::IsAborted(s)) {
+        lost.push_back(std::string(s.message()));
+      } else {
+        if (code == absl::StatusCode::kOk) code = s.code();
+        errors.push_back(std::string(s.message()));
+      }
+    }
+    if (!lost.empty() && !IsMet(released + errors.size())) {
+      std::vector<std::string> all = lost;
+      all.insert(all.end(), errors.begin(), errors.end());
+      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                        absl::StrCat("the lock was no longer held at release: the ",
+                                     StrategyName(), " of members was not met (",
+                                     released, " of ", members_.size(),
+                                     " released it): ", absl::StrJoin(all, "; ")));
     }
     if (errors.empty()) return absl::OkStatus();
     return StoreError(code, describe_, key.resource(),

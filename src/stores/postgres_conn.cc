@@ -16,15 +16,17 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "platform/errors.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
 namespace {
 
+// libpq's messages span lines and indent with tabs and double spaces.
 std::string OneLine(const char* text) {
   if (text == nullptr) return "";
   std::string s = absl::StrReplaceAll(text, {{"\n", " "}, {"\t", " "}});
-  absl::StripAsciiWhitespace(&s);
+  absl::RemoveExtraAsciiWhitespace(&s);
   return s;
 }
 
@@ -50,23 +52,46 @@ bool WaitSocket(PGconn* conn, short events, Deadline until) {
   }
 }
 
+void KeepNotice(void* arg, const PGresult* r) {
+  std::string* notice = static_cast<std::string*>(arg);
+  const char* severity = PQresultErrorField(r, PG_DIAG_SEVERITY);
+  *notice = absl::StrCat(severity != nullptr ? severity : "NOTICE", ": ", PgErrorText(r));
+}
+
+const std::string& NoNotice() {
+  static const std::string* empty = new std::string();
+  return *empty;
+}
+
 }  // namespace
 
-PgConnection::PgConnection(PGconn* conn) : conn_(conn), pid_(getpid()) {}
+PgConnection::PgConnection(PGconn* conn) : conn_(conn), pid_(CurrentPid()) {
+  if (conn_ != nullptr) {
+    notice_ = std::make_unique<std::string>();
+    PQsetNoticeReceiver(conn_, &KeepNotice, notice_.get());
+  }
+}
 
 PgConnection::PgConnection(PgConnection&& other) noexcept
-    : conn_(std::exchange(other.conn_, nullptr)), pid_(other.pid_) {}
+    : conn_(std::exchange(other.conn_, nullptr)),
+      pid_(other.pid_),
+      notice_(std::move(other.notice_)) {}
 
 PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
   if (this != &other) {
     Close();
     conn_ = std::exchange(other.conn_, nullptr);
     pid_ = other.pid_;
+    notice_ = std::move(other.notice_);
   }
   return *this;
 }
 
-bool PgConnection::ours() const { return conn_ != nullptr && pid_ == getpid(); }
+const std::string& PgConnection::last_notice() const {
+  return notice_ != nullptr ? *notice_ : NoNotice();
+}
+
+bool PgConnection::ours() const { return conn_ != nullptr && pid_ == CurrentPid(); }
 
 bool PgConnection::looks_alive() const {
   return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK;
@@ -74,7 +99,7 @@ bool PgConnection::looks_alive() const {
 
 void PgConnection::Close() {
   if (conn_ == nullptr) return;
-  if (pid_ != getpid()) {
+  if (pid_ != CurrentPid()) {
     // A copy inherited through fork(). Point the descriptor number at
     // /dev/null (dup3 swaps it atomically, so no other thread can be handed
     // that number in between): PQfinish's goodbye then goes nowhere and its
@@ -87,8 +112,16 @@ void PgConnection::Close() {
         conn_ = nullptr;
         return;
       }
-      dup3(null_fd, fd, O_CLOEXEC);
+      int moved;
+      do {
+        moved = dup3(null_fd, fd, O_CLOEXEC);
+      } while (moved < 0 && errno == EINTR);
       close(null_fd);
+      if (moved < 0) {
+        // The descriptor still reaches the parent's session.
+        conn_ = nullptr;
+        return;
+      }
     }
   }
   PQfinish(conn_);
@@ -141,23 +174,46 @@ absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
     }
   }
   PgResult decisive;
+  // A terminated session sends its error (FATAL, "terminating connection
+  // due to administrator command") and then closes the socket: report the
+  // loss, in the server's words when it gave some, since the session is
+  // gone. libpq's own text then only guesses ("terminated abnormally").
+  auto gone = [&]() {
+    if (decisive != nullptr && PgFailed(decisive.get())) {
+      const char* severity = PQresultErrorField(decisive.get(), PG_DIAG_SEVERITY);
+      return absl::UnavailableError(absl::StrCat(
+          "the server ended the session: ", severity != nullptr ? severity : "ERROR", ": ",
+          PgErrorText(decisive.get()), "; then it closed the connection"));
+    }
+    return lost("connection lost");
+  };
   for (;;) {
     while (PQisBusy(conn) != 0) {
       if (!WaitSocket(conn, POLLIN, reply_by)) {
         return absl::UnavailableError(
             "the server sent no reply in time (network or server down?)");
       }
-      if (PQconsumeInput(conn) == 0) return lost("connection lost");
+      if (PQconsumeInput(conn) == 0) return gone();
     }
     PgResult r(PQgetResult(conn));
     if (r == nullptr) break;
     if (decisive == nullptr || !PgFailed(decisive.get())) decisive = std::move(r);
   }
-  // A terminated session sends its error and then closes the socket:
-  // report the loss, not the error, since the session is gone.
-  if (PQstatus(conn) != CONNECTION_OK) return lost("connection lost");
+  if (PQstatus(conn) != CONNECTION_OK) return gone();
   if (decisive == nullptr) return absl::InternalError("the server sent no result");
   return decisive;
+}
+
+bool PgConsumeInput(PGconn* conn) {
+  if (PQstatus(conn) != CONNECTION_OK) return false;
+  // The first read may stop at the end of an error message whose
+  // connection close is right behind it: read twice. PQisBusy() hands what
+  // was read to the notice receiver.
+  for (int i = 0; i < 2; ++i) {
+    if (PQconsumeInput(conn) == 0) return false;
+    PQisBusy(conn);
+  }
+  return PQstatus(conn) == CONNECTION_OK;
 }
 
 bool PgFailed(const PGresult* r) {

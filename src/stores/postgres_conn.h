@@ -31,6 +31,11 @@ using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
 // An owned PGconn. Closing it ends the server session, which releases every
 // advisory session lock taken on it.
 //
+// Notices the server sends (a WARNING from pg_advisory_unlock, the FATAL a
+// session gets just before the server ends it) are kept as `last_notice()`
+// instead of going to stderr, libpq's default: a library does not write to
+// the program's stderr, and the text says why a session ended.
+//
 // fork() copies the socket into the child, but the session stays the
 // parent's: a child that sent anything on it (even the Terminate message
 // PQfinish sends) would garble or end the parent's session and drop its
@@ -54,11 +59,18 @@ class PgConnection {
   // Whether libpq still thinks the connection is up. Costs nothing, and
   // learns of a dead server only from the last call that touched the socket.
   bool looks_alive() const;
+  // The last notice or warning the server sent on this connection, on one
+  // line with its severity ("FATAL: terminating connection due to
+  // administrator command [SQLSTATE 57P01]"); "" if none.
+  const std::string& last_notice() const;
   void Close();
 
  private:
   PGconn* conn_ = nullptr;
   pid_t pid_ = 0;
+  // Where libpq's notice receiver writes; on the heap so that its address
+  // survives moves.
+  std::unique_ptr<std::string> notice_;
 };
 
 // Opens a connection with PQconnectdbParams (blocking, bounded by the
@@ -77,6 +89,13 @@ absl::StatusOr<PgConnection> PgConnect(
 // and the caller should close it.
 absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
                                 Deadline reply_by);
+
+// Reads, without waiting, what the server sent without being asked (a
+// notice, a parameter change, the error a session gets just before the
+// server ends it), so that the socket is not left readable. False when that
+// showed the connection closed: PQstatus() is then CONNECTION_BAD, and
+// PgConnError() says why. Call it only between queries.
+bool PgConsumeInput(PGconn* conn);
 
 // Whether `r` reports a failed statement.
 bool PgFailed(const PGresult* r);

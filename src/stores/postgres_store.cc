@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "platform/errors.h"
+#include "platform/process_id.h"
 #include "ipclock/store_interface.h"
 #include "stores/postgres_conn.h"
 #include "stores/postgres_lock_id.h"
@@ -46,7 +47,7 @@ struct PgKeyState final : KeyState {
   bool held = false;
   LockMode mode = LockMode::kExclusive;
   // Why the lock was lost, kept until the key acquires again so that a
-  // release or refresh after the loss says so instead of succeeding.
+  // release after the loss says so instead of succeeding.
   std::string lost;
 };
 
@@ -107,7 +108,7 @@ class PostgresStore final : public StoreWithState<PgKeyState> {
  public:
   PostgresStore(PostgresStoreOptions options, std::string describe)
       : options_(std::move(options)), describe_(std::move(describe)),
-        pool_pid_(getpid()) {}
+        pool_pid_(CurrentPid()) {}
 
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return describe_; }
@@ -121,9 +122,10 @@ class PostgresStore final : public StoreWithState<PgKeyState> {
   }
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
   absl::Status Delete(Key& key) override;
   absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status CheckHeld(Key& key) override;
+  WatchTargets GetWatchTargets(Key& key) override;
 
   absl::StatusOr<PgConnection> Connect() const;
   void ReturnConnection(PgConnection conn);
@@ -132,14 +134,14 @@ class PostgresStore final : public StoreWithState<PgKeyState> {
   absl::StatusOr<PgConnection> TakeConnection(bool* pooled);
   absl::StatusOr<bool> LockOn(PGconn* conn, const Key& key, int64_t id,
                               LockMode mode, Deadline deadline) const;
-  absl::Status CheckSession(Key& key, PgKeyState* st);
+  // Ends the key's claim on a lock whose session is gone (or unusable):
+  // Aborted saying so, remembered for a later release.
   absl::Status MarkLost(Key& key, PgKeyState* st, const absl::Status& why);
-  // For a key that holds nothing: Unavailable saying how its lock was
-  // lost, if it was, else OK.
+  // For a key that holds nothing: Aborted saying how its lock was lost, if
+  // it was, else OK.
   absl::Status LossReport(const Key& key, const PgKeyState* st) const {
     if (st->lost.empty()) return absl::OkStatus();
-    return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                      st->lost);
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), st->lost);
   }
   absl::Status Foreign(const Key& key) const {
     return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
@@ -177,22 +179,26 @@ absl::StatusOr<PgConnection> PostgresStore::Connect() const {
 
 absl::StatusOr<PgConnection> PostgresStore::TakeConnection(bool* pooled) {
   *pooled = false;
-  std::vector<PgConnection> inherited;  // closed after the mutex is let go
-  {
-    std::lock_guard<std::mutex> guard(mu_);
-    if (pool_pid_ != getpid()) {
-      // A forked child: the pooled sessions are the parent's.
-      inherited.swap(idle_);
-      pool_pid_ = getpid();
-    }
-    while (!idle_.empty()) {
-      PgConnection c = std::move(idle_.back());
-      idle_.pop_back();
-      if (c.looks_alive()) {
-        *pooled = true;
-        return c;
+  for (;;) {
+    PgConnection c;
+    std::vector<PgConnection> inherited;  // closed after the mutex is let go
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      if (pool_pid_ != CurrentPid()) {
+        // A forked child: the pooled sessions are the parent's.
+        inherited.swap(idle_);
+        pool_pid_ = CurrentPid();
       }
-      inherited.push_back(std::move(c));
+      if (idle_.empty()) break;
+      c = std::move(idle_.back());
+      idle_.pop_back();
+    }
+    // A session the server ended while it sat in the pool (a restart,
+    // pg_terminate_backend) has its goodbye and end of file waiting on the
+    // socket: one read without waiting finds it, not a failed lock request.
+    if (PgConsumeInput(c.get())) {
+      *pooled = true;
+      return c;
     }
   }
   return Connect();
@@ -206,7 +212,7 @@ void PostgresStore::ReturnConnection(PgConnection conn) {
     return;  // closed by its destructor
   }
   std::lock_guard<std::mutex> guard(mu_);
-  if (pool_pid_ == getpid() && idle_.size() < options_.max_idle) {
+  if (pool_pid_ == CurrentPid() && idle_.size() < options_.max_idle) {
     idle_.push_back(std::move(conn));
     return;
   }
@@ -277,26 +283,80 @@ absl::StatusOr<bool> PostgresStore::LockOn(PGconn* conn, const Key& key,
 
 absl::Status PostgresStore::MarkLost(Key& key, PgKeyState* st,
                                      const absl::Status& why) {
+  absl::string_view said = why.message();
+  absl::ConsumePrefix(&said, "the server ended the session: ");  // said below
+  std::string reason(said);
+  // The server's own word, when it said one before it closed the session
+  // (pg_terminate_backend, a shutdown): "FATAL: terminating connection due
+  // to administrator command". libpq's guess that follows ("the server
+  // terminated abnormally") would then mislead.
+  const std::string& notice = st->conn.last_notice();
+  if (!notice.empty() && PQstatus(st->conn.get()) == CONNECTION_BAD) {
+    reason = absl::StrCat(notice, "; then it closed the connection");
+  }
   st->conn.Close();
   st->held = false;
-  st->lost = absl::StrCat(
-      "the lock is lost: the session that held it is gone (",
-      why.message(),
-      "), and the server releases a session's advisory locks when it ends");
-  return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                    st->lost);
+  st->lost = absl::StrCat("the session ended: ", reason,
+                          " (the server releases a session's advisory locks when "
+                          "it ends; another session may hold the lock now)");
+  return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), st->lost);
 }
 
-// A held key's session is alive if libpq has seen no failure and one empty
-// query makes the round trip (the server answers it with no work at all).
-absl::Status PostgresStore::CheckSession(Key& key, PgKeyState* st) {
+// One query on the key's own session: its backend still holds the advisory
+// lock, in the mode the key took. pg_locks is the lock manager's own view
+// (the query takes each lock partition's lightweight lock in turn, briefly);
+// a lock taken with a 64-bit key shows as classid = high 32 bits, objid =
+// low 32 bits, objsubid = 1. Input the server sent unasked is read first, so
+// that a session the server already ended is seen without a query, and the
+// socket the watch polls does not stay readable.
+absl::Status PostgresStore::CheckHeld(Key& key) {
+  PgKeyState* st = state(key);
+  if (st == nullptr || !st->held) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      st != nullptr && !st->lost.empty() ? st->lost
+                                                         : "the lock is not held");
+  }
   if (!st->conn.ours()) return Foreign(key);
-  if (!st->conn.looks_alive()) {
+  if (!PgConsumeInput(st->conn.get())) {
     return MarkLost(key, st, absl::UnavailableError(PgConnError(st->conn.get())));
   }
-  absl::StatusOr<PgResult> r = PgExec(st->conn.get(), "", Deadline::In(kReplyTimeout));
+  const uint64_t id = static_cast<uint64_t>(st->id);
+  absl::StatusOr<PgResult> r = PgExec(
+      st->conn.get(),
+      absl::StrCat("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
+                   "pid = pg_backend_pid() AND granted AND classid = ",
+                   id >> 32, " AND objid = ", id & 0xffffffffu, " AND objsubid = 1 AND mode = '",
+                   st->mode == LockMode::kShared ? "ShareLock" : "ExclusiveLock", "'"),
+      Deadline::In(kReplyTimeout));
   if (!r.ok()) return MarkLost(key, st, r.status());
-  return absl::OkStatus();
+  if (PgFailed(r->get())) {
+    return StoreError(CodeOf(PgSqlState(r->get())), describe_, key.resource(),
+                      absl::StrCat("check: ", PgErrorText(r->get())));
+  }
+  if (PQntuples(r->get()) == 1 && absl::string_view(PQgetvalue(r->get(), 0, 0)) != "0") {
+    return absl::OkStatus();
+  }
+  // Only a statement on this session can unlock it, and only ipclock
+  // speaks on it: someone ran pg_advisory_unlock_all() through a pooler
+  // that shares sessions, or the like. Close the session to be sure
+  // nothing of it lingers.
+  st->conn.Close();
+  st->held = false;
+  st->lost = "the advisory lock is no longer held by its session (released by "
+             "a statement on it that ipclock did not send); the session was closed";
+  return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), st->lost);
+}
+
+WatchTargets PostgresStore::GetWatchTargets(Key& key) {
+  WatchTargets targets;
+  PgKeyState* st = state(key);
+  // The server closes the socket when it ends the session (a restart,
+  // pg_terminate_backend, idle_session_timeout): readable at once.
+  if (st != nullptr && st->held && st->conn.ours()) {
+    const int fd = PQsocket(st->conn.get());
+    if (fd >= 0) targets.poll_fds.push_back(fd);
+  }
+  return targets;
 }
 
 absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
@@ -345,18 +405,19 @@ absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
 
   st->lost.clear();
   st->id = PostgresLockId(key.resource(), options_.scheme);
-  for (int attempt = 0;; ++attempt) {
+  for (;;) {
     bool pooled = false;
     absl::StatusOr<PgConnection> conn = TakeConnection(&pooled);
     if (!conn.ok()) return conn.status();
     absl::StatusOr<bool> got = LockOn(conn->get(), key, st->id, mode, deadline);
     if (!got.ok()) {
-      // A pooled session may have died while idle (a server restart, an
-      // administrator's pg_terminate_backend). Nothing was held on it, so
-      // one retry on a fresh session is safe; the deadline still bounds it.
+      // A pooled session may have died while idle without a word on its
+      // socket yet (a network cut). Nothing was held on it, so a retry on
+      // another session is safe; there are at most max_idle pooled ones
+      // before a fresh one, and the deadline still bounds the wait.
       const bool died = !conn->looks_alive();
       ReturnConnection(*std::move(conn));
-      if (died && pooled && attempt == 0) continue;
+      if (died && pooled) continue;
       return got.status();
     }
     if (!*got) {
@@ -368,15 +429,6 @@ absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
     st->mode = mode;
     return true;
   }
-}
-
-absl::Status PostgresStore::PutOffExpiration(Key& key, absl::Duration) {
-  // Advisory locks have no lease; a refresh is a check that the session and
-  // so the lock are still there.
-  auto* st = state(key);
-  if (st == nullptr) return absl::OkStatus();
-  if (!st->held) return LossReport(key, st);
-  return CheckSession(key, st);
 }
 
 absl::Status PostgresStore::Delete(Key& key) {
@@ -398,10 +450,12 @@ absl::Status PostgresStore::Delete(Key& key) {
   } else if (PQntuples(r->get()) != 1 ||
              absl::string_view(PQgetvalue(r->get(), 0, 0)) != "t") {
     // The server warns and returns false when the session held no such
-    // lock: someone ran an unlock on our session behind our back.
-    failure = StoreError(absl::StatusCode::kInternal, describe_, key.resource(),
-                         "unlock: the server says this session did not hold "
-                         "the lock; the session was closed");
+    // lock: something ran an unlock on our session behind our back.
+    failure = StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                         absl::StrCat("the lock was no longer held at release: the "
+                                      "server says its session did not hold it (",
+                                      st->conn.last_notice(),
+                                      "); the session was closed"));
   }
   st->held = false;
   if (!failure.ok()) {
@@ -415,9 +469,9 @@ absl::Status PostgresStore::Delete(Key& key) {
 absl::StatusOr<bool> PostgresStore::Exists(Key& key) {
   auto* st = state(key);
   if (st == nullptr || !st->held) return false;
-  absl::Status s = CheckSession(key, st);
+  absl::Status s = CheckHeld(key);
   if (s.ok()) return true;
-  if (s.code() == absl::StatusCode::kUnavailable) return false;  // lost
+  if (absl::IsAborted(s)) return false;  // lost
   return s;
 }
 

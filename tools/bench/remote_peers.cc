@@ -3,13 +3,24 @@
 
 #include "remote_peers.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <random>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "ipclock/deadline.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_factory.h"
+#include "ipclock/lock_watch.h"
+#include "ipclock/postgres_store.h"
+#include "ipclock/store_factory.h"
 #include "ipclock_config.h"
 
 #if IPCLOCK_HAVE_REDIS
@@ -59,6 +70,132 @@ double RedisPing(const RunShape& shape, const std::string& dsn, std::string* why
   (void)shape;
   (void)dsn;
   *why = "hiredis not built in";
+  return -1;
+#endif
+}
+
+namespace {
+
+// Takes `resource` on `dsn`, watches it, runs `lose` at a random point of
+// the interval, and returns the ns until the watch reported the loss.
+template <typename Lose>
+double DetectionRounds(int rounds, const std::string& dsn, Lose lose, std::string* why) {
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+  if (!store.ok()) {
+    *why = std::string(store.status().message());
+    return -1;
+  }
+  std::minstd_rand rng(static_cast<unsigned>(ipclock::Deadline::NowNanos()));
+  const ipclock::WatchOptions defaults;
+  std::vector<double> ns;
+  for (int i = 0; i < rounds; ++i) {
+    const std::string resource = "bench-loss-" + std::to_string(i);
+    absl::StatusOr<ipclock::Lock> lock =
+        ipclock::AcquireLock(*store, resource, absl::Seconds(5));
+    if (!lock.ok()) {
+      *why = std::string(lock.status().message());
+      return -1;
+    }
+    std::atomic<int64_t> reported{0};
+    ipclock::WatchOptions options;
+    options.on_lost = [&](const ipclock::LockLoss&) { reported = ipclock::Deadline::NowNanos(); };
+    ipclock::LockWatch watch;
+    absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(*std::move(lock), options);
+    if (!watched.ok()) {
+      *why = std::string(watched.status().message());
+      return -1;
+    }
+    absl::SleepFor(defaults.check_interval *
+                   std::uniform_real_distribution<double>(0, 1)(rng));
+    const int64_t lost = ipclock::Deadline::NowNanos();
+    if (!lose(resource)) {
+      *why = "could not cause the loss";
+      return -1;
+    }
+    const int64_t give_up = lost + 10 * absl::ToInt64Nanoseconds(defaults.check_interval);
+    while (reported.load() == 0 && ipclock::Deadline::NowNanos() < give_up) {
+      absl::SleepFor(absl::Microseconds(200));
+    }
+    if (reported.load() == 0) {
+      *why = "the loss was not reported";
+      return -1;
+    }
+    ns.push_back(static_cast<double>(reported.load() - lost));
+    watched->Release().IgnoreError();  // Aborted: it was lost
+  }
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2];
+}
+
+}  // namespace
+
+double RedisLossDetection(int rounds, const std::string& dsn, std::string* why) {
+#if IPCLOCK_HAVE_REDIS
+  absl::string_view rest = dsn;
+  absl::ConsumePrefix(&rest, "redis://");
+  rest = rest.substr(0, rest.find_first_of("/?"));
+  if (size_t at = rest.rfind('@'); at != absl::string_view::npos) rest.remove_prefix(at + 1);
+  std::string host(rest.substr(0, rest.rfind(':')));
+  int port = 6379;
+  if (size_t colon = rest.rfind(':'); colon != absl::string_view::npos) {
+    if (!absl::SimpleAtoi(rest.substr(colon + 1), &port)) port = 6379;
+  }
+  redisContext* c = redisConnect(host.c_str(), port);
+  if (c == nullptr || c->err != 0) {
+    *why = "cannot connect";
+    if (c != nullptr) redisFree(c);
+    return -1;
+  }
+  const double ns = DetectionRounds(
+      rounds, dsn,
+      [c](const std::string& key) {
+        auto* r = static_cast<redisReply*>(redisCommand(c, "DEL %b", key.data(), key.size()));
+        if (r == nullptr) return false;
+        freeReplyObject(r);
+        return true;
+      },
+      why);
+  redisFree(c);
+  return ns;
+#else
+  (void)rounds;
+  (void)dsn;
+  *why = "hiredis not built in";
+  return -1;
+#endif
+}
+
+double PostgresLossDetection(int rounds, const std::string& dsn, std::string* why) {
+#if IPCLOCK_HAVE_POSTGRES
+  std::string uri = dsn;
+  if (size_t plus = uri.find("+advisory://"); plus != std::string::npos) uri.erase(plus, 9);
+  PGconn* admin = PQconnectdb(uri.c_str());
+  if (PQstatus(admin) != CONNECTION_OK) {
+    *why = "cannot connect";
+    PQfinish(admin);
+    return -1;
+  }
+  const double ns = DetectionRounds(
+      rounds, dsn,
+      [admin](const std::string& resource) {
+        const uint64_t id = static_cast<uint64_t>(
+            ipclock::PostgresLockId(resource, ipclock::PostgresLockIdScheme::kNative));
+        const std::string sql = absl::StrCat(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+            "AND granted AND classid = ", id >> 32, " AND objid = ", id & 0xffffffffu,
+            " AND objsubid = 1");
+        PGresult* r = PQexec(admin, sql.c_str());
+        const bool ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+        PQclear(r);
+        return ok;
+      },
+      why);
+  PQfinish(admin);
+  return ns;
+#else
+  (void)rounds;
+  (void)dsn;
+  *why = "libpq not built in";
   return -1;
 #endif
 }

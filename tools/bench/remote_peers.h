@@ -20,6 +20,13 @@ double RedisPing(const RunShape& shape, const std::string& dsn, std::string* why
 // `SELECT 1` through libpq to the server of a postgresql[+advisory]:// DSN.
 double PostgresSelect1(const RunShape& shape, const std::string& dsn, std::string* why);
 
+// How long a LockWatch with its default interval takes to report a held
+// lock lost on the server: a DEL of its Redis key at a random point of the
+// interval, or pg_terminate_backend of its PostgreSQL session. The median
+// of `rounds`, in ns; < 0 with `*why` set when it cannot be measured.
+double RedisLossDetection(int rounds, const std::string& dsn, std::string* why);
+double PostgresLossDetection(int rounds, const std::string& dsn, std::string* why);
+
 }  // namespace ipclock_bench
 
 #endif  // IPCLOCK_TOOLS_BENCH_REMOTE_PEERS_H_

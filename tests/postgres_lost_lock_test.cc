@@ -1,0 +1,228 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A held PostgreSQL advisory lock lost with its session: an administrator's
+// pg_terminate_backend (on the server of tools/test-servers/postgres.sh),
+// and a restart of the suite's own server, in fast and in immediate mode.
+// Each loss is seen the three ways a holder can see it: Lock::
+// CheckAcquired(), Release(), and a LockWatch, which must report it at once
+// from the session's socket: its check interval is a minute, so only the
+// socket can explain a report within seconds. Detection latencies are
+// printed.
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_watch.h"
+#include "ipclock/store.h"
+#include "ipclock/store_factory.h"
+#include "postgres_fixture.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+namespace {
+
+using ipclock::Lock;
+using ipclock::LockLoss;
+using ipclock::LockWatch;
+using ipclock::Store;
+using ipclock::WatchedLock;
+using ipclock::WatchOptions;
+
+constexpr absl::Duration kInterval = absl::Seconds(60);
+
+std::shared_ptr<Store> NewStore(const std::string& dsn) {
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+  ASSERT_OK(store);
+  return *store;
+}
+
+Lock Locked(const std::shared_ptr<Store>& store, const std::string& resource) {
+  absl::StatusOr<Lock> lock = Lock::Create(store, resource);
+  ASSERT_OK(lock);
+  absl::StatusOr<bool> got = lock->TryAcquire();
+  ASSERT_OK(got);
+  assert_true(*got);
+  return *std::move(lock);
+}
+
+bool FreeFor(const std::shared_ptr<Store>& other, const std::string& resource) {
+  absl::StatusOr<Lock> lock = Lock::Create(other, resource);
+  ASSERT_OK(lock);
+  absl::StatusOr<bool> got = lock->TryAcquire();
+  ASSERT_OK(got);
+  return *got;
+}
+
+// The first loss reported to a watch, and when.
+class FirstLoss {
+ public:
+  WatchOptions Options() {
+    WatchOptions o;
+    o.check_interval = kInterval;
+    o.on_lost = [this](const LockLoss& loss) {
+      std::lock_guard<std::mutex> guard(mu_);
+      if (count_++ == 0) {
+        loss_ = loss;
+        at_ = NowSeconds();
+      }
+      cv_.notify_all();
+    };
+    return o;
+  }
+  bool WaitUntil(double until) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (count_ == 0) {
+      const double left = until - NowSeconds();
+      if (left <= 0) return false;
+      cv_.wait_for(lock, std::chrono::duration<double>(left));
+    }
+    return true;
+  }
+  int count() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return count_;
+  }
+  LockLoss loss() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return loss_;
+  }
+  double at() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return at_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int count_ = 0;
+  LockLoss loss_;
+  double at_ = 0;
+};
+
+struct Loss {
+  const char* name;
+  // Ends the session that holds `resource` on the server of `dsn`.
+  void (*cause)(const std::string& dsn, const std::string& resource);
+  // What every report must say beside "the session ended".
+  const char* says;
+};
+
+void Terminate(const std::string& dsn, const std::string& resource) {
+  PgConn admin = ConnectTo(dsn);
+  assert_int_equal(TerminateHolder(admin.get(), resource), 1);
+}
+void RestartFast(const std::string&, const std::string&) { OwnPostgres().Restart("fast"); }
+void RestartImmediate(const std::string&, const std::string&) {
+  OwnPostgres().Restart("immediate");
+}
+
+const Loss kTerminate = {"pg_terminate_backend", &Terminate,
+                         "terminating connection due to administrator command"};
+const Loss kRestartFast = {"a fast restart", &RestartFast,
+                           "terminating connection due to administrator command"};
+// An immediate shutdown ends backends with SIGQUIT: some say why first,
+// some only close.
+const Loss kRestartImmediate = {"an immediate restart", &RestartImmediate, ""};
+
+void ExpectReport(const absl::Status& s, const Loss& loss, absl::string_view also) {
+  print_message("%s: %s\n", loss.name, s.ToString().c_str());
+  ASSERT_CODE(s, absl::StatusCode::kAborted);
+  assert_true(absl::StrContains(s.message(), "the session ended"));
+  assert_true(absl::StrContains(s.message(), loss.says));
+  assert_true(absl::StrContains(s.message(), also));
+}
+
+void LoseThreeWays(const Loss& loss, const std::string& dsn) {
+  auto store = NewStore(dsn);
+  auto other = NewStore(dsn);
+  std::vector<std::string> latencies;
+  {
+    const std::string r = UniqueResource("pg-lost-check");
+    Lock lock = Locked(store, r);
+    loss.cause(dsn, r);
+    ExpectReport(lock.CheckAcquired(), loss, "");
+    assert_false(lock.is_acquired());
+    assert_true(FreeFor(other, r));
+  }
+  {
+    const std::string r = UniqueResource("pg-lost-release");
+    Lock lock = Locked(store, r);
+    loss.cause(dsn, r);
+    ExpectReport(lock.Release(), loss, "");
+  }
+  {
+    const std::string r = UniqueResource("pg-lost-watch");
+    Lock lock = Locked(store, r);
+    FirstLoss first;
+    LockWatch watch;
+    absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), first.Options());
+    ASSERT_OK(watched);
+    absl::SleepFor(absl::Milliseconds(200));
+    assert_int_equal(first.count(), 0);
+    const double before = NowSeconds();
+    loss.cause(dsn, r);
+    const double after = NowSeconds();
+    if (!first.WaitUntil(after + 20)) fail_msg("%s: not reported within 20 s", loss.name);
+    // The cause returns once the session is gone (a restart: once the
+    // server is back), so the report may come before it returns.
+    latencies.push_back(absl::StrFormat(
+        "%s: reported %.1f ms after the cause began (it took %.1f ms)", loss.name,
+        (first.at() - before) * 1e3, (after - before) * 1e3));
+    ExpectReport(first.loss().status, loss, "");
+    ExpectReport(watched->Release(), loss, "");
+    assert_int_equal(first.count(), 1);
+  }
+  // The same store takes locks again on fresh sessions: none of the dead
+  // pooled ones is handed out.
+  Lock again = Locked(store, UniqueResource("pg-again"));
+  assert_true(IsStillHeld(again));
+  for (const std::string& l : latencies) print_message("latency: %s\n", l.c_str());
+}
+
+void SessionTerminated(void**) { LoseThreeWays(kTerminate, RequirePostgres()); }
+void ServerRestartedFast(void**) { LoseThreeWays(kRestartFast, OwnPostgres().dsn()); }
+void ServerRestartedImmediate(void**) {
+  LoseThreeWays(kRestartImmediate, OwnPostgres().dsn());
+}
+
+// Nothing lost, nothing reported: a watched lock whose socket sees the
+// server's other traffic (a parameter change, a notice to all sessions)
+// stays held.
+void HealthySessionIsNotReported(void**) {
+  const std::string dsn = RequirePostgres();
+  auto store = NewStore(dsn);
+  Lock lock = Locked(store, UniqueResource("pg-healthy"));
+  FirstLoss first;
+  LockWatch watch;
+  WatchOptions options = first.Options();
+  options.check_interval = absl::Milliseconds(50);
+  absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), options);
+  ASSERT_OK(watched);
+  PgConn admin = ConnectTo(dsn);
+  Query(admin.get(), "SELECT pg_reload_conf()");
+  absl::SleepFor(absl::Seconds(1));
+  assert_int_equal(first.count(), 0);
+  ASSERT_OK(watched->CheckNow());
+  ASSERT_OK(watched->Release());
+}
+
+}  // namespace
+}  // namespace ipclock_test
+
+int main() {
+  using namespace ipclock_test;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(SessionTerminated),
+      cmocka_unit_test(ServerRestartedFast),
+      cmocka_unit_test(ServerRestartedImmediate),
+      cmocka_unit_test(HealthySessionIsNotReported),
+  };
+  return cmocka_run_group_tests_name("postgres_lost_lock", tests, nullptr, nullptr);
+}

@@ -1,0 +1,375 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A held Redis lock lost on the server, as it happens in production: the
+// key deleted (DEL), the database flushed (FLUSHALL), the key evicted under
+// maxmemory (a volatile and an allkeys policy), the server restarted
+// without persistence, the lease run out, the key taken over or
+// overwritten. Each loss is seen the three ways a holder can see it, in
+// both formats: Lock::CheckAcquired(), Release(), and a LockWatch that must
+// report it within its check interval (the lease is a minute long, so only
+// the check can have found it). Detection latencies are printed.
+//
+// And the opposite: a watched lock whose server stops is not reported lost
+// while its lease lasts (renewals fail, checks cannot ask), and is reported
+// once the lease has run out, never before.
+//
+// Everything runs on the suite's own server (tests/redis_fixture.h).
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "core/lock_access.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_watch.h"
+#include "ipclock/store.h"
+#include "ipclock/store_interface.h"
+#include "redis_fixture.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+namespace {
+
+using ipclock::Lock;
+using ipclock::LockLoss;
+using ipclock::LockMode;
+using ipclock::LockWatch;
+using ipclock::WatchedLock;
+using ipclock::WatchOptions;
+
+const char* const kFormats[] = {"symfony", "simple"};
+constexpr absl::Duration kLongLease = absl::Seconds(60);
+constexpr absl::Duration kInterval = absl::Milliseconds(250);
+
+// Losses reported to one watch, with when they came.
+class LossLog {
+ public:
+  WatchOptions Options(absl::Duration interval) {
+    WatchOptions o;
+    o.check_interval = interval;
+    o.on_lost = [this](const LockLoss& loss) {
+      std::lock_guard<std::mutex> guard(mu_);
+      seen_.push_back(loss);
+      at_.push_back(NowSeconds());
+      cv_.notify_all();
+    };
+    return o;
+  }
+  // Waits until a loss is reported or `until` (seconds, NowSeconds) passes.
+  bool WaitUntil(double until) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (seen_.empty()) {
+      const double left = until - NowSeconds();
+      if (left <= 0) return false;
+      cv_.wait_for(lock, std::chrono::duration<double>(left));
+    }
+    return true;
+  }
+  size_t size() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return seen_.size();
+  }
+  LockLoss first() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return seen_.at(0);
+  }
+  double first_at() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return at_.at(0);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<LockLoss> seen_;
+  std::vector<double> at_;
+};
+
+// Detection latencies, printed together at the end of each test.
+struct Latencies {
+  std::vector<std::string> lines;
+  void Add(absl::string_view what, double seconds) {
+    lines.push_back(absl::StrFormat("%s: reported %.1f ms after the loss", what, seconds * 1e3));
+  }
+  ~Latencies() {
+    for (const std::string& l : lines) print_message("latency: %s\n", l.c_str());
+  }
+};
+
+// --- Ways to lose the lock ------------------------------------------------------------
+
+struct Loss {
+  const char* name;
+  void (*cause)(RedisServer& own, const std::string& key);
+  // What every report of this loss must say.
+  const char* says;
+};
+
+void Delete(RedisServer& own, const std::string& key) {
+  RedisClient(own.dsn()).Ok({"DEL", key});
+}
+
+void FlushAll(RedisServer& own, const std::string&) {
+  RedisClient(own.dsn()).Ok({"FLUSHALL"});
+}
+
+// Fills the server past a small maxmemory with keys of a TTL until the lock
+// key is evicted, then lifts the limit (the policy stays, as on a server
+// configured so).
+void EvictUnder(const char* policy, RedisServer& own, const std::string& key) {
+  RedisClient raw(own.dsn());
+  const long long used = raw.Info("memory", "used_memory");
+  raw.Ok({"CONFIG", "SET", "maxmemory-policy", policy});
+  raw.Ok({"CONFIG", "SET", "maxmemory", absl::StrCat(used + 2 * 1024 * 1024)});
+  const std::string blob(16 * 1024, 'x');
+  int rounds = 0;
+  for (; rounds < 5000 && raw.Int({"EXISTS", key}) == 1; ++rounds) {
+    for (int j = 0; j < 16; ++j) {
+      raw.Ok({"SET", absl::StrCat("fill:", key, ":", rounds, ":", j), blob, "PX", "600000"});
+    }
+  }
+  if (raw.Int({"EXISTS", key}) == 1) fail_msg("the lock key was not evicted");
+  raw.Ok({"CONFIG", "SET", "maxmemory", "0"});
+}
+void EvictVolatileLru(RedisServer& own, const std::string& key) {
+  EvictUnder("volatile-lru", own, key);
+}
+void EvictAllkeysLru(RedisServer& own, const std::string& key) {
+  EvictUnder("allkeys-lru", own, key);
+}
+
+// SIGKILL and a fresh start: the server comes back empty (no persistence).
+void RestartWithoutPersistence(RedisServer& own, const std::string&) { own.Restart(); }
+
+const Loss kDel = {"DEL", &Delete, "it was deleted (DEL or UNLINK) or evicted"};
+const Loss kFlushAll = {"FLUSHALL", &FlushAll, "the database was flushed (FLUSHALL or FLUSHDB)"};
+const Loss kEvictVolatile = {"eviction under volatile-lru", &EvictVolatileLru,
+                             "evicts keys when it reaches maxmemory (maxmemory-policy volatile-lru"};
+const Loss kEvictAllkeys = {"eviction under allkeys-lru", &EvictAllkeysLru,
+                            "evicts keys when it reaches maxmemory (maxmemory-policy allkeys-lru"};
+const Loss kRestart = {"a restart without persistence", &RestartWithoutPersistence,
+                       "the server was restarted or replaced (its run_id changed)"};
+
+std::string DsnFor(RedisServer& own, const char* format) {
+  return WithOptions(own.dsn(), absl::StrCat("format=", format,
+                                             "&secret=none&connect_timeout=1&command_timeout=2"));
+}
+
+void ExpectReport(const absl::Status& s, const Loss& loss, absl::string_view also) {
+  print_message("%s: %s\n", loss.name, s.ToString().c_str());
+  ASSERT_CODE(s, absl::StatusCode::kAborted);
+  if (!Contains(s, loss.says)) fail_msg("the report does not say \"%s\"", loss.says);
+  if (!Contains(s, also)) fail_msg("the report does not say \"%s\"", also.data());
+}
+
+// The holder asks: Aborted, saying what happened; and the lock really is
+// free for the next holder.
+void SeenByCheckAcquired(const Loss& loss, RedisServer& own, const char* format) {
+  auto store = StoreOrDie(DsnFor(own, format));
+  const std::string r = UniqueResource("lost-check");
+  Lock lock = MakeLock(store, r, kLongLease);
+  assert_true(Try(lock));
+  assert_true(Held(lock));
+  loss.cause(own, r);
+  ExpectReport(lock.CheckAcquired(), loss, "the lock is no longer held");
+  assert_false(lock.is_acquired());
+  Lock rival = MakeLock(store, r, kLongLease);
+  assert_true(Try(rival));
+}
+
+// The holder releases without asking first: never OK.
+void SeenByRelease(const Loss& loss, RedisServer& own, const char* format) {
+  auto store = StoreOrDie(DsnFor(own, format));
+  const std::string r = UniqueResource("lost-release");
+  Lock lock = MakeLock(store, r, kLongLease);
+  assert_true(Try(lock));
+  loss.cause(own, r);
+  ExpectReport(lock.Release(), loss, "the lock was no longer held at release");
+}
+
+// A watch reports it within its interval: the lease cannot explain it.
+void SeenByWatch(const Loss& loss, RedisServer& own, const char* format, Latencies* latencies) {
+  auto store = StoreOrDie(DsnFor(own, format));
+  const std::string r = UniqueResource("lost-watch");
+  Lock lock = MakeLock(store, r, kLongLease);
+  assert_true(Try(lock));
+  LossLog log;
+  LockWatch watch;
+  absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), log.Options(kInterval));
+  ASSERT_OK(watched);
+  absl::SleepFor(kInterval * 2);
+  assert_int_equal(log.size(), 0);  // nothing lost yet, nothing reported
+  loss.cause(own, r);
+  const double lost_at = NowSeconds();
+  if (!log.WaitUntil(lost_at + 30)) fail_msg("%s: not reported within 30 s", loss.name);
+  latencies->Add(absl::StrCat(loss.name, ", format=", format, ", interval ",
+                              absl::FormatDuration(kInterval)),
+                 log.first_at() - lost_at);
+  ExpectReport(log.first().status, loss, "the lock is no longer held");
+  assert_true(watched->lost());
+  assert_int_equal(log.size(), 1);  // once
+  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+}
+
+void LoseThreeWays(const Loss& loss) {
+  RedisServer& own = OwnRedis();
+  Latencies latencies;
+  for (const char* format : kFormats) {
+    SeenByCheckAcquired(loss, own, format);
+    SeenByRelease(loss, own, format);
+    SeenByWatch(loss, own, format, &latencies);
+  }
+}
+
+void KeyDeleted(void**) { LoseThreeWays(kDel); }
+void DatabaseFlushed(void**) { LoseThreeWays(kFlushAll); }
+void EvictedUnderVolatileLru(void**) { LoseThreeWays(kEvictVolatile); }
+void EvictedUnderAllkeysLru(void**) { LoseThreeWays(kEvictAllkeys); }
+void ServerRestartedWithoutPersistence(void**) { LoseThreeWays(kRestart); }
+
+// --- What else a report can say ----------------------------------------------------------
+
+void LeaseRanOut(void**) {
+  RedisServer& own = OwnRedis();
+  for (const char* format : kFormats) {
+    auto store = StoreOrDie(DsnFor(own, format));
+    Lock lock = MakeLock(store, UniqueResource("lease"), absl::Milliseconds(200));
+    assert_true(Try(lock));
+    absl::SleepFor(absl::Milliseconds(500));
+    absl::Status s = lock.CheckAcquired();
+    print_message("%s\n", s.ToString().c_str());
+    ASSERT_CODE(s, absl::StatusCode::kAborted);
+    assert_true(Contains(s, "its lease ran out and the server expired it"));
+  }
+  // A reader whose lease ran out while another's lasts: its entry is still
+  // in the sorted set, past its time.
+  auto store = StoreOrDie(DsnFor(own, "symfony"));
+  const std::string r = UniqueResource("reader-lease");
+  Lock brief = MakeLock(store, r, absl::Milliseconds(200));
+  Lock lasting = MakeLock(store, r, kLongLease);
+  assert_true(Try(brief, LockMode::kShared));
+  assert_true(Try(lasting, LockMode::kShared));
+  absl::SleepFor(absl::Milliseconds(500));
+  absl::Status s = brief.CheckAcquired();
+  print_message("%s\n", s.ToString().c_str());
+  ASSERT_CODE(s, absl::StatusCode::kAborted);
+  assert_true(Contains(s, "its lease ran out on the server's clock"));
+  assert_true(Held(lasting));
+}
+
+void TakenOverOrOverwritten(void**) {
+  RedisServer& own = OwnRedis();
+  RedisClient raw(own.dsn());
+  for (const char* format : kFormats) {
+    auto store = StoreOrDie(DsnFor(own, format));
+    const std::string r = UniqueResource("taken");
+    Lock lock = MakeLock(store, r, kLongLease);
+    assert_true(Try(lock));
+    raw.Ok({"DEL", r});
+    Lock rival = MakeLock(store, r, kLongLease);
+    assert_true(Try(rival));
+    absl::Status s = lock.CheckAcquired();
+    print_message("%s\n", s.ToString().c_str());
+    ASSERT_CODE(s, absl::StatusCode::kAborted);
+    assert_true(Contains(s, absl::StrCat("another owner holds it now (a writer with fencing token ",
+                                         *rival.fence(), ")")));
+    // The rival's lock is untouched by the loser's release.
+    ASSERT_OK(lock.Release());  // CheckAcquired let go already
+    assert_true(Held(rival));
+
+    Lock other = MakeLock(store, UniqueResource("overwritten"), kLongLease);
+    assert_true(Try(other));
+    raw.Ok({"DEL", other.resource()});
+    raw.Ok({"HSET", other.resource(), "field", "value"});
+    s = other.Release();
+    print_message("%s\n", s.ToString().c_str());
+    ASSERT_CODE(s, absl::StatusCode::kAborted);
+    assert_true(Contains(s, "overwritten with a value of type hash"));
+  }
+  // Symfony format seeing a simple-format holder.
+  auto symfony = StoreOrDie(DsnFor(own, "symfony"));
+  auto simple = StoreOrDie(DsnFor(own, "simple"));
+  const std::string r = UniqueResource("cross");
+  Lock lock = MakeLock(symfony, r, kLongLease);
+  assert_true(Try(lock));
+  raw.Ok({"DEL", r});
+  Lock rival = MakeLock(simple, r, kLongLease);
+  assert_true(Try(rival));
+  absl::Status s = lock.CheckAcquired();
+  ASSERT_CODE(s, absl::StatusCode::kAborted);
+  assert_true(Contains(s, "in the string format"));
+}
+
+// --- The server stops under a watched lock ---------------------------------------------
+
+void StoppedServerLosesTheLockWhenTheLeaseRunsOut(void**) {
+  RedisServer& own = OwnRedis();
+  auto store = StoreOrDie(
+      WithOptions(own.dsn(), "secret=none&connect_timeout=0.5&command_timeout=0.5"));
+  const absl::Duration ttl = absl::Seconds(3);
+  Lock lock = MakeLock(store, UniqueResource("stopped"), ttl);
+  assert_true(Try(lock));
+  LossLog log;
+  LockWatch watch;
+  absl::StatusOr<WatchedLock> watched =
+      watch.Watch(std::move(lock), log.Options(absl::Milliseconds(100)));
+  ASSERT_OK(watched);
+  // A few renewals and checks while the server is up: nothing to report,
+  // and the lease keeps being pushed out.
+  absl::SleepFor(ttl + absl::Seconds(1));
+  assert_int_equal(log.size(), 0);
+  assert_true(watched->RemainingLifetime() > ttl / 3);
+
+  // Measured before the lease is read: the lease cannot end before
+  // stopped_at + left.
+  const double stopped_at = NowSeconds();
+  const absl::Duration left = watched->RemainingLifetime();
+  own.Kill();
+  const double lease_end = stopped_at + absl::ToDoubleSeconds(left);
+  // Checks now fail (Unavailable) and renewals fail: neither is a loss.
+  while (NowSeconds() < lease_end - 0.2) {
+    if (log.size() != 0) {
+      fail_msg("reported lost %.3f s before the lease ran out: %s", lease_end - NowSeconds(),
+               log.first().status.ToString().c_str());
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  if (!log.WaitUntil(lease_end + 20)) fail_msg("not reported lost after the lease ran out");
+  const double reported = log.first_at();
+  print_message("latency: server stopped with %.3f s of lease left; reported lost %.3f s "
+                "after it stopped, %.1f ms after the lease ran out\n",
+                absl::ToDoubleSeconds(left), reported - stopped_at,
+                (reported - lease_end) * 1e3);
+  if (reported < lease_end) {
+    fail_msg("reported %.3f s before the lease ran out", lease_end - reported);
+  }
+  const absl::Status status = log.first().status;
+  print_message("%s\n", status.ToString().c_str());
+  ASSERT_CODE(status, absl::StatusCode::kAborted);
+  assert_true(Contains(status, "lease ran out"));
+  // The server is still down: the release cannot be confirmed, and says so.
+  assert_false(watched->Release().ok());
+}
+
+}  // namespace
+}  // namespace ipclock_test
+
+int main() {
+  using namespace ipclock_test;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(KeyDeleted),
+      cmocka_unit_test(DatabaseFlushed),
+      cmocka_unit_test(EvictedUnderVolatileLru),
+      cmocka_unit_test(EvictedUnderAllkeysLru),
+      cmocka_unit_test(ServerRestartedWithoutPersistence),
+      cmocka_unit_test(LeaseRanOut),
+      cmocka_unit_test(TakenOverOrOverwritten),
+      cmocka_unit_test(StoppedServerLosesTheLockWhenTheLeaseRunsOut),
+  };
+  return cmocka_run_group_tests_name("redis_lost_lock", tests, nullptr, KillOwnRedis);
+}
