@@ -1,0 +1,198 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The idle attachments of a semaphore store, kept for the next Lock on the
+// same resource: an attachment is what it costs system calls to make and to
+// end (a SysV set joined with PHP's sem_get protocol; a POSIX registry slot
+// with its mappings), so a full cycle on a resource used a moment ago takes
+// one from here instead. Each attachment is used by one Lock at a time:
+// `Take()` hands it over, `Put()` takes it back when that Lock is gone.
+//
+// Bounded three ways: at most `capacity` idle attachments (the least
+// recently used one goes first), none idle for longer than `max_idle` (the
+// next Take() or Put() ends those), and none once the store is destroyed
+// (`Drain()`). What leaves the cache is handed back to the caller, who ends
+// it outside the lock.
+//
+// fork(): the child gets a copy of the parent's attachments, which are not
+// its own (its parent's SEM_UNDO counts, slots naming its parent), and maybe
+// a mutex that a parent's thread held at that instant. The first call in the
+// child therefore replaces the whole cache with an empty one, leaking the
+// copy without touching it.
+
+#ifndef IPCLOCK_STORES_SEMAPHORE_IDLE_CACHE_H_
+#define IPCLOCK_STORES_SEMAPHORE_IDLE_CACHE_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "platform/coarse_clock.h"
+#include "platform/process_id.h"
+
+namespace ipclock {
+
+template <typename Attachment>
+class SemaphoreIdleCache {
+ public:
+  SemaphoreIdleCache(size_t capacity, int64_t max_idle_nanos)
+      : capacity_(capacity),
+        max_idle_nanos_(max_idle_nanos),
+        core_(new Core(CurrentPid())) {}
+  ~SemaphoreIdleCache() {
+    Core* core = core_.load(std::memory_order_acquire);
+    if (core->pid == CurrentPid()) delete core;  // else a parent's copy
+  }
+  SemaphoreIdleCache(const SemaphoreIdleCache&) = delete;
+  SemaphoreIdleCache& operator=(const SemaphoreIdleCache&) = delete;
+
+  size_t capacity() const { return capacity_; }
+
+  // An idle attachment for `resource`, or nullptr. Attachments idle for too
+  // long are moved to `*expired`.
+  std::unique_ptr<Attachment> Take(absl::string_view resource,
+                                   std::vector<std::unique_ptr<Attachment>>* expired) {
+    Core* core = ThisProcessCore();
+    absl::MutexLock lock(&core->mu);
+    Expire(core, CoarseMonotonicNanos(), expired);
+    auto it = core->by_resource.find(resource);
+    if (it == core->by_resource.end() || it->second.empty()) return nullptr;
+    Entry* entry = it->second.back();
+    it->second.pop_back();
+    return Unlist(core, entry);
+  }
+
+  // Keeps `attachment` for the next Take() of `resource`. Returns what must
+  // be ended now: the least recently used attachments beyond the capacity,
+  // those idle for too long, or `attachment` itself when nothing may be kept.
+  std::vector<std::unique_ptr<Attachment>> Put(absl::string_view resource,
+                                               std::unique_ptr<Attachment> attachment) {
+    std::vector<std::unique_ptr<Attachment>> out;
+    if (capacity_ == 0) {
+      out.push_back(std::move(attachment));
+      return out;
+    }
+    Core* core = ThisProcessCore();
+    absl::MutexLock lock(&core->mu);
+    if (core->closed) {
+      out.push_back(std::move(attachment));
+      return out;
+    }
+    const int64_t now = CoarseMonotonicNanos();
+    Expire(core, now, &out);
+    if (core->spare.empty()) core->spare.emplace_back();
+    core->lru.splice(core->lru.begin(), core->spare, core->spare.begin());
+    Entry* entry = &core->lru.front();
+    entry->resource.assign(resource.data(), resource.size());
+    entry->attachment = std::move(attachment);
+    entry->idle_since = now;
+    entry->lru_pos = core->lru.begin();
+    auto it = core->by_resource.find(resource);
+    if (it == core->by_resource.end()) {
+      if (core->by_resource.size() >= 4 * capacity_ + 16) {
+        // Resources whose attachments were all taken and never came back.
+        absl::erase_if(core->by_resource, [](const auto& kv) { return kv.second.empty(); });
+      }
+      it = core->by_resource.try_emplace(std::string(resource)).first;
+    }
+    it->second.push_back(entry);
+    while (core->lru.size() > capacity_) {
+      out.push_back(Remove(core, &core->lru.back()));
+    }
+    return out;
+  }
+
+  // Empties the cache for good (the store is being destroyed): every idle
+  // attachment is handed back, and later Put()s give theirs back at once.
+  std::vector<std::unique_ptr<Attachment>> Drain() {
+    std::vector<std::unique_ptr<Attachment>> out;
+    Core* core = ThisProcessCore();
+    absl::MutexLock lock(&core->mu);
+    core->closed = true;
+    while (!core->lru.empty()) out.push_back(Remove(core, &core->lru.back()));
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::string resource;
+    std::unique_ptr<Attachment> attachment;
+    int64_t idle_since = 0;
+    typename std::list<Entry>::iterator lru_pos;
+  };
+  struct Core {
+    explicit Core(pid_t owner) : pid(owner) {}
+    const pid_t pid;
+    absl::Mutex mu;
+    bool closed ABSL_GUARDED_BY(mu) = false;
+    // Most recently used first. Entries do not move while listed; spare
+    // entries are kept for reuse, so that a full cycle allocates nothing.
+    std::list<Entry> lru ABSL_GUARDED_BY(mu);
+    std::list<Entry> spare ABSL_GUARDED_BY(mu);
+    // A resource's idle entries, the last returned last. Resources with
+    // none left keep their (empty) vector, so that a full cycle allocates
+    // nothing; Remove() drops the empty ones as entries leave for good.
+    absl::flat_hash_map<std::string, std::vector<Entry*>> by_resource ABSL_GUARDED_BY(mu);
+  };
+
+  Core* ThisProcessCore() {
+    Core* core = core_.load(std::memory_order_acquire);
+    const pid_t self = CurrentPid();
+    if (core->pid == self) return core;
+    // A forked child (see the top of the file): the parent's copy is left
+    // as it is, never locked, never freed.
+    Core* fresh = new Core(self);
+    if (core_.compare_exchange_strong(core, fresh, std::memory_order_acq_rel)) {
+      return fresh;
+    }
+    delete fresh;  // another thread of the child replaced it first
+    return core;
+  }
+
+  void Expire(Core* core, int64_t now, std::vector<std::unique_ptr<Attachment>>* out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core->mu) {
+    while (!core->lru.empty() && now - core->lru.back().idle_since > max_idle_nanos_) {
+      out->push_back(Remove(core, &core->lru.back()));
+    }
+  }
+
+  std::unique_ptr<Attachment> Remove(Core* core, Entry* entry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core->mu) {
+    auto it = core->by_resource.find(entry->resource);
+    std::vector<Entry*>& list = it->second;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i] == entry) {
+        list.erase(list.begin() + static_cast<ptrdiff_t>(i));
+        break;
+      }
+    }
+    if (list.empty()) core->by_resource.erase(it);
+    return Unlist(core, entry);
+  }
+
+  // Moves `entry` to the spare list and returns its attachment.
+  std::unique_ptr<Attachment> Unlist(Core* core, Entry* entry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core->mu) {
+    std::unique_ptr<Attachment> out = std::move(entry->attachment);
+    core->spare.splice(core->spare.begin(), core->lru, entry->lru_pos);
+    return out;
+  }
+
+  const size_t capacity_;
+  const int64_t max_idle_nanos_;
+  std::atomic<Core*> core_;
+};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_SEMAPHORE_IDLE_CACHE_H_
