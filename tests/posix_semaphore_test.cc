@@ -119,6 +119,15 @@ void PairGoesWithLastLockWhenNothingIsKept(void**) {
   assert_true(TryOrFail(a));
   assert_true(ObjectsExist(resource, "ipclock-left"));
   assert_false(TryOrFail(b));
+  // What `ipclock list` reads: two attached, one holding, no permit free.
+  absl::StatusOr<ipclock::RegistrySnapshot> snap = ipclock::ReadRegistrySnapshot(
+      ipclock::PosixSemaphoreName(resource, "ipclock-left") + ".reg");
+  ASSERT_OK(snap);
+  assert_int_equal(snap->permits, 1);
+  assert_int_equal(snap->attached.size(), 2);
+  assert_int_equal(snap->attached[0].holding + snap->attached[1].holding, 1);
+  assert_int_equal(snap->attached[0].pid, getpid());
+  assert_int_equal(snap->semaphore_value, 0);
   ASSERT_OK(a.Release());
   Drop(a);
   assert_true(ObjectsExist(resource, "ipclock-left"));  // b still exists

@@ -173,13 +173,13 @@ int CreateNamedSem(const std::string& name, mode_t mode, unsigned value, NamedSe
   return 0;
 }
 
-int OpenNamedSem(const std::string& name, NamedSem* out) {
+int OpenNamedSem(const std::string& name, bool writable, NamedSem* out) {
   ScopedFd fd;
   struct stat st;
-  if (int err = OpenPath(SemPath(name), true, &fd, &st)) return err;
+  if (int err = OpenPath(SemPath(name), writable, &fd, &st)) return err;
   if (!S_ISREG(st.st_mode) || st.st_size < static_cast<off_t>(sizeof(sem_t))) return EBADFD;
   void* map = nullptr;
-  if (int err = MapShared(fd.get(), sizeof(sem_t), true, &map)) return err;
+  if (int err = MapShared(fd.get(), sizeof(sem_t), writable, &map)) return err;
   out->sem = static_cast<sem_t*>(map);
   out->id = FileIdOf(st);
   return 0;

@@ -83,9 +83,10 @@ struct NamedSem {
 // Makes semaphore `name` with `value` and exactly `mode`, replacing any file
 // of that name (callers hold a lock that makes them its only creator).
 int CreateNamedSem(const std::string& name, mode_t mode, unsigned value, NamedSem* out);
-// Maps the existing semaphore `name`. ENOENT if there is none; EBADFD for a
-// file that is not one (not regular, or too small).
-int OpenNamedSem(const std::string& name, NamedSem* out);
+// Maps the existing semaphore `name` (read-only: for sem_getvalue() only).
+// ENOENT if there is none; EBADFD for a file that is not one (not regular,
+// or too small).
+int OpenNamedSem(const std::string& name, bool writable, NamedSem* out);
 void CloseNamedSem(NamedSem* sem);
 int UnlinkNamedSem(const std::string& name);
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
 #include "platform/faults.h"
@@ -85,6 +86,17 @@ absl::StatusOr<RegistrySnapshot> ReadRegistrySnapshot(const std::string& registr
       a.start_time = SharedLoad(&slot.start_time);
       a.holding = snap.permits == 1 ? owner == i + 1 : state == kSlotHolding;
       snap.attached.push_back(a);
+    }
+    // The semaphore beside it: "/x.reg" -> "/x".
+    constexpr absl::string_view kSuffix = ".reg";
+    if (absl::EndsWith(registry_name, kSuffix)) {
+      NamedSem sem;
+      const std::string sem_name = registry_name.substr(0, registry_name.size() - kSuffix.size());
+      if (OpenNamedSem(sem_name, false, &sem) == 0) {
+        int value = -1;
+        if (SemGetValue(sem.sem, &value) == 0) snap.semaphore_value = value;
+        CloseNamedSem(&sem);
+      }
     }
     result = std::move(snap);
   }

@@ -76,6 +76,10 @@ absl::StatusOr<bool> SemaphoreRegistry::Create(mode_t mode, uint32_t permits) {
     return Error(err, absl::StrCat("link ", ShmPath(reg)));
   }
   struct stat st;
+  // Below, a failure takes the new registry back (ours, linked, and we
+  // hold its flock); a failed unlink then leaves a registry without a
+  // semaphore and without users, which the next attacher removes. The
+  // error reported is the first one.
   if (int err = FstatFd(fd.get(), &st)) {
     (void)UnlinkShmFile(reg);
     return Error(err, absl::StrCat("fstat ", ShmPath(reg)));
@@ -86,7 +90,6 @@ absl::StatusOr<bool> SemaphoreRegistry::Create(mode_t mode, uint32_t permits) {
   // Any semaphore of that name is a leftover whose permits nobody accounts
   // for (its registry was deleted): it is replaced, not trusted.
   if (int err = CreateNamedSem(names_.semaphore, mode, permits, &sem_)) {
-    // Ours, linked, and we hold its flock: take it back, leaving nothing.
     (void)UnlinkShmFile(reg);
     return Error(err, absl::StrCat("create ", SemPath(names_.semaphore)));
   }
@@ -185,7 +188,7 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
       if (st.st_nlink == 0) continue;  // removed before our flock: the name is another's now
       r->registry_id_ = FileIdOf(st);
       if (absl::Status s = r->MapAndCheck(st); !s.ok()) return s;
-      err = r->sem_id_.ino == 0 ? ENOENT : OpenNamedSem(names.semaphore, &r->sem_);
+      err = r->sem_id_.ino == 0 ? ENOENT : OpenNamedSem(names.semaphore, true, &r->sem_);
       if (err == 0 && r->sem_.id != r->sem_id_) err = ENOENT;  // not the one made with it
       if (err == ENOENT) {
         if (r->NobodyAlive()) {
@@ -497,6 +500,8 @@ absl::Status SemaphoreRegistry::Detach() {
   // registry first let a newcomer make a new pair in between, whose fresh
   // semaphore we then unlinked. A death between the two leaves a registry
   // without a semaphore and without users, which the next Attach() removes.
+  // An unlink that fails leaves what the next last user, or the next
+  // attacher, removes: there is nobody to tell now.
   if (!anyone_left && StillLinked()) {
     struct stat st;
     if (StatSemName(names_.semaphore, &st) == 0 && FileIdOf(st) == sem_id_) {

@@ -156,6 +156,9 @@ struct RegistrySnapshot {
   uint32_t permits = 0;
   uint64_t pid_namespace = 0;
   std::vector<Attached> attached;
+  // The semaphore's value (the free permits, as a hint), or -1 if it could
+  // not be read.
+  int semaphore_value = -1;
 };
 
 // Reads the registry `registry_name` ("/<prefix>.<hex>.reg") without

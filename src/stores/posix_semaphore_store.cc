@@ -65,6 +65,7 @@ void DetachAll(std::vector<std::unique_ptr<SemaphoreRegistry>> registries) {
 struct PosixKeyState final : KeyState {
   std::shared_ptr<RegistryCache> cache;
   std::unique_ptr<SemaphoreRegistry> registry;
+  size_t resource_hash = 0;  // for the cache (RegistryCache::Name)
   bool held = false;
   // What CheckHeld() found when it found the held permit lost; the release
   // reports it.
@@ -76,8 +77,9 @@ struct PosixKeyState final : KeyState {
   // copy of its parent's attachment.
   ~PosixKeyState() override {
     if (registry == nullptr || held || registry->attach_pid() != CurrentPid()) return;
-    const absl::string_view resource = registry->resource();  // the object does not move
-    DetachAll(cache->Put(resource, std::move(registry)));
+    // The view stays valid: the registry object itself does not move.
+    const RegistryCache::Name name{registry->resource(), resource_hash};
+    DetachAll(cache->Put(name, std::move(registry)));
   }
 };
 
@@ -127,7 +129,8 @@ class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
     names.registry = absl::StrCat(names.semaphore, ".reg");
     return names;
   }
-  absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> TakeOrAttach(const Key& key);
+  absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> TakeOrAttach(const Key& key,
+                                                                   size_t* resource_hash);
   // True once a permit is taken, false when `deadline` passed first.
   // `*waited` says whether it slept.
   absl::StatusOr<bool> TakePermit(const Key& key, SemaphoreRegistry* registry,
@@ -145,9 +148,11 @@ class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
 };
 
 absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> PosixSemaphoreStore::TakeOrAttach(
-    const Key& key) {
+    const Key& key, size_t* resource_hash) {
+  const RegistryCache::Name name = RegistryCache::NameOf(key.resource());
+  *resource_hash = name.hash;
   std::vector<std::unique_ptr<SemaphoreRegistry>> expired;
-  std::unique_ptr<SemaphoreRegistry> registry = cache_->Take(key.resource(), &expired);
+  std::unique_ptr<SemaphoreRegistry> registry = cache_->Take(name, &expired);
   DetachAll(std::move(expired));
   if (registry != nullptr && registry->permits() == key.permits()) return registry;
   if (registry != nullptr) {
@@ -209,7 +214,8 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
   }
   for (int attempt = 0; attempt < kMaxReattach; ++attempt) {
     if (st->registry == nullptr) {
-      absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> attached = TakeOrAttach(key);
+      absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> attached =
+          TakeOrAttach(key, &st->resource_hash);
       if (!attached.ok()) return attached.status();
       st->registry = *std::move(attached);
     }

@@ -7,12 +7,18 @@
 // with its mappings), so a full cycle on a resource used a moment ago takes
 // one from here instead. Each attachment is used by one Lock at a time:
 // `Take()` hands it over, `Put()` takes it back when that Lock is gone.
+// `Attachment::resource()` names the resource it belongs to.
 //
 // Bounded three ways: at most `capacity` idle attachments (the least
 // recently used one goes first), none idle for longer than `max_idle` (the
 // next Take() or Put() ends those), and none once the store is destroyed
 // (`Drain()`). What leaves the cache is handed back to the caller, who ends
 // it outside the lock.
+//
+// The cost of a Take() and a Put() is part of every full cycle: the
+// resource is hashed once per Lock (`NameOf()`), the lock is a plain mutex,
+// and entries and their index are reused, so that a cycle allocates nothing
+// here.
 //
 // fork(): the child gets a copy of the parent's attachments, which are not
 // its own (its parent's SEM_UNDO counts, slots naming its parent), and maybe
@@ -26,17 +32,18 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "platform/coarse_clock.h"
 #include "platform/process_id.h"
 
@@ -45,6 +52,15 @@ namespace ipclock {
 template <typename Attachment>
 class SemaphoreIdleCache {
  public:
+  // A resource with its hash, computed once per Lock.
+  struct Name {
+    absl::string_view text;
+    size_t hash = 0;
+  };
+  static Name NameOf(absl::string_view resource) {
+    return Name{resource, absl::Hash<absl::string_view>{}(resource)};
+  }
+
   SemaphoreIdleCache(size_t capacity, int64_t max_idle_nanos)
       : capacity_(capacity),
         max_idle_nanos_(max_idle_nanos),
@@ -56,26 +72,26 @@ class SemaphoreIdleCache {
   SemaphoreIdleCache(const SemaphoreIdleCache&) = delete;
   SemaphoreIdleCache& operator=(const SemaphoreIdleCache&) = delete;
 
-  size_t capacity() const { return capacity_; }
-
-  // An idle attachment for `resource`, or nullptr. Attachments idle for too
+  // An idle attachment for `name`, or nullptr. Attachments idle for too
   // long are moved to `*expired`.
-  std::unique_ptr<Attachment> Take(absl::string_view resource,
+  std::unique_ptr<Attachment> Take(const Name& name,
                                    std::vector<std::unique_ptr<Attachment>>* expired) {
+    if (capacity_ == 0) return nullptr;
     Core* core = ThisProcessCore();
-    absl::MutexLock lock(&core->mu);
+    std::lock_guard<std::mutex> lock(core->mu);
     Expire(core, CoarseMonotonicNanos(), expired);
-    auto it = core->by_resource.find(resource);
-    if (it == core->by_resource.end() || it->second.empty()) return nullptr;
+    auto it = core->index.find(name);
+    if (it == core->index.end() || it->second.empty()) return nullptr;
     Entry* entry = it->second.back();
     it->second.pop_back();
     return Unlist(core, entry);
   }
 
-  // Keeps `attachment` for the next Take() of `resource`. Returns what must
-  // be ended now: the least recently used attachments beyond the capacity,
-  // those idle for too long, or `attachment` itself when nothing may be kept.
-  std::vector<std::unique_ptr<Attachment>> Put(absl::string_view resource,
+  // Keeps `attachment` (of resource `name`) for the next Take(). Returns what
+  // must be ended now: the least recently used attachments beyond the
+  // capacity, those idle for too long, or `attachment` itself when nothing
+  // may be kept.
+  std::vector<std::unique_ptr<Attachment>> Put(const Name& name,
                                                std::unique_ptr<Attachment> attachment) {
     std::vector<std::unique_ptr<Attachment>> out;
     if (capacity_ == 0) {
@@ -83,7 +99,7 @@ class SemaphoreIdleCache {
       return out;
     }
     Core* core = ThisProcessCore();
-    absl::MutexLock lock(&core->mu);
+    std::lock_guard<std::mutex> lock(core->mu);
     if (core->closed) {
       out.push_back(std::move(attachment));
       return out;
@@ -93,17 +109,17 @@ class SemaphoreIdleCache {
     if (core->spare.empty()) core->spare.emplace_back();
     core->lru.splice(core->lru.begin(), core->spare, core->spare.begin());
     Entry* entry = &core->lru.front();
-    entry->resource.assign(resource.data(), resource.size());
     entry->attachment = std::move(attachment);
+    entry->hash = name.hash;
     entry->idle_since = now;
     entry->lru_pos = core->lru.begin();
-    auto it = core->by_resource.find(resource);
-    if (it == core->by_resource.end()) {
-      if (core->by_resource.size() >= 4 * capacity_ + 16) {
+    auto it = core->index.find(name);
+    if (it == core->index.end()) {
+      if (core->index.size() >= 4 * capacity_ + 16) {
         // Resources whose attachments were all taken and never came back.
-        absl::erase_if(core->by_resource, [](const auto& kv) { return kv.second.empty(); });
+        absl::erase_if(core->index, [](const auto& kv) { return kv.second.empty(); });
       }
-      it = core->by_resource.try_emplace(std::string(resource)).first;
+      it = core->index.try_emplace(std::string(name.text)).first;
     }
     it->second.push_back(entry);
     while (core->lru.size() > capacity_) {
@@ -117,7 +133,7 @@ class SemaphoreIdleCache {
   std::vector<std::unique_ptr<Attachment>> Drain() {
     std::vector<std::unique_ptr<Attachment>> out;
     Core* core = ThisProcessCore();
-    absl::MutexLock lock(&core->mu);
+    std::lock_guard<std::mutex> lock(core->mu);
     core->closed = true;
     while (!core->lru.empty()) out.push_back(Remove(core, &core->lru.back()));
     return out;
@@ -125,24 +141,43 @@ class SemaphoreIdleCache {
 
  private:
   struct Entry {
-    std::string resource;
     std::unique_ptr<Attachment> attachment;
+    size_t hash = 0;
     int64_t idle_since = 0;
     typename std::list<Entry>::iterator lru_pos;
+  };
+  // The index is keyed by resource; a Name is looked up with the hash it
+  // carries, so that a Lock hashes its resource once.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(absl::string_view s) const { return absl::Hash<absl::string_view>{}(s); }
+    size_t operator()(const Name& n) const { return n.hash; }
+  };
+  struct NameEq {
+    using is_transparent = void;
+    static absl::string_view Text(absl::string_view s) { return s; }
+    static absl::string_view Text(const Name& n) { return n.text; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Text(a) == Text(b);
+    }
   };
   struct Core {
     explicit Core(pid_t owner) : pid(owner) {}
     const pid_t pid;
-    absl::Mutex mu;
-    bool closed ABSL_GUARDED_BY(mu) = false;
+    // A plain mutex: held for a few hundred instructions, never contended
+    // for long (absl::Mutex's bookkeeping would cost as much as the rest).
+    std::mutex mu;
+    // Guarded by `mu`, as everything below.
+    bool closed = false;
     // Most recently used first. Entries do not move while listed; spare
-    // entries are kept for reuse, so that a full cycle allocates nothing.
-    std::list<Entry> lru ABSL_GUARDED_BY(mu);
-    std::list<Entry> spare ABSL_GUARDED_BY(mu);
+    // entries are kept for reuse.
+    std::list<Entry> lru;
+    std::list<Entry> spare;
     // A resource's idle entries, the last returned last. Resources with
     // none left keep their (empty) vector, so that a full cycle allocates
-    // nothing; Remove() drops the empty ones as entries leave for good.
-    absl::flat_hash_map<std::string, std::vector<Entry*>> by_resource ABSL_GUARDED_BY(mu);
+    // nothing; they go as entries leave for good, or in bulk when too many.
+    absl::flat_hash_map<std::string, std::vector<Entry*>, NameHash, NameEq> index;
   };
 
   Core* ThisProcessCore() {
@@ -159,16 +194,15 @@ class SemaphoreIdleCache {
     return core;
   }
 
-  void Expire(Core* core, int64_t now, std::vector<std::unique_ptr<Attachment>>* out)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core->mu) {
+  // Expire, Remove and Unlist run holding core->mu.
+  void Expire(Core* core, int64_t now, std::vector<std::unique_ptr<Attachment>>* out) {
     while (!core->lru.empty() && now - core->lru.back().idle_since > max_idle_nanos_) {
       out->push_back(Remove(core, &core->lru.back()));
     }
   }
 
-  std::unique_ptr<Attachment> Remove(Core* core, Entry* entry)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core->mu) {
-    auto it = core->by_resource.find(entry->resource);
+  std::unique_ptr<Attachment> Remove(Core* core, Entry* entry) {
+    auto it = core->index.find(Name{entry->attachment->resource(), entry->hash});
     std::vector<Entry*>& list = it->second;
     for (size_t i = 0; i < list.size(); ++i) {
       if (list[i] == entry) {
@@ -176,13 +210,12 @@ class SemaphoreIdleCache {
         break;
       }
     }
-    if (list.empty()) core->by_resource.erase(it);
+    if (list.empty()) core->index.erase(it);
     return Unlist(core, entry);
   }
 
   // Moves `entry` to the spare list and returns its attachment.
-  std::unique_ptr<Attachment> Unlist(Core* core, Entry* entry)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(core->mu) {
+  std::unique_ptr<Attachment> Unlist(Core* core, Entry* entry) {
     std::unique_ptr<Attachment> out = std::move(entry->attachment);
     core->spare.splice(core->spare.begin(), core->lru, entry->lru_pos);
     return out;

@@ -43,8 +43,9 @@ constexpr int kMaxVanished = 10000;
 
 // An attachment with the resource it belongs to, as the cache keeps it.
 struct CachedSet {
-  std::string resource;
+  std::string name;
   SysvAttachment att;
+  const std::string& resource() const { return name; }
 };
 using SetCache = SemaphoreIdleCache<CachedSet>;
 
@@ -58,6 +59,7 @@ void EndAll(std::vector<std::unique_ptr<CachedSet>> sets) {
 struct SemKeyState final : KeyState {
   std::shared_ptr<SetCache> cache;
   std::unique_ptr<CachedSet> set;
+  size_t resource_hash = 0;  // for the cache (SetCache::Name)
   bool held = false;
   // What CheckHeld() found when it found the held permit lost; the release
   // reports it.
@@ -75,8 +77,8 @@ struct SemKeyState final : KeyState {
       return;
     }
     // The view stays valid: the CachedSet itself does not move.
-    const absl::string_view resource = set->resource;
-    EndAll(cache->Put(resource, std::move(set)));
+    const SetCache::Name name{set->resource(), resource_hash};
+    EndAll(cache->Put(name, std::move(set)));
   }
 };
 
@@ -141,8 +143,10 @@ absl::Status SemaphoreStore::Attach(const Key& key, CachedSet* set) {
 // A cached attachment costs no system call; a new one costs PHP's sem_get
 // protocol (semget, IPC_STAT, three semops and a few semctls).
 absl::Status SemaphoreStore::TakeOrAttach(const Key& key, SemKeyState* st) {
+  const SetCache::Name name = SetCache::NameOf(key.resource());
+  st->resource_hash = name.hash;
   std::vector<std::unique_ptr<CachedSet>> expired;
-  std::unique_ptr<CachedSet> set = cache_->Take(key.resource(), &expired);
+  std::unique_ptr<CachedSet> set = cache_->Take(name, &expired);
   EndAll(std::move(expired));
   if (set != nullptr && set->att.permits != key.permits()) {
     // Verified for other permits: let AttachSet() check these against the
@@ -152,7 +156,7 @@ absl::Status SemaphoreStore::TakeOrAttach(const Key& key, SemKeyState* st) {
   }
   if (set == nullptr) {
     set = std::make_unique<CachedSet>();
-    set->resource = key.resource();
+    set->name = key.resource();
   }
   if (!set->att.attached()) {
     if (absl::Status s = Attach(key, set.get()); !s.ok()) return s;
