@@ -335,6 +335,9 @@ void CountingPermitsAcrossProcesses(void**) { CheckCountingBetweenProcesses(Open
 
 void PermitsMismatchIsRefused(void**) { CheckPermitsMismatchIsRefused(OpenStore()); }
 
+// Full cycles through the store's idle attachments, with kill -9.
+void FullCyclesUnderKills(void**) { CheckFullCyclesUnderKills("posix-semaphore", 3.0); }
+
 // --- The pair deleted or rewritten under a holder ----------------------------------
 
 // Both files deleted (a cleaner, RemoveIPC): CheckAcquired says so, and
@@ -675,6 +678,7 @@ int main() {
       cmocka_unit_test(StolenPostTakesNoPermit),
       cmocka_unit_test(CountingPermitsAcrossProcesses),
       cmocka_unit_test(PermitsMismatchIsRefused),
+      cmocka_unit_test(FullCyclesUnderKills),
       cmocka_unit_test(PairDeletedWhileHeld),
       cmocka_unit_test(WatchSeesDeletionAtOnce),
       cmocka_unit_test(HolderRewrittenUnderUs),

@@ -3,13 +3,16 @@
 
 #include "semaphore_test_util.h"
 
+#include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <vector>
 
 #include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"
+#include "platform/proc_pid.h"
 
 namespace ipclock_test {
 
@@ -113,6 +116,73 @@ void CheckPermitsMismatchIsRefused(const std::shared_ptr<Store>& store) {
   // a Lock asking 2 gets objects of its own.
   assert_true(TryOrFail(two));
   ASSERT_OK(two.Release());
+}
+
+int CheckFullCyclesUnderKills(const std::string& dsn, double seconds) {
+  struct Shared {
+    std::atomic<int> overlaps{0};
+    std::atomic<int> errors{0};
+    std::atomic<int> unreported{0};
+    std::atomic<long> cycles{0};
+    // The holder, set on entry and cleared before release: a holder that
+    // finds it set took over from one killed inside, which must be gone.
+    std::atomic<pid_t> owner{0};
+  };
+  const std::string resource = UniqueResource("cycles-kill");
+  auto* sh = SharedMemory<Shared>();
+  auto worker = [&] {
+    return ForkChild([&] {
+      absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+      if (!store.ok()) return 2;
+      for (;;) {
+        absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
+        if (!lock.ok()) return 3;
+        absl::Status s = lock->Acquire(absl::Seconds(10));
+        if (!s.ok()) {
+          sh->errors++;
+          fprintf(stderr, "worker %d: %s\n", getpid(), s.ToString().c_str());
+          continue;
+        }
+        const pid_t before = sh->owner.exchange(getpid());
+        if (before != 0) {
+          // The kernel frees a killed holder's lock while it exits, which
+          // ProcessIsGone() counts as gone.
+          if (!ipclock::ProcessIsGone(before, 0)) {
+            sh->overlaps++;
+          } else if (!lock->previous_owner_died()) {
+            sh->unreported++;
+          }
+        }
+        sched_yield();
+        if (sh->owner.exchange(0) != getpid()) sh->overlaps++;
+        if (!lock->Release().ok()) sh->errors++;
+        sh->cycles++;
+      }
+    });
+  };
+  std::vector<pid_t> workers;
+  for (int i = 0; i < 4; ++i) workers.push_back(worker());
+  unsigned seed = static_cast<unsigned>(getpid());
+  int kills = 0;
+  const double until = NowSeconds() + seconds;
+  while (NowSeconds() < until) {
+    usleep(20 * 1000);
+    const size_t victim = rand_r(&seed) % workers.size();
+    kill(workers[victim], SIGKILL);
+    WaitChild(workers[victim]);
+    ++kills;
+    workers[victim] = worker();
+  }
+  for (pid_t w : workers) {
+    kill(w, SIGKILL);
+    WaitChild(w);
+  }
+  print_message("%s: %ld full cycles, %d kills\n", dsn.c_str(), sh->cycles.load(), kills);
+  assert_int_equal(sh->overlaps.load(), 0);
+  assert_int_equal(sh->errors.load(), 0);
+  assert_int_equal(sh->unreported.load(), 0);
+  assert_true(sh->cycles.load() > 0);
+  return kills;
 }
 
 void CheckWatchReportsLoss(Lock lock, absl::Duration interval,

@@ -256,6 +256,9 @@ void CountingPermitsAcrossProcesses(void**) { CheckCountingBetweenProcesses(Open
 
 void PermitsMismatchIsRefused(void**) { CheckPermitsMismatchIsRefused(OpenStore()); }
 
+// Full cycles through the store's idle attachments, with kill -9.
+void FullCyclesUnderKills(void**) { CheckFullCyclesUnderKills("semaphore", 3.0); }
+
 // --- A set removed or changed under us -------------------------------------------
 
 // What Symfony's release does to the set: a waiter goes on waiting on the
@@ -665,6 +668,7 @@ int main() {
       cmocka_unit_test(KilledHolderReportedToWaiter),
       cmocka_unit_test(CountingPermitsAcrossProcesses),
       cmocka_unit_test(PermitsMismatchIsRefused),
+      cmocka_unit_test(FullCyclesUnderKills),
       cmocka_unit_test(WaiterSurvivesSetRemoval),
       cmocka_unit_test(SetRemovedWhileHeld),
       cmocka_unit_test(SetResetWhileHeld),
