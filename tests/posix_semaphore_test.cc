@@ -336,7 +336,11 @@ void CountingPermitsAcrossProcesses(void**) { CheckCountingBetweenProcesses(Open
 void PermitsMismatchIsRefused(void**) { CheckPermitsMismatchIsRefused(OpenStore()); }
 
 // Full cycles through the store's idle attachments, with kill -9.
-void FullCyclesUnderKills(void**) { CheckFullCyclesUnderKills("posix-semaphore", 3.0); }
+void FullCyclesUnderKills(void**) {
+  const std::string resource = UniqueResource("cycles-kill");
+  CheckFullCyclesUnderKills("posix-semaphore", resource, 3.0, "posix-semaphore:?keep_idle=0");
+  assert_false(ObjectsExist(resource));
+}
 
 // --- The pair deleted or rewritten under a holder ----------------------------------
 

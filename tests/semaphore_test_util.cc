@@ -118,7 +118,8 @@ void CheckPermitsMismatchIsRefused(const std::shared_ptr<Store>& store) {
   ASSERT_OK(two.Release());
 }
 
-int CheckFullCyclesUnderKills(const std::string& dsn, double seconds) {
+void CheckFullCyclesUnderKills(const std::string& dsn, const std::string& resource,
+                               double seconds, const std::string& last_dsn) {
   struct Shared {
     std::atomic<int> overlaps{0};
     std::atomic<int> errors{0};
@@ -128,7 +129,6 @@ int CheckFullCyclesUnderKills(const std::string& dsn, double seconds) {
     // finds it set took over from one killed inside, which must be gone.
     std::atomic<pid_t> owner{0};
   };
-  const std::string resource = UniqueResource("cycles-kill");
   auto* sh = SharedMemory<Shared>();
   auto worker = [&] {
     return ForkChild([&] {
@@ -182,7 +182,12 @@ int CheckFullCyclesUnderKills(const std::string& dsn, double seconds) {
   assert_int_equal(sh->errors.load(), 0);
   assert_int_equal(sh->unreported.load(), 0);
   assert_true(sh->cycles.load() > 0);
-  return kills;
+  // The killed workers' attachments are reclaimed by the next user; the
+  // last one to leave removes what is left.
+  std::shared_ptr<Store> last = OpenStoreOrFail(last_dsn);
+  Lock lock = MakeLock(last, resource);
+  ASSERT_OK(lock.Acquire(absl::Seconds(10)));
+  ASSERT_OK(lock.Release());
 }
 
 void CheckWatchReportsLoss(Lock lock, absl::Duration interval,

@@ -61,13 +61,16 @@ void CheckCountingBetweenProcesses(const std::shared_ptr<ipclock::Store>& store)
 // with is refused, naming both.
 void CheckPermitsMismatchIsRefused(const std::shared_ptr<ipclock::Store>& store);
 
-// Four processes take `resource` with a full cycle each time (a new Lock,
-// so through the store's idle attachments, acquire, a step of work,
-// release, destroy) while one of them is killed with SIGKILL every 20 ms
-// and replaced, for `seconds`. Never two holders at once, no acquisition
-// that waits 10 s, no error; every takeover from a killed holder is
-// reported as an owner's death. Returns the number of kills.
-int CheckFullCyclesUnderKills(const std::string& dsn, double seconds);
+// Four processes take `resource` through `dsn` with a full cycle each time
+// (a new Lock, so through the store's idle attachments, acquire, a step of
+// work, release, destroy) while one of them is killed with SIGKILL every
+// 20 ms and replaced, for `seconds`. Never two holders at once, no
+// acquisition that waits 10 s, no error; every takeover from a killed
+// holder is reported as an owner's death. Then one more cycle through
+// `last_dsn`, whose store keeps nothing idle: the caller checks that
+// nothing of `resource` is left.
+void CheckFullCyclesUnderKills(const std::string& dsn, const std::string& resource,
+                               double seconds, const std::string& last_dsn);
 
 // Watches the held `lock` with `interval` between checks: no report while
 // nothing happens; then `lose` takes the lock away, and the watch must

@@ -257,7 +257,11 @@ void CountingPermitsAcrossProcesses(void**) { CheckCountingBetweenProcesses(Open
 void PermitsMismatchIsRefused(void**) { CheckPermitsMismatchIsRefused(OpenStore()); }
 
 // Full cycles through the store's idle attachments, with kill -9.
-void FullCyclesUnderKills(void**) { CheckFullCyclesUnderKills("semaphore", 3.0); }
+void FullCyclesUnderKills(void**) {
+  const std::string resource = UniqueResource("cycles-kill");
+  CheckFullCyclesUnderKills("semaphore", resource, 3.0, "semaphore:?keep_idle=0");
+  assert_false(SetExists(resource));
+}
 
 // --- A set removed or changed under us -------------------------------------------
 

@@ -62,8 +62,13 @@
 // removes nothing. The last attachment to end removes both objects, so
 // nothing is left in /dev/shm once no store that used the resource lives;
 // `keep_idle=0` removes them with the last Lock object. A process that ends
-// with attachments (_exit, a signal) leaves its slots; the next process to
-// attach or detach reclaims them, and the last one then removes the pair.
+// with attachments (_exit, a signal, or exit() while a local variable
+// holds the store) leaves its slots, up to `keep_idle` idle ones per store
+// plus those of its Lock objects: the next process to attach or detach
+// reclaims them, and the last one then removes the pair; a resource nobody
+// uses again keeps its pair in /dev/shm. A fork()ed child keeps nothing
+// idle in the store it inherited (it seldom destroys it); it detaches as
+// keep_idle=0 would.
 // Creation is atomic: a registry and its semaphore are made under no name
 // and linked into place complete, so a creator that fails (EMFILE, ENOSPC)
 // or dies at any step leaves nothing that blocks or misleads the next one.

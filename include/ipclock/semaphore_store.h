@@ -52,10 +52,13 @@
 // the last Lock object; sets are never removed while a Lock object that
 // used them lives.
 //
-// A process that ends without destroying its store (_exit, a signal) is
-// uncounted by the kernel (SEM_UNDO) but removes nothing: its sets, up to
-// `keep_idle` idle ones per store plus those of its Lock objects, stay until
-// the next process to use each resource ends its attachment.
+// A process that ends without destroying its store (_exit, a signal, or
+// exit() while a local variable holds the store) is uncounted by the
+// kernel (SEM_UNDO) but removes nothing: its sets, up to `keep_idle` idle
+// ones per store plus those of its Lock objects, stay until the next
+// process to use each resource ends its attachment. A fork()ed child
+// keeps nothing idle in the store it inherited (it seldom destroys it);
+// it detaches as keep_idle=0 would.
 //
 // Owner death. Among ipclock processes it is exact (semaphore #4). A holder
 // that is not ipclock (PHP) leaves no mark; what the kernel records is the

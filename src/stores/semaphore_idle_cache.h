@@ -24,7 +24,11 @@
 // its own (its parent's SEM_UNDO counts, slots naming its parent), and maybe
 // a mutex that a parent's thread held at that instant. The first call in the
 // child therefore replaces the whole cache with an empty one, leaking the
-// copy without touching it.
+// copy without touching it, and the child keeps nothing idle: a child ends
+// with _exit() or a signal as often as not, and never destroys the store it
+// inherited, so what it kept would stay behind (in `ipcs -s`, in /dev/shm)
+// for resources nobody uses again. A child that wants idle attachments
+// makes a store of its own.
 
 #ifndef IPCLOCK_STORES_SEMAPHORE_IDLE_CACHE_H_
 #define IPCLOCK_STORES_SEMAPHORE_IDLE_CACHE_H_
@@ -79,6 +83,7 @@ class SemaphoreIdleCache {
     if (capacity_ == 0) return nullptr;
     Core* core = ThisProcessCore();
     std::lock_guard<std::mutex> lock(core->mu);
+    if (core->closed) return nullptr;
     Expire(core, CoarseMonotonicNanos(), expired);
     auto it = core->index.find(name);
     if (it == core->index.end() || it->second.empty()) return nullptr;
@@ -185,8 +190,9 @@ class SemaphoreIdleCache {
     const pid_t self = CurrentPid();
     if (core->pid == self) return core;
     // A forked child (see the top of the file): the parent's copy is left
-    // as it is, never locked, never freed.
+    // as it is, never locked, never freed, and nothing is kept.
     Core* fresh = new Core(self);
+    fresh->closed = true;
     if (core_.compare_exchange_strong(core, fresh, std::memory_order_acq_rel)) {
       return fresh;
     }
