@@ -426,6 +426,11 @@ absl::Status SemaphoreRegistry::ReleasePermit() {
   return absl::OkStatus();
 }
 
+bool SemaphoreRegistry::SlotStillOurs() const {
+  const RegistrySlot& slot = page_->slots[slot_];
+  return SharedLoad(&slot.pid) == attach_pid_ && SharedLoad(&slot.state) != kSlotFree;
+}
+
 bool SemaphoreRegistry::StillLinked() const {
   struct stat st;
   return FstatFd(fd_.get(), &st) == 0 && st.st_nlink > 0;

@@ -93,6 +93,9 @@ class SemaphoreRegistry {
   // pair if nobody else is attached.
   absl::Status Detach();
 
+  // False once our slot names another process (the page was rewritten):
+  // the attachment is worthless and must be replaced.
+  bool SlotStillOurs() const;
   // False once the registry was unlinked under us (a cleaner, logout): the
   // permit we hold then excludes nobody who attaches later. One fstat.
   bool StillLinked() const;

@@ -223,6 +223,12 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
     bool died = false;
     bool waited = false;
     absl::StatusOr<bool> got = TakePermit(key, registry, deadline, &died, &waited);
+    if (!got.ok() && !registry->SlotStillOurs()) {
+      // Someone rewrote the page and took our slot: attach afresh. The old
+      // slot is not ours to free.
+      st->registry.reset();
+      continue;
+    }
     // Busy or failed, the slot stays for the next try and ends with the Key.
     if (!got.ok()) return got.status();
     if (!*got) return false;
