@@ -69,6 +69,7 @@
 // uses again keeps its pair in /dev/shm. A fork()ed child keeps nothing
 // idle in the store it inherited (it seldom destroys it); it detaches as
 // keep_idle=0 would.
+//
 // Creation is atomic: a registry and its semaphore are made under no name
 // and linked into place complete, so a creator that fails (EMFILE, ENOSPC)
 // or dies at any step leaves nothing that blocks or misleads the next one.
@@ -85,8 +86,10 @@
 // attachment's last check, is checked (one fstat: is the registry still
 // linked? if not, it is given up and the names are attached afresh), and so
 // is a release more than 10 ms after the last check (Aborted if the
-// registry was deleted meanwhile). A deletion is therefore noticed at the
-// latest by the first acquisition or release more than 10 ms after it.
+// registry was deleted meanwhile). So a deletion goes unseen by the lock's
+// own calls for at most 10 ms of them (a tight loop of acquisitions and
+// releases checks once per 10 ms); a program that holds locks for long and
+// must stop as soon as one is lost uses a LockWatch.
 //
 // Capabilities: blocking, counting, owner death, local. Keys cannot be
 // serialized; no shared locks, leases or fencing tokens. A fork()ed child
