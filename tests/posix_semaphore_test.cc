@@ -548,7 +548,9 @@ void FailedCreationLeavesNothing(void**) {
                   Point{ipclock::FaultPoint::kFlock, ENOLCK},
                   Point{ipclock::FaultPoint::kStat, EIO},
                   Point{ipclock::FaultPoint::kMutexInit, EAGAIN},
-                  Point{ipclock::FaultPoint::kWrite, ENOSPC}}) {
+                  Point{ipclock::FaultPoint::kWrite, ENOSPC},
+                  Point{ipclock::FaultPoint::kLink, ENOSPC},
+                  Point{ipclock::FaultPoint::kUnlink, EPERM}}) {
     for (int skip = 0; skip < 6; ++skip) {
       const std::string resource = UniqueResource("create-fault");
       Lock lock = MakeLock(store, resource);
@@ -567,6 +569,29 @@ void FailedCreationLeavesNothing(void**) {
       Drop(lock);
       if (ObjectsExist(resource, "ipclock-fault")) fail_msg("files left after a full cycle");
     }
+  }
+}
+
+// The last user's removal of the pair fails (EPERM at either unlink): what
+// it leaves behind is removed by the next last user, and never blocks.
+void FailedRemovalIsFinishedLater(void**) {
+  std::shared_ptr<Store> store = OpenStore("posix-semaphore:?prefix=ipclock-fault&keep_idle=0");
+  for (int skip = 0; skip < 2; ++skip) {
+    const std::string resource = UniqueResource("unlink-fault");
+    {
+      Lock lock = MakeLock(store, resource);
+      assert_true(TryOrFail(lock));
+      ASSERT_OK(lock.Release());
+      ipclock::InjectFault(ipclock::FaultPoint::kUnlink, EPERM, 1, skip);
+    }
+    ipclock::ClearFaults();
+    assert_true(ObjectsExist(resource, "ipclock-fault"));
+    {
+      Lock lock = MakeLock(store, resource);
+      assert_true(TryOrFail(lock));
+      ASSERT_OK(lock.Release());
+    }
+    assert_false(ObjectsExist(resource, "ipclock-fault"));
   }
 }
 
@@ -688,6 +713,7 @@ int main() {
       cmocka_unit_test(HolderRewrittenUnderUs),
       cmocka_unit_test(ForeignFilesAreRefused),
       cmocka_unit_test(FailedCreationLeavesNothing),
+      cmocka_unit_test(FailedRemovalIsFinishedLater),
       cmocka_unit_test(CreationKilledAtRandomLeavesNothing),
       cmocka_unit_test(ScribblerCrashesNothing),
   };

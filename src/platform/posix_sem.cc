@@ -52,6 +52,7 @@ int OpenPath(const std::string& path, bool writable, ScopedFd* fd, struct stat* 
 
 // linkat(2) of an unlinked (O_TMPFILE) file: EEXIST if `to` is taken.
 int LinkPath(int fd, const std::string& to) {
+  if (int err = TakeFault(FaultPoint::kLink)) return err;
   char from[40];
   snprintf(from, sizeof(from), "/proc/self/fd/%d", fd);
   if (linkat(AT_FDCWD, from, AT_FDCWD, to.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
@@ -93,6 +94,7 @@ int CreateUnlinkedShmFile(mode_t mode, ScopedFd* fd) {
 int LinkShmFile(int fd, const std::string& name) { return LinkPath(fd, ShmPath(name)); }
 
 int UnlinkShmFile(const std::string& name) {
+  if (int err = TakeFault(FaultPoint::kUnlink)) return err;
   return unlink(ShmPath(name).c_str()) == 0 ? 0 : errno;
 }
 
@@ -157,10 +159,8 @@ int CreateNamedSem(const std::string& name, mode_t mode, unsigned value, NamedSe
   int err = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
     // A leftover of that name is replaced: see the header.
-    if (unlink(path.c_str()) != 0 && errno != ENOENT) {
-      err = errno;
-      break;
-    }
+    err = UnlinkNamedSem(name);
+    if (err != 0 && err != ENOENT) break;
     err = LinkPath(fd.get(), path);
     if (err != EEXIST) break;  // EEXIST: made again in between; once more
   }
@@ -191,6 +191,7 @@ void CloseNamedSem(NamedSem* sem) {
 }
 
 int UnlinkNamedSem(const std::string& name) {
+  if (int err = TakeFault(FaultPoint::kUnlink)) return err;
   return unlink(SemPath(name).c_str()) == 0 ? 0 : errno;
 }
 
