@@ -25,6 +25,8 @@ class PeerProcess {
   PeerProcess(const PeerProcess&) = delete;
   PeerProcess& operator=(const PeerProcess&) = delete;
 
+  // The peer's pid (-1 once it was waited for), to signal it.
+  pid_t pid() const { return pid_; }
   // The next line the peer prints, without its newline; what came so far on
   // timeout or end of output.
   std::string ReadLine(double timeout_sec = 20);

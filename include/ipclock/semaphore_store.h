@@ -21,33 +21,73 @@
 // attacher chose, and #4 counts acquisitions not yet released, which is how
 // a holder that died is told from one that released. PHP attaches to such a
 // set unchanged; a set that PHP created first has only its three and is
-// shared as a mutex.
+// shared as a mutex. A set under the key with any other number of
+// semaphores belongs to another program and is refused.
 //
 // Every operation uses SEM_UNDO, so the kernel gives a permit back when its
-// holder dies, SIGKILL included. A key attaches to the set at its first
-// acquisition and stays attached, held or not, until it is destroyed (as a
-// flock Lock keeps its file open), so a reused Lock acquires and releases
-// with one semop each. A set is removed (IPC_RMID) by the last key to
-// detach, so nothing is left in `ipcs -s` once no Lock object for the
-// resource exists; a released but living Lock keeps the set. A process that
-// ends with a Lock object still alive (exit without destructors, _exit, a
-// signal) is uncounted by the kernel (SEM_UNDO) but removes nothing: the set
-// stays until the next process to use the resource detaches from it.
-// Symfony removes the set on every release; a waiter here then attaches to
-// a new set and goes on waiting, as Symfony's own waiters do.
+// holder dies, SIGKILL included.
 //
-// Owner death. Among ipclock processes it is exact (semaphore #4). For a set
-// PHP created, the only evidence is the pid the kernel records as the last
-// process to operate on the lock (sempid): when that process no longer
-// exists once we hold the lock, we report its death. That is a guess: a PHP
-// process that released (without removing the set) and exited since reads
-// the same, and a death followed by another process's use of the lock
-// before ours goes unseen.
+// Attachments and what stays in `ipcs -s`. A Lock attaches to its
+// resource's set (PHP's sem_get protocol) at its first acquisition and stays
+// attached, held or not, until it is destroyed, so a reused Lock acquires
+// and releases with one semop each. A destroyed Lock's attachment is not
+// ended but kept by the store, idle, for the next Lock on that resource
+// (`keep_idle`, 16 by default; idle ones go after 10 s at the store's next
+// use, the least recently used first when there are more), so that a full
+// cycle (create a Lock, acquire, release, destroy it) on a resource used a
+// moment ago is two semops as well, with no semget() or IPC_RMID. An
+// attachment is ended when the store evicts it or is destroyed; the last
+// process to end its attachment removes the set (IPC_RMID). So nothing is
+// left in `ipcs -s` once no store that used the resource lives, but a set
+// stays while one does, held or not.
+//
+// That departs, knowingly, from Symfony's SemaphoreStore, whose release
+// removes the set at once (its test suite counts sets after a release).
+// Kept idle, a set costs the kernel a few hundred bytes and does nothing
+// else: PHP peers attach to it and still exclude ipclock both ways, and
+// Symfony's release still removes it (ipclock then attaches to the set the
+// key leads to next, as Symfony's own waiters do). Attaching and removing
+// at every full cycle takes 16 system calls where Symfony's cycle takes 8
+// and a cycle on a kept set 2. `keep_idle=0` restores removal with the last
+// Lock object; sets are never removed while a Lock object that used them
+// lives.
+//
+// A process that ends without destroying its store (_exit, a signal, or
+// exit() while a local variable holds the store) is uncounted by the
+// kernel (SEM_UNDO) but removes nothing: its sets, up to `keep_idle` idle
+// ones per store plus those of its Lock objects, stay until the next
+// process to use each resource ends its attachment. A fork()ed child
+// keeps nothing idle in the store it inherited (it seldom destroys it);
+// it detaches as keep_idle=0 would.
+//
+// Owner death. Among ipclock processes it is exact (semaphore #4). A holder
+// that is not ipclock (PHP) leaves no mark; what the kernel records is the
+// last process to operate on the lock (GETPID), and ipclock operates on #0
+// and #4 together, so a last operation on #0 that #4 does not share is a
+// foreign process's. When that process is gone once we hold the permit, we
+// report its death: it was read before our wait (a waiter woken by a PHP
+// holder's death is told, the kernel's undo at exit counting as the death
+// even before the process is a zombie), at attachment (a process that
+// comes after the death is told), and for sets PHP made, before every
+// acquisition. That is a guess where PHP released without removing the set
+// (Symfony always removes it) and then exited, and it misses a PHP holder
+// that died while this process was attached to the set but neither waiting
+// nor acquiring.
+//
+// A lost lock. The set we hold can be removed (`ipcrm -s ID`, systemd's
+// RemoveIPC at logout, a peer that ignores the protocol) or reset (SETVAL
+// by another process). `Lock::CheckAcquired()` asks the kernel (IPC_STAT:
+// the id still names a set of our key; GETALL: our permit is still taken)
+// and returns Aborted ("semaphore set ID (key K) was removed"). SysV IPC
+// gives no notification of removal, so a `LockWatch` sees it at its next
+// interval check, not at once. A release on a removed set returns Aborted
+// (there was nothing left to give back).
 //
 // Capabilities: blocking, counting (permits > 1, not with sets PHP made),
 // owner death, local. Locks are tied to the process (SEM_UNDO is per
 // process): keys cannot be serialized, and there are no shared locks,
-// leases or fencing tokens.
+// leases or fencing tokens. A fork()ed child cannot release or check its
+// parent's lock (FailedPrecondition).
 //
 // Caveats:
 //   * SysV IPC objects are per IPC namespace: containers with their own
@@ -63,6 +103,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -87,6 +128,10 @@ struct SemaphoreStoreOptions {
   // What to do where systemd-logind may delete this store's locks at logout
   // (remove_ipc.h).
   RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;
+  // Attachments kept idle for the next Lock on the same resource (see the
+  // top of the file), 0 to kMaxKeepIdle. DSN option `keep_idle`.
+  size_t keep_idle = 16;
+  static constexpr size_t kMaxKeepIdle = 4096;
 };
 
 absl::StatusOr<std::shared_ptr<Store>> NewSemaphoreStore(

@@ -37,6 +37,8 @@ enum class FaultPoint {
   kSemWait,    // sem_wait, sem_clockwait, sem_trywait
   kSemPost,
   kMutexInit,  // pthread_mutex_init and its attributes
+  kLink,       // link, linkat
+  kUnlink,     // unlink
   kCount,
 };
 

@@ -3,6 +3,7 @@
 
 #include "platform/proc_pid.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -17,15 +18,27 @@ namespace ipclock {
 
 namespace {
 
+// PF_EXITING in the flags field of /proc/PID/stat (include/linux/sched.h,
+// unchanged since Linux 2.6). The kernel sets it first thing in do_exit(),
+// before it gives back the process's SEM_UNDO adjustments, flocks and
+// robust mutexes, and the process never runs user code again.
+constexpr unsigned long kPfExiting = 0x4;
+
 struct ProcStat {
   char state = '?';
+  unsigned long flags = 0;
+  long num_threads = 0;
   uint64_t start_time = 0;
 };
 
-// 0, or the errno of opening the file (ENOENT: no such process).
-int ReadProcStat(pid_t pid, ProcStat* out) {
-  char path[40];
-  snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+// Dead or dying: a zombie, or every thread past the point of no return.
+bool Ending(const ProcStat& st) {
+  return st.state == 'Z' || st.state == 'X' || (st.flags & kPfExiting) != 0;
+}
+
+// 0, or the errno of opening the file (ENOENT: no such process). `path` is
+// /proc/PID/stat or /proc/PID/task/TID/stat.
+int ReadStatFile(const char* path, ProcStat* out) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return errno;
   // 512 bytes hold the first 22 fields even with a 16-byte comm full of
@@ -45,14 +58,46 @@ int ReadProcStat(pid_t pid, ProcStat* out) {
   if (p == nullptr || p[1] != ' ') return EINVAL;
   p += 2;
   out->state = *p;
-  // Field 3 is the state; field 22 is 19 spaces further on.
+  // Field 3 is the state, 9 the flags, 20 the thread count, 22 the start
+  // time.
   for (int field = 3; field < 22; ++field) {
     p = strchr(p, ' ');
     if (p == nullptr) return EINVAL;
     ++p;
+    if (field + 1 == 9) out->flags = strtoul(p, nullptr, 10);
+    if (field + 1 == 20) out->num_threads = strtol(p, nullptr, 10);
   }
   out->start_time = strtoull(p, nullptr, 10);
   return 0;
+}
+
+int ReadProcStat(pid_t pid, ProcStat* out) {
+  char path[40];
+  snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  return ReadStatFile(path, out);
+}
+
+// /proc/PID/stat describes the thread group's leader only, which may have
+// ended (pthread_exit) while other threads go on: then each thread is asked.
+bool EveryThreadEnding(pid_t pid) {
+  char dir_path[40];
+  snprintf(dir_path, sizeof(dir_path), "/proc/%d/task", static_cast<int>(pid));
+  DIR* dir = opendir(dir_path);
+  if (dir == nullptr) return errno == ENOENT;
+  bool ending = true;
+  while (struct dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[320];
+    snprintf(path, sizeof(path), "%s/%.255s/stat", dir_path, e->d_name);
+    ProcStat st;
+    // A thread that vanished while we looked has ended.
+    if (ReadStatFile(path, &st) == 0 && !Ending(st)) {
+      ending = false;
+      break;
+    }
+  }
+  closedir(dir);
+  return ending;
 }
 
 }  // namespace
@@ -67,8 +112,9 @@ bool ProcessIsGone(pid_t pid, uint64_t start_time) {
   ProcStat st;
   int err = ReadProcStat(pid, &st);
   if (err == 0) {
-    if (st.state == 'Z' || st.state == 'X') return true;
-    return start_time != 0 && st.start_time != start_time;
+    if (start_time != 0 && st.start_time != start_time) return true;
+    if (!Ending(st)) return false;
+    return st.num_threads <= 1 || EveryThreadEnding(pid);
   }
   // /proc mounted with hidepid=2 answers ENOENT for other users' live
   // processes; only the kernel's own ESRCH is proof.

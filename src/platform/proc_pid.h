@@ -21,8 +21,11 @@ namespace ipclock {
 // read (no such process, or /proc hides it).
 uint64_t ProcessStartTime(pid_t pid);
 
-// True only when `pid` is certainly gone: no such process, a zombie, or a
-// different process under the same pid (its start time differs from
+// True only when `pid` is certainly gone: no such process, a zombie, a
+// process whose every thread is exiting (the kernel gives a killed
+// process's SEM_UNDO adjustments, flocks and robust mutexes back while it
+// exits, before it is a zombie: whoever they wake must see it as gone), or
+// a different process under the same pid (its start time differs from
 // `start_time`; pass 0 to skip that check). A process that /proc hides from
 // us (hidepid=, another user) but that kill(pid, 0) still finds counts as
 // alive: a live holder must never be taken for dead.

@@ -1,213 +1,225 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The registry, not the semaphore, says who holds a permit: a process holds
-// one exactly while its slot is kHolding, and the free permits are the
-// capacity minus the kHolding slots, counted afresh each time. A permit is
-// taken by marking our slot, and given back by clearing it, under the robust
-// mutex, each as one store. So a process killed at any instant leaves the
-// slots consistent: either it holds (and a reclaimer clears its slot once it
-// is gone) or it does not. Hence the robust mutex needs no repair when its
-// owner dies (EOWNERDEAD): nothing is derived from a count it may have left
-// half-updated.
-//
-// The semaphore only wakes waiters: a release or a reclaim posts it after
-// the slot was cleared, a waiter that took a post re-checks the slots. Its
-// value follows the free permits (an acquisition takes a post, a release
-// gives one) but is a hint: a process killed between clearing its slot and
-// posting, or a waiter killed after taking a post, leaves it one short. A
-// waiter never sleeps longer than a slice before it looks at the slots, so
-// a lost post costs at most that slice, never a permit.
+// The registry, not the semaphore, says who holds a permit
+// (stores/posix_semaphore_page.h). The semaphore only wakes waiters: a
+// release or a reclaim posts it after the permit was given back, a waiter
+// that took a post tries again. Its value follows the free permits (an
+// acquisition takes a post, a release gives one) but is a hint: a process
+// killed between giving its permit back and posting, or a waiter killed
+// after taking a post, leaves it one short. A waiter never sleeps longer
+// than a slice before it looks at the registry, so a lost post costs at
+// most that slice, never a permit.
 
 #include "stores/posix_semaphore_registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "platform/coarse_clock.h"
 #include "platform/errors.h"
 #include "platform/proc_pid.h"
 #include "platform/process_id.h"
+#include "stores/posix_semaphore_page.h"
 
 namespace ipclock {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x69706331;  // "ipc1"
 // Registries vanishing under one attach before we call it a livelock.
 constexpr int kMaxReopens = 64;
 
-enum SlotState : uint32_t {
-  kFree = 0,
-  kAttached = 1,
-  kHolding = 2,
-};
-
-int FlockRetry(int fd, int op) {
-  for (;;) {
-    if (flock(fd, op) == 0) return 0;
-    if (errno != EINTR) return errno;
-  }
-}
-
 }  // namespace
-
-struct RegistrySlot {
-  int32_t pid;
-  uint32_t state;
-  uint64_t start_time;
-};
-
-struct RegistryPage {
-  uint32_t magic;
-  uint32_t permits;
-  uint64_t pid_namespace;
-  // Permits given back from dead holders that no new holder has been told
-  // about yet.
-  uint32_t orphans;
-  uint32_t reserved;
-  pthread_mutex_t mu;
-  RegistrySlot slots[kRegistrySlots];
-};
 
 absl::Status SemaphoreRegistry::Error(int err, absl::string_view what) const {
   return ErrnoError(err, describe_, resource_, what);
 }
 
-// Runs under flock, on a fresh (size 0) or half-initialized registry. Any
-// semaphore of that name is a leftover whose permits nobody accounts for
-// (its registry was deleted, or its creator died before writing the magic
-// number): it is replaced, not trusted.
-absl::Status SemaphoreRegistry::Initialize(mode_t mode, uint32_t permits) {
-  memset(page_, 0, sizeof(RegistryPage));
-  pthread_mutexattr_t attr;
-  pthread_mutexattr_init(&attr);
-  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-  pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-  int err = pthread_mutex_init(&page_->mu, &attr);
-  pthread_mutexattr_destroy(&attr);
-  if (err != 0) return Error(err, "pthread_mutex_init (registry)");
+absl::Status SemaphoreRegistry::Lost(absl::string_view what) const {
+  return StoreError(absl::StatusCode::kAborted, describe_, resource_, what);
+}
+
+// The new registry is complete before it has a name, and its flock is taken
+// before it has one too: an attacher that opens it as soon as it is linked
+// waits in flock() until its semaphore exists.
+absl::StatusOr<bool> SemaphoreRegistry::Create(mode_t mode, uint32_t permits) {
+  const std::string& reg = names_.registry;
+  ScopedFd fd;
+  if (int err = CreateUnlinkedShmFile(mode, &fd)) {
+    return Error(err, absl::StrCat("create ", ShmPath(reg)));
+  }
+  if (int err = TruncateFd(fd.get(), sizeof(RegistryPage))) {
+    return Error(err, absl::StrCat("ftruncate ", ShmPath(reg)));
+  }
+  void* map = nullptr;
+  if (int err = MapShared(fd.get(), sizeof(RegistryPage), true, &map)) {
+    return Error(err, absl::StrCat("mmap ", ShmPath(reg)));
+  }
+  page_ = static_cast<RegistryPage*>(map);
+  // A fresh file reads as zeros: free slots, a free owner word.
+  if (int err = InitRegistryMutex(&page_->mu)) {
+    return Error(err, "pthread_mutex_init (registry)");
+  }
   page_->permits = permits;
   page_->pid_namespace = PidNamespaceId();
-  sem_unlink(names_.semaphore.c_str());
-  sem_ = sem_open(names_.semaphore.c_str(), O_CREAT | O_EXCL, mode, permits);
-  if (sem_ == SEM_FAILED) {
-    return Error(errno, absl::StrCat("sem_open ", names_.semaphore));
+  SharedStore(&page_->magic, kRegistryMagic);
+  if (int err = FlockFd(fd.get(), LOCK_EX)) {
+    return Error(err, absl::StrCat("flock ", ShmPath(reg)));
   }
-  // sem_open's mode is cut by the umask; the configured mode is a promise to
-  // other users, so set it exactly.
-  std::string path = absl::StrCat("/dev/shm/sem.", names_.semaphore.substr(1));
-  chmod(path.c_str(), mode);
-  __atomic_store_n(&page_->magic, kMagic, __ATOMIC_RELEASE);
+  if (int err = LinkShmFile(fd.get(), reg)) {
+    if (err == EEXIST) return false;
+    return Error(err, absl::StrCat("link ", ShmPath(reg)));
+  }
+  struct stat st;
+  // Below, a failure takes the new registry back (ours, linked, and we
+  // hold its flock); a failed unlink then leaves a registry without a
+  // semaphore and without users, which the next attacher removes. The
+  // error reported is the first one.
+  if (int err = FstatFd(fd.get(), &st)) {
+    (void)UnlinkShmFile(reg);
+    return Error(err, absl::StrCat("fstat ", ShmPath(reg)));
+  }
+  fd_ = std::move(fd);
+  registry_id_ = FileIdOf(st);
+  permits_ = permits;
+  // Any semaphore of that name is a leftover whose permits nobody accounts
+  // for (its registry was deleted): it is replaced, not trusted.
+  if (int err = CreateNamedSem(names_.semaphore, mode, permits, &sem_)) {
+    (void)UnlinkShmFile(reg);
+    return Error(err, absl::StrCat("create ", SemPath(names_.semaphore)));
+  }
+  sem_id_ = sem_.id;
+  SharedStore(&page_->sem_dev, sem_id_.dev);
+  SharedStore(&page_->sem_ino, sem_id_.ino);
+  return true;
+}
+
+// Maps an existing registry (flocked) and checks it: its size, its magic
+// number, its pid namespace; then opens its semaphore.
+absl::Status SemaphoreRegistry::MapAndCheck(const struct stat& st) {
+  const std::string path = ShmPath(names_.registry);
+  if (st.st_size != static_cast<off_t>(sizeof(RegistryPage))) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, resource_,
+                      absl::StrCat(path, " is ", st.st_size,
+                                   " bytes, not an ipclock registry of ",
+                                   sizeof(RegistryPage)));
+  }
+  void* map = nullptr;
+  if (int err = MapShared(fd_.get(), sizeof(RegistryPage), true, &map)) {
+    return Error(err, absl::StrCat("mmap ", path));
+  }
+  page_ = static_cast<RegistryPage*>(map);
+  if (SharedLoad(&page_->magic) != kRegistryMagic) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, resource_,
+                      absl::StrCat(path, " is not an initialized registry of this ipclock "
+                                         "version (an older ipclock, or another program, "
+                                         "made it)"));
+  }
+  if (SharedLoad(&page_->pid_namespace) != PidNamespaceId()) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, resource_,
+                      "the semaphore's registry was made in another pid "
+                      "namespace, whose pids this process cannot check");
+  }
+  permits_ = SharedLoad(&page_->permits);
+  sem_id_.dev = SharedLoad(&page_->sem_dev);
+  sem_id_.ino = SharedLoad(&page_->sem_ino);
+  return absl::OkStatus();
+}
+
+absl::Status SemaphoreRegistry::TakeSlot() {
+  if (absl::Status s = LockPage(); !s.ok()) return s;
+  ReclaimDeadLocked();
+  for (uint32_t i = 0; i < kRegistrySlots; ++i) {
+    RegistrySlot& slot = page_->slots[i];
+    if (SharedLoad(&slot.state) != kSlotFree) continue;
+    // pid and start time before the state: a slot that is not free always
+    // names a process.
+    SharedStore(&slot.pid, static_cast<int32_t>(attach_pid_));
+    SharedStore(&slot.start_time, start_time_);
+    SharedStore(&slot.state, static_cast<uint32_t>(kSlotAttached));
+    slot_ = static_cast<int>(i);
+    break;
+  }
+  UnlockPage();
+  if (slot_ < 0) {
+    return StoreError(absl::StatusCode::kResourceExhausted, describe_, resource_,
+                      absl::StrCat("all ", kRegistrySlots, " registry slots of ",
+                                   names_.registry, " are taken"));
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
     const Names& names, mode_t mode, uint32_t permits,
     absl::string_view describe, absl::string_view resource) {
-  std::unique_ptr<SemaphoreRegistry> r(new SemaphoreRegistry());
-  r->names_ = names;
-  r->describe_ = std::string(describe);
-  r->resource_ = std::string(resource);
-  const char* reg = names.registry.c_str();
   for (int attempt = 0; attempt < kMaxReopens; ++attempt) {
-    int fd = shm_open(reg, O_RDWR | O_CREAT | O_EXCL, mode);
-    if (fd >= 0) {
-      fchmod(fd, mode);  // as above: the umask must not narrow it
-    } else if (errno == EEXIST) {
-      fd = shm_open(reg, O_RDWR, 0);
-      if (fd < 0 && errno == ENOENT) continue;  // removed in between
-    }
-    if (fd < 0) return r->Error(errno, absl::StrCat("shm_open ", names.registry));
-    r->fd_.reset(fd);
-    if (int err = FlockRetry(fd, LOCK_EX); err != 0) {
-      return r->Error(err, absl::StrCat("flock ", names.registry));
-    }
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) return r->Error(errno, absl::StrCat("fstat ", names.registry));
-    if (sb.st_nlink == 0) {
-      // The last user removed it between our open and our flock; the name
-      // may already belong to a newer registry.
-      r->fd_.reset();
-      continue;
-    }
-    const bool fresh = sb.st_size == 0;
-    if (fresh && ftruncate(fd, sizeof(RegistryPage)) != 0) {
-      return r->Error(errno, absl::StrCat("ftruncate ", names.registry));
-    }
-    if (!fresh && sb.st_size != static_cast<off_t>(sizeof(RegistryPage))) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
-                        absl::StrCat("/dev/shm", names.registry, " is ", sb.st_size,
-                                     " bytes, not an ipclock registry of ",
-                                     sizeof(RegistryPage)));
-    }
-    void* map = mmap(nullptr, sizeof(RegistryPage), PROT_READ | PROT_WRITE,
-                     MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) return r->Error(errno, absl::StrCat("mmap ", names.registry));
-    r->page_ = static_cast<RegistryPage*>(map);
-    if (__atomic_load_n(&r->page_->magic, __ATOMIC_ACQUIRE) != kMagic) {
-      if (absl::Status s = r->Initialize(mode, permits); !s.ok()) return s;
+    std::unique_ptr<SemaphoreRegistry> r(new SemaphoreRegistry());
+    r->names_ = names;
+    r->describe_ = std::string(describe);
+    r->resource_ = std::string(resource);
+    r->attach_pid_ = CurrentPid();
+    r->start_time_ = CurrentProcessStartTime();
+    const std::string path = ShmPath(names.registry);
+    struct stat st;
+    int err = OpenShmFile(names.registry, true, &r->fd_, &st);
+    bool created = false;
+    if (err == ENOENT) {
+      absl::StatusOr<bool> made = r->Create(mode, permits);
+      if (!made.ok()) return made.status();
+      if (!*made) continue;  // someone else linked one first: open theirs
+      created = true;
+    } else if (err != 0) {
+      return r->Error(err, absl::StrCat("open ", path));
     } else {
-      if (r->page_->pid_namespace != PidNamespaceId()) {
+      if (!S_ISREG(st.st_mode)) {
         return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
-                          "the semaphore's registry was made in another pid "
-                          "namespace, whose pids this process cannot check");
+                          absl::StrCat(path, " is not a regular file"));
       }
-      if (r->page_->permits != permits) {
-        return StoreError(
-            absl::StatusCode::kInvalidArgument, describe, resource,
-            absl::StrCat("permits=", permits, " but the processes already using ",
-                         names.semaphore, " made it with permits=",
-                         r->page_->permits));
+      // Blocks while a creator makes the semaphore (see Create()).
+      if (int e = FlockFd(r->fd_.get(), LOCK_EX)) {
+        return r->Error(e, absl::StrCat("flock ", path));
       }
-      r->sem_ = sem_open(names.semaphore.c_str(), 0);
-      if (r->sem_ == SEM_FAILED) {
-        int err = errno;
-        if (err == ENOENT && r->AbandonedByDetach()) {
-          // A last user died between its two unlinks (see Detach): we hold
-          // the flock, nobody else is attached, so finish its removal.
-          shm_unlink(reg);
-          r->fd_.reset();
-          munmap(r->page_, sizeof(RegistryPage));
-          r->page_ = nullptr;
+      if (int e = FstatFd(r->fd_.get(), &st)) return r->Error(e, absl::StrCat("fstat ", path));
+      if (st.st_nlink == 0) continue;  // removed before our flock: the name is another's now
+      r->registry_id_ = FileIdOf(st);
+      if (absl::Status s = r->MapAndCheck(st); !s.ok()) return s;
+      err = r->sem_id_.ino == 0 ? ENOENT : OpenNamedSem(names.semaphore, true, &r->sem_);
+      if (err == 0 && r->sem_.id != r->sem_id_) err = ENOENT;  // not the one made with it
+      if (err == ENOENT) {
+        if (r->NobodyAlive()) {
+          // Its creator, or a last user in Detach(), died half-way: we hold
+          // the flock and nobody is attached, so finish the removal.
+          if (r->StillLinked()) (void)UnlinkShmFile(names.registry);
           continue;
         }
-        if (err == ENOENT) {
-          return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
-                            absl::StrCat(names.semaphore, " was deleted while its "
-                                         "registry is in use; refusing to make a "
-                                         "second lock"));
-        }
-        return r->Error(err, absl::StrCat("sem_open ", names.semaphore));
+        return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
+                          absl::StrCat(SemPath(names.semaphore),
+                                       " was deleted or replaced while its registry is "
+                                       "in use; refusing to make a second lock"));
       }
+      if (err == EBADFD) {
+        return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
+                          absl::StrCat(SemPath(names.semaphore), " is not a semaphore"));
+      }
+      if (err != 0) return r->Error(err, absl::StrCat("open ", SemPath(names.semaphore)));
     }
-    if (absl::Status s = r->LockPage(); !s.ok()) return s;
-    r->ReclaimDeadLocked();
-    for (uint32_t i = 0; i < kRegistrySlots; ++i) {
-      RegistrySlot& slot = r->page_->slots[i];
-      if (slot.state != kFree) continue;
-      // pid and start time before the state: a slot that is not free
-      // always names a process.
-      slot.pid = CurrentPid();
-      slot.start_time = CurrentProcessStartTime();
-      __atomic_store_n(&slot.state, kAttached, __ATOMIC_RELEASE);
-      r->slot_ = static_cast<int>(i);
-      break;
+    if (r->permits_ != permits) {
+      return StoreError(absl::StatusCode::kInvalidArgument, describe, resource,
+                        absl::StrCat("permits=", permits, " but the processes already using ",
+                                     names.semaphore, " made it with permits=", r->permits_));
     }
-    r->UnlockPage();
-    FlockRetry(fd, LOCK_UN);
-    if (r->slot_ < 0) {
-      return StoreError(absl::StatusCode::kResourceExhausted, describe, resource,
-                        absl::StrCat("all ", kRegistrySlots, " registry slots of ",
-                                     names.registry, " are taken"));
+    absl::Status slot = r->TakeSlot();
+    if (!slot.ok() && created && r->StillLinked()) {
+      (void)UnlinkShmFile(names.registry);  // nobody else can be in it
     }
+    (void)FlockFd(r->fd_.get(), LOCK_UN);  // closing the descriptor would drop it too
+    if (!slot.ok()) return slot;
+    r->link_checked_at_ = CoarseMonotonicNanos();
     return r;
   }
   return StoreError(absl::StatusCode::kUnavailable, describe, resource,
@@ -216,107 +228,248 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
 }
 
 SemaphoreRegistry::~SemaphoreRegistry() {
-  if (page_ != nullptr) munmap(page_, sizeof(RegistryPage));
-  if (sem_ != SEM_FAILED) sem_close(sem_);
+  if (page_ != nullptr) Unmap(page_, sizeof(RegistryPage));
+  CloseNamedSem(&sem_);
 }
 
 absl::Status SemaphoreRegistry::LockPage() {
-  int err = pthread_mutex_lock(&page_->mu);
-  if (err == EOWNERDEAD) {
-    // See the top of the file for why nothing needs repair: the free
-    // permits are counted from the slots, each written by one store.
-    pthread_mutex_consistent(&page_->mu);
-    return absl::OkStatus();
+  bool owner_died = false;
+  if (int err = LockRegistryMutex(&page_->mu, &owner_died)) {
+    return Error(err, absl::StrCat("lock the registry ", names_.registry));
   }
-  if (err != 0) return Error(err, absl::StrCat("lock the registry ", names_.registry));
+  if (owner_died) {
+    // A holder of the mutex died, maybe between marking a slot and counting
+    // it: count again. The owner word needs nothing (one store each way).
+    uint32_t holding = 0;
+    for (const RegistrySlot& slot : page_->slots) {
+      if (SharedLoad(&slot.state) == kSlotHolding) ++holding;
+    }
+    SharedStore(&page_->holders, holding);
+  }
   return absl::OkStatus();
 }
 
-void SemaphoreRegistry::UnlockPage() { pthread_mutex_unlock(&page_->mu); }
+void SemaphoreRegistry::UnlockPage() { UnlockRegistryMutex(&page_->mu); }
 
-bool SemaphoreRegistry::AbandonedByDetach() {
-  // Not ReclaimDeadLocked(): there is no semaphore to post to.
+bool SemaphoreRegistry::NobodyAlive() {
+  // Not ReclaimDeadLocked(): there may be no semaphore to post to.
   if (!LockPage().ok()) return false;
   bool anyone = false;
   for (const RegistrySlot& slot : page_->slots) {
-    if (slot.state != kFree && !ProcessIsGone(slot.pid, slot.start_time)) anyone = true;
+    if (SharedLoad(&slot.state) == kSlotFree) continue;
+    const pid_t pid = SharedLoad(&slot.pid);
+    if (!ProcessIsGone(pid, SharedLoad(&slot.start_time))) anyone = true;
   }
   UnlockPage();
   return !anyone;
 }
 
+// Under the mutex. For permits == 1: the holder named by the owner word, if
+// its process is gone, loses the permit (kOwnerDied) and its slot. A value
+// no ipclock process writes (a scribbler's) counts as a dead holder too:
+// the lock would otherwise stay taken for good. True if a permit was freed.
+bool SemaphoreRegistry::ReclaimOwnerLocked() {
+  uint32_t owner = SharedLoad(&page_->owner);
+  if (owner == kOwnerFree || owner == kOwnerDied) return false;
+  if (owner <= kRegistrySlots) {
+    RegistrySlot& slot = page_->slots[owner - 1];
+    const pid_t pid = SharedLoad(&slot.pid);
+    const uint64_t start = SharedLoad(&slot.start_time);
+    if (SharedLoad(&slot.state) != kSlotFree && !ProcessIsGone(pid, start)) return false;
+  }
+  // The slot cannot be reused meanwhile (slots are taken and freed under
+  // the mutex); only its holder, releasing, could change the word, and it
+  // is gone.
+  if (!__atomic_compare_exchange_n(&page_->owner, &owner, kOwnerDied, false,
+                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    return false;
+  }
+  if (owner <= kRegistrySlots) {
+    RegistrySlot& slot = page_->slots[owner - 1];
+    SharedStore(&slot.state, static_cast<uint32_t>(kSlotFree));
+    SharedStore(&slot.pid, 0);
+  }
+  return true;
+}
+
+// Under the mutex: frees the slots of processes that are gone. A slot that
+// held a permit frees it, and a post wakes a waiter for it.
 void SemaphoreRegistry::ReclaimDeadLocked() {
+  bool freed = permits_ == 1 && ReclaimOwnerLocked();
+  // The holder's slot stays while the owner word names it, whatever its
+  // process looks like by now: freed and reused, it would make the word
+  // name a live stranger and the lock would stay taken for good.
+  const uint32_t owner = permits_ == 1 ? SharedLoad(&page_->owner) : kOwnerFree;
   const pid_t self = CurrentPid();
-  for (RegistrySlot& slot : page_->slots) {
-    if (slot.state == kFree || slot.pid == self) continue;
-    if (!ProcessIsGone(slot.pid, slot.start_time)) continue;
-    const bool held = slot.state == kHolding;
-    __atomic_store_n(&slot.state, kFree, __ATOMIC_RELEASE);
-    slot.pid = 0;
-    if (held) {
-      ++page_->orphans;
-      sem_post(sem_);  // wakes a waiter for the permit just freed
-    }
+  uint32_t reclaimed = 0;
+  for (uint32_t i = 0; i < kRegistrySlots; ++i) {
+    RegistrySlot& slot = page_->slots[i];
+    const uint32_t state = SharedLoad(&slot.state);
+    const pid_t pid = SharedLoad(&slot.pid);
+    if (state == kSlotFree || pid == self || owner == i + 1) continue;
+    if (!ProcessIsGone(pid, SharedLoad(&slot.start_time))) continue;
+    SharedStore(&slot.state, static_cast<uint32_t>(kSlotFree));
+    SharedStore(&slot.pid, 0);
+    if (state == kSlotHolding && permits_ > 1) ++reclaimed;
+  }
+  if (reclaimed > 0) {
+    const uint32_t holders = SharedLoad(&page_->holders);
+    SharedStore(&page_->holders, holders > reclaimed ? holders - reclaimed : 0u);
+    SharedStore(&page_->orphans, SharedLoad(&page_->orphans) + reclaimed);
+    freed = true;
+  }
+  // A failed post only delays a waiter to the end of its slice.
+  for (uint32_t i = 0; freed && sem_.sem != nullptr && i < (reclaimed > 0 ? reclaimed : 1); ++i) {
+    (void)SemPost(sem_.sem);
   }
 }
 
 uint32_t SemaphoreRegistry::FreePermitsLocked() const {
-  uint32_t holding = 0;
-  for (const RegistrySlot& slot : page_->slots) {
-    if (slot.state == kHolding) ++holding;
-  }
-  return holding >= page_->permits ? 0 : page_->permits - holding;
+  const uint32_t holders = SharedLoad(&page_->holders);
+  return holders >= permits_ ? 0 : permits_ - holders;
 }
 
 absl::StatusOr<bool> SemaphoreRegistry::TryAcquire(bool woken, bool* previous_owner_died) {
+  *previous_owner_died = false;
   if (holding_) return true;
+  if (permits_ == 1) {
+    const uint32_t mine = static_cast<uint32_t>(slot_) + 1;
+    for (int pass = 0; pass < 2; ++pass) {
+      uint32_t seen = SharedLoad(&page_->owner);
+      if ((seen == kOwnerFree || seen == kOwnerDied) &&
+          __atomic_compare_exchange_n(&page_->owner, &seen, mine, false, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE)) {
+        // This swap is the acquisition (see posix_semaphore_page.h).
+        holding_ = true;
+        *previous_owner_died = seen == kOwnerDied;
+        // Take the post that stands for this permit, so that the semaphore
+        // keeps following the free permits; none there (lost, or taken by a
+        // waking waiter, who then finds no permit) is fine: it is a hint.
+        if (!woken) (void)SemTryWait(sem_.sem);
+        return true;
+      }
+      if (pass == 1) break;
+      // Taken. Its holder may be dead: look only now, since reading /proc
+      // is what an uncontended acquisition must not pay.
+      if (absl::Status s = LockPage(); !s.ok()) return s;
+      const bool freed = ReclaimOwnerLocked();
+      UnlockPage();
+      if (!freed) break;
+    }
+    // A post we took (`woken`) is dropped: it was for a permit someone took
+    // before us, and its releaser posts again.
+    return false;
+  }
   if (absl::Status s = LockPage(); !s.ok()) return s;
   uint32_t free = FreePermitsLocked();
   if (free == 0) {
-    // A permit may be stuck with a dead holder. Only now: reading /proc for
-    // every attached process is what an uncontended acquisition must not
-    // pay.
     ReclaimDeadLocked();
     free = FreePermitsLocked();
   }
   if (free == 0) {
     UnlockPage();
-    // A post we took (`woken`) is dropped: it was for a permit someone took
-    // before us, and its releaser posts again.
     return false;
   }
-  // This single store is the acquisition (see the top of the file).
-  __atomic_store_n(&page_->slots[slot_].state, kHolding, __ATOMIC_RELEASE);
+  RegistrySlot& slot = page_->slots[slot_];
+  if (SharedLoad(&slot.pid) != attach_pid_) {
+    UnlockPage();
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, resource_,
+                      absl::StrCat("the registry ", ShmPath(names_.registry),
+                                   " no longer names this process in its slot "
+                                   "(it was rewritten)"));
+  }
+  SharedStore(&slot.state, static_cast<uint32_t>(kSlotHolding));
+  SharedStore(&page_->holders, SharedLoad(&page_->holders) + 1);
   holding_ = true;
-  *previous_owner_died = page_->orphans > 0;
-  if (page_->orphans > 0) --page_->orphans;
+  const uint32_t orphans = SharedLoad(&page_->orphans);
+  if (orphans > 0) {
+    *previous_owner_died = true;
+    SharedStore(&page_->orphans, orphans - 1);
+  }
   UnlockPage();
-  // Take the post that stands for this permit, so that the semaphore keeps
-  // following the free permits and does not wake waiters for nothing. None
-  // there (lost, or in the hands of a waking waiter, who then finds no
-  // permit and drops it) is fine: it is only a hint. sem_trywait makes no
-  // system call.
-  if (!woken) sem_trywait(sem_);
+  if (!woken) (void)SemTryWait(sem_.sem);
   return true;
 }
 
 absl::Status SemaphoreRegistry::ReleasePermit() {
   if (!holding_) return absl::OkStatus();
-  if (absl::Status s = LockPage(); !s.ok()) return s;
-  __atomic_store_n(&page_->slots[slot_].state, kAttached, __ATOMIC_RELEASE);
   holding_ = false;
-  UnlockPage();
-  // After the slot is cleared, so a waiter woken by it finds the permit. A
+  absl::Status result;
+  if (permits_ == 1) {
+    uint32_t mine = static_cast<uint32_t>(slot_) + 1;
+    if (!__atomic_compare_exchange_n(&page_->owner, &mine, kOwnerFree, false,
+                                     __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+      result = Lost(absl::StrCat("the registry ", ShmPath(names_.registry),
+                                 " no longer names this process as the holder "
+                                 "(it was rewritten while the lock was held)"));
+    }
+  } else {
+    if (absl::Status s = LockPage(); !s.ok()) return s;
+    RegistrySlot& slot = page_->slots[slot_];
+    if (SharedLoad(&slot.state) != kSlotHolding || SharedLoad(&slot.pid) != attach_pid_) {
+      result = Lost(absl::StrCat("the registry ", ShmPath(names_.registry),
+                                 " no longer names this process as a holder "
+                                 "(it was rewritten while the lock was held)"));
+    } else {
+      SharedStore(&slot.state, static_cast<uint32_t>(kSlotAttached));
+      const uint32_t holders = SharedLoad(&page_->holders);
+      SharedStore(&page_->holders, holders > 0 ? holders - 1 : 0u);
+    }
+    UnlockPage();
+  }
+  if (!result.ok()) return result;
+  // After the permit is back, so a waiter woken by it finds the permit. A
   // death in between loses only this wake-up (see the top of the file).
-  if (sem_post(sem_) != 0) {
-    return Error(errno, absl::StrCat("sem_post ", names_.semaphore));
+  if (int err = SemPost(sem_.sem)) {
+    return Error(err, absl::StrCat("sem_post ", SemPath(names_.semaphore)));
   }
   return absl::OkStatus();
 }
 
+bool SemaphoreRegistry::SlotStillOurs() const {
+  const RegistrySlot& slot = page_->slots[slot_];
+  return SharedLoad(&slot.pid) == attach_pid_ && SharedLoad(&slot.state) != kSlotFree;
+}
+
 bool SemaphoreRegistry::StillLinked() const {
-  struct stat sb;
-  return fstat(fd_.get(), &sb) == 0 && sb.st_nlink > 0;
+  struct stat st;
+  return FstatFd(fd_.get(), &st) == 0 && st.st_nlink > 0;
+}
+
+absl::Status SemaphoreRegistry::CheckHeld() const {
+  const std::string reg_path = ShmPath(names_.registry);
+  struct stat st;
+  if (int err = FstatFd(fd_.get(), &st)) return Error(err, absl::StrCat("fstat ", reg_path));
+  if (st.st_nlink == 0) {
+    return Lost(absl::StrCat("the registry ", reg_path, " was deleted while the lock was held"));
+  }
+  int err = StatShmName(names_.registry, &st);
+  if (err == 0 && FileIdOf(st) != registry_id_) err = ENOENT;
+  if (err == ENOENT) {
+    return Lost(absl::StrCat("the registry ", reg_path,
+                             " was replaced while the lock was held"));
+  }
+  if (err != 0) return Error(err, absl::StrCat("lstat ", reg_path));
+  const std::string sem_path = SemPath(names_.semaphore);
+  err = StatSemName(names_.semaphore, &st);
+  if (err == ENOENT || (err == 0 && FileIdOf(st) != sem_id_)) {
+    return Lost(absl::StrCat("the semaphore ", sem_path,
+                             err == 0 ? " was replaced" : " was deleted",
+                             " while the lock was held"));
+  }
+  if (err != 0) return Error(err, absl::StrCat("lstat ", sem_path));
+  const RegistrySlot& slot = page_->slots[slot_];
+  const bool ours = SharedLoad(&slot.pid) == attach_pid_ &&
+                    SharedLoad(&slot.start_time) == start_time_ &&
+                    SharedLoad(&slot.state) != kSlotFree;
+  const bool holds = permits_ == 1
+                         ? SharedLoad(&page_->owner) == static_cast<uint32_t>(slot_) + 1
+                         : SharedLoad(&slot.state) == kSlotHolding;
+  if (!ours || (holding_ && !holds)) {
+    return Lost(absl::StrCat("the registry ", reg_path,
+                             " no longer names this process as the holder"));
+  }
+  return absl::OkStatus();
 }
 
 // Caveat: removal races with attachers, and flock settles it. An attacher
@@ -326,18 +479,21 @@ bool SemaphoreRegistry::StillLinked() const {
 // keep the pair) or finds its file unlinked and starts over on a new pair.
 absl::Status SemaphoreRegistry::Detach() {
   absl::Status result = ReleasePermit();
-  if (int err = FlockRetry(fd_.get(), LOCK_EX); err != 0) {
-    return Error(err, absl::StrCat("flock ", names_.registry));
+  if (int err = FlockFd(fd_.get(), LOCK_EX)) {
+    return Error(err, absl::StrCat("flock ", ShmPath(names_.registry)));
   }
   bool anyone_left = true;
   if (absl::Status s = LockPage(); s.ok()) {
-    page_->slots[slot_].state = kFree;
-    page_->slots[slot_].pid = 0;
+    RegistrySlot& slot = page_->slots[slot_];
+    if (SharedLoad(&slot.pid) == attach_pid_) {
+      SharedStore(&slot.state, static_cast<uint32_t>(kSlotFree));
+      SharedStore(&slot.pid, 0);
+    }
     slot_ = -1;
     ReclaimDeadLocked();
     anyone_left = false;
-    for (const RegistrySlot& slot : page_->slots) {
-      if (slot.state != kFree) anyone_left = true;
+    for (const RegistrySlot& other : page_->slots) {
+      if (SharedLoad(&other.state) != kSlotFree) anyone_left = true;
     }
     UnlockPage();
   } else if (result.ok()) {
@@ -347,57 +503,18 @@ absl::Status SemaphoreRegistry::Detach() {
   // newer pair now, which is not ours to remove. The semaphore goes first,
   // while the registry still stands and we hold its flock: unlinking the
   // registry first let a newcomer make a new pair in between, whose fresh
-  // semaphore we then unlinked (tools/torture caught it). A death between
-  // the two leaves a registry without a semaphore and without users, which
-  // the next Attach() finishes removing.
+  // semaphore we then unlinked. A death between the two leaves a registry
+  // without a semaphore and without users, which the next Attach() removes.
+  // An unlink that fails leaves what the next last user, or the next
+  // attacher, removes: there is nobody to tell now.
   if (!anyone_left && StillLinked()) {
-    sem_unlink(names_.semaphore.c_str());
-    shm_unlink(names_.registry.c_str());
-  }
-  FlockRetry(fd_.get(), LOCK_UN);
-  return result;
-}
-
-absl::StatusOr<RegistrySnapshot> ReadRegistrySnapshot(const std::string& registry_name) {
-  const std::string describe = "posix-semaphore";
-  const std::string path = absl::StrCat("/dev/shm", registry_name);
-  ScopedFd fd(shm_open(registry_name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0));
-  if (!fd.valid()) return ErrnoError(errno, describe, "", absl::StrCat("shm_open ", path));
-  struct stat sb;
-  if (fstat(fd.get(), &sb) != 0) {
-    return ErrnoError(errno, describe, "", absl::StrCat("fstat ", path));
-  }
-  if (sb.st_size != static_cast<off_t>(sizeof(RegistryPage))) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
-                      absl::StrCat(path, " is ", sb.st_size,
-                                   " bytes, not an ipclock registry of ",
-                                   sizeof(RegistryPage)));
-  }
-  void* map = mmap(nullptr, sizeof(RegistryPage), PROT_READ, MAP_SHARED, fd.get(), 0);
-  if (map == MAP_FAILED) return ErrnoError(errno, describe, "", absl::StrCat("mmap ", path));
-  const auto* page = static_cast<const RegistryPage*>(map);
-  absl::StatusOr<RegistrySnapshot> result;
-  if (__atomic_load_n(&page->magic, __ATOMIC_ACQUIRE) != kMagic) {
-    result = StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
-                        absl::StrCat(path, " is not an initialized registry"));
-  } else {
-    RegistrySnapshot snap;
-    snap.permits = page->permits;
-    snap.pid_namespace = page->pid_namespace;
-    for (const RegistrySlot& slot : page->slots) {
-      // The state first: a slot that is not free always names a process
-      // (see Attach).
-      const uint32_t state = __atomic_load_n(&slot.state, __ATOMIC_ACQUIRE);
-      if (state == kFree) continue;
-      RegistrySnapshot::Attached a;
-      a.pid = __atomic_load_n(&slot.pid, __ATOMIC_RELAXED);
-      a.start_time = __atomic_load_n(&slot.start_time, __ATOMIC_RELAXED);
-      a.holding = state == kHolding;
-      snap.attached.push_back(a);
+    struct stat st;
+    if (StatSemName(names_.semaphore, &st) == 0 && FileIdOf(st) == sem_id_) {
+      (void)UnlinkNamedSem(names_.semaphore);
     }
-    result = std::move(snap);
+    (void)UnlinkShmFile(names_.registry);
   }
-  munmap(map, sizeof(RegistryPage));
+  (void)FlockFd(fd_.get(), LOCK_UN);
   return result;
 }
 

@@ -1,32 +1,36 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// PosixSemaphoreStore: a registry of holders per resource, which counts the
-// permits, plus a named semaphore on which its waiters sleep
-// (stores/posix_semaphore_registry.h). See
+// PosixSemaphoreStore: a registry of holders per resource, which says who
+// holds the permits, plus a named semaphore on which its waiters sleep
+// (stores/posix_semaphore_registry.h), with the attachments that no Lock
+// uses kept for the next one (stores/semaphore_idle_cache.h). See
 // include/ipclock/posix_semaphore_store.h for the contract.
 
 #include "stores/posix_semaphore_store.h"
 
 #include <errno.h>
-#include <semaphore.h>
-#include <time.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "platform/errors.h"
-#include "ipclock/store_interface.h"
-#include "core/removeipc_guard.h"
 #include "core/hashing.h"
+#include "core/removeipc_guard.h"
+#include "ipclock/store_interface.h"
+#include "platform/coarse_clock.h"
+#include "platform/errors.h"
+#include "platform/posix_sem.h"
 #include "platform/process_id.h"
 #include "stores/posix_semaphore_registry.h"
+#include "stores/semaphore_idle_cache.h"
 
 namespace ipclock {
 
@@ -42,28 +46,40 @@ constexpr int64_t kReclaimSliceNanos = 200 * 1000 * 1000;
 // Registries unlinked under a held permit before we give up.
 constexpr int kMaxReattach = 64;
 
-// A Key keeps its registry slot and the open semaphore from its first
-// acquisition until it is destroyed, so that acquiring and releasing again
-// costs no opening, mapping or /proc reading; the pair therefore lives as
-// long as some Lock object for the resource does, held or not.
-struct PosixKeyState final : KeyState {
-  std::unique_ptr<SemaphoreRegistry> registry;
-  bool held = false;
-  // The process that took the slot. The slot names that process: after
-  // fork() the child must neither use it nor free it.
-  pid_t attach_pid = 0;
+// How long an idle attachment is kept at most, and how long the registry's
+// link may go unchecked at an acquisition or a release (see the header).
+constexpr int64_t kMaxIdleNanos = 10LL * 1000 * 1000 * 1000;
+constexpr int64_t kLinkCheckNanos = 10LL * 1000 * 1000;
 
-  // Leaves the registry and removes the pair if we were its last user.
+using RegistryCache = SemaphoreIdleCache<SemaphoreRegistry>;
+
+void DetachAll(std::vector<std::unique_ptr<SemaphoreRegistry>> registries) {
   // Errors go unreported: there is nobody to tell, and what a failed Detach
   // leaves (a taken slot) is reclaimed once this process is gone.
-  //
+  for (std::unique_ptr<SemaphoreRegistry>& r : registries) r->Detach().IgnoreError();
+}
+
+// A Lock's attachment (a registry slot and the mapped semaphore), taken from
+// the store's cache or made at its first acquisition, kept while the Lock
+// lives (held or not) and given back to the cache when it is destroyed.
+struct PosixKeyState final : KeyState {
+  std::shared_ptr<RegistryCache> cache;
+  std::unique_ptr<SemaphoreRegistry> registry;
+  size_t resource_hash = 0;  // for the cache (RegistryCache::Name)
+  bool held = false;
+  // What CheckHeld() found when it found the held permit lost; the release
+  // reports it.
+  absl::Status loss;
+
   // A Key destroyed while it holds a permit (a lock kept past its Lock
   // object) keeps its slot, which keeps the permit held until this process
-  // dies; the registry's destructor only unmaps.
+  // dies; the registry's destructor only unmaps. So does a forked child's
+  // copy of its parent's attachment.
   ~PosixKeyState() override {
-    if (registry != nullptr && !held && attach_pid == CurrentPid()) {
-      registry->Detach().IgnoreError();
-    }
+    if (registry == nullptr || held || registry->attach_pid() != CurrentPid()) return;
+    // The view stays valid: the registry object itself does not move.
+    const RegistryCache::Name name{registry->resource(), resource_hash};
+    DetachAll(cache->Put(name, std::move(registry)));
   }
 };
 
@@ -80,11 +96,13 @@ bool ValidPrefix(absl::string_view prefix) {
 class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
  public:
   explicit PosixSemaphoreStore(const PosixSemaphoreStoreOptions& options)
-      : options_(options) {
+      : options_(options),
+        cache_(std::make_shared<RegistryCache>(options.keep_idle, kMaxIdleNanos)) {
     describe_ = absl::StrFormat("posix-semaphore (prefix=%s, mode=%04o)",
                                 options_.prefix,
                                 static_cast<unsigned>(options_.mode));
   }
+  ~PosixSemaphoreStore() override { DetachAll(cache_->Drain()); }
 
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return describe_; }
@@ -98,51 +116,77 @@ class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
     return c;
   }
 
+ private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status PutOffExpiration(Key&, absl::Duration) override {
-    return absl::OkStatus();  // no lease
-  }
   absl::Status Delete(Key& key) override;
   absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status CheckHeld(Key& key) override;
+  WatchTargets GetWatchTargets(Key& key) override;
 
- private:
   SemaphoreRegistry::Names NamesOf(const Key& key) const {
     SemaphoreRegistry::Names names;
     names.semaphore = PosixSemaphoreName(key.resource(), options_.prefix);
     names.registry = absl::StrCat(names.semaphore, ".reg");
     return names;
   }
+  absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> TakeOrAttach(const Key& key,
+                                                                   size_t* resource_hash);
   // True once a permit is taken, false when `deadline` passed first.
+  // `*waited` says whether it slept.
   absl::StatusOr<bool> TakePermit(const Key& key, SemaphoreRegistry* registry,
-                                  Deadline deadline, bool* previous_owner_died);
+                                  Deadline deadline, bool* previous_owner_died,
+                                  bool* waited);
+  absl::Status NotOurs(const Key& key) const {
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
+                      "this lock was acquired by the parent of this forked process; "
+                      "only that process can release it");
+  }
 
   const PosixSemaphoreStoreOptions options_;
   std::string describe_;
+  const std::shared_ptr<RegistryCache> cache_;
 };
+
+absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> PosixSemaphoreStore::TakeOrAttach(
+    const Key& key, size_t* resource_hash) {
+  const RegistryCache::Name name = RegistryCache::NameOf(key.resource());
+  *resource_hash = name.hash;
+  std::vector<std::unique_ptr<SemaphoreRegistry>> expired;
+  std::unique_ptr<SemaphoreRegistry> registry = cache_->Take(name, &expired);
+  DetachAll(std::move(expired));
+  if (registry != nullptr && registry->permits() == key.permits()) return registry;
+  if (registry != nullptr) {
+    // Made for other permits: Attach() below refuses the mismatch with the
+    // message that explains it.
+    registry->Detach().IgnoreError();
+  }
+  return SemaphoreRegistry::Attach(NamesOf(key), options_.mode, key.permits(), describe_,
+                                   key.resource());
+}
 
 absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
                                                      SemaphoreRegistry* registry,
                                                      Deadline deadline,
-                                                     bool* previous_owner_died) {
-  sem_t* sem = registry->semaphore();
+                                                     bool* previous_owner_died,
+                                                     bool* waited) {
+  *waited = false;
   bool woken = false;
   for (;;) {
     // The registry decides; a post only says that it is worth looking. It
-    // also reclaims dead holders' permits when none is free, so every try
-    // and every slice of a wait looks for them.
+    // also reclaims a dead holder's permit when none is free, so every try
+    // and every slice of a wait looks for one.
     absl::StatusOr<bool> got = registry->TryAcquire(woken, previous_owner_died);
     if (!got.ok() || *got) return got;
     if (deadline.has_passed()) return false;
     // Slices bound how late a dead holder's permit, or a permit whose post
     // was lost with a killed process, reaches a waiter.
+    *waited = true;
     const int64_t slice_end =
         std::min(deadline.monotonic_nanos(), Deadline::NowNanos() + kReclaimSliceNanos);
-    struct timespec ts;
-    ts.tv_sec = static_cast<time_t>(slice_end / 1000000000);
-    ts.tv_nsec = static_cast<long>(slice_end % 1000000000);
-    woken = sem_clockwait(sem, CLOCK_MONOTONIC, &ts) == 0;
-    if (!woken && errno != ETIMEDOUT && errno != EINTR) {
-      return ErrnoError(errno, describe_, key.resource(), "sem_clockwait");
+    const int err = SemClockWait(registry->semaphore(), slice_end);
+    woken = err == 0;
+    if (err != 0 && err != ETIMEDOUT && err != EINTR) {
+      return ErrnoError(err, describe_, key.resource(), "sem_clockwait");
     }
   }
 }
@@ -155,14 +199,15 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
   }
   // The registry names this process as the holder.
   key.MarkUnserializable();
-  PosixKeyState* st = &EnsureState(key);
-  if (st->held) return true;
   if (key.permits() == 0 || key.permits() > kRegistrySlots) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
                       absl::StrCat("permits=", key.permits(), ": expected 1 to ",
                                    kRegistrySlots, " (one registry slot per holder)"));
   }
-  if (st->registry != nullptr && st->attach_pid != CurrentPid()) {
+  PosixKeyState* st = &EnsureState(key);
+  if (st->held) return true;
+  if (st->cache == nullptr) st->cache = cache_;
+  if (st->registry != nullptr && st->registry->attach_pid() != CurrentPid()) {
     // Forked since the attachment: the slot is the parent's. Unmap our copy
     // and take a slot of our own.
     st->registry.reset();
@@ -170,27 +215,37 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
   for (int attempt = 0; attempt < kMaxReattach; ++attempt) {
     if (st->registry == nullptr) {
       absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> attached =
-          SemaphoreRegistry::Attach(NamesOf(key), options_.mode, key.permits(),
-                                    describe_, key.resource());
+          TakeOrAttach(key, &st->resource_hash);
       if (!attached.ok()) return attached.status();
       st->registry = *std::move(attached);
-      st->attach_pid = CurrentPid();
     }
+    SemaphoreRegistry* registry = st->registry.get();
     bool died = false;
-    absl::StatusOr<bool> got = TakePermit(key, st->registry.get(), deadline, &died);
+    bool waited = false;
+    absl::StatusOr<bool> got = TakePermit(key, registry, deadline, &died, &waited);
+    if (!got.ok() && !registry->SlotStillOurs()) {
+      // Someone rewrote the page and took our slot: attach afresh. The old
+      // slot is not ours to free.
+      st->registry.reset();
+      continue;
+    }
     // Busy or failed, the slot stays for the next try and ends with the Key.
     if (!got.ok()) return got.status();
     if (!*got) return false;
-    if (!st->registry->StillLinked()) {
-      // Someone deleted the pair while we waited or since our last
-      // acquisition (a cleaner, RemoveIPC): only our own slot keeps ipclock
-      // peers from removing it, so this one fstat per acquisition is what
-      // a kept attachment costs.
-      // The permit we took excludes nobody who attaches from now on: give
-      // it up and start over on the objects the names lead to now.
-      st->registry->Detach().IgnoreError();
-      st->registry.reset();
-      continue;
+    // Is the registry still linked? Someone may have deleted the pair (a
+    // cleaner, RemoveIPC) while we waited or since we last looked: a permit
+    // in it excludes nobody who attaches from now on. Checked after a wait
+    // and whenever the last check is older than kLinkCheckNanos.
+    const int64_t now = CoarseMonotonicNanos();
+    if (waited || now - registry->link_checked_at() > kLinkCheckNanos) {
+      if (!registry->StillLinked()) {
+        // Give the worthless permit up and start over on the objects the
+        // names lead to now.
+        registry->Detach().IgnoreError();
+        st->registry.reset();
+        continue;
+      }
+      registry->set_link_checked_at(now);
     }
     key.set_previous_owner_died(died);
     st->held = true;
@@ -202,17 +257,65 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
 }
 
 absl::Status PosixSemaphoreStore::Delete(Key& key) {
-  auto* st = state(key);
+  PosixKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
+  SemaphoreRegistry* registry = st->registry.get();
+  if (registry->attach_pid() != CurrentPid()) return NotOurs(key);
   st->held = false;
-  // The slot stays until the Key is destroyed.
-  return st->registry->ReleasePermit();
+  // Given back even in a registry found lost: waiters that still sleep on
+  // it wake up and find it unlinked.
+  absl::Status released = registry->ReleasePermit();
+  const int64_t now = CoarseMonotonicNanos();
+  if (!st->loss.ok()) {
+    released = std::exchange(st->loss, absl::OkStatus());
+  } else if (released.ok() && now - registry->link_checked_at() > kLinkCheckNanos) {
+    if (!registry->StillLinked()) {
+      released = StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                            absl::StrCat("the registry /dev/shm", NamesOf(key).registry,
+                                         " was deleted while the lock was held"));
+    }
+    registry->set_link_checked_at(now);
+  }
+  if (absl::IsAborted(released)) {
+    // A worthless attachment: the next acquisition makes a new one.
+    registry->Detach().IgnoreError();
+    st->registry.reset();
+  }
+  return released;
 }
 
 absl::StatusOr<bool> PosixSemaphoreStore::Exists(Key& key) {
-  auto* st = state(key);
-  if (st == nullptr || !st->held) return false;
-  return st->registry->StillLinked();
+  PosixKeyState* st = state(key);
+  if (st == nullptr || !st->held || st->registry->attach_pid() != CurrentPid()) return false;
+  absl::Status s = st->registry->CheckHeld();
+  if (absl::IsAborted(s)) return false;
+  if (!s.ok()) return s;
+  return true;
+}
+
+absl::Status PosixSemaphoreStore::CheckHeld(Key& key) {
+  PosixKeyState* st = state(key);
+  if (st == nullptr || !st->held) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "the lock is not held");
+  }
+  if (st->registry->attach_pid() != CurrentPid()) return NotOurs(key);
+  absl::Status s = st->registry->CheckHeld();
+  if (s.ok()) st->registry->set_link_checked_at(CoarseMonotonicNanos());
+  if (absl::IsAborted(s)) st->loss = s;
+  return s;
+}
+
+// The registry's inode: inotify reports its unlinking at once. The
+// semaphore's removal alone (its registry still there) is seen at the
+// watch's interval check.
+WatchTargets PosixSemaphoreStore::GetWatchTargets(Key& key) {
+  WatchTargets targets;
+  const PosixKeyState* st = state(key);
+  if (st != nullptr && st->held && st->registry->attach_pid() == CurrentPid()) {
+    targets.inode_fds.push_back(st->registry->registry_fd());
+  }
+  return targets;
 }
 
 }  // namespace
@@ -229,6 +332,11 @@ absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(
   if ((options.mode & ~0777u) != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "posix-semaphore: mode %o is not a permission mode", options.mode));
+  }
+  if (options.keep_idle > PosixSemaphoreStoreOptions::kMaxKeepIdle) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("posix-semaphore: keep_idle=", options.keep_idle, ": at most ",
+                     PosixSemaphoreStoreOptions::kMaxKeepIdle));
   }
   if (!ValidPrefix(options.prefix)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -247,10 +355,8 @@ absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(
 absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn,
     const StoreOptions& store_options) {
   if (dsn.has_authority() || !dsn.path().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ipclock: bad DSN \"", dsn.redacted(),
-        "\": posix-semaphore takes no address, only options "
-        "(posix-semaphore:?prefix=myapp&mode=0666)"));
+    return BadDsn(dsn, "posix-semaphore takes no address, only options "
+                       "(posix-semaphore:?prefix=myapp&mode=0666)");
   }
   PosixSemaphoreStoreOptions options;
   if (std::optional<std::string> prefix = dsn.TakeOption("prefix")) {
@@ -259,6 +365,11 @@ absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn,
   absl::StatusOr<unsigned> mode = dsn.TakeMode("mode", options.mode);
   if (!mode.ok()) return mode.status();
   options.mode = *mode;
+  absl::StatusOr<long> keep_idle =
+      dsn.TakeInt("keep_idle", static_cast<long>(options.keep_idle), 0,
+                  static_cast<long>(PosixSemaphoreStoreOptions::kMaxKeepIdle));
+  if (!keep_idle.ok()) return keep_idle.status();
+  options.keep_idle = static_cast<size_t>(*keep_idle);
   absl::StatusOr<RemoveIpcPolicy> remove_ipc =
       TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
   if (!remove_ipc.ok()) return remove_ipc.status();

@@ -123,7 +123,7 @@ void FlockSection(const Settings& s, const Workspace& ws, Report* report) {
   if (StoreRows(s, "semaphore", "semaphore", "", ws.tag + ".sysv", report, &reused, &cycle)) {
     Against(*reused, *report, kRawSemop, GoalKind::kRatioAtMost, 1.3);
     Against(*cycle, *report, "Symfony SemaphoreStore create+acquire+release",
-            GoalKind::kNone, 0);
+            GoalKind::kFasterAtLeast, 4);
   }
 }
 
@@ -138,9 +138,14 @@ void SemaphoreSections(const Settings& s, const Workspace& ws, Report* report) {
               BoostNamedSemaphorePair(s.shape), kNs);
 #endif
   Row *reused, *cycle;
-  if (StoreRows(s, "posix-semaphore", ws.posix_dsn, "", "bench", report, &reused, &cycle)) {
-    Against(*reused, *report, kRawSem, GoalKind::kNone, 0);
+  if (!StoreRows(s, "posix-semaphore", ws.posix_dsn, "", "bench", report, &reused, &cycle)) {
+    return;
   }
+  Against(*reused, *report, kRawSem, GoalKind::kRatioAtMost, 4);
+#if BENCH_HAVE_BOOST
+  Against(*cycle, *report, "Boost named_semaphore construct+wait+post",
+          GoalKind::kFasterAtLeast, 4);
+#endif
 }
 
 }  // namespace ipclock_bench

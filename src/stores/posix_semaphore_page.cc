@@ -1,0 +1,107 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The registry page's mutex, and the read-only view of a page that
+// `ipclock list` takes.
+
+#include "stores/posix_semaphore_page.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "platform/errors.h"
+#include "platform/faults.h"
+#include "platform/posix_sem.h"
+
+namespace ipclock {
+
+int InitRegistryMutex(pthread_mutex_t* mu) {
+  if (int err = TakeFault(FaultPoint::kMutexInit)) return err;
+  pthread_mutexattr_t attr;
+  int err = pthread_mutexattr_init(&attr);
+  if (err != 0) return err;
+  err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  if (err == 0) err = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  if (err == 0) err = pthread_mutex_init(mu, &attr);
+  (void)pthread_mutexattr_destroy(&attr);  // cannot fail on Linux
+  return err;
+}
+
+int LockRegistryMutex(pthread_mutex_t* mu, bool* owner_died) {
+  *owner_died = false;
+  int err = pthread_mutex_lock(mu);
+  if (err == EOWNERDEAD) {
+    // Its holder died inside: the caller repairs what the mutex guards.
+    *owner_died = true;
+    err = pthread_mutex_consistent(mu);
+  }
+  return err;
+}
+
+void UnlockRegistryMutex(pthread_mutex_t* mu) {
+  // Fails only for a mutex we do not hold (EPERM), which would be a bug.
+  (void)pthread_mutex_unlock(mu);
+}
+
+absl::StatusOr<RegistrySnapshot> ReadRegistrySnapshot(const std::string& registry_name) {
+  const std::string describe = "posix-semaphore";
+  const std::string path = ShmPath(registry_name);
+  ScopedFd fd;
+  struct stat st;
+  if (int err = OpenShmFile(registry_name, false, &fd, &st)) {
+    return ErrnoError(err, describe, "", absl::StrCat("open ", path));
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size != static_cast<off_t>(sizeof(RegistryPage))) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
+                      absl::StrCat(path, " is not an ipclock registry (",
+                                   S_ISREG(st.st_mode) ? "its size is wrong"
+                                                       : "not a regular file",
+                                   ")"));
+  }
+  void* map = nullptr;
+  if (int err = MapShared(fd.get(), sizeof(RegistryPage), false, &map)) {
+    return ErrnoError(err, describe, "", absl::StrCat("mmap ", path));
+  }
+  const auto* page = static_cast<const RegistryPage*>(map);
+  absl::StatusOr<RegistrySnapshot> result;
+  if (SharedLoad(&page->magic) != kRegistryMagic) {
+    result = StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
+                        absl::StrCat(path, " is not an initialized registry of this "
+                                           "ipclock version"));
+  } else {
+    RegistrySnapshot snap;
+    snap.permits = SharedLoad(&page->permits);
+    snap.pid_namespace = SharedLoad(&page->pid_namespace);
+    const uint32_t owner = SharedLoad(&page->owner);
+    for (uint32_t i = 0; i < kRegistrySlots; ++i) {
+      const RegistrySlot& slot = page->slots[i];
+      // The state first: a slot that is not free always names a process
+      // (see SemaphoreRegistry::TakeSlot()).
+      const uint32_t state = SharedLoad(&slot.state);
+      if (state == kSlotFree) continue;
+      RegistrySnapshot::Attached a;
+      a.pid = SharedLoad(&slot.pid);
+      a.start_time = SharedLoad(&slot.start_time);
+      a.holding = snap.permits == 1 ? owner == i + 1 : state == kSlotHolding;
+      snap.attached.push_back(a);
+    }
+    // The semaphore beside it: "/x.reg" -> "/x".
+    constexpr absl::string_view kSuffix = ".reg";
+    if (absl::EndsWith(registry_name, kSuffix)) {
+      NamedSem sem;
+      const std::string sem_name = registry_name.substr(0, registry_name.size() - kSuffix.size());
+      if (OpenNamedSem(sem_name, false, &sem) == 0) {
+        int value = -1;
+        if (SemGetValue(sem.sem, &value) == 0) snap.semaphore_value = value;
+        CloseNamedSem(&sem);
+      }
+    }
+    result = std::move(snap);
+  }
+  Unmap(map, sizeof(RegistryPage));
+  return result;
+}
+
+}  // namespace ipclock

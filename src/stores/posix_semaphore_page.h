@@ -1,0 +1,97 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The registry page of the posix-semaphore store, shared by every process
+// attached to one resource (stores/posix_semaphore_registry.h).
+//
+// Who holds a permit:
+//   * permits == 1: the `owner` word alone, taken with one compare-and-swap
+//     from 0 (or kOwnerDied) to our slot + 1 and given back with one from
+//     our slot + 1 to 0. A process killed at any instant has either taken
+//     it or not, so nothing needs repair, and the reused acquisition and
+//     release touch no mutex. A reclaimer (under the mutex) swaps a dead
+//     holder's value for kOwnerDied, which the next holder takes with the
+//     news.
+//   * permits > 1: a slot holds a permit exactly while its state is
+//     kHolding, changed under the robust mutex, with `holders` counting
+//     them so that an acquisition reads one word instead of 256 slots. A
+//     holder of the mutex that dies between the two stores leaves them
+//     apart; the next locker gets EOWNERDEAD and counts the slots afresh.
+//
+// Every process that can write the page can also break the locks in it;
+// what must not happen is that such a writer crashes us. So every field is
+// read once into a local (or a private copy made at attachment) and checked
+// before use: a slot index from `owner` is bounds-checked, counts are
+// clamped, no size or offset comes from the page. The robust mutex itself
+// cannot be defended that way (glibc keeps list pointers in it): a writer
+// that scribbles over it can crash a process that locks it, as with any
+// process-shared pthread mutex; the permits == 1 path never locks it while
+// the lock is free.
+
+#ifndef IPCLOCK_STORES_POSIX_SEMAPHORE_PAGE_H_
+#define IPCLOCK_STORES_POSIX_SEMAPHORE_PAGE_H_
+
+#include <pthread.h>
+
+#include <cstdint>
+
+#include "stores/posix_semaphore_registry.h"
+
+namespace ipclock {
+
+// "ipc2": the layout above. Registries of the earlier layout ("ipc1") are
+// refused, not converted: processes of two ipclock versions do not share a
+// posix-semaphore resource.
+inline constexpr uint32_t kRegistryMagic = 0x69706332;
+
+// The `owner` word: free, or free after its holder died.
+inline constexpr uint32_t kOwnerFree = 0;
+inline constexpr uint32_t kOwnerDied = 0xffffffffu;
+
+enum SlotState : uint32_t {
+  kSlotFree = 0,
+  kSlotAttached = 1,
+  kSlotHolding = 2,  // permits > 1 only
+};
+
+struct RegistrySlot {
+  int32_t pid;
+  uint32_t state;
+  uint64_t start_time;
+};
+
+struct RegistryPage {
+  uint32_t magic;
+  uint32_t permits;
+  uint64_t pid_namespace;
+  // The semaphore made with this registry (0/0 until its creator made it).
+  uint64_t sem_dev;
+  uint64_t sem_ino;
+  uint32_t owner;    // permits == 1
+  uint32_t holders;  // permits > 1, under `mu`
+  // Permits given back from dead holders that no new holder has been told
+  // about yet (permits > 1, under `mu`).
+  uint32_t orphans;
+  uint32_t reserved;
+  pthread_mutex_t mu;
+  RegistrySlot slots[kRegistrySlots];
+};
+
+template <typename T>
+T SharedLoad(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+template <typename T>
+void SharedStore(T* p, T v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+// The registry's robust, process-shared mutex: made once, locked with
+// EOWNERDEAD turned into `*owner_died` (and the mutex made consistent).
+int InitRegistryMutex(pthread_mutex_t* mu);
+int LockRegistryMutex(pthread_mutex_t* mu, bool* owner_died);
+void UnlockRegistryMutex(pthread_mutex_t* mu);
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_POSIX_SEMAPHORE_PAGE_H_

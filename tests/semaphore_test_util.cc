@@ -1,0 +1,213 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "semaphore_test_util.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "ipclock/lock_watch.h"
+#include "ipclock/store_factory.h"
+#include "platform/proc_pid.h"
+
+namespace ipclock_test {
+
+using ipclock::Lock;
+using ipclock::Store;
+
+std::shared_ptr<Store> OpenStoreOrFail(const std::string& dsn) {
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+  if (!store.ok()) {
+    fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
+  }
+  return *store;
+}
+
+Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource,
+              uint32_t permits) {
+  ipclock::LockOptions options;
+  options.permits = permits;
+  return LockOrFail(store, resource, options);
+}
+
+void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
+  if (s.message().find(needle) == absl::string_view::npos) {
+    fail_msg("expected \"%s\" in: %s", std::string(needle).c_str(), s.ToString().c_str());
+  }
+}
+
+pid_t HoldInChild(const std::shared_ptr<Store>& store, const std::string& resource,
+                  Signal* locked) {
+  return ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, resource);
+    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
+    locked->Notify();
+    for (;;) pause();
+  });
+}
+
+void CheckCountingBetweenProcesses(const std::shared_ptr<Store>& store) {
+  struct Counter {
+    std::atomic<int> inside{0};
+    std::atomic<int> max_inside{0};
+  };
+  const std::string resource = UniqueResource("permits");
+  auto* c = SharedMemory<Counter>();
+  constexpr int kPermits = 3, kProcs = 6, kRounds = 20;
+  std::vector<pid_t> kids;
+  for (int p = 0; p < kProcs; ++p) {
+    kids.push_back(ForkChild([&] {
+      Lock lock = MakeLock(store, resource, kPermits);
+      for (int i = 0; i < kRounds; ++i) {
+        if (!lock.Acquire(absl::Seconds(30)).ok()) return 2;
+        int now = c->inside.fetch_add(1) + 1;
+        int seen = c->max_inside.load();
+        while (now > seen && !c->max_inside.compare_exchange_weak(seen, now)) {
+        }
+        usleep(2000);
+        c->inside.fetch_sub(1);
+        if (!lock.Release().ok()) return 3;
+      }
+      return 0;
+    }));
+  }
+  for (pid_t k : kids) assert_int_equal(WaitChild(k, 120), 0);
+  assert_true(c->max_inside.load() <= kPermits);
+  assert_true(c->max_inside.load() >= 2);
+
+  const std::string two = UniqueResource("permits-kill");
+  Signal locked;
+  pid_t holder = ForkChild([&] {
+    Lock lock = MakeLock(store, two, 2);
+    if (!lock.TryAcquire().value_or(false)) return 2;
+    locked.Notify();
+    for (;;) pause();
+  });
+  assert_int_equal(locked.Wait(), 'x');
+  Lock mine = MakeLock(store, two, 2);
+  assert_true(TryOrFail(mine));
+  assert_false(mine.previous_owner_died());
+  kill(holder, SIGKILL);
+  assert_int_equal(WaitChild(holder), 128 + SIGKILL);
+  Lock second = MakeLock(store, two, 2);
+  assert_true(TryOrFail(second));
+  assert_true(second.previous_owner_died());
+  Lock third = MakeLock(store, two, 2);
+  assert_false(TryOrFail(third));  // never a third permit
+}
+
+void CheckPermitsMismatchIsRefused(const std::shared_ptr<Store>& store) {
+  const std::string resource = UniqueResource("mismatch");
+  Lock three = MakeLock(store, resource, 3);
+  assert_true(TryOrFail(three));
+  Lock two = MakeLock(store, resource, 2);
+  absl::StatusOr<bool> got = two.TryAcquire();
+  ASSERT_CODE(got, absl::StatusCode::kInvalidArgument);
+  AssertMessageHas(got.status(), "permits=2");
+  AssertMessageHas(got.status(), "permits=3");
+  ASSERT_OK(three.Release());
+  Drop(three);
+  // Nobody uses the resource but the store's idle attachment, made for 3:
+  // that binds nobody, as objects already removed would not (keep_idle=0);
+  // a Lock asking 2 gets objects of its own.
+  assert_true(TryOrFail(two));
+  ASSERT_OK(two.Release());
+}
+
+void CheckFullCyclesUnderKills(const std::string& dsn, const std::string& resource,
+                               double seconds, const std::string& last_dsn) {
+  struct Shared {
+    std::atomic<int> overlaps{0};
+    std::atomic<int> errors{0};
+    std::atomic<int> unreported{0};
+    std::atomic<long> cycles{0};
+    // The holder, set on entry and cleared before release: a holder that
+    // finds it set took over from one killed inside, which must be gone.
+    std::atomic<pid_t> owner{0};
+  };
+  auto* sh = SharedMemory<Shared>();
+  auto worker = [&] {
+    return ForkChild([&] {
+      absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+      if (!store.ok()) return 2;
+      for (;;) {
+        absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
+        if (!lock.ok()) return 3;
+        absl::Status s = lock->Acquire(absl::Seconds(10));
+        if (!s.ok()) {
+          sh->errors++;
+          fprintf(stderr, "worker %d: %s\n", getpid(), s.ToString().c_str());
+          continue;
+        }
+        const pid_t before = sh->owner.exchange(getpid());
+        if (before != 0) {
+          // The kernel frees a killed holder's lock while it exits, which
+          // ProcessIsGone() counts as gone.
+          if (!ipclock::ProcessIsGone(before, 0)) {
+            sh->overlaps++;
+          } else if (!lock->previous_owner_died()) {
+            sh->unreported++;
+          }
+        }
+        sched_yield();
+        if (sh->owner.exchange(0) != getpid()) sh->overlaps++;
+        if (!lock->Release().ok()) sh->errors++;
+        sh->cycles++;
+      }
+    });
+  };
+  std::vector<pid_t> workers;
+  for (int i = 0; i < 4; ++i) workers.push_back(worker());
+  unsigned seed = static_cast<unsigned>(getpid());
+  int kills = 0;
+  const double until = NowSeconds() + seconds;
+  while (NowSeconds() < until) {
+    usleep(20 * 1000);
+    const size_t victim = rand_r(&seed) % workers.size();
+    kill(workers[victim], SIGKILL);
+    WaitChild(workers[victim]);
+    ++kills;
+    workers[victim] = worker();
+  }
+  for (pid_t w : workers) {
+    kill(w, SIGKILL);
+    WaitChild(w);
+  }
+  print_message("%s: %ld full cycles, %d kills\n", dsn.c_str(), sh->cycles.load(), kills);
+  assert_int_equal(sh->overlaps.load(), 0);
+  assert_int_equal(sh->errors.load(), 0);
+  assert_int_equal(sh->unreported.load(), 0);
+  assert_true(sh->cycles.load() > 0);
+  // The killed workers' attachments are reclaimed by the next user; the
+  // last one to leave removes what is left.
+  std::shared_ptr<Store> last = OpenStoreOrFail(last_dsn);
+  Lock lock = MakeLock(last, resource);
+  ASSERT_OK(lock.Acquire(absl::Seconds(10)));
+  ASSERT_OK(lock.Release());
+}
+
+void CheckWatchReportsLoss(Lock lock, absl::Duration interval,
+                           const std::function<void()>& lose, absl::string_view needle) {
+  ipclock::WatchOptions options;
+  options.check_interval = interval;
+  std::atomic<int> losses{0};
+  options.on_lost = [&](const ipclock::LockLoss&) { losses++; };
+  ipclock::LockWatch watch;
+  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);
+  ASSERT_OK(watched);
+  usleep(200 * 1000);
+  assert_false(watched->lost());  // nothing lost: no false alarm
+  lose();
+  for (int i = 0; i < 200 && !watched->lost(); ++i) usleep(50 * 1000);
+  assert_true(watched->lost());
+  assert_int_equal(losses.load(), 1);
+  ASSERT_CODE(watched->status(), absl::StatusCode::kAborted);
+  AssertMessageHas(watched->status(), needle);
+  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+}
+
+}  // namespace ipclock_test

@@ -1,0 +1,84 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the two semaphore stores' suites (sysv_semaphore_test.cc,
+// posix_semaphore_test.cc) check alike: counting permits between processes
+// with a holder killed, permits that disagree, and a LockWatch reporting a
+// lost lock. Each takes the store under test.
+
+#ifndef IPCLOCK_TESTS_SEMAPHORE_TEST_UTIL_H_
+#define IPCLOCK_TESTS_SEMAPHORE_TEST_UTIL_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "ipclock/lock.h"
+#include "ipclock/store.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+
+// StoreFromDsn, failing the test on an error.
+std::shared_ptr<ipclock::Store> OpenStoreOrFail(const std::string& dsn);
+
+ipclock::Lock MakeLock(const std::shared_ptr<ipclock::Store>& store,
+                       const std::string& resource, uint32_t permits = 1);
+
+// Destroys the Locks.
+template <typename... Locks>
+void Drop(Locks&... locks) {
+  (ipclock::Lock(std::move(locks)), ...);
+}
+
+void AssertMessageHas(const absl::Status& s, absl::string_view needle);
+
+// A process that takes `resource`, notifies `locked` and holds it until
+// killed.
+pid_t HoldInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
+                  Signal* locked);
+
+// What a forked waiter reports, in memory shared with it.
+struct DeathReport {
+  std::atomic<int> acquired{-1};
+  std::atomic<int> died{-1};
+  std::atomic<int64_t> acquired_at_ns{0};
+};
+
+// Six processes share three permits: never more holders than permits, and
+// more than one at a time. Then a holder of two permits is killed: its
+// permit, and only its, comes back, reported as an owner's death.
+void CheckCountingBetweenProcesses(const std::shared_ptr<ipclock::Store>& store);
+
+// A Lock asking other permits than the holders of the resource made it
+// with is refused, naming both.
+void CheckPermitsMismatchIsRefused(const std::shared_ptr<ipclock::Store>& store);
+
+// Four processes take `resource` through `dsn` with a full cycle each time
+// (a new Lock, so through the store's idle attachments, acquire, a step of
+// work, release, destroy) while one of them is killed with SIGKILL every
+// 20 ms and replaced, for `seconds`. Never two holders at once, no
+// acquisition that waits 10 s, no error; every takeover from a killed
+// holder is reported as an owner's death. Then one more cycle through
+// `last_dsn`, whose store keeps nothing idle: the caller checks that
+// nothing of `resource` is left.
+void CheckFullCyclesUnderKills(const std::string& dsn, const std::string& resource,
+                               double seconds, const std::string& last_dsn);
+
+// Watches the held `lock` with `interval` between checks: no report while
+// nothing happens; then `lose` takes the lock away, and the watch must
+// report it once, within 10 s, with `needle` in its message; the release
+// then says Aborted.
+void CheckWatchReportsLoss(ipclock::Lock lock, absl::Duration interval,
+                           const std::function<void()>& lose, absl::string_view needle);
+
+}  // namespace ipclock_test
+
+#endif  // IPCLOCK_TESTS_SEMAPHORE_TEST_UTIL_H_
