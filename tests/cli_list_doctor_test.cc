@@ -74,6 +74,13 @@ void test_list_flock(void** state) {
   ExpectContains(table.out, pid, "list shows the holder pid");
   ExpectContains(table.out, "ipclock", "list shows the holder's command");
   ExpectContains(table.out, "exclusive", "list shows the mode");
+  // --key picks one lock, and names it in full.
+  CliResult one = RunCli({"list", "--store", store, "--key", "list-me", "--json"});
+  ExpectCode(one, 0, "list --key");
+  ExpectContains(one.out, "\"resource\":\"list-me\"", "list --key names the lock");
+  CliResult other = RunCli({"list", "--store", store, "--key", "list-me-not", "--json"});
+  ExpectCode(other, 0, "list --key of a free lock");
+  if (other.out != "[]\n") fail_msg("expected [], got %s", other.out.c_str());
 
   // A waiter shows up as one, once it has queued in the kernel.
   SpawnOptions quiet;
@@ -213,7 +220,8 @@ void test_list_usage_errors(void** state) {
   ExpectCode(RunCli({"list", "--store"}), 64, "missing argument");
   ExpectCode(RunCli({"list", "--store", store, "extra"}), 64, "stray argument");
   ExpectCode(RunCli({"list", "--store", "in-memory"}), 64, "in-memory store");
-  ExpectCode(RunCli({"list", "--store", store, "--key", "x"}), 64, "--key on flock");
+  // A store that cannot be listed is the same class of error wherever it is.
+  ExpectCode(RunCli({"list", "--store", "redis://127.0.0.1:1"}), 64, "remote store");
   ExpectCode(RunCli({"list", "--store", "flock://host/dir"}), 64, "bad DSN");
   CliResult r = RunCli({"list", "--frob"});
   ExpectContains(r.err, "--frob", "names the bad option");

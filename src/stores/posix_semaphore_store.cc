@@ -27,6 +27,7 @@
 #include "core/hashing.h"
 #include "platform/process_id.h"
 #include "stores/posix_semaphore_registry.h"
+#include "stores/posix_semaphore_inspect.h"
 
 namespace ipclock {
 
@@ -267,6 +268,6 @@ absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn,
   return NewPosixSemaphoreStore(options);
 }
 
-const StoreDriver kPosixSemaphoreDriver = {&PosixSemaphoreStoreFromDsn, nullptr};
+const StoreDriver kPosixSemaphoreDriver = {&PosixSemaphoreStoreFromDsn, &ListPosixSemaphoreLocks};
 
 }  // namespace ipclock

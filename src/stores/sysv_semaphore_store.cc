@@ -25,6 +25,7 @@
 #include "core/removeipc_guard.h"
 #include "platform/proc_pid.h"
 #include "platform/process_id.h"
+#include "stores/sysv_semaphore_inspect.h"
 
 namespace ipclock {
 
@@ -626,6 +627,6 @@ absl::StatusOr<std::vector<SemaphoreSetInfo>> ListSemaphoreSets() {
   return out;
 }
 
-const StoreDriver kSemaphoreDriver = {&SemaphoreStoreFromDsn, nullptr};
+const StoreDriver kSemaphoreDriver = {&SemaphoreStoreFromDsn, &ListSemaphoreLocks};
 
 }  // namespace ipclock
