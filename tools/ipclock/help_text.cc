@@ -15,20 +15,47 @@ namespace ipclock_cli {
 
 namespace {
 
+constexpr size_t kWidth = 79;
+
+// `items` joined with ", ", as text that starts at column `column` and
+// wraps to lines indented by `indent` spaces, none wider than kWidth.
+std::string WrapList(const std::vector<std::string>& items, size_t column, size_t indent) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string word = items[i] + (i + 1 < items.size() ? "," : "");
+    if (i > 0) {
+      if (column + 1 + word.size() > kWidth) {
+        absl::StrAppend(&out, "\n", std::string(indent, ' '));
+        column = indent;
+      } else {
+        out += ' ';
+        ++column;
+      }
+    }
+    out += word;
+    column += word.size();
+  }
+  return out;
+}
+
 // From the registry of stores, so that help never names a store this build
 // cannot use, nor misses one.
-std::string Schemes() { return absl::StrJoin(ipclock::SupportedDsnSchemes(), ", "); }
+std::string Schemes(size_t column, size_t indent) {
+  return WrapList(ipclock::SupportedDsnSchemes(), column, indent);
+}
 
 std::string StoresLine() {
+  std::vector<std::string> schemes = ipclock::SupportedDsnSchemes();
+  schemes.back() += absl::StrCat(" (default: ", ipclock::kDefaultDsn, ").");
   std::vector<std::string> missing;
   for (const ipclock::StoreInfo& s : ipclock::KnownStores()) {
     if (!s.built) missing.push_back(absl::StrCat(s.name, " (-D", s.feature, "=enabled)"));
   }
-  return absl::StrCat("Stores in this build: ", Schemes(), " (default: ", ipclock::kDefaultDsn,
-                      ").\n",
-                      missing.empty() ? ""
-                                      : absl::StrCat("Not in this build: ",
-                                                     absl::StrJoin(missing, ", "), ".\n"));
+  if (!missing.empty()) missing.back() += ".";
+  return absl::StrCat("Stores in this build: ", WrapList(schemes, 22, 2), "\n",
+                      missing.empty()
+                          ? ""
+                          : absl::StrCat("Not in this build: ", WrapList(missing, 19, 2), "\n"));
 }
 
 std::string ListableStores() {
@@ -36,7 +63,7 @@ std::string ListableStores() {
   for (const ipclock::StoreInfo& s : ipclock::KnownStores()) {
     if (s.listable) names.push_back(s.name);
   }
-  return absl::StrJoin(names, ", ");
+  return WrapList(names, 45, 19);
 }
 
 }  // namespace
@@ -83,7 +110,7 @@ std::string RunHelp() {
       "                     the default lock dir; flock:///DIR for another dir,\n"
       "                     which PHP's Symfony FlockStore on DIR shares).\n"
       "                     Stores in this build: ",
-      Schemes(),
+      Schemes(43, 21),
       "\n"
       "\n"
       "How to lock:\n"
@@ -253,7 +280,7 @@ std::string DoctorHelp() {
       ipclock::kDefaultDsn,
       "); the flock store's\n"
       "                        lock dir comes from it. Stores: ",
-      Schemes(),
+      Schemes(56, 24),
       "\n"
       "      --root DIR        read configuration (logind.conf and drop-ins,\n"
       "                        login.defs, passwd, linger flags) and lock dirs\n"
