@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "cli_util.h"
 #include "ipclock/inspect.h"
+#include "ipclock/posix_semaphore_store.h"
 #include "ipclock/store_factory.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
@@ -215,6 +216,30 @@ void test_list_posix_semaphore(void** state) {
   CliResult after = RunCli({"list", "--store", store, "--json"});
   ExpectCode(after, 0, "list after release");
   if (after.out != "[]\n") fail_msg("expected [] after release, got %s", after.out.c_str());
+}
+
+// A FIFO planted under a segment's or a registry's name in /dev/shm: list
+// refuses it at once instead of waiting for a writer.
+void test_list_never_waits_on_fifos(void** state) {
+  (void)state;
+  const std::string shm = UniqueShmName("fifo");
+  const std::string segment = absl::StrCat("/dev/shm/ipclock.", shm);
+  const std::string prefix = absl::StrCat("iplf", getpid());
+  const std::string registry =
+      absl::StrCat("/dev/shm", ipclock::PosixSemaphoreName("k", prefix), ".reg");
+  if (mkfifo(segment.c_str(), 0600) != 0 || mkfifo(registry.c_str(), 0600) != 0) {
+    fail_msg("mkfifo in /dev/shm");
+  }
+  CliResult a = RunCli({"list", "--store", absl::StrCat("shm://", shm)}, 20);
+  CliResult b = RunCli({"list", "--store", absl::StrCat("posix-semaphore:?prefix=", prefix),
+                        "--key", "k"},
+                       20);
+  unlink(segment.c_str());
+  unlink(registry.c_str());
+  ExpectCode(a, 71, "list of a FIFO segment");
+  ExpectContains(a.err, "not a regular file", "says why");
+  ExpectCode(b, 71, "list of a FIFO registry");
+  ExpectContains(b.err, "not a regular file", "says why");
 }
 
 void test_list_usage_errors(void** state) {
@@ -617,6 +642,7 @@ int main(void) {
       cmocka_unit_test(test_list_shm),
       cmocka_unit_test(test_list_semaphore),
       cmocka_unit_test(test_list_posix_semaphore),
+      cmocka_unit_test(test_list_never_waits_on_fifos),
       cmocka_unit_test(test_list_usage_errors),
       cmocka_unit_test(test_doctor_removeipc),
       cmocka_unit_test(test_doctor_unsafe_and_cleaned_dirs),

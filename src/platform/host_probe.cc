@@ -72,6 +72,7 @@ PathInfo InspectPath(const std::string& path, bool follow) {
     return info;
   }
   info.is_dir = S_ISDIR(st.st_mode);
+  info.is_regular = S_ISREG(st.st_mode);
   info.is_symlink = S_ISLNK(st.st_mode);
   info.uid = st.st_uid;
   info.mode = st.st_mode & 07777;

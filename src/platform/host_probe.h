@@ -21,6 +21,7 @@ namespace ipclock {
 struct PathInfo {
   int error = 0;  // errno of the stat; the rest is valid when it is 0
   bool is_dir = false;
+  bool is_regular = false;
   bool is_symlink = false;
   uid_t uid = 0;
   mode_t mode = 0;  // permission bits with setuid/setgid/sticky

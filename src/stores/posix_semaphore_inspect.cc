@@ -8,6 +8,8 @@
 #include "absl/strings/strip.h"
 #include "ipclock/posix_semaphore_store.h"
 #include "platform/dir_scan.h"
+#include "platform/errors.h"
+#include "platform/host_probe.h"
 #include "platform/ipc_probe.h"
 #include "platform/proc_pid.h"
 #include "stores/posix_semaphore_registry.h"
@@ -72,6 +74,14 @@ absl::StatusOr<HeldLocks> ListPosixSemaphoreLocks(Dsn& dsn, const ListRequest& r
   }
   for (const std::string& sem : semaphores) {
     const std::string registry = absl::StrCat(sem, kRegistrySuffix);
+    // shm_open() of a FIFO planted under a registry's name would wait for a
+    // writer for ever: anything but a regular file there is refused first.
+    const std::string path = absl::StrCat("/dev/shm", registry);
+    if (const PathInfo info = InspectPath(path, /*follow=*/false);
+        info.error == 0 && !info.is_regular) {
+      return StoreError(absl::StatusCode::kFailedPrecondition, out.store, "",
+                        absl::StrCat(path, " is not a regular file, so not a registry"));
+    }
     absl::StatusOr<RegistrySnapshot> snap = ReadRegistrySnapshot(registry);
     if (!snap.ok()) {
       // Removed by its last user since we looked: nothing held there.

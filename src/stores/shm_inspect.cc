@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/hashing.h"
 #include "ipclock/shm_store.h"
+#include "platform/errors.h"
+#include "platform/host_probe.h"
 #include "platform/proc_pid.h"
 #include "stores/shm_mutex_store.h"
 
@@ -29,6 +31,14 @@ absl::StatusOr<HeldLocks> ListShmLocks(Dsn& dsn, const ListRequest& request) {
   }
   HeldLocks out;
   out.store = absl::StrCat("shm://", dsn.host());
+  // shm_open() of a FIFO planted under the segment's name would wait for a
+  // writer for ever: anything but a regular file there is refused first.
+  const std::string path = absl::StrCat("/dev/shm/ipclock.", dsn.host());
+  if (const PathInfo info = InspectPath(path, /*follow=*/false);
+      info.error == 0 && !info.is_regular) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, out.store, "",
+                      absl::StrCat(path, " is not a regular file, so not a segment"));
+  }
   absl::StatusOr<std::vector<ShmSlotInfo>> slots = ListShmSlots(dsn.host());
   if (!slots.ok()) {
     // No segment: nobody has used the store since it was last removed.
