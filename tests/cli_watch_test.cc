@@ -60,9 +60,10 @@ struct Run {
 };
 
 // Starts `ipclock run ARGS --check-interval 0.1 --kill-after 2 -- sh -c
-// SCRIPT` in a session of its own, SCRIPT writing its pid to a ready file
-// and then running `then`; returns once COMMAND runs.
-Run StartRun(std::vector<std::string> args, const std::string& then = "exec sleep 60") {
+// SCRIPT` in a session of its own, SCRIPT running `setup`, writing its pid
+// to a ready file and then running `then`; returns once COMMAND runs.
+Run StartRun(std::vector<std::string> args, const std::string& then = "exec sleep 60",
+             const std::string& setup = "") {
   const std::string ready = ScratchFile("ready");
   Run run;
   run.err_path = ScratchFile("err");
@@ -73,7 +74,7 @@ Run StartRun(std::vector<std::string> args, const std::string& then = "exec slee
   args.insert(args.begin(), "run");
   args.insert(args.end(), {"--check-interval", kInterval, "--kill-after",
                            absl::StrCat(kKillAfter), "--", "sh", "-c",
-                           ReadyScript(ready, then)});
+                           setup + ReadyScript(ready, then)});
   run.pid = Spawn(WithCli(args), options);
   if (!WaitForFile(ready, 30)) {
     kill(run.pid, SIGKILL);
@@ -382,8 +383,9 @@ void test_postgres_restart(void** state) {
 void test_command_ignoring_sigterm_is_killed(void** state) {
   (void)state;
   const std::string dir = MakeTempDir();
+  // Ignoring from before it says it runs, so that no SIGTERM can come first.
   const Run run = StartRun({"--store", FlockStoreIn(dir), "--key", "k"},
-                           "trap '' TERM; while :; do sleep 0.05; done");
+                           "while :; do sleep 0.05; done", "trap '' TERM; ");
   const double lost_at = NowSeconds();
   if (unlink(LockFileIn(dir).c_str()) != 0) fail_msg("unlink: %s", strerror(errno));
   const Ended e = WaitForEnd(run, lost_at, kBound + kKillAfter);
