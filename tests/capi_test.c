@@ -2,11 +2,14 @@
  * SPDX-License-Identifier: Apache-2.0
  *
  * The C API, from C11: every function, NULL arguments, bad DSNs, contention
- * as IPCLOCK_BUSY, leases, fencing and owner death. Forked children report
+ * as IPCLOCK_BUSY, leases, fencing, owner death, a lost lock, and one store
+ * handle shared by threads (run under TSan by `tools/dev test`). Forked children report
  * through their exit codes and never call CMocka assertions.
  */
 
 #include <errno.h>
+#include <glob.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +366,94 @@ static void previous_owner_died(void **state) {
   ipclock_store_close(store);
 }
 
+/* A lock whose file is deleted while held is lost: its release says so. */
+static void release_of_a_lost_lock(void **state) {
+  (void)state;
+  char dsn[128];
+  flock_dsn(dsn, sizeof(dsn), "");
+  ipclock_store *store = open_store(dsn);
+  ipclock_lock *lock = make_lock(store, "lost-file", NULL);
+  assert_int_equal(ipclock_lock_acquire(lock, IPCLOCK_NONBLOCK, 0), 0);
+  /* Symfony's file name for "lost-file": the readable part and a hash. */
+  char pattern[256];
+  snprintf(pattern, sizeof(pattern), "%s/sf.lost-file.*.lock", g_dir);
+  glob_t found;
+  assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+  assert_int_equal(found.gl_pathc, 1);
+  assert_int_equal(unlink(found.gl_pathv[0]), 0);
+  globfree(&found);
+  assert_int_equal(ipclock_lock_release(lock), -ECANCELED);
+  assert_non_null(strstr(ipclock_lock_error(lock), "lost-file"));
+  assert_int_equal(ipclock_lock_is_acquired(lock), 0);
+  ipclock_lock_destroy(lock);
+  ipclock_store_close(store);
+}
+
+/* Threads sharing one store handle, as c.h allows: each makes locks, fails
+ * on purpose (which sets the store's error text), and reads the store's and
+ * its own last error, all at once. Under TSan a handle whose error text were
+ * written without a lock is a reported race; everywhere, each thread's
+ * ipclock_last_error() must stay its own. */
+#define SHARED_THREADS 6
+#define SHARED_ROUNDS 300
+
+struct shared_store_arg {
+  ipclock_store *store;
+  int index;
+  int failures; /* what went wrong, for the main thread to report */
+};
+
+static void *shared_store_thread(void *p) {
+  struct shared_store_arg *arg = p;
+  char name[64];
+  char too_long[1100];
+  memset(too_long, 'x', sizeof(too_long));
+  for (int round = 0; round < SHARED_ROUNDS; ++round) {
+    snprintf(name, sizeof(name), "shared-%d-%d", arg->index, round % 7);
+    ipclock_lock *lock = NULL;
+    if (ipclock_lock_create(arg->store, name, strlen(name), NULL, &lock) != 0) {
+      ++arg->failures;
+      continue;
+    }
+    int rc = ipclock_lock_acquire(lock, 0, 1000);
+    if (rc != 0) ++arg->failures;
+    if (rc == 0 && ipclock_lock_release(lock) != 0) ++arg->failures;
+    ipclock_lock_destroy(lock);
+
+    /* Odd threads fail with an empty name, even ones with one too long. */
+    ipclock_lock *bad = NULL;
+    rc = arg->index % 2 ? ipclock_lock_create(arg->store, name, 0, NULL, &bad)
+                        : ipclock_lock_create(arg->store, too_long, sizeof(too_long), NULL, &bad);
+    if (rc != -EINVAL || bad != NULL) ++arg->failures;
+    const char *mine = ipclock_last_error();
+    if (strstr(mine, arg->index % 2 ? "empty" : "1100") == NULL) ++arg->failures;
+    /* Any thread's failure; it must be a whole message of one of them. */
+    const char *any = ipclock_store_error(arg->store);
+    if (strstr(any, "empty") == NULL && strstr(any, "1100") == NULL) ++arg->failures;
+  }
+  return NULL;
+}
+
+static void store_shared_by_threads(void **state) {
+  (void)state;
+  char dsn[128];
+  flock_dsn(dsn, sizeof(dsn), "?removeipc=ignore");
+  ipclock_store *store = open_store(dsn);
+  pthread_t threads[SHARED_THREADS];
+  struct shared_store_arg args[SHARED_THREADS];
+  for (int i = 0; i < SHARED_THREADS; ++i) {
+    args[i].store = store;
+    args[i].index = i;
+    args[i].failures = 0;
+    assert_int_equal(pthread_create(&threads[i], NULL, shared_store_thread, &args[i]), 0);
+  }
+  for (int i = 0; i < SHARED_THREADS; ++i) assert_int_equal(pthread_join(threads[i], NULL), 0);
+  for (int i = 0; i < SHARED_THREADS; ++i) {
+    if (args[i].failures != 0) fail_msg("thread %d: %d failures", i, args[i].failures);
+  }
+  ipclock_store_close(store);
+}
+
 static void store_errors_map_to_codes(void **state) {
   (void)state;
   /* Exact-path naming: a path in a missing dir fails with -ENOENT, and the
@@ -424,6 +515,8 @@ int main(void) {
       cmocka_unit_test(leases),
       cmocka_unit_test(fencing),
       cmocka_unit_test(previous_owner_died),
+      cmocka_unit_test(release_of_a_lost_lock),
+      cmocka_unit_test(store_shared_by_threads),
       cmocka_unit_test(store_errors_map_to_codes),
       cmocka_unit_test(strerror_covers_every_code),
   };

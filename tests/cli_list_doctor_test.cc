@@ -5,6 +5,7 @@
 // every command, and the man page: the real binary, real holders (`ipclock
 // run` processes) on real stores, and fake system trees for doctor.
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,7 +15,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "cli_util.h"
+#include "ipclock/inspect.h"
+#include "ipclock/posix_semaphore_store.h"
+#include "ipclock/store_factory.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -74,6 +79,13 @@ void test_list_flock(void** state) {
   ExpectContains(table.out, pid, "list shows the holder pid");
   ExpectContains(table.out, "ipclock", "list shows the holder's command");
   ExpectContains(table.out, "exclusive", "list shows the mode");
+  // --key picks one lock, and names it in full.
+  CliResult one = RunCli({"list", "--store", store, "--key", "list-me", "--json"});
+  ExpectCode(one, 0, "list --key");
+  ExpectContains(one.out, "\"resource\":\"list-me\"", "list --key names the lock");
+  CliResult other = RunCli({"list", "--store", store, "--key", "list-me-not", "--json"});
+  ExpectCode(other, 0, "list --key of a free lock");
+  if (other.out != "[]\n") fail_msg("expected [], got %s", other.out.c_str());
 
   // A waiter shows up as one, once it has queued in the kernel.
   SpawnOptions quiet;
@@ -206,6 +218,30 @@ void test_list_posix_semaphore(void** state) {
   if (after.out != "[]\n") fail_msg("expected [] after release, got %s", after.out.c_str());
 }
 
+// A FIFO planted under a segment's or a registry's name in /dev/shm: list
+// refuses it at once instead of waiting for a writer.
+void test_list_never_waits_on_fifos(void** state) {
+  (void)state;
+  const std::string shm = UniqueShmName("fifo");
+  const std::string segment = absl::StrCat("/dev/shm/ipclock.", shm);
+  const std::string prefix = absl::StrCat("iplf", getpid());
+  const std::string registry =
+      absl::StrCat("/dev/shm", ipclock::PosixSemaphoreName("k", prefix), ".reg");
+  if (mkfifo(segment.c_str(), 0600) != 0 || mkfifo(registry.c_str(), 0600) != 0) {
+    fail_msg("mkfifo in /dev/shm");
+  }
+  CliResult a = RunCli({"list", "--store", absl::StrCat("shm://", shm)}, 20);
+  CliResult b = RunCli({"list", "--store", absl::StrCat("posix-semaphore:?prefix=", prefix),
+                        "--key", "k"},
+                       20);
+  unlink(segment.c_str());
+  unlink(registry.c_str());
+  ExpectCode(a, 71, "list of a FIFO segment");
+  ExpectContains(a.err, "not a regular file", "says why");
+  ExpectCode(b, 71, "list of a FIFO registry");
+  ExpectContains(b.err, "not a regular file", "says why");
+}
+
 void test_list_usage_errors(void** state) {
   (void)state;
   const std::string store = FreshStore();
@@ -213,7 +249,8 @@ void test_list_usage_errors(void** state) {
   ExpectCode(RunCli({"list", "--store"}), 64, "missing argument");
   ExpectCode(RunCli({"list", "--store", store, "extra"}), 64, "stray argument");
   ExpectCode(RunCli({"list", "--store", "in-memory"}), 64, "in-memory store");
-  ExpectCode(RunCli({"list", "--store", store, "--key", "x"}), 64, "--key on flock");
+  // A store that cannot be listed is the same class of error wherever it is.
+  ExpectCode(RunCli({"list", "--store", "redis://127.0.0.1:1"}), 64, "remote store");
   ExpectCode(RunCli({"list", "--store", "flock://host/dir"}), 64, "bad DSN");
   CliResult r = RunCli({"list", "--frob"});
   ExpectContains(r.err, "--frob", "names the bad option");
@@ -350,6 +387,115 @@ void test_doctor_usage_errors(void** state) {
              "bad DSN");
 }
 
+// An untrusted tree may hold FIFOs where configuration is read: doctor must
+// not wait on them (a FIFO's open blocks until a writer comes; its read, for
+// ever), and reads them as absent.
+void test_doctor_never_waits_on_fifos(void** state) {
+  (void)state;
+  const std::string uid = DoctorUser();
+  if (uid.empty()) skip();
+  const std::string root = MakeTree(uid);
+  for (const char* d : {"/run", "/run/systemd", "/usr", "/usr/lib", "/usr/lib/systemd",
+                        "/var", "/var/lib", "/var/lib/systemd", "/var/lib/systemd/linger"}) {
+    if (mkdir(absl::StrCat(root, d).c_str(), 0755) != 0) fail_msg("mkdir %s", d);
+  }
+  // The passwd stays a file, so that the user is found.
+  for (const char* f : {"/etc/systemd/logind.conf", "/etc/systemd/logind.conf.d/10-a.conf",
+                        "/run/systemd/logind.conf", "/usr/lib/systemd/logind.conf",
+                        "/etc/login.defs", "/var/lib/systemd/linger/alice", "/srv/locks"}) {
+    if (mkfifo(absl::StrCat(root, f).c_str(), 0644) != 0) fail_msg("mkfifo %s", f);
+  }
+  CliResult r = RunCli({"doctor", "--root", root, "--user", "alice", "--store",
+                        "flock:///srv/locks"},
+                       20);
+  // A FIFO where the lock dir should be is a risk; the rest reads as absent.
+  ExpectCode(r, 1, "doctor over FIFOs");
+  ExpectContains(r.out, "[risk] lock-dir-permissions /srv/locks", "the FIFO lock dir");
+  ExpectContains(r.out, "not a directory", "says the lock dir is no dir");
+  ExpectContains(r.out, "removeipc", "the RemoveIPC check ran");
+  // And a FIFO passwd: the user cannot be found, and that is said at once.
+  if (unlink(absl::StrCat(root, "/etc/passwd").c_str()) != 0 ||
+      mkfifo(absl::StrCat(root, "/etc/passwd").c_str(), 0644) != 0) {
+    fail_msg("mkfifo passwd");
+  }
+  r = RunCli({"doctor", "--root", root, "--user", "alice"}, 20);
+  ExpectCode(r, 64, "doctor with a FIFO passwd");
+  ExpectContains(r.err, "unknown user", "says the user is unknown");
+}
+
+// A lock dir is only as safe as every dir above it: whoever can write one
+// of them can rename the lock dir away and make another (the rule of
+// OpenSSH's StrictModes); a sticky dir keeps others from renaming what is
+// not theirs.
+void test_doctor_checks_every_dir_above_the_lock_dir(void** state) {
+  (void)state;
+  const std::string uid = DoctorUser();
+  if (uid.empty() || geteuid() != 0) skip();  // chown to another user needs root
+  const std::string root = MakeTree(uid);
+  WriteFile(absl::StrCat(root, "/etc/systemd/logind.conf.d/ipclock.conf"),
+            "[Login]\nRemoveIPC=no\n");
+  MakeDir(absl::StrCat(root, "/srv/app"), 0755);
+  MakeDir(absl::StrCat(root, "/srv/app/locks"), 0700);
+  const std::vector<std::string> args = {"doctor", "--root", root, "--user", uid,
+                                         "--store", "flock:///srv/app/locks"};
+  CliResult r = RunCli(args);
+  ExpectCode(r, 0, "every dir above is root's");
+  ExpectContains(r.out, "[ok] lock-dir-permissions /srv/app/locks", "safe");
+
+  // Owned by another user who is not root.
+  if (chown(absl::StrCat(root, "/srv").c_str(), 4242, 0) != 0) fail_msg("chown");
+  r = RunCli(args);
+  ExpectCode(r, 1, "an ancestor owned by another user");
+  ExpectContains(r.out, "[risk] lock-dir-permissions /srv/app/locks", "reported");
+  ExpectContains(r.out, "/srv above it is owned by uid 4242", "names the dir and its owner");
+  if (chown(absl::StrCat(root, "/srv").c_str(), 0, 0) != 0) fail_msg("chown");
+
+  // Writable by others, then sticky.
+  if (chmod(absl::StrCat(root, "/srv/app").c_str(), 0777) != 0) fail_msg("chmod");
+  r = RunCli(args);
+  ExpectCode(r, 1, "an ancestor writable by all");
+  ExpectContains(r.out, "/srv/app above it has mode 0777", "names the dir and its mode");
+  if (chmod(absl::StrCat(root, "/srv/app").c_str(), 01777) != 0) fail_msg("chmod");
+  ExpectCode(RunCli(args), 0, "a sticky ancestor");
+
+  // A dir that does not exist yet is judged by the dirs above it.
+  if (chmod(absl::StrCat(root, "/srv").c_str(), 0775) != 0) fail_msg("chmod");
+  r = RunCli({"doctor", "--root", root, "--user", uid, "--store",
+              "flock:///srv/app/new/locks"});
+  ExpectCode(r, 1, "group-writable ancestor of a dir not made yet");
+  ExpectContains(r.out, "/srv above it has mode 0775: its group", "names the group");
+}
+
+// The CLI is a program of the library like any other: it includes the
+// public headers, never src/ internals or the build's config header.
+void test_cli_uses_public_headers_only(void** state) {
+  (void)state;
+  const char* source = getenv("IPCLOCK_SOURCE_ROOT");
+  if (source == nullptr) skip();
+  const std::string dir = absl::StrCat(source, "/tools/ipclock");
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) fail_msg("cannot read %s", dir.c_str());
+  int files = 0;
+  while (struct dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (!absl::EndsWith(name, ".cc") && !absl::EndsWith(name, ".h")) continue;
+    ++files;
+    const std::string text = ReadFileOrEmpty(absl::StrCat(dir, "/", name));
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      if (!absl::StartsWith(line, "#include \"")) continue;
+      for (absl::string_view internal :
+           {"\"core/", "\"stores/", "\"platform/", "\"capi/", "\"ipclock_config.h\""}) {
+        if (absl::StrContains(line, internal)) {
+          fail_msg("tools/ipclock/%s includes an internal header: %s", name.c_str(),
+                   std::string(line).c_str());
+        }
+      }
+    }
+  }
+  closedir(d);
+  if (files == 0) fail_msg("no source files in %s", dir.c_str());
+}
+
 // --- help and the man page ---------------------------------------------------------
 
 struct CommandOptions {
@@ -361,7 +507,8 @@ const std::vector<CommandOptions>& AllOptions() {
   static const std::vector<CommandOptions> all = {
       {"run",
        {"--key", "--file", "--store", "--exclusive", "--shared", "--nonblock", "--wait",
-        "--conflict-exit-code", "--permits", "--command", "--close", "--verbose", "--help"}},
+        "--conflict-exit-code", "--permits", "--ttl", "--check-interval", "--kill-after",
+        "--command", "--close", "--verbose", "--help"}},
       {"list", {"--store", "--key", "--json", "--help"}},
       {"doctor", {"--store", "--root", "--user", "--json", "--help"}},
   };
@@ -405,6 +552,69 @@ void test_man_page_covers_every_option(void** state) {
   }
 }
 
+// The stores named by --help are the registry's, every one this build has.
+void test_help_names_the_stores_of_this_build(void** state) {
+  (void)state;
+  CliResult main_help = RunCli({"--help"});
+  CliResult run_help = RunCli({"run", "--help"});
+  CliResult doctor_help = RunCli({"doctor", "--help"});
+  for (const std::string& scheme : ipclock::SupportedDsnSchemes()) {
+    ExpectContains(main_help.out, scheme, "ipclock --help names the store");
+    ExpectContains(run_help.out, scheme, "ipclock run --help names the store");
+    ExpectContains(doctor_help.out, scheme, "ipclock doctor --help names the store");
+  }
+  CliResult list_help = RunCli({"list", "--help"});
+  for (const ipclock::StoreInfo& info : ipclock::KnownStores()) {
+    if (info.listable) ExpectContains(list_help.out, info.name, "list --help names the store");
+  }
+  // The unknown-store error too.
+  CliResult r = RunCli({"run", "--store", "nosuch", "--key", "k", "--", "true"});
+  for (const std::string& scheme : ipclock::SupportedDsnSchemes()) {
+    ExpectContains(r.err, scheme, "the unknown-store error names the store");
+  }
+}
+
+// The man page's exit-status table is the contract: every status ipclock
+// run can give is in it and in --help, and the other commands' statuses are
+// in their --help and the man page.
+void test_exit_statuses_in_help_and_man_page(void** state) {
+  (void)state;
+  const std::string page = ManPage();
+  if (page.empty()) skip();
+  const std::string man = ReadFileOrEmpty(page);
+  const std::string exit_section = man.substr(man.find(".SH EXIT STATUS"));
+  CliResult run_help = RunCli({"run", "--help"});
+  const std::string run_table = run_help.out.substr(run_help.out.find("Exit status:"));
+  for (const char* status : {"1", "64", "69", "71", "77", "79", "126", "127"}) {
+    ExpectContains(run_table, absl::StrCat("\n  ", status, " "), "run --help exit table");
+    if (!absl::StrContains(exit_section, absl::StrCat(".TP\n", status, "\n")) &&
+        !absl::StrContains(exit_section, absl::StrCat(".TP\n", status, ", ")) &&
+        !absl::StrContains(exit_section, absl::StrCat(", ", status, "\n"))) {
+      fail_msg("the man page's exit table lacks %s", status);
+    }
+  }
+  ExpectContains(run_table, "128+N", "run --help exit table");
+  ExpectContains(exit_section, "128+", "the man page's exit table");
+  CliResult list_help = RunCli({"list", "--help"});
+  CliResult doctor_help = RunCli({"doctor", "--help"});
+  for (const char* status : {"64", "69", "71", "77"}) {
+    ExpectContains(list_help.out, status, "list --help statuses");
+  }
+  for (const char* status : {"0", "1", "64", "71"}) {
+    ExpectContains(doctor_help.out, absl::StrCat("\n  ", status, " "), "doctor --help statuses");
+  }
+  const std::string list_section = exit_section.substr(exit_section.find(".SS list"));
+  for (const char* status : {"64", "69", "71", "77"}) {
+    ExpectContains(list_section.substr(0, list_section.find(".SS doctor")), status,
+                   "the man page's list statuses");
+  }
+  const std::string doctor_section = exit_section.substr(exit_section.find(".SS doctor"));
+  for (const char* status : {"0", "1", "64", "71"}) {
+    ExpectContains(doctor_section.substr(0, doctor_section.find(".SH")), status,
+                   "the man page's doctor statuses");
+  }
+}
+
 void test_man_page_renders_cleanly(void** state) {
   (void)state;
   const std::string page = ManPage();
@@ -432,12 +642,18 @@ int main(void) {
       cmocka_unit_test(test_list_shm),
       cmocka_unit_test(test_list_semaphore),
       cmocka_unit_test(test_list_posix_semaphore),
+      cmocka_unit_test(test_list_never_waits_on_fifos),
       cmocka_unit_test(test_list_usage_errors),
       cmocka_unit_test(test_doctor_removeipc),
       cmocka_unit_test(test_doctor_unsafe_and_cleaned_dirs),
       cmocka_unit_test(test_doctor_usage_errors),
+      cmocka_unit_test(test_doctor_never_waits_on_fifos),
+      cmocka_unit_test(test_doctor_checks_every_dir_above_the_lock_dir),
+      cmocka_unit_test(test_cli_uses_public_headers_only),
       cmocka_unit_test(test_help_lists_every_option),
       cmocka_unit_test(test_man_page_covers_every_option),
+      cmocka_unit_test(test_help_names_the_stores_of_this_build),
+      cmocka_unit_test(test_exit_statuses_in_help_and_man_page),
       cmocka_unit_test(test_man_page_renders_cleanly),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -3,10 +3,24 @@
 
 #include "cli_util.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <map>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -75,9 +89,21 @@ void ExpectContains(const std::string& text, absl::string_view needle, const cha
   }
 }
 
+namespace {
+
+// The command pid each holder's command wrote to its ready file.
+std::map<pid_t, pid_t>& CommandPids() {
+  static std::map<pid_t, pid_t>* pids = new std::map<pid_t, pid_t>();
+  return *pids;
+}
+
+}  // namespace
+
 pid_t StartHolder(const std::vector<std::string>& argv, const std::string& ready) {
   SpawnOptions options;
-  options.new_process_group = true;
+  // No controlling terminal, whatever the test runner has: ipclock then
+  // gives COMMAND a process group of its own, the same in every run.
+  options.new_session = true;
   pid_t pid = Spawn(argv, options);
   if (!WaitForFile(ready, 20)) {
     kill(-pid, SIGKILL);
@@ -90,13 +116,218 @@ pid_t StartHolder(const std::vector<std::string>& argv, const std::string& ready
 pid_t StartCliHolder(std::vector<std::string> args, std::string* ready_out) {
   const std::string ready = ScratchFile("ready");
   if (ready_out != nullptr) *ready_out = ready;
-  args.insert(args.end(), {"--", "sh", "-c", absl::StrCat(": > '", ready, "'; exec sleep 60")});
-  return StartHolder(WithCli(std::move(args)), ready);
+  args.insert(args.end(), {"--", "sh", "-c", ReadyScript(ready, "exec sleep 60")});
+  const pid_t pid = StartHolder(WithCli(std::move(args)), ready);
+  int command = 0;
+  if (absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(ready)), &command)) {
+    CommandPids()[pid] = command;
+  }
+  return pid;
+}
+
+std::string ReadyScript(const std::string& ready, absl::string_view then) {
+  return absl::StrCat("echo $$ > '", ready, ".tmp' && mv '", ready, ".tmp' '", ready, "'; ",
+                      then);
 }
 
 int StopHolder(pid_t pid, int sig) {
   kill(-pid, sig);
+  // COMMAND leads a process group of its own (no controlling terminal):
+  // a SIGKILL to ipclock alone would leave it running.
+  if (auto it = CommandPids().find(pid); it != CommandPids().end()) {
+    kill(-it->second, sig);
+    CommandPids().erase(it);
+  }
   return WaitChild(pid);
+}
+
+// --- Servers of the test's own ---------------------------------------------------
+
+namespace {
+
+int PortBase() {
+  const char* base = getenv("IPCLOCK_TEST_PORT_BASE");
+  int b = 0;
+  if (base == nullptr || !absl::SimpleAtoi(base, &b) || b <= 0) b = 21300;
+  return b;
+}
+
+bool Listening(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a = {};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool up = connect(fd, reinterpret_cast<struct sockaddr*>(&a), sizeof(a)) == 0;
+  close(fd);
+  return up;
+}
+
+void SkipWithout(const std::string& why) {
+  const char* ci = getenv("CI");
+  if (ci != nullptr && std::string(ci) == "true") fail_msg("%s", why.c_str());
+  print_message("skipped: %s\n", why.c_str());
+  skip();
+}
+
+}  // namespace
+
+int OwnServer::port() {
+  if (port_ == 0) {
+    for (int p = PortBase() + first_port_offset_; p <= PortBase() + 98 && port_ == 0; ++p) {
+      if (!Listening(p)) port_ = p;
+    }
+    if (port_ == 0) fail_msg("no free port in $IPCLOCK_TEST_PORT_BASE+90..98");
+  }
+  return port_;
+}
+
+void OwnServer::Start() {
+  port();
+  if (dir_.empty()) dir_ = MakeTempDir();
+  Launch();
+  const double until = NowSeconds() + 20;
+  while (NowSeconds() < until) {
+    if (Answers()) return;
+    usleep(20 * 1000);
+  }
+  fail_msg("the test's own server on port %d did not answer within 20 s (dir %s)", port_,
+           dir_.c_str());
+}
+
+OwnRedis& OwnRedis::Get() {
+  static OwnRedis* server = nullptr;
+  if (FindInPath("redis-server").empty() || FindInPath("redis-cli").empty()) {
+    SkipWithout("redis-server and redis-cli are not installed (apt-get install redis-server)");
+  }
+  if (server == nullptr) server = new OwnRedis();
+  return *server;
+}
+
+void OwnRedis::Launch() {
+  const std::string port = absl::StrCat(port_);
+  std::vector<std::string> args = {"redis-server", "--port", port, "--bind", "127.0.0.1",
+                                   "--save", "", "--appendonly", "no", "--dir", dir_,
+                                   "--logfile", dir_ + "/redis.log", "--daemonize", "no"};
+  fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) fail_msg("fork: %s", strerror(errno));
+  if (pid == 0) {
+    // The server dies with the test, however the test ends.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  pid_ = pid;
+}
+
+bool OwnRedis::Answers() {
+  int code = -1;
+  SpawnOptions quiet;
+  quiet.stdout_path = ScratchFile("redis-ping");
+  quiet.stderr_path = quiet.stdout_path + ".err";
+  code = WaitPlain(Spawn({"redis-cli", "-h", "127.0.0.1", "-p", absl::StrCat(port_), "ping"},
+                         quiet),
+                   10);
+  return code == 0 && absl::StrContains(ReadFileOrEmpty(quiet.stdout_path), "PONG");
+}
+
+void OwnRedis::Stop() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  WaitPlain(pid_, 10);
+  pid_ = -1;
+}
+
+std::string OwnRedis::dsn() { return absl::StrCat("redis://127.0.0.1:", port()); }
+
+std::string OwnRedis::Command(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"redis-cli", "-h", "127.0.0.1", "-p", absl::StrCat(port())};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CliResult r = RunProgram(argv, 20);
+  ExpectCode(r, 0, "redis-cli");
+  return std::string(absl::StripAsciiWhitespace(r.out));
+}
+
+OwnPostgres& OwnPostgres::Get() {
+  static OwnPostgres* server = nullptr;
+  std::string bindir;
+  if (DIR* d = opendir("/usr/lib/postgresql"); d != nullptr) {
+    while (struct dirent* e = readdir(d)) {
+      const std::string candidate = absl::StrCat("/usr/lib/postgresql/", e->d_name, "/bin");
+      if (e->d_name[0] != '.' && FileExists(candidate + "/initdb")) bindir = candidate;
+    }
+    closedir(d);
+  }
+  if (bindir.empty() || FindInPath("psql").empty()) {
+    SkipWithout("no PostgreSQL server binaries or psql (apt-get install postgresql)");
+  }
+  if (server == nullptr) {
+    server = new OwnPostgres();
+    server->bindir_ = bindir;
+    // pg_ctl leaves the server running on its own: stop it before the
+    // temp dirs go (atexit handlers run in reverse order).
+    atexit([] { server->Stop(); });
+  }
+  return *server;
+}
+
+std::vector<std::string> OwnPostgres::AsOwner(std::vector<std::string> argv) const {
+  // initdb refuses to run as root: the cluster then belongs to `postgres`.
+  if (geteuid() == 0) argv.insert(argv.begin(), {"runuser", "-u", "postgres", "--"});
+  return argv;
+}
+
+void OwnPostgres::Launch() {
+  const std::string data = dir_ + "/data";
+  if (!FileExists(data)) {
+    if (geteuid() == 0) {
+      ExpectCode(RunProgram({"chown", "postgres:", dir_}), 0, "chown the cluster dir");
+    }
+    CliResult r = RunProgram(AsOwner({bindir_ + "/initdb", "-D", data, "-U", "ipclock",
+                                      "--auth=trust", "-E", "UTF8", "--no-locale"}),
+                             120);
+    ExpectCode(r, 0, "initdb");
+  }
+  CliResult r = RunProgram(
+      AsOwner({bindir_ + "/pg_ctl", "-D", data, "-l", dir_ + "/server.log", "-w", "-t", "60",
+               "-o",
+               absl::StrCat("-c listen_addresses=127.0.0.1 -p ", port_, " -k ", dir_,
+                            " -c fsync=off"),
+               "start"}),
+      90);
+  ExpectCode(r, 0, "pg_ctl start");
+  running_ = true;
+}
+
+bool OwnPostgres::Answers() {
+  return RunProgram({bindir_ + "/pg_isready", "-q", "-h", "127.0.0.1", "-p",
+                     absl::StrCat(port_)},
+                    10)
+             .code == 0;
+}
+
+void OwnPostgres::Stop() {
+  if (!running_) return;
+  RunProgram(AsOwner({bindir_ + "/pg_ctl", "-D", dir_ + "/data", "-m", "immediate", "-w",
+                      "stop"}),
+             60);
+  running_ = false;
+}
+
+std::string OwnPostgres::dsn() {
+  return absl::StrCat("postgresql+advisory://ipclock@127.0.0.1:", port(), "/postgres");
+}
+
+std::string OwnPostgres::Sql(const std::string& sql) {
+  CliResult r = RunProgram({"psql", "-X", "-h", "127.0.0.1", "-p", absl::StrCat(port()), "-U",
+                            "ipclock", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-Atc", sql},
+                           30);
+  ExpectCode(r, 0, "psql");
+  return std::string(absl::StripAsciiWhitespace(r.out));
 }
 
 }  // namespace ipclock_test

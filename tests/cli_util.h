@@ -45,15 +45,93 @@ CliResult RunCli(std::vector<std::string> args, double timeout = 30);
 void ExpectCode(const CliResult& r, int code, const char* what);
 void ExpectContains(const std::string& text, absl::string_view needle, const char* what);
 
-// Starts `argv` in its own process group; its command must create `ready`
-// once it runs (and so once the lock is held).
+// Starts `argv` in a session of its own (no controlling terminal); its
+// command must create `ready` once it runs (and so once the lock is held).
 pid_t StartHolder(const std::vector<std::string>& argv, const std::string& ready);
 
-// A holder running `ipclock run ARGS -- sh -c ': > READY; exec sleep 60'`.
+// A shell script that writes its pid to `ready` (whole, by a rename) and
+// then runs `then`.
+std::string ReadyScript(const std::string& ready, absl::string_view then);
+
+// A holder running `ipclock run ARGS -- sh -c ReadyScript(READY, "exec
+// sleep 60")`.
 pid_t StartCliHolder(std::vector<std::string> args, std::string* ready_out = nullptr);
 
-// Ends a holder and everything it started. Returns its exit status.
+// Ends a holder and everything it started (its COMMAND's process group
+// too, for holders of StartCliHolder). Returns its exit status.
 int StopHolder(pid_t pid, int sig = SIGTERM);
+
+// Servers of the test's own, on 127.0.0.1 and a free port of the range
+// tools/test-servers/ports.sh leaves to tests ($IPCLOCK_TEST_PORT_BASE+90
+// to +98), for the tests that flush, restart or kill them or start them
+// late; the shared servers of tools/test-servers must not be disturbed.
+// Both die with the test process. Without the server binaries the current
+// test is skipped (failed under CI=true).
+class OwnServer {
+ public:
+  virtual ~OwnServer() = default;
+  // Picks a port if none yet (nothing is started).
+  int port();
+  // Starts the server; fails the test if it does not answer in 20 s.
+  void Start();
+  // Stops it at once (SIGKILL for Redis, an immediate shutdown for
+  // PostgreSQL): nothing is saved.
+  virtual void Stop() = 0;
+  void Restart() {
+    Stop();
+    Start();
+  }
+  // Start() unless it answers already.
+  void EnsureStarted() {
+    port();
+    if (!Answers()) Start();
+  }
+  virtual std::string dsn() = 0;
+
+ protected:
+  virtual void Launch() = 0;
+  virtual bool Answers() = 0;
+  std::string dir_;
+  int port_ = 0;
+  int first_port_offset_ = 90;
+};
+
+class OwnRedis : public OwnServer {
+ public:
+  // The process's server (skips the test without redis-server).
+  static OwnRedis& Get();
+  ~OwnRedis() override { Stop(); }
+  void Stop() override;
+  std::string dsn() override;
+  // redis-cli ARGS against it: its output, trimmed; fails on a non-zero exit.
+  std::string Command(const std::vector<std::string>& args);
+
+ private:
+  OwnRedis() { first_port_offset_ = 94; }
+  void Launch() override;
+  bool Answers() override;
+  pid_t pid_ = -1;
+};
+
+class OwnPostgres : public OwnServer {
+ public:
+  // The process's server (skips the test without the PostgreSQL server
+  // binaries); its role `ipclock` logs in without a password.
+  static OwnPostgres& Get();
+  ~OwnPostgres() override { Stop(); }
+  void Stop() override;
+  std::string dsn() override;
+  // psql -Atc SQL as `ipclock`: its output, trimmed; fails on an error.
+  std::string Sql(const std::string& sql);
+
+ private:
+  OwnPostgres() { first_port_offset_ = 97; }
+  void Launch() override;
+  bool Answers() override;
+  std::vector<std::string> AsOwner(std::vector<std::string> argv) const;
+  std::string bindir_;
+  bool running_ = false;
+};
 
 }  // namespace ipclock_test
 

@@ -3,9 +3,18 @@
 //
 // DSN parsing and StoreFromDsn's handling of bad DSNs.
 
-#include <string>
+#include <stdlib.h>
+#include <sys/stat.h>
 
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "core/dsn.h"
+#include "ipclock/inspect.h"
 #include "ipclock/store_factory.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -143,6 +152,121 @@ void PasswordNeverInErrors(void**) {
   assert_null(strstr(std::string(store.status().message()).c_str(), "hunter2"));
 }
 
+// Every DSN field ends up in a C string (a path, a libpq conninfo, a Redis
+// host) where a NUL would cut it short, or in a message where a control byte
+// would reach a terminal. Each field, with each kind of control byte, raw and
+// percent-encoded in both cases of hex, is refused with InvalidArgument, by
+// the parser and by every entry point that takes a DSN; and no message
+// carries the byte raw.
+void ControlBytesRefusedInEveryField(void**) {
+  // "{}" marks where the byte goes.
+  const char* const fields[] = {
+      "fl{}ock",                                        // scheme
+      "postgresql+advisory://ap{}p:pw@127.0.0.1:1/db",  // user
+      "redis://u:pa{}ss@127.0.0.1:1",                   // password
+      "redis://ho{}st:1",                               // host
+      "redis://[::{}1]:1",                              // IPv6 host
+      "redis://127.0.0.1:1{}2",                         // port
+      "flock:///x/lo{}cks",                             // path
+      "postgresql+advisory://u@127.0.0.1:1/d{}b",       // database (path)
+      "flock:///x?re{}cord=1",                          // option name
+      "flock:///x?record=tr{}ue",                       // option value
+      "semaphore?mode=06{}66",                          // bare name's option
+      "combined:?store1=flock:///a{}b&store2=in-memory",  // nested DSN
+  };
+  const unsigned char bytes[] = {0x00, 0x01, 0x07, 0x08, 0x09, 0x0a,
+                                 0x0d, 0x1b, 0x1f, 0x7f};
+  for (const char* field : fields) {
+    for (unsigned char byte : bytes) {
+      std::vector<std::string> forms = {std::string(1, static_cast<char>(byte)),
+                                        absl::StrFormat("%%%02x", byte),
+                                        absl::StrFormat("%%%02X", byte)};
+      // A nested DSN decoded twice: "%2500" is "%00" once the outer query
+      // is decoded.
+      if (absl::StrContains(field, "combined:")) {
+        forms.push_back(absl::StrFormat("%%25%02x", byte));
+      }
+      for (const std::string& form : forms) {
+        const std::string dsn = absl::StrReplaceAll(field, {{"{}", form}});
+        const std::string shown = absl::StrFormat("%s with byte 0x%02x as %s", field, byte,
+                                                  form.size() == 1 ? "raw" : form.c_str());
+        const absl::Status parsed = Dsn::Parse(dsn).status();
+        const absl::Status built = ipclock::StoreFromDsn(dsn).status();
+        const absl::Status listed = ipclock::ListHeldLocks(dsn).status();
+        const absl::Status found = ipclock::FindStore(dsn).status();
+        // Decoded twice, the outer DSN is fine: its nested store refuses.
+        const bool nested = absl::StartsWith(form, "%25");
+        std::vector<const absl::Status*> checked = {&built};
+        if (!nested) checked = {&parsed, &built, &listed, &found};
+        for (const absl::Status* s : checked) {
+          if (s->code() != absl::StatusCode::kInvalidArgument) {
+            fail_msg("%s: expected InvalidArgument, got %s", shown.c_str(),
+                     s->ToString().c_str());
+          }
+          for (char c : s->message()) {
+            const unsigned char u = static_cast<unsigned char>(c);
+            if (u < 0x20 || u == 0x7f) {
+              fail_msg("%s: the message carries byte 0x%02x raw", shown.c_str(), u);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// A NUL must never cut a value short: what comes before it is not a valid
+// DSN of its own that would be used instead.
+void NulNeverTruncates(void**) {
+  const std::string dir = ipclock_test::MakeTempDir();
+  for (const std::string& dsn :
+       {absl::StrCat("flock://", dir, "/lo%00cks"), absl::StrCat("flock://", dir, "/lo"),
+        std::string("flock://") + dir + "/lo" + std::string(1, '\0') + "cks"}) {
+    if (dsn.find("%00") == std::string::npos && dsn.find('\0') == std::string::npos) {
+      continue;  // the truncated form is only named to check it is not made
+    }
+    ASSERT_CODE(ipclock::StoreFromDsn(dsn), absl::StatusCode::kInvalidArgument);
+    ASSERT_CODE(ipclock::ListHeldLocks(dsn), absl::StatusCode::kInvalidArgument);
+  }
+  struct stat st;
+  if (stat((dir + "/lo").c_str(), &st) == 0) fail_msg("%s/lo was created", dir.c_str());
+}
+
+// Against the PostgreSQL server of tools/test-servers: the user and the
+// database of a working DSN with "%00x" appended must be refused, never
+// connected as the part before the NUL (which would succeed).
+void PostgresNulInUserOrDatabase(void**) {
+  const char* env = getenv("IPCLOCK_TEST_POSTGRES");
+  if (env == nullptr || env[0] == '\0') {
+    if (getenv("CI") != nullptr && std::string(getenv("CI")) == "true") {
+      fail_msg("IPCLOCK_TEST_POSTGRES is not set");
+    }
+    skip();
+  }
+  absl::StatusOr<Dsn> good = Dsn::Parse(env);
+  ASSERT_OK(good);
+  const auto built = ipclock::StoreFromDsn(env);
+  if (!built.ok() && built.status().code() == absl::StatusCode::kUnimplemented) skip();
+  ASSERT_OK(built);  // the control: the DSN as given connects
+  const std::string text = env;
+  const size_t at = text.find('@');
+  const size_t colon = text.find(':', text.find("://") + 3);
+  assert_true(at != std::string::npos && colon != std::string::npos && colon < at);
+  const std::string user_nul = text.substr(0, colon) + "%00x" + text.substr(colon);
+  const size_t slash = text.find('/', at);
+  assert_true(slash != std::string::npos);
+  const size_t query = text.find('?', slash);
+  const size_t db_end = query == std::string::npos ? text.size() : query;
+  const std::string db_nul = text.substr(0, db_end) + "%00x" + text.substr(db_end);
+  const std::string host_nul = text.substr(0, at + 1) + "127.0.0.1%00.example" +
+                               text.substr(text.find(':', at));
+  for (const std::string& dsn : {user_nul, db_nul, host_nul}) {
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+    if (store.ok()) fail_msg("connected with a NUL in the DSN: %s", dsn.c_str());
+    ASSERT_CODE(store, absl::StatusCode::kInvalidArgument);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -156,6 +280,9 @@ int main() {
       cmocka_unit_test(StoreFromDsnRefusesBadInput),
       cmocka_unit_test(RedactionCoversQueryAndNestedDsns),
       cmocka_unit_test(PasswordNeverInErrors),
+      cmocka_unit_test(ControlBytesRefusedInEveryField),
+      cmocka_unit_test(NulNeverTruncates),
+      cmocka_unit_test(PostgresNulInUserOrDatabase),
   };
   return cmocka_run_group_tests_name("dsn", tests, nullptr, nullptr);
 }

@@ -51,7 +51,11 @@ pid_t Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
     abort();
   }
   if (pid != 0) return pid;
-  if (options.new_process_group) setpgid(0, 0);
+  if (options.new_session) {
+    setsid();
+  } else if (options.new_process_group) {
+    setpgid(0, 0);
+  }
   // The test runner's signal mask and handlers are not the program's.
   sigset_t none;
   sigemptyset(&none);

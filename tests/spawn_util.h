@@ -26,6 +26,9 @@ struct SpawnOptions {
   // Put the child in a process group of its own, so that kill(-pid, ...)
   // reaches it and everything it started.
   bool new_process_group = false;
+  // Put the child in a session of its own (setsid): a process group of its
+  // own, and no controlling terminal, as under cron or systemd.
+  bool new_session = false;
 };
 
 // fork + execvp. A child that cannot exec exits 127.

@@ -53,16 +53,20 @@
  *   -ENOSYS     the DSN names a store this build does not include
  *   -EPERM      refused by policy or used wrongly (e.g. a shared lock on a
  *               store without shared locks, removeipc=refuse)
- *   -ECANCELED  the lease ran out: the lock may now belong to someone else
+ *   -ECANCELED  the lock was lost (its lease ran out, or what held it went
+ *               away): it may now belong to someone else
  *   -ETIMEDOUT  a store operation (not a wait for the lock) timed out
  *   -ENOMEM     a handle could not be allocated
  *   -ENODATA    `ipclock_lock_fence()` only: no fencing token
  *   -EIO        anything else
  *
  * Threads: a store handle may be shared by threads that each create their
- * own locks. A lock handle must be used by one thread at a time. A handle's
- * error text belongs to the handle: threads that share a store should read
- * `ipclock_last_error()`, which is per thread.
+ * own locks; every function that takes a store handle may be called on it
+ * from several threads at once (not `ipclock_store_close()`, which must be
+ * the last call on it). A lock handle must be used by one thread at a time.
+ * `ipclock_store_error()` says the last failure on the store by any thread;
+ * a thread that wants its own failure reads `ipclock_last_error()`, which
+ * is per thread.
  */
 
 #ifndef IPCLOCK_C_H_
@@ -118,8 +122,10 @@ int ipclock_store_open(const char *dsn, ipclock_store **out);
  * until its last lock is destroyed. NULL does nothing. */
 void ipclock_store_close(ipclock_store *store);
 
-/* The message of the last failure of a call on `store` ("" if none). Valid
- * until the next call on `store` or its close. Never NULL. */
+/* The message of the last failure of a call on `store`, by any thread (""
+ * if none). A copy, owned by the calling thread: valid until this thread
+ * calls `ipclock_store_error()` again, whatever other threads do with the
+ * store meanwhile. Never NULL. */
 const char *ipclock_store_error(const ipclock_store *store);
 
 /* --- Locks ---------------------------------------------------------------- */
@@ -140,13 +146,12 @@ int ipclock_lock_create(ipclock_store *store, const char *resource,
  * milliseconds (0 tries once, a negative value waits for as long as it
  * takes). Waits sleep until the holder releases; they do not poll where the
  * store can wake them. Returns 0 when the lock is held, IPCLOCK_BUSY when
- * another owner kept it, or a negative error (the lock is then not held;
- * store errors never count as acquired; a remote store's own time-out
- * during a wait gives IPCLOCK_BUSY too, with its message in
- * `ipclock_lock_error()`). Acquiring a lock already held in the same mode
- * returns 0; in the other mode it converts the lock, and a conversion that
- * gives IPCLOCK_BUSY may have cost the lock held before (flock drops a
- * shared lock before it queues for the exclusive one): see
+ * another owner kept it (and only then), or a negative error (the lock is
+ * then not held; store errors never count as acquired; a remote store that
+ * did not answer in time gives -EAGAIN). Acquiring a lock already held in
+ * the same mode returns 0; in the other mode it converts the lock, and a
+ * conversion that gives IPCLOCK_BUSY may have cost the lock held before
+ * (flock drops a shared lock before it queues for the exclusive one): see
  * `ipclock_lock_is_acquired()`. */
 int ipclock_lock_acquire(ipclock_lock *lock, unsigned flags, int64_t wait_ms);
 
@@ -156,7 +161,11 @@ int ipclock_lock_acquire(ipclock_lock *lock, unsigned flags, int64_t wait_ms);
  * out (the lock may have been taken by someone else in between). */
 int ipclock_lock_refresh(ipclock_lock *lock, int64_t ttl_ms);
 
-/* Releases the lock. Returns 0, also when it was not held. */
+/* Releases the lock. Returns 0, also when it was not held; -ECANCELED if
+ * the lock was lost while held (its lease ran out, or its lock file,
+ * segment, semaphore, key or database session went away): whatever it
+ * protected may have been touched by another holder meanwhile. The lock is
+ * released in every case. */
 int ipclock_lock_release(ipclock_lock *lock);
 
 /* Destroys a lock handle, releasing the lock first if it is held (unless it

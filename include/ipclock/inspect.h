@@ -68,16 +68,31 @@ struct HeldLock {
 };
 
 struct ListRequest {
-  // List only this resource's lock. Stores that keep only a hash of each
-  // name (the semaphore stores) can name a lock only when asked for it.
+  // List only this resource's lock, named. Stores that keep only a hash of
+  // each name (the semaphore stores) can name a lock only when asked for it;
+  // the others show every name anyway.
   std::optional<std::string> resource;
 };
 
-// The locks held now in the store `dsn` names. Unimplemented for a store
-// that cannot list (or that this build left out); InvalidArgument for a bad
-// DSN; the store's error otherwise.
-absl::StatusOr<std::vector<HeldLock>> ListHeldLocks(
-    absl::string_view dsn, const ListRequest& request = ListRequest());
+struct HeldLocks {
+  // The store that was listed, for messages: its DSN with defaults filled in
+  // (e.g. "flock:///run/lock/ipclock" for "flock").
+  std::string store;
+  std::vector<HeldLock> locks;
+};
+
+// The locks held now in the store `dsn` names. Nothing is created: a store
+// that does not exist yet (no lock dir, no segment) holds no locks.
+// InvalidArgument for a bad DSN; Unimplemented for a store that cannot be
+// listed from outside (`StoreInfo::listable` is false: a remote or
+// in-memory store, or one this build left out); the store's error
+// otherwise (e.g. PermissionDenied for a lock dir we may not read).
+absl::StatusOr<HeldLocks> ListHeldLocks(absl::string_view dsn,
+                                        const ListRequest& request = ListRequest());
+
+// The store kind that `dsn` names, whether or not this build has it.
+// InvalidArgument for a malformed DSN or an unknown scheme.
+absl::StatusOr<StoreInfo> FindStore(absl::string_view dsn);
 
 }  // namespace ipclock
 

@@ -11,6 +11,7 @@
 #include <errno.h>
 
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -24,7 +25,11 @@
 
 struct ipclock_store {
   std::shared_ptr<ipclock::Store> store;
-  std::string error;
+  // The last failure of a call on the store, from whichever thread made it:
+  // threads may share a store handle (c.h), so the text is written under
+  // `mu` and read out as a copy (ipclock_store_error).
+  mutable std::mutex mu;
+  std::string error;  // guarded by mu
 };
 
 struct ipclock_lock {
@@ -36,6 +41,8 @@ struct ipclock_lock {
 namespace {
 
 thread_local std::string t_last_error;
+// What ipclock_store_error() last returned on this thread.
+thread_local std::string t_store_error;
 
 // The one mapping from canonical codes to the C API's errno values.
 int CodeFor(absl::StatusCode code) {
@@ -82,6 +89,19 @@ int Fail(std::string* handle_error, const absl::Status& status) {
   return Fail(handle_error, CodeFor(status.code()), std::string(status.message()));
 }
 
+// Fail() for a store handle, which threads may share.
+int FailOnStore(ipclock_store* store, int code, std::string message) {
+  {
+    std::lock_guard<std::mutex> guard(store->mu);
+    store->error = message;
+  }
+  return Fail(nullptr, code, std::move(message));
+}
+
+int FailOnStore(ipclock_store* store, const absl::Status& status) {
+  return FailOnStore(store, CodeFor(status.code()), std::string(status.message()));
+}
+
 int NullArgument(const char* function) {
   return Fail(nullptr, -EINVAL,
               std::string("ipclock: ") + function + ": NULL argument");
@@ -115,7 +135,11 @@ void ipclock_store_close(ipclock_store* store) { delete store; }
 
 const char* ipclock_store_error(const ipclock_store* store) {
   if (store == nullptr) return "ipclock: NULL store";
-  return store->error.c_str();
+  {
+    std::lock_guard<std::mutex> guard(store->mu);
+    t_store_error = store->error;
+  }
+  return t_store_error.c_str();
 }
 
 int ipclock_lock_create(ipclock_store* store, const char* resource,
@@ -134,10 +158,10 @@ int ipclock_lock_create(ipclock_store* store, const char* resource,
   }
   absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(
       store->store, absl::string_view(resource, resource_len), options);
-  if (!lock.ok()) return Fail(&store->error, lock.status());
+  if (!lock.ok()) return FailOnStore(store, lock.status());
   ipclock_lock* handle = new (std::nothrow) ipclock_lock(*std::move(lock));
   if (handle == nullptr) {
-    return Fail(&store->error, -ENOMEM, "ipclock: out of memory for a lock handle");
+    return FailOnStore(store, -ENOMEM, "ipclock: out of memory for a lock handle");
   }
   *out = handle;
   return 0;
@@ -161,9 +185,9 @@ int ipclock_lock_acquire(ipclock_lock* lock, unsigned flags, int64_t wait_ms) {
   absl::Duration timeout =
       wait_ms < 0 ? absl::InfiniteDuration() : absl::Milliseconds(wait_ms);
   absl::Status s = lock->lock.Acquire(timeout, mode);
-  // Lock::Acquire reports a wait that ran out as DeadlineExceeded; here
-  // contention is a value, as it is for a single try. (A remote store whose
-  // own call timed out says DeadlineExceeded too: not acquired either way.)
+  // Lock::Acquire reports a wait that ran out as DeadlineExceeded, and only
+  // that (a store whose own call timed out says Unavailable); here
+  // contention is a value, as it is for a single try.
   if (s.code() == absl::StatusCode::kDeadlineExceeded) {
     lock->error = std::string(s.message());
     return IPCLOCK_BUSY;
@@ -251,7 +275,7 @@ const char* ipclock_strerror(int code) {
     case -EPERM:
       return "operation not permitted";
     case -ECANCELED:
-      return "the lease ran out";
+      return "the lock was lost";
     case -ETIMEDOUT:
       return "store operation timed out";
     case -ENOMEM:

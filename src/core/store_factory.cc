@@ -23,16 +23,27 @@ std::vector<std::string> SupportedDsnSchemes() {
 
 namespace {
 
+absl::Status UnknownStore(const Dsn& dsn) {
+  return BadDsn(dsn, absl::StrCat("unknown store '", dsn.scheme(), "' (this build knows: ",
+                                  absl::StrJoin(SupportedDsnSchemes(), ", "), ")"));
+}
+
 absl::StatusOr<const StoreEntry*> EntryFor(const Dsn& dsn) {
   const StoreEntry* entry = FindStoreEntry(dsn.scheme());
-  if (entry == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ipclock: bad DSN \"", dsn.redacted(), "\": unknown store '",
-        dsn.scheme(), "' (this build knows: ",
-        absl::StrJoin(SupportedDsnSchemes(), ", "), ")"));
-  }
+  if (entry == nullptr) return UnknownStore(dsn);
   if (entry->driver == nullptr) return StoreNotBuilt(*entry);
   return entry;
+}
+
+StoreInfo InfoOf(const StoreEntry& entry) {
+  StoreInfo info;
+  info.name = std::string(entry.name);
+  for (absl::string_view s : entry.schemes) info.schemes.emplace_back(s);
+  info.scope = entry.scope;
+  info.built = entry.driver != nullptr;
+  info.feature = std::string(entry.feature);
+  info.listable = info.built && entry.driver->list != nullptr;
+  return info;
 }
 
 }  // namespace
@@ -51,29 +62,27 @@ absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
 
 std::vector<StoreInfo> KnownStores() {
   std::vector<StoreInfo> out;
-  for (const StoreEntry& entry : StoreRegistry()) {
-    StoreInfo info;
-    info.name = std::string(entry.name);
-    for (absl::string_view s : entry.schemes) info.schemes.emplace_back(s);
-    info.scope = entry.scope;
-    info.built = entry.driver != nullptr;
-    info.feature = std::string(entry.feature);
-    info.listable = info.built && entry.driver->list != nullptr;
-    out.push_back(std::move(info));
-  }
+  for (const StoreEntry& entry : StoreRegistry()) out.push_back(InfoOf(entry));
   return out;
 }
 
-absl::StatusOr<std::vector<HeldLock>> ListHeldLocks(absl::string_view text,
-                                                    const ListRequest& request) {
+absl::StatusOr<StoreInfo> FindStore(absl::string_view text) {
+  absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
+  if (!dsn.ok()) return dsn.status();
+  const StoreEntry* entry = FindStoreEntry(dsn->scheme());
+  if (entry == nullptr) return UnknownStore(*dsn);
+  return InfoOf(*entry);
+}
+
+absl::StatusOr<HeldLocks> ListHeldLocks(absl::string_view text, const ListRequest& request) {
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
   absl::StatusOr<const StoreEntry*> entry = EntryFor(*dsn);
   if (!entry.ok()) return entry.status();
   if ((*entry)->driver->list == nullptr) {
     return absl::UnimplementedError(absl::StrCat(
-        "ipclock: the ", (*entry)->name,
-        " store cannot list its locks from outside"));
+        "ipclock: the ", (*entry)->name, " store cannot list its locks from outside",
+        (*entry)->scope == Scope::kRemote ? " (ask its server)" : ""));
   }
   return (*entry)->driver->list(*dsn, request);
 }

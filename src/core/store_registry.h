@@ -43,8 +43,7 @@ struct StoreDriver {
                                                      const StoreOptions& options);
   // The locks held now, for `ipclock list`; nullptr where the store cannot
   // tell. Must not create anything.
-  absl::StatusOr<std::vector<HeldLock>> (*list)(Dsn& dsn,
-                                                const ListRequest& request);
+  absl::StatusOr<HeldLocks> (*list)(Dsn& dsn, const ListRequest& request);
 };
 
 struct StoreEntry {

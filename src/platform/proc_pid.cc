@@ -14,6 +14,9 @@
 
 #include <cstdlib>
 
+#include "absl/strings/str_cat.h"
+#include "platform/small_file.h"
+
 namespace ipclock {
 
 namespace {
@@ -125,6 +128,14 @@ uint64_t PidNamespaceId() {
   struct stat sb;
   if (stat("/proc/self/ns/pid", &sb) != 0) return 0;
   return static_cast<uint64_t>(sb.st_ino);
+}
+
+std::string ProcessCommandName(pid_t pid) {
+  if (pid <= 0) return "";
+  std::optional<std::string> comm = ReadSmallFile(absl::StrCat("/proc/", pid, "/comm"), 64);
+  if (!comm) return "";
+  while (!comm->empty() && comm->back() == '\n') comm->pop_back();
+  return *comm;
 }
 
 }  // namespace ipclock

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 
 namespace ipclock {
 
@@ -34,6 +35,10 @@ bool ProcessIsGone(pid_t pid, uint64_t start_time);
 // The inode of this process's pid namespace: pids only mean something to
 // processes that share it.
 uint64_t PidNamespaceId();
+
+// /proc/<pid>/comm without its newline: the name the process gave itself
+// (any bytes, up to 15 of them). Empty when it cannot be read.
+std::string ProcessCommandName(pid_t pid);
 
 }  // namespace ipclock
 

@@ -30,6 +30,7 @@
 #include "platform/scoped_fd.h"
 #include "platform/timed_flock.h"
 #include "stores/flock_naming.h"
+#include "stores/flock_inspect.h"
 
 namespace ipclock {
 
@@ -517,6 +518,6 @@ bool ParseFlockHolderRecord(absl::string_view bytes, FlockHolderRecord* out) {
   return true;
 }
 
-const StoreDriver kFlockDriver = {&FlockStoreFromDsn, nullptr};
+const StoreDriver kFlockDriver = {&FlockStoreFromDsn, &ListFlockLocks};
 
 }  // namespace ipclock

@@ -30,6 +30,7 @@
 #include "platform/posix_sem.h"
 #include "platform/process_id.h"
 #include "stores/posix_semaphore_registry.h"
+#include "stores/posix_semaphore_inspect.h"
 #include "stores/semaphore_idle_cache.h"
 
 namespace ipclock {
@@ -378,6 +379,6 @@ absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn,
   return NewPosixSemaphoreStore(options);
 }
 
-const StoreDriver kPosixSemaphoreDriver = {&PosixSemaphoreStoreFromDsn, nullptr};
+const StoreDriver kPosixSemaphoreDriver = {&PosixSemaphoreStoreFromDsn, &ListPosixSemaphoreLocks};
 
 }  // namespace ipclock

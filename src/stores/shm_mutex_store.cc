@@ -45,6 +45,7 @@
 #include "platform/process_id.h"
 #include "platform/random.h"
 #include "platform/scoped_fd.h"
+#include "stores/shm_inspect.h"
 
 namespace ipclock {
 
@@ -990,6 +991,6 @@ absl::StatusOr<std::vector<ShmSlotInfo>> ListShmSlots(absl::string_view name) {
   return out;
 }
 
-const StoreDriver kShmDriver = {&ShmStoreFromDsn, nullptr};
+const StoreDriver kShmDriver = {&ShmStoreFromDsn, &ListShmLocks};
 
 }  // namespace ipclock

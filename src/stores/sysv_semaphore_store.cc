@@ -24,6 +24,7 @@
 #include "platform/errors.h"
 #include "platform/process_id.h"
 #include "stores/semaphore_idle_cache.h"
+#include "stores/sysv_semaphore_inspect.h"
 #include "stores/sysv_semaphore_set.h"
 
 namespace ipclock {
@@ -318,6 +319,6 @@ absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn,
   return NewSemaphoreStore(options);
 }
 
-const StoreDriver kSemaphoreDriver = {&SemaphoreStoreFromDsn, nullptr};
+const StoreDriver kSemaphoreDriver = {&SemaphoreStoreFromDsn, &ListSemaphoreLocks};
 
 }  // namespace ipclock

@@ -6,7 +6,9 @@
 //   0: a whole DSN for Dsn::Parse, its accessors and option readers;
 //   1: the query of an in-memory DSN ("in-memory?<rest>");
 //   2: the query of a flock DSN on a private temp dir, so that the fuzzer
-//      never creates dirs elsewhere.
+//      never creates dirs elsewhere;
+//   3: a whole DSN for FindStore(), and queries of the local stores for
+//      ListHeldLocks(), which reads only (flock on the private dir).
 // Other stores are left out on purpose: they create IPC objects or connect
 // to servers as soon as they are built. (That errors never show a password
 // is checked by tests/hostile_host_test.cc.)
@@ -21,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
+#include "ipclock/inspect.h"
 #include "ipclock/store_factory.h"
 
 namespace {
@@ -58,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   ipclock::StoreOptions options;
   options.remove_ipc = ipclock::RemoveIpcPolicy::kIgnore;
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0:
       ExerciseDsn(rest);
       break;
@@ -69,6 +72,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // A store may create its dir with a fuzzed dir_mode, never elsewhere.
       ipclock::StoreFromDsn(absl::StrCat("flock://", TempDir(), "?", rest), options)
           .IgnoreError();
+      break;
+    case 3:
+      ipclock::FindStore(rest).IgnoreError();
+      ipclock::ListHeldLocks(absl::StrCat("flock://", TempDir(), "?", rest)).IgnoreError();
+      ipclock::ListHeldLocks(absl::StrCat("posix-semaphore:?", rest)).IgnoreError();
+      ipclock::ListHeldLocks(absl::StrCat("semaphore:?", rest)).IgnoreError();
       break;
   }
   return 0;

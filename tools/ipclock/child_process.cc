@@ -4,20 +4,33 @@
 #include "child_process.h"
 
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
 #include "exit_codes.h"
+#include "ipclock/deadline.h"
+#include "terminal_text.h"
 
 namespace ipclock_cli {
 
 namespace {
 
-constexpr int kForwardedSignals[] = {SIGINT,  SIGTERM, SIGHUP,
-                                     SIGQUIT, SIGUSR1, SIGUSR2};
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+// While a stopped COMMAND's process group still has members after COMMAND
+// itself ended, how often to look whether they are gone (they are not our
+// children: no SIGCHLD tells).
+constexpr int kGroupPollMillis = 20;
 
 int ShellStatus(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
@@ -25,85 +38,181 @@ int ShellStatus(int wait_status) {
   return kExitOsError;
 }
 
+// Whether this process has a controlling terminal: opening /dev/tty fails
+// (ENXIO) exactly when it has none.
+bool HasControllingTerminal() {
+  const int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+bool TakeStopRequest(int fd) {
+  uint64_t count = 0;
+  return read(fd, &count, sizeof(count)) == static_cast<ssize_t>(sizeof(count));
+}
+
+int64_t NowMillis() { return ipclock::Deadline::NowNanos() / 1000000; }
+
 }  // namespace
 
-int RunChild(const std::vector<std::string>& command, const sigset_t& child_mask,
-             absl::Duration tick_every, const std::function<void()>& tick) {
+absl::StatusOr<std::unique_ptr<ChildRunner>> ChildRunner::Create(const sigset_t& child_mask) {
+  std::unique_ptr<ChildRunner> runner(new ChildRunner());
+  runner->child_mask_ = child_mask;
   // An ignored SIGCHLD (inherited across exec) makes the kernel reap the
   // child itself, and its status would be lost.
   signal(SIGCHLD, SIG_DFL);
-
-  // Signals are taken synchronously with sigwaitinfo rather than in
-  // handlers: blocked before fork, none can slip by between fork and the
-  // wait, and forwarding needs no async-signal-safe trickery.
-  sigset_t waited;
-  sigemptyset(&waited);
-  sigaddset(&waited, SIGCHLD);
+  sigemptyset(&runner->waited_);
+  sigaddset(&runner->waited_, SIGCHLD);
   for (int sig : kForwardedSignals) {
     // One that ipclock was told to ignore (nohup, a background job's
     // SIGINT) is not ours to pass on; the child inherits the same SIG_IGN.
     struct sigaction current;
-    if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) {
-      continue;
-    }
-    sigaddset(&waited, sig);
+    if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
+    sigaddset(&runner->waited_, sig);
   }
-  sigprocmask(SIG_BLOCK, &waited, nullptr);
+  if (sigprocmask(SIG_BLOCK, &runner->waited_, nullptr) != 0) {
+    return absl::InternalError(absl::StrCat("ipclock: sigprocmask: ", strerror(errno)));
+  }
+  runner->signal_fd_ = signalfd(-1, &runner->waited_, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (runner->signal_fd_ < 0) {
+    return absl::InternalError(absl::StrCat("ipclock: signalfd: ", strerror(errno)));
+  }
+  runner->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (runner->stop_fd_ < 0) {
+    return absl::InternalError(absl::StrCat("ipclock: eventfd: ", strerror(errno)));
+  }
+  return runner;
+}
+
+ChildRunner::~ChildRunner() {
+  if (signal_fd_ >= 0) close(signal_fd_);
+  if (stop_fd_ >= 0) close(stop_fd_);
+}
+
+void ChildRunner::RequestStop() {
+  const uint64_t one = 1;
+  // Only EAGAIN can fail here (the counter is full): a stop is pending then.
+  [[maybe_unused]] const ssize_t n = write(stop_fd_, &one, sizeof(one));
+}
+
+ChildResult ChildRunner::Run(const std::vector<std::string>& command,
+                             absl::Duration kill_after,
+                             const std::function<void(const StopPlan&)>& on_stop) {
+  ChildResult result;
+  StopPlan plan;
+  plan.own_group = !HasControllingTerminal();
+  plan.kill_after = kill_after;
+  if (TakeStopRequest(stop_fd_)) {
+    // Lost before COMMAND could start: it never does.
+    result.stopped = true;
+    if (on_stop) on_stop(plan);
+    return result;
+  }
 
   std::vector<char*> argv;
   argv.reserve(command.size() + 1);
   for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  // Made before fork: the child of a threaded process should not allocate.
+  const std::string shown = Printable(command[0]);
 
   fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) {
-    fprintf(stderr, "ipclock: fork: %s\n", strerror(errno));
-    return kExitOsError;
+    Say(absl::StrCat("fork: ", strerror(errno)));
+    result.status = kExitOsError;
+    return result;
   }
   if (pid == 0) {
-    sigprocmask(SIG_SETMASK, &child_mask, nullptr);
+    if (plan.own_group) setpgid(0, 0);
+    sigprocmask(SIG_SETMASK, &child_mask_, nullptr);
     execvp(argv[0], argv.data());
     const int err = errno;
-    dprintf(STDERR_FILENO, "ipclock: cannot run %s: %s\n", argv[0], strerror(err));
+    dprintf(STDERR_FILENO, "ipclock: cannot run %s: %s\n", shown.c_str(), strerror(err));
     _exit(err == ENOENT ? kExitNotFound : kExitCannotExecute);
   }
+  // Both sides set the group, so that it exists before either goes on
+  // (EACCES here means the child has already exec'd, after its own call).
+  if (plan.own_group) setpgid(pid, pid);
+  plan.target = plan.own_group ? -pid : pid;
+  plan.started = true;
+  result.started = true;
 
-  const bool ticking = tick != nullptr && tick_every != absl::InfiniteDuration();
-  const struct timespec tick_timespec = absl::ToTimespec(tick_every);
+  bool done = false;
+  int64_t kill_at = -1;  // ms on the monotonic clock; -1: no stop under way
   for (;;) {
-    siginfo_t info;
-    const int sig = ticking ? sigtimedwait(&waited, &info, &tick_timespec)
-                            : sigwaitinfo(&waited, &info);
-    if (sig < 0) {
-      if (errno == EAGAIN) {
-        tick();
-        continue;
-      }
-      if (errno == EINTR) continue;
-      fprintf(stderr, "ipclock: sigwaitinfo: %s\n", strerror(errno));
+    int timeout = -1;
+    if (kill_at >= 0 && !result.killed) {
+      timeout = static_cast<int>(std::max<int64_t>(0, kill_at - NowMillis()));
+      if (done) timeout = std::min(timeout, kGroupPollMillis);
+    }
+    struct pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    const int ready = poll(fds, 2, timeout);
+    if (ready < 0 && errno != EINTR) {
+      Say(absl::StrCat("poll: ", strerror(errno)));
       break;  // fall back to a plain wait below
     }
-    if (sig == SIGCHLD) {
-      int status = 0;
-      const pid_t done = waitpid(pid, &status, WNOHANG);
-      if (done == pid) return ShellStatus(status);
-      continue;  // stopped or continued, or another child
+    if (ready > 0 && (fds[1].revents & POLLIN) != 0 && TakeStopRequest(stop_fd_) &&
+        !result.stopped) {
+      result.stopped = true;
+      if (on_stop) on_stop(plan);
+      if (!done) {
+        if (kill_after <= absl::ZeroDuration()) {
+          kill(plan.target, SIGKILL);
+          result.killed = true;
+        } else {
+          kill(plan.target, SIGTERM);
+          kill_at = NowMillis() + absl::ToInt64Milliseconds(kill_after);
+        }
+      }
     }
-    // The terminal sends ^C, ^\ and hangups to the whole foreground process
-    // group, the child included; passing them on would deliver them twice.
-    if (info.si_code == SI_KERNEL) continue;
-    kill(pid, sig);
+    if (ready > 0 && (fds[0].revents & POLLIN) != 0) {
+      struct signalfd_siginfo info;
+      while (read(signal_fd_, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
+        const int sig = static_cast<int>(info.ssi_signo);
+        if (sig == SIGCHLD) {
+          int status = 0;
+          if (!done && waitpid(pid, &status, WNOHANG) == pid) {
+            done = true;
+            result.status = ShellStatus(status);
+          }
+          continue;  // otherwise stopped or continued, or another child
+        }
+        // The terminal sends ^C, ^\ and hangups to the whole foreground
+        // process group, COMMAND included when it shares ours; passing them
+        // on would deliver them twice.
+        if (!plan.own_group && info.ssi_code == SI_KERNEL) continue;
+        if (!done || plan.own_group) kill(plan.target, sig);
+      }
+    }
+    if (kill_at >= 0 && !result.killed && NowMillis() >= kill_at) {
+      // Still running, or members of its group are: what a lost lock
+      // protected must not be touched any longer.
+      if (!done || kill(plan.target, 0) == 0) {
+        kill(plan.target, SIGKILL);
+        result.killed = true;
+      }
+    }
+    if (done) {
+      // After a stop, what COMMAND started in its group gets the rest of
+      // --kill-after to end too.
+      const bool group_left = result.stopped && plan.own_group && !result.killed &&
+                              kill_at >= 0 && kill(plan.target, 0) == 0;
+      if (!group_left) return result;
+    }
   }
 
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
-      fprintf(stderr, "ipclock: waitpid: %s\n", strerror(errno));
-      return kExitOsError;
+      Say(absl::StrCat("waitpid: ", strerror(errno)));
+      result.status = kExitOsError;
+      return result;
     }
   }
-  return ShellStatus(status);
+  result.status = ShellStatus(status);
+  return result;
 }
 
 }  // namespace ipclock_cli

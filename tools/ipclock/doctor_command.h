@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // `ipclock doctor`: what on this host, or in a system tree, would break one
-// user's locks, and what to change.
+// user's locks, and what to change; ipclock::CheckHost() printed.
 
 #ifndef IPCLOCK_TOOLS_IPCLOCK_DOCTOR_COMMAND_H_
 #define IPCLOCK_TOOLS_IPCLOCK_DOCTOR_COMMAND_H_
@@ -30,7 +30,7 @@ absl::StatusOr<DoctorOptions> ParseDoctorOptions(int argc, char** argv);
 
 // Runs the checks, prints the findings and returns the exit status: 0 when
 // nothing puts locks at risk, 1 when something does, 64 for a usage error
-// (an unknown user, a bad DSN, a missing root dir).
+// (an unknown user, a bad DSN, a root that is not a dir).
 int DoctorCommand(const DoctorOptions& options);
 
 }  // namespace ipclock_cli

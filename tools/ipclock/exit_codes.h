@@ -1,11 +1,24 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Exit statuses of `ipclock run`. The conflict status (1) and the command's
-// own statuses follow util-linux flock(1), so scripts written for flock keep
-// working; ipclock's own failures use the BSD sysexits values, which stay
-// clear of the small numbers commands commonly return. `ipclock run --help`
-// documents the table; keep the two in step.
+// Exit statuses of the ipclock CLI, and how its errors reach stderr. The
+// conflict status (1) and the command's own statuses follow util-linux
+// flock(1), so scripts written for flock keep working; ipclock's own
+// failures use the BSD sysexits values, which stay clear of the small
+// numbers commands commonly return, and a lost lock has a value of its own
+// just past them. The man page's EXIT STATUS table is the contract; `--help`
+// of each command repeats it. Keep the three in step.
+//
+// The classes, whatever the command:
+//   64  the command line asks for something wrong or impossible: a bad
+//       option, DSN, resource name or user, or a store that cannot do what
+//       is asked (-s without shared locks, --permits without counting, list
+//       on a store that cannot be listed)
+//   69  the store cannot be reached now: a server down, or a store this
+//       build left out
+//   71  any other store or system error
+//   77  permission denied
+//   79  `ipclock run` lost a lock it held
 
 #ifndef IPCLOCK_TOOLS_IPCLOCK_EXIT_CODES_H_
 #define IPCLOCK_TOOLS_IPCLOCK_EXIT_CODES_H_
@@ -25,6 +38,12 @@ inline constexpr int kExitUsage = EX_USAGE;              // 64
 inline constexpr int kExitUnavailable = EX_UNAVAILABLE;  // 69
 inline constexpr int kExitOsError = EX_OSERR;            // 71
 inline constexpr int kExitNoPermission = EX_NOPERM;      // 77
+// A lock was lost while COMMAND ran (or found gone at release): whatever
+// it protected may have been changed by another holder meanwhile. The first
+// value past the sysexits range (64 to 78), so that none of ipclock's own
+// failures reads as it.
+inline constexpr int kExitLockLost = 79;
+static_assert(kExitLockLost == EX__MAX + 1, "outside the sysexits range");
 // As POSIX shells report a command they could not run.
 inline constexpr int kExitCannotExecute = 126;
 inline constexpr int kExitNotFound = 127;
@@ -35,9 +54,19 @@ inline constexpr int kExitSignalBase = 128;
 // wait that ran out is a conflict, not an error).
 int ExitCodeForStatus(const absl::Status& status);
 
-// Prints "<who>: <message>" to stderr, dropping the "ipclock: " that library
-// messages may start with.
+// Writes "ipclock: <text>" and a newline to stderr in one write, with every
+// control byte of `text` escaped (terminal_text.h).
+void Say(absl::string_view text);
+
+// Prints "<who>: <message>" to stderr, escaped, dropping the "ipclock: "
+// that library messages start with.
 void PrintError(absl::string_view who, const absl::Status& status);
+
+// PrintError(), then "Try 'ipclock COMMAND --help'." on a line of its own.
+void PrintUsageError(absl::string_view command, const absl::Status& status);
+
+// Makes the library's messages (messages.h) go to stderr escaped.
+void InstallMessageSink();
 
 }  // namespace ipclock_cli
 

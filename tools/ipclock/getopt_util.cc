@@ -6,6 +6,9 @@
 #include <getopt.h>
 #include <string.h>
 
+#include <cmath>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace ipclock_cli {
@@ -26,14 +29,27 @@ std::string GetoptProblem(int opt, char** argv) {
                       shown);
 }
 
-absl::Status UsageError(absl::string_view command, absl::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(message, "\nTry 'ipclock ", command, " --help'."));
+absl::Status UsageError(absl::string_view message) {
+  return absl::InvalidArgumentError(message);
+}
+
+absl::StatusOr<absl::Duration> ParseSeconds(absl::string_view option, const char* text,
+                                            absl::Duration min) {
+  double seconds = 0;
+  if (!absl::SimpleAtod(text, &seconds) || !std::isfinite(seconds) ||
+      absl::Seconds(seconds) < min) {
+    return UsageError(absl::StrCat("invalid ", option, " '", text,
+                                   "': expected seconds, e.g. 2 or 0.5",
+                                   min > absl::ZeroDuration()
+                                       ? absl::StrCat(", at least ", absl::FormatDuration(min))
+                                       : ""));
+  }
+  return absl::Seconds(seconds);
 }
 
 absl::Status ParseOptionsOnly(
     int argc, char** argv, const char* short_options, const struct option* long_options,
-    absl::string_view command, bool* show_help,
+    bool* show_help,
     const std::function<absl::Status(int opt, const char* arg)>& handle) {
   ResetGetopt();
   for (;;) {
@@ -43,11 +59,11 @@ absl::Status ParseOptionsOnly(
       *show_help = true;
       return absl::OkStatus();
     }
-    if (opt == ':' || opt == '?') return UsageError(command, GetoptProblem(opt, argv));
+    if (opt == ':' || opt == '?') return UsageError(GetoptProblem(opt, argv));
     if (absl::Status s = handle(opt, optarg); !s.ok()) return s;
   }
   if (optind < argc) {
-    return UsageError(command, absl::StrCat("unexpected argument: ", argv[optind]));
+    return UsageError(absl::StrCat("unexpected argument: ", argv[optind]));
   }
   return absl::OkStatus();
 }

@@ -3,16 +3,67 @@
 
 #include "help_text.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "exit_codes.h"
+#include "ipclock/inspect.h"
 #include "ipclock/store_factory.h"
 
 namespace ipclock_cli {
 
 namespace {
 
-std::string Schemes() {
-  return absl::StrJoin(ipclock::SupportedDsnSchemes(), ", ");
+constexpr size_t kWidth = 79;
+
+// `items` joined with ", ", as text that starts at column `column` and
+// wraps to lines indented by `indent` spaces, none wider than kWidth.
+std::string WrapList(const std::vector<std::string>& items, size_t column, size_t indent) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string word = items[i] + (i + 1 < items.size() ? "," : "");
+    if (i > 0) {
+      if (column + 1 + word.size() > kWidth) {
+        absl::StrAppend(&out, "\n", std::string(indent, ' '));
+        column = indent;
+      } else {
+        out += ' ';
+        ++column;
+      }
+    }
+    out += word;
+    column += word.size();
+  }
+  return out;
+}
+
+// From the registry of stores, so that help never names a store this build
+// cannot use, nor misses one.
+std::string Schemes(size_t column, size_t indent) {
+  return WrapList(ipclock::SupportedDsnSchemes(), column, indent);
+}
+
+std::string StoresLine() {
+  std::vector<std::string> schemes = ipclock::SupportedDsnSchemes();
+  schemes.back() += absl::StrCat(" (default: ", ipclock::kDefaultDsn, ").");
+  std::vector<std::string> missing;
+  for (const ipclock::StoreInfo& s : ipclock::KnownStores()) {
+    if (!s.built) missing.push_back(absl::StrCat(s.name, " (-D", s.feature, "=enabled)"));
+  }
+  if (!missing.empty()) missing.back() += ".";
+  return absl::StrCat("Stores in this build: ", WrapList(schemes, 22, 2), "\n",
+                      missing.empty()
+                          ? ""
+                          : absl::StrCat("Not in this build: ", WrapList(missing, 19, 2), "\n"));
+}
+
+std::string ListableStores() {
+  std::vector<std::string> names;
+  for (const ipclock::StoreInfo& s : ipclock::KnownStores()) {
+    if (s.listable) names.push_back(s.name);
+  }
+  return WrapList(names, 45, 19);
 }
 
 }  // namespace
@@ -24,17 +75,17 @@ std::string MainHelp() {
       "Named locks between processes.\n"
       "\n"
       "Commands:\n"
-      "  run     run a command while holding one or more locks\n"
+      "  run     run a command while holding one or more locks, and stop it\n"
+      "          if one is lost\n"
       "  list    show the locks held now: resource, holder, since when\n"
       "  doctor  check the host for what breaks locks (systemd RemoveIPC,\n"
       "          lock dirs that vanish or are unsafe, kernel limits)\n"
       "\n"
       "Options:\n"
       "  -h, --help     show this help (ipclock COMMAND --help for a command's)\n"
-      "      --version  show the version\n"
-      "\n"
-      "Stores in this build: ",
-      Schemes(), " (default: ", ipclock::kDefaultDsn, ").\n");
+      "  -V, --version  show the version\n"
+      "\n",
+      StoresLine(), "See ipclock(1) for the exit statuses of every command.\n");
 }
 
 std::string RunHelp() {
@@ -42,8 +93,9 @@ std::string RunHelp() {
       "Usage: ipclock run (--key NAME ... | --file PATH) [OPTIONS] [--] COMMAND [ARGS...]\n"
       "       ipclock run (--key NAME ... | --file PATH) [OPTIONS] -c STRING\n"
       "\n"
-      "Acquires the lock, runs COMMAND (without a shell) while holding it, and\n"
-      "releases the lock once COMMAND has ended.\n"
+      "Acquires the lock, runs COMMAND (without a shell) while holding it, watches\n"
+      "that the lock stays held, and releases it once COMMAND has ended. If the\n"
+      "lock is lost while COMMAND runs, COMMAND is stopped.\n"
       "\n"
       "What to lock:\n"
       "      --key NAME     a named resource in the store; repeat for several,\n"
@@ -58,19 +110,38 @@ std::string RunHelp() {
       "                     the default lock dir; flock:///DIR for another dir,\n"
       "                     which PHP's Symfony FlockStore on DIR shares).\n"
       "                     Stores in this build: ",
-      Schemes(),
+      Schemes(43, 21),
       "\n"
       "\n"
       "How to lock:\n"
       "  -x, --exclusive      an exclusive lock (the default)\n"
-      "  -s, --shared         a shared lock: shared holders run together\n"
+      "  -s, --shared         a shared lock: shared holders run together (stores\n"
+      "                       with shared locks only; elsewhere a usage error)\n"
       "  -n, --nonblock       try once; if busy, exit with the conflict status\n"
       "  -w, --wait SECS      wait at most SECS (fractions allowed; 0 tries\n"
-      "                       once); the default is to wait for as long as it\n"
+      "                       once) for the lock, and for a store server that is\n"
+      "                       down or not up yet (tried again with a backoff up\n"
+      "                       to 1 s); the default is to wait for as long as it\n"
       "                       takes\n"
       "  -E, --conflict-exit-code N\n"
       "                       exit status when the lock is busy (default 1)\n"
       "      --permits N      holders allowed at once, on counting stores\n"
+      "                       (elsewhere N > 1 is a usage error)\n"
+      "      --ttl SECS       the lease on stores whose locks expire (default\n"
+      "                       300): the lock outlives a killed ipclock by at most\n"
+      "                       SECS; renewed every SECS/3 while COMMAND runs. No\n"
+      "                       effect on stores without leases, whose locks end\n"
+      "                       with the ipclock process\n"
+      "\n"
+      "While COMMAND runs:\n"
+      "      --check-interval SECS\n"
+      "                       how often to ask the store whether each lock is\n"
+      "                       still held (default 1); a deleted lock file or dir\n"
+      "                       or /dev/shm object, or a closed database session,\n"
+      "                       is noticed at once where the kernel or server tells\n"
+      "      --kill-after SECS\n"
+      "                       after a loss, how long COMMAND has between SIGTERM\n"
+      "                       and SIGKILL (default 5; 0 sends SIGKILL at once)\n"
       "\n"
       "What to run:\n"
       "  -c, --command STRING run STRING with /bin/sh -c\n"
@@ -83,7 +154,7 @@ std::string RunHelp() {
       "                       started, runs on; flock(1) without -o would keep\n"
       "                       it held until they all ended.\n"
       "      --verbose        report on stderr what is acquired, how long it\n"
-      "                       took, and the fencing token\n"
+      "                       took, the fencing token, and what is watched\n"
       "  -h, --help           show this help\n"
       "\n"
       "COMMAND runs with these variables added to its environment:\n"
@@ -98,11 +169,27 @@ std::string RunHelp() {
       "                       1 if a previous holder of any of the locks died\n"
       "                       holding it: what it guarded may be half-done\n"
       "\n"
+      "A lost lock (its file, dir, segment or semaphore removed, its key deleted,\n"
+      "its database session ended, its lease run out) is reported on stderr,\n"
+      "naming the store, the resource and what happened; COMMAND gets SIGTERM,\n"
+      "then SIGKILL after --kill-after, and ipclock exits ",
+      kExitLockLost,
+      ". A release that\n"
+      "finds the lock gone exits ",
+      kExitLockLost,
+      " too, even if COMMAND succeeded.\n"
+      "\n"
+      "Process group: without a controlling terminal (cron, systemd, scripts\n"
+      "run by setsid) COMMAND leads a process group of its own, and the stop\n"
+      "signals and the signals passed on reach all of that group. With one,\n"
+      "COMMAND stays in ipclock's process group so that the terminal and job\n"
+      "control work as for any command (^C, ^Z, an editor); a stop then signals\n"
+      "COMMAND alone.\n"
+      "\n"
       "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to ipclock are\n"
       "passed on to COMMAND (those the terminal sends to the whole foreground\n"
       "job reach COMMAND directly and are not sent twice); the lock is released\n"
-      "only after COMMAND has ended. On stores whose locks have a lease, ipclock\n"
-      "renews it every third of its length (300 s) while COMMAND runs.\n"
+      "only after COMMAND has ended.\n"
       "\n"
       "Exit status:\n"
       "  Status   Meaning\n"
@@ -110,13 +197,15 @@ std::string RunHelp() {
       "  N        COMMAND ran and exited with N\n"
       "  128+N    COMMAND was killed by signal N\n"
       "  1        the lock was busy (-n) or the wait ran out (-w); -E sets it\n"
-      "  64       usage error: bad option, DSN, resource name or --permits\n"
+      "  64       usage error: bad option, DSN or resource name, -s on a store\n"
+      "           without shared locks, --permits on one that does not count\n"
       "           (EX_USAGE)\n"
-      "  69       store unavailable: server down, or not in this build\n"
-      "           (EX_UNAVAILABLE)\n"
+      "  69       store unavailable: server down (still, after -w), or not in\n"
+      "           this build (EX_UNAVAILABLE)\n"
       "  71       any other store or system error (EX_OSERR)\n"
       "  77       permission denied, e.g. an unsafe or unwritable lock dir\n"
       "           (EX_NOPERM)\n"
+      "  79       a lock was lost while COMMAND ran, or found gone at release\n"
       "  126      COMMAND was found but could not be executed\n"
       "  127      COMMAND was not found\n"
       "Use -E with a value COMMAND never returns to tell a busy lock from\n"
@@ -135,11 +224,12 @@ std::string ListHelp() {
       "      --store DSN  the store to list (default ",
       ipclock::kDefaultDsn,
       ", the default lock dir).\n"
-      "                   Stores in this build: ",
-      Schemes(),
+      "                   Stores that can be listed: ",
+      ListableStores(),
       "\n"
-      "      --key NAME   semaphore and posix-semaphore stores keep only a hash\n"
-      "                   of each name: show NAME's lock alone, named\n"
+      "      --key NAME   show NAME's lock alone; the semaphore and\n"
+      "                   posix-semaphore stores keep only a hash of each name\n"
+      "                   and can name a lock only this way\n"
       "      --json       print a JSON array of objects (store, resource, object,\n"
       "                   mode, pid, command, since, fence, waiters, and the\n"
       "                   store's own fields) instead of a table\n"
@@ -158,9 +248,10 @@ std::string ListHelp() {
       "                   to operate on it, waiters (GETNCNT)\n"
       "  posix-semaphore  holders in the registries in /dev/shm, permits free\n"
       "\n"
-      "Exit status: 0 (whether or not locks are held), 64 for a usage error or a\n"
-      "store that cannot be listed (in-memory), 69 for a remote store, 71 when\n"
-      "the store's files cannot be read.\n");
+      "Exit status: 0 (whether or not locks are held); 64 for a usage error,\n"
+      "including a store that cannot be listed from outside (in-memory and the\n"
+      "remote stores: ask their server); 69 for a store not in this build; 71\n"
+      "when the store's files cannot be read; 77 when reading them is denied.\n");
 }
 
 std::string DoctorHelp() {
@@ -174,7 +265,10 @@ std::string DoctorHelp() {
       "                        logout (held locks included)\n"
       "  lock-dir-lifetime     a lock dir in /run/user/UID (removed at logout),\n"
       "                        /dev/shm, or under /tmp or /var/tmp (cleaned by age)\n"
-      "  lock-dir-permissions  a lock dir that others could write, or a symlink\n"
+      "  lock-dir-permissions  a lock dir that others could write, a symlink, or\n"
+      "                        a dir above it that a user other than root and\n"
+      "                        the checked user owns or can write (without the\n"
+      "                        sticky bit): they could rename the lock dir away\n"
       "  lock-dir-filesystem   a lock dir on NFS, SMB/CIFS, FUSE, 9p or Ceph\n"
       "  sysv-limits           kernel.sem (SEMMSL SEMMNS SEMOPM SEMMNI) and the\n"
       "                        sets in use\n"
@@ -185,12 +279,15 @@ std::string DoctorHelp() {
       "      --store DSN       the store to check (default ",
       ipclock::kDefaultDsn,
       "); the flock store's\n"
-      "                        lock dir comes from it\n"
+      "                        lock dir comes from it. Stores: ",
+      Schemes(56, 24),
+      "\n"
       "      --root DIR        read configuration (logind.conf and drop-ins,\n"
       "                        login.defs, passwd, linger flags) and lock dirs\n"
       "                        from the system tree at DIR instead of this host,\n"
-      "                        e.g. an image before it boots; kernel checks then\n"
-      "                        only inform\n"
+      "                        e.g. an image before it boots (files there that\n"
+      "                        are not regular, such as FIFOs, are never read);\n"
+      "                        kernel checks then only inform\n"
       "      --user NAME|UID   check for this user (default: the effective uid);\n"
       "                        names are looked up in DIR/etc/passwd with --root\n"
       "      --json            print one JSON object: uid, user, root, store,\n"
@@ -206,7 +303,8 @@ std::string DoctorHelp() {
       "Exit status:\n"
       "  0   nothing found that breaks locks\n"
       "  1   at least one finding is a risk\n"
-      "  64  usage error: bad option or DSN, unknown user, --root not a dir\n");
+      "  64  usage error: bad option or DSN, unknown user, --root not a dir\n"
+      "  71  any other error\n");
 }
 
 }  // namespace ipclock_cli

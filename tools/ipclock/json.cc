@@ -6,42 +6,9 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "terminal_text.h"
 
 namespace ipclock_cli {
-
-namespace {
-
-// The length of the valid UTF-8 sequence at the start of `s`, or 0.
-size_t Utf8SequenceLength(absl::string_view s) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char b0 = byte(0);
-  size_t n;
-  uint32_t min;
-  if (b0 < 0x80) return 1;
-  if ((b0 & 0xe0) == 0xc0) {
-    n = 2;
-    min = 0x80;
-  } else if ((b0 & 0xf0) == 0xe0) {
-    n = 3;
-    min = 0x800;
-  } else if ((b0 & 0xf8) == 0xf0) {
-    n = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (s.size() < n) return 0;
-  uint32_t cp = b0 & (0x7f >> n);
-  for (size_t i = 1; i < n; ++i) {
-    if ((byte(i) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i) & 0x3f);
-  }
-  // Overlong forms, surrogates and code points past Unicode are invalid.
-  if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return 0;
-  return n;
-}
-
-}  // namespace
 
 std::string JsonString(absl::string_view text) {
   std::string out = "\"";
@@ -53,7 +20,13 @@ std::string JsonString(absl::string_view text) {
       text.remove_prefix(1);
       continue;
     }
-    if (n > 1) {
+    if (IsC1Control(text.substr(0, n))) {
+      // Valid JSON either way; escaped so that a terminal shown the output
+      // does not obey it.
+      char buf[8];
+      snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned char>(text[1]));
+      out += buf;
+    } else if (n > 1) {
       out.append(text.data(), n);
     } else if (c == '"' || c == '\\') {
       out += '\\';

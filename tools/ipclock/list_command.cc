@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -14,11 +15,10 @@
 #include "absl/time/time.h"
 #include "exit_codes.h"
 #include "getopt_util.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/inspect.h"
+#include "ipclock/store_factory.h"
 #include "json.h"
-#include "list_sources.h"
-#include "platform/small_file.h"
-#include "store_dsn.h"
+#include "terminal_text.h"
 
 namespace ipclock_cli {
 
@@ -40,68 +40,13 @@ const struct option kLongOptions[] = {
     {nullptr, 0, nullptr, 0},
 };
 
-absl::Status Usage(absl::string_view message) { return UsageError("list", message); }
-
-// Which store a DSN names and where its locks are, without opening it:
-// opening would create a missing lock dir or segment.
-absl::StatusOr<std::vector<LockRow>> ListStore(ipclock::Dsn& dsn,
-                                               const ListOptions& options,
-                                               std::string* describe) {
-  const std::string& scheme = dsn.scheme();
-  if (scheme != "semaphore" && scheme != "posix-semaphore" && options.key) {
-    return Usage(absl::StrCat("--key applies to the semaphore and posix-semaphore "
-                              "stores, which keep only a hash of the name; ",
-                              scheme, " stores show every name"));
-  }
-  if (scheme == "flock") {
-    absl::StatusOr<std::string> dir = FlockDirOf(dsn);
-    if (!dir.ok()) return dir.status();
-    const bool any_file = FlockPathNaming(dsn);
-    if (any_file && dir->empty()) {
-      return Usage("a flock store with naming=path and no dir has no lock dir to list");
-    }
-    if (dir->empty()) *dir = ipclock::DefaultFlockDir();
-    *describe = absl::StrCat("flock://", *dir);
-    absl::StatusOr<std::vector<LockRow>> rows = ListFlockDir(*dir, any_file);
-    // A lock dir that does not exist yet holds no locks.
-    if (rows.status().code() == absl::StatusCode::kNotFound) return std::vector<LockRow>();
-    return rows;
-  }
-  if (scheme == "shm") {
-    *describe = absl::StrCat("shm://", dsn.host());
-    return ListShmSegment(dsn.host());
-  }
-  if (scheme == "semaphore") {
-    ipclock::SemaphoreKeyScheme key_scheme = ipclock::SemaphoreKeyScheme::kMd5;
-    std::optional<std::string> name = dsn.TakeOption("key_scheme");
-    if (name == std::optional<std::string>("xxh3")) {
-      key_scheme = ipclock::SemaphoreKeyScheme::kXxh3;
-    } else if (name && *name != "md5") {
-      return Usage(absl::StrCat("key_scheme=", *name, ": expected md5 or xxh3"));
-    }
-    *describe = "semaphore";
-    return ListSysvSemaphores(options.key, key_scheme);
-  }
-  if (scheme == "posix-semaphore") {
-    std::string prefix = dsn.TakeOption("prefix").value_or("ipclock");
-    *describe = absl::StrCat("posix-semaphore (prefix=", prefix, ")");
-    return ListPosixSemaphores(options.key, prefix);
-  }
-  if (scheme == "in-memory") {
-    return Usage("in-memory locks live inside one process; there is nothing to list");
-  }
-  return absl::UnimplementedError(absl::StrCat(
-      "ipclock list: listing ", scheme,
-      " stores is not supported; ask the server (e.g. redis-cli, pg_locks)"));
-}
-
 std::string TimeText(int64_t unix_seconds, bool utc) {
   return absl::FormatTime(utc ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%d %H:%M:%S",
                           absl::FromUnixSeconds(unix_seconds),
                           utc ? absl::UTCTimeZone() : absl::LocalTimeZone());
 }
 
-std::string RowJson(const LockRow& row, absl::string_view store) {
+std::string RowJson(const ipclock::HeldLock& row, absl::string_view store) {
   JsonObject o;
   o.AddString("store", store);
   o.AddString("resource", row.resource);
@@ -123,7 +68,7 @@ std::string RowJson(const LockRow& row, absl::string_view store) {
   return o.Build();
 }
 
-std::string Details(const LockRow& row) {
+std::string Details(const ipclock::HeldLock& row) {
   std::vector<std::string> parts;
   parts.push_back(row.object);
   for (const auto& [key, value] : row.text_details) parts.push_back(absl::StrCat(key, "=", value));
@@ -131,29 +76,32 @@ std::string Details(const LockRow& row) {
   return absl::StrJoin(parts, " ");
 }
 
-void PrintTable(const std::vector<LockRow>& rows, absl::string_view store) {
-  if (rows.empty()) {
-    printf("No locks held in %.*s.\n", static_cast<int>(store.size()), store.data());
+void PrintTable(const ipclock::HeldLocks& held) {
+  const std::string store = Printable(held.store);
+  if (held.locks.empty()) {
+    printf("No locks held in %s.\n", store.c_str());
     return;
   }
   std::vector<std::vector<std::string>> cells = {
       {"RESOURCE", "MODE", "PID", "COMMAND", "SINCE", "FENCE", "WAITERS", "DETAILS"}};
   bool mtime_note = false;
-  for (const LockRow& row : rows) {
+  for (const ipclock::HeldLock& row : held.locks) {
     mtime_note = mtime_note || row.since.has_value();
-    // Escaped: a name may hold tabs, newlines or escape sequences.
-    cells.push_back({row.resource.empty() ? "?" : absl::CHexEscape(row.resource), row.mode,
-                     row.pid == 0 ? "?" : absl::StrCat(row.pid),
-                     row.command.empty() ? "-" : row.command,
+    // C-escaped: a name may hold tabs, newlines or escape sequences, and the
+    // columns must stay columns. A process may name itself anything too.
+    cells.push_back({row.resource.empty() ? "?" : absl::CHexEscape(row.resource),
+                     Printable(row.mode), row.pid == 0 ? "?" : absl::StrCat(row.pid),
+                     row.command.empty() ? "-" : absl::CHexEscape(row.command),
                      row.since ? TimeText(*row.since, /*utc=*/false) : "?",
                      row.fence ? absl::StrCat(*row.fence) : "-",
-                     row.waiters ? absl::StrCat(*row.waiters) : "?", Details(row)});
+                     row.waiters ? absl::StrCat(*row.waiters) : "?",
+                     Printable(Details(row))});
   }
   std::vector<size_t> width(cells[0].size(), 0);
   for (const auto& line : cells) {
     for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
   }
-  printf("Locks held in %.*s:\n", static_cast<int>(store.size()), store.data());
+  printf("Locks held in %s:\n", store.c_str());
   for (const auto& line : cells) {
     std::string out;
     for (size_t i = 0; i < line.size(); ++i) {
@@ -168,28 +116,40 @@ void PrintTable(const std::vector<LockRow>& rows, absl::string_view store) {
   }
 }
 
-}  // namespace
-
-std::string CommandName(pid_t pid) {
-  if (pid <= 0) return "";
-  std::optional<std::string> comm =
-      ipclock::ReadSmallFile(absl::StrCat("/proc/", pid, "/comm"), 64);
-  if (!comm) return "";
-  while (!comm->empty() && comm->back() == '\n') comm->pop_back();
-  return *comm;
+// A store that can never be listed is a usage error, as asking a store for
+// anything else it cannot do is; one left out of this build, or a bad DSN,
+// is what the library says it is.
+absl::Status CheckListable(absl::string_view dsn) {
+  absl::StatusOr<ipclock::StoreInfo> info = ipclock::FindStore(dsn);
+  if (!info.ok()) return info.status();
+  if (info->built && !info->listable) {
+    std::vector<std::string> listable;
+    for (const ipclock::StoreInfo& s : ipclock::KnownStores()) {
+      if (s.listable) listable.push_back(s.name);
+    }
+    return UsageError(absl::StrCat(
+        "the ", info->name, " store cannot be listed from outside",
+        info->scope == ipclock::Scope::kProcess ? " (its locks live inside one process)"
+        : info->scope == ipclock::Scope::kRemote ? " (ask its server, e.g. redis-cli or pg_locks)"
+                                                 : "",
+        "; stores that can: ", absl::StrJoin(listable, ", ")));
+  }
+  return absl::OkStatus();
 }
+
+}  // namespace
 
 absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
   ListOptions options;
   absl::Status s = ParseOptionsOnly(
-      argc, argv, kShortOptions, kLongOptions, "list", &options.show_help,
+      argc, argv, kShortOptions, kLongOptions, &options.show_help,
       [&](int opt, const char* arg) -> absl::Status {
         switch (opt) {
           case kOptStore:
             options.store_dsn = arg;
             break;
           case kOptKey:
-            if (arg[0] == '\0') return Usage("--key needs a non-empty name");
+            if (arg[0] == '\0') return UsageError("--key needs a non-empty name");
             options.key = arg;
             break;
           case kOptJson:
@@ -203,20 +163,29 @@ absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
 }
 
 int ListCommand(const ListOptions& options) {
-  absl::StatusOr<ipclock::Dsn> dsn = ParseStoreDsn(options.store_dsn);
-  std::string describe;
-  absl::StatusOr<std::vector<LockRow>> rows =
-      dsn.ok() ? ListStore(*dsn, options, &describe) : dsn.status();
-  if (!rows.ok()) {
-    PrintError("ipclock list", rows.status());
-    return ExitCodeForStatus(rows.status());
+  const absl::string_view dsn =
+      options.store_dsn.empty() ? ipclock::kDefaultDsn : absl::string_view(options.store_dsn);
+  if (absl::Status s = CheckListable(dsn); !s.ok()) {
+    if (absl::IsInvalidArgument(s)) {
+      PrintUsageError("list", s);
+    } else {
+      PrintError("ipclock list", s);
+    }
+    return ExitCodeForStatus(s);
+  }
+  ipclock::ListRequest request;
+  request.resource = options.key;
+  absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);
+  if (!held.ok()) {
+    PrintError("ipclock list", held.status());
+    return ExitCodeForStatus(held.status());
   }
   if (options.json) {
     std::vector<std::string> objects;
-    for (const LockRow& row : *rows) objects.push_back(RowJson(row, describe));
+    for (const ipclock::HeldLock& row : held->locks) objects.push_back(RowJson(row, held->store));
     fputs(JsonArray(objects).c_str(), stdout);
   } else {
-    PrintTable(*rows, describe);
+    PrintTable(*held);
   }
   return 0;
 }

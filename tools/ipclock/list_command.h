@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// `ipclock list`: the locks held now in one store.
+// `ipclock list`: the locks held now in one store, from ipclock::ListHeldLocks().
 
 #ifndef IPCLOCK_TOOLS_IPCLOCK_LIST_COMMAND_H_
 #define IPCLOCK_TOOLS_IPCLOCK_LIST_COMMAND_H_
@@ -17,7 +17,8 @@ struct ListOptions {
   bool show_help = false;
   // --store; empty for the default store.
   std::string store_dsn;
-  // --key: the one resource to show, on stores that keep only a hash of it.
+  // --key: the one resource to show (named, even on stores that keep only a
+  // hash of it).
   std::optional<std::string> key;
   bool json = false;
 };
@@ -27,7 +28,8 @@ struct ListOptions {
 absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv);
 
 // Prints the locks and returns the exit status: 0 (held locks or none),
-// 64 for a store that cannot be listed, else as exit_codes.h says.
+// 64 for a usage error or a store that cannot be listed, else as
+// exit_codes.h says.
 int ListCommand(const ListOptions& options);
 
 }  // namespace ipclock_cli

@@ -1,27 +1,33 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// ipclock: named locks between processes, from the shell.
+// ipclock: named locks between processes, from the shell. The CLI uses the
+// library's public headers only (include/ipclock/).
 
 #include <signal.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "doctor_command.h"
 #include "exit_codes.h"
 #include "help_text.h"
-#include "ipclock_config.h"
 #include "list_command.h"
 #include "run_command.h"
 #include "run_options.h"
+#include "terminal_text.h"
+
+#ifndef IPCLOCK_VERSION
+#error "tools/meson.build defines IPCLOCK_VERSION"
+#endif
 
 int main(int argc, char** argv) {
   // Taken before any lock code runs: timed waits block a signal of their own,
   // and the command must start with the mask ipclock was given.
   sigset_t original_mask;
   sigprocmask(SIG_SETMASK, nullptr, &original_mask);
+  ipclock_cli::InstallMessageSink();
 
   if (argc < 2) {
     fputs(ipclock_cli::MainHelp().c_str(), stderr);
@@ -40,7 +46,7 @@ int main(int argc, char** argv) {
     absl::StatusOr<ipclock_cli::RunOptions> options =
         ipclock_cli::ParseRunOptions(argc - 1, argv + 1);
     if (!options.ok()) {
-      fprintf(stderr, "ipclock run: %s\n", std::string(options.status().message()).c_str());
+      ipclock_cli::PrintUsageError("run", options.status());
       return ipclock_cli::kExitUsage;
     }
     if (options->show_help) {
@@ -53,7 +59,7 @@ int main(int argc, char** argv) {
     absl::StatusOr<ipclock_cli::ListOptions> options =
         ipclock_cli::ParseListOptions(argc - 1, argv + 1);
     if (!options.ok()) {
-      ipclock_cli::PrintError("ipclock list", options.status());
+      ipclock_cli::PrintUsageError("list", options.status());
       return ipclock_cli::kExitUsage;
     }
     if (options->show_help) {
@@ -66,7 +72,7 @@ int main(int argc, char** argv) {
     absl::StatusOr<ipclock_cli::DoctorOptions> options =
         ipclock_cli::ParseDoctorOptions(argc - 1, argv + 1);
     if (!options.ok()) {
-      ipclock_cli::PrintError("ipclock doctor", options.status());
+      ipclock_cli::PrintUsageError("doctor", options.status());
       return ipclock_cli::kExitUsage;
     }
     if (options->show_help) {
@@ -76,6 +82,6 @@ int main(int argc, char** argv) {
     return ipclock_cli::DoctorCommand(*options);
   }
   fprintf(stderr, "ipclock: unknown command '%s'\nTry 'ipclock --help'.\n",
-          command.c_str());
+          ipclock_cli::Printable(command).c_str());
   return ipclock_cli::kExitUsage;
 }

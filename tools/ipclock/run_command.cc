@@ -1,12 +1,16 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
+//
+// `ipclock run`: acquire (trying again while the store is unreachable, for
+// as long as -w allows), watch every lock while COMMAND runs, stop COMMAND
+// if one is lost, release.
 
 #include "run_command.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,16 +18,23 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "child_process.h"
 #include "exit_codes.h"
 #include "ipclock/deadline.h"
 #include "ipclock/flock_store.h"
 #include "ipclock/lock.h"
+#include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"
 
 namespace ipclock_cli {
 
 namespace {
+
+// Backoff between attempts on a store that cannot be reached.
+constexpr absl::Duration kFirstRetry = absl::Milliseconds(50);
+constexpr absl::Duration kMaxRetry = absl::Seconds(1);
 
 void PrintError(const absl::Status& status) { ipclock_cli::PrintError("ipclock", status); }
 
@@ -35,55 +46,92 @@ std::string Millis(int64_t nanos) {
   return absl::StrCat(static_cast<double>(nanos / 1000) / 1000.0, " ms");
 }
 
-absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const RunOptions& options) {
+std::string WithoutPrefix(absl::string_view message) {
+  absl::ConsumePrefix(&message, "ipclock: ");
+  return std::string(message);
+}
+
+// -w bounds the time to get the locks, whatever keeps them from us: a
+// holder, or a server that is down or not yet up. Only Unavailable is
+// tried again; -n and -w 0 try once.
+class Retry {
+ public:
+  Retry(const RunOptions& options, ipclock::Deadline deadline)
+      : options_(options), deadline_(deadline) {}
+
+  // Whether to try again after `s`, having slept first.
+  bool Again(const absl::Status& s) {
+    if (!absl::IsUnavailable(s) || options_.wait == absl::ZeroDuration() ||
+        deadline_.has_passed()) {
+      return false;
+    }
+    if (!said_) {
+      // Once: a run that waits should say on what.
+      Say(absl::StrCat(WithoutPrefix(s.message()), "; trying again ",
+                       deadline_.is_never() ? "for as long as it takes (no -w given)"
+                                            : "until the wait (-w) runs out"));
+      said_ = true;
+    }
+    absl::SleepFor(std::min(next_, deadline_.Remaining()));
+    next_ = std::min(next_ * 2, kMaxRetry);
+    return true;
+  }
+
+ private:
+  const RunOptions& options_;
+  const ipclock::Deadline deadline_;
+  absl::Duration next_ = kFirstRetry;
+  bool said_ = false;
+};
+
+absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const RunOptions& options,
+                                                          Retry& retry) {
   if (!options.file.empty()) {
     ipclock::FlockStoreOptions flock_options;
     flock_options.naming = ipclock::FlockStoreOptions::Naming::kPath;
     return ipclock::NewFlockStore(flock_options);
   }
-  return ipclock::StoreFromDsn(options.store_dsn.empty()
-                                   ? ipclock::kDefaultDsn
-                                   : absl::string_view(options.store_dsn));
+  const absl::string_view dsn =
+      options.store_dsn.empty() ? ipclock::kDefaultDsn : absl::string_view(options.store_dsn);
+  for (;;) {
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+    if (store.ok() || !retry.Again(store.status())) return store;
+  }
 }
 
 // Takes `lock` by `deadline`. Returns nullopt once held, else the exit
 // status to leave with.
 std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
-                              ipclock::Deadline deadline) {
+                              ipclock::Deadline deadline, Retry& retry) {
   const std::string name = Quoted(lock.resource());
   const bool shared = options.mode == ipclock::LockMode::kShared;
   if (options.verbose) {
-    fprintf(stderr, "ipclock: acquiring %s lock on %s in %s (%s)\n",
-            shared ? "shared" : "exclusive", name.c_str(),
-            lock.store().Describe().c_str(),
-            options.wait == absl::ZeroDuration()
-                ? "trying once"
-                : options.wait == absl::InfiniteDuration()
-                      ? "waiting as long as it takes"
-                      : absl::StrCat("waiting up to ",
-                                     absl::FormatDuration(options.wait))
-                            .c_str());
+    Say(absl::StrCat("acquiring ", shared ? "shared" : "exclusive", " lock on ", name, " in ",
+                     lock.store().Describe(), " (",
+                     options.wait == absl::ZeroDuration() ? "trying once"
+                     : options.wait == absl::InfiniteDuration()
+                         ? "waiting as long as it takes"
+                         : absl::StrCat("waiting up to ", absl::FormatDuration(options.wait)),
+                     ")"));
   }
   const int64_t start = ipclock::Deadline::NowNanos();
   absl::Status status;
-  if (options.wait == absl::ZeroDuration()) {
-    absl::StatusOr<bool> got = lock.TryAcquire(options.mode);
-    if (!got.ok()) {
-      status = got.status();
-    } else if (!*got) {
-      status = absl::DeadlineExceededError("busy");
+  do {
+    if (options.wait == absl::ZeroDuration()) {
+      absl::StatusOr<bool> got = lock.TryAcquire(options.mode);
+      status = !got.ok() ? got.status()
+               : *got    ? absl::OkStatus()
+                         : absl::DeadlineExceededError("busy");
+    } else {
+      status = lock.Acquire(
+          deadline.is_never() ? absl::InfiniteDuration() : deadline.Remaining(), options.mode);
     }
-  } else {
-    status = lock.Acquire(
-        deadline.is_never() ? absl::InfiniteDuration() : deadline.Remaining(),
-        options.mode);
-  }
+  } while (retry.Again(status));
   const int64_t took = ipclock::Deadline::NowNanos() - start;
   if (status.code() == absl::StatusCode::kDeadlineExceeded) {
     // Silent by default, as flock(1) is: a busy lock is an expected outcome.
     if (options.verbose) {
-      fprintf(stderr, "ipclock: %s is held by another owner; gave up after %s\n",
-              name.c_str(), Millis(took).c_str());
+      Say(absl::StrCat(name, " is held by another owner; gave up after ", Millis(took)));
     }
     return options.conflict_exit_code;
   }
@@ -92,32 +140,21 @@ std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
     return ExitCodeForStatus(status);
   }
   if (options.verbose) {
-    fprintf(stderr, "ipclock: acquired %s after %s, fence %s\n", name.c_str(),
-            Millis(took).c_str(),
-            lock.fence() ? absl::StrCat(*lock.fence()).c_str()
-                         : "none (this store has no fencing tokens)");
+    Say(absl::StrCat("acquired ", name, " after ", Millis(took), ", fence ",
+                     lock.fence() ? absl::StrCat(*lock.fence())
+                                  : "none (this store has no fencing tokens)"));
     if (lock.previous_owner_died()) {
-      fprintf(stderr, "ipclock: the previous holder of %s died holding it\n",
-              name.c_str());
+      Say(absl::StrCat("the previous holder of ", name, " died holding it"));
     }
   }
   return std::nullopt;
 }
 
-// Releases in the reverse of the acquisition order. Returns the first error.
-absl::Status ReleaseAll(std::vector<ipclock::Lock>& locks, bool verbose) {
-  absl::Status first;
+// Releases in the reverse of the acquisition order (locks not yet watched).
+void ReleaseAll(std::vector<ipclock::Lock>& locks) {
   for (auto it = locks.rbegin(); it != locks.rend(); ++it) {
-    if (!it->is_acquired()) continue;
-    absl::Status s = it->Release();
-    if (!s.ok()) {
-      PrintError(s);
-      if (first.ok()) first = s;
-    } else if (verbose) {
-      fprintf(stderr, "ipclock: released %s\n", Quoted(it->resource()).c_str());
-    }
+    if (it->is_acquired()) it->Release().IgnoreError();
   }
-  return first;
 }
 
 // The command learns what it holds through its environment. Values from an
@@ -146,62 +183,199 @@ void ExportLockEnvironment(const std::vector<ipclock::Lock>& locks,
   }
 }
 
+// The losses the watch reports, from its thread, for the main thread to
+// tell. Each is printed once.
+class LossLog {
+ public:
+  void Add(const ipclock::LockLoss& loss) {
+    std::lock_guard<std::mutex> guard(mu_);
+    losses_.push_back(loss);
+  }
+  // Prints the losses not printed yet.
+  void PrintNew() {
+    std::lock_guard<std::mutex> guard(mu_);
+    for (; printed_ < losses_.size(); ++printed_) {
+      Say(absl::StrCat("lost a held lock: ", WithoutPrefix(losses_[printed_].status.message())));
+    }
+  }
+  bool Has(const std::string& store, const std::string& resource) {
+    std::lock_guard<std::mutex> guard(mu_);
+    for (const ipclock::LockLoss& l : losses_) {
+      if (l.store == store && l.resource == resource) return true;
+    }
+    return false;
+  }
+  bool empty() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return losses_.empty();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<ipclock::LockLoss> losses_;  // guarded by mu_
+  size_t printed_ = 0;                     // guarded by mu_
+};
+
+std::string SecondsText(absl::Duration d) { return absl::FormatDuration(d); }
+
+void SayStop(const StopPlan& plan) {
+  if (!plan.started) {
+    Say("COMMAND was not started");
+    return;
+  }
+  const std::string whom = plan.own_group ? absl::StrCat("its process group ", -plan.target)
+                                          : absl::StrCat("pid ", plan.target);
+  if (plan.kill_after <= absl::ZeroDuration()) {
+    Say(absl::StrCat("stopping COMMAND: SIGKILL to ", whom));
+  } else {
+    Say(absl::StrCat("stopping COMMAND: SIGTERM to ", whom, ", SIGKILL in ",
+                     SecondsText(plan.kill_after), " if it has not ended"));
+  }
+}
+
+std::string StatusText(int status) {
+  if (status > kExitSignalBase && status < kExitSignalBase + 65) {
+    return absl::StrCat("was killed by signal ", status - kExitSignalBase);
+  }
+  return absl::StrCat("exited with ", status);
+}
+
 }  // namespace
 
 int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(options);
+  // One deadline for the store and all the locks: -w bounds the whole
+  // acquisition.
+  const ipclock::Deadline deadline = ipclock::Deadline::In(options.wait);
+  Retry retry(options, deadline);
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(options, retry);
   if (!store.ok()) {
     PrintError(store.status());
     return ExitCodeForStatus(store.status());
+  }
+  const ipclock::Capabilities caps = (*store)->capabilities();
+  if (options.mode == ipclock::LockMode::kShared && !caps.shared) {
+    // As --permits on a store that does not count: a usage error.
+    ipclock_cli::PrintError("ipclock run",
+                            absl::InvalidArgumentError(absl::StrCat(
+                                "-s: ", (*store)->Describe(),
+                                " has no shared locks (use -x, or a store with shared "
+                                "locks such as flock)")));
+    return kExitUsage;
+  }
+  if (options.verbose && !caps.expiring) {
+    Say(absl::StrCat((*store)->Describe(), " has no leases: its locks end with this process, "
+                                           "and --ttl has no effect"));
   }
   const std::vector<std::string> resources =
       options.file.empty() ? options.keys : std::vector<std::string>{options.file};
 
   ipclock::LockOptions lock_options;
   lock_options.permits = options.permits;
+  lock_options.ttl = options.ttl;
   std::vector<ipclock::Lock> locks;
   locks.reserve(resources.size());
   for (const std::string& resource : resources) {
-    absl::StatusOr<ipclock::Lock> lock =
-        ipclock::Lock::Create(*store, resource, lock_options);
+    absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(*store, resource, lock_options);
     if (!lock.ok()) {
       PrintError(lock.status());
       return ExitCodeForStatus(lock.status());
     }
     locks.push_back(*std::move(lock));
   }
-
-  // One deadline for all the locks: -w bounds the whole acquisition.
-  const ipclock::Deadline deadline = ipclock::Deadline::In(options.wait);
   for (ipclock::Lock& lock : locks) {
-    if (std::optional<int> failed = AcquireOne(lock, options, deadline)) {
-      ReleaseAll(locks, options.verbose).IgnoreError();
+    if (std::optional<int> failed = AcquireOne(lock, options, deadline, retry)) {
+      ReleaseAll(locks);
       return *failed;
     }
   }
-
   ExportLockEnvironment(locks, **store);
-  // A lease must outlast the command: renew it at a third of its length, so
-  // that one late renewal still leaves time for the next.
-  absl::Status lease_lost;
-  absl::Duration renew_every = absl::InfiniteDuration();
-  if ((*store)->capabilities().expiring) renew_every = lock_options.ttl / 3;
-  const int child_status = RunChild(options.command, child_mask, renew_every, [&]() {
-    for (ipclock::Lock& lock : locks) {
-      absl::Status s = lock.Refresh();
-      if (!s.ok() && lease_lost.ok()) {
-        // The command already runs and cannot be un-run; say so loudly and
-        // fail the run once it ends.
-        PrintError(s);
-        lease_lost = s;
-      }
+
+  // Before the watch starts its thread, which must inherit the blocked
+  // signals (see child_process.h).
+  absl::StatusOr<std::unique_ptr<ChildRunner>> runner = ChildRunner::Create(child_mask);
+  if (!runner.ok()) {
+    PrintError(runner.status());
+    ReleaseAll(locks);
+    return kExitOsError;
+  }
+  LossLog losses;
+  ipclock::WatchOptions watch_options;
+  watch_options.check_interval = options.check_interval;
+  ChildRunner* const child = runner->get();
+  watch_options.on_lost = [&losses, child](const ipclock::LockLoss& loss) {
+    losses.Add(loss);
+    child->RequestStop();
+  };
+  std::optional<ipclock::LockWatch> watch;
+  watch.emplace();
+  std::vector<ipclock::WatchedLock> watched;
+  for (ipclock::Lock& lock : locks) {
+    absl::StatusOr<ipclock::WatchedLock> w = watch->Watch(std::move(lock), watch_options);
+    if (!w.ok()) {
+      PrintError(w.status());
+      watched.clear();  // released as they are destroyed
+      ReleaseAll(locks);
+      return ExitCodeForStatus(w.status());
     }
-  });
-  absl::Status released = ReleaseAll(locks, options.verbose);
-  if (!lease_lost.ok()) released = lease_lost;
+    watched.push_back(*std::move(w));
+  }
+  // A loss between the acquisition and the watch's first look.
+  for (ipclock::WatchedLock& w : watched) w.CheckNow().IgnoreError();
+  if (options.verbose) {
+    Say(absl::StrCat("watching ", watched.size(), watched.size() == 1 ? " lock" : " locks",
+                     ", checked every ", SecondsText(options.check_interval),
+                     caps.expiring ? absl::StrCat(", lease ", SecondsText(options.ttl),
+                                                  " renewed every ",
+                                                  SecondsText(options.ttl / 3))
+                                   : ""));
+  }
+
+  const ChildResult result =
+      (*runner)->Run(options.command, options.kill_after, [&](const StopPlan& plan) {
+        losses.PrintNew();
+        SayStop(plan);
+      });
+
+  struct Released {
+    std::string store;
+    std::string resource;
+    absl::Status status;
+  };
+  std::vector<Released> released;
+  for (auto it = watched.rbegin(); it != watched.rend(); ++it) {
+    absl::StatusOr<ipclock::Lock> lock = it->Take();
+    if (!lock.ok()) continue;
+    Released r{lock->store().Describe(), lock->resource(), lock->Release()};
+    if (r.status.ok() && options.verbose) Say(absl::StrCat("released ", Quoted(r.resource)));
+    released.push_back(std::move(r));
+  }
+  // Joins the watch's thread: no loss is reported after this.
+  watch.reset();
+  losses.PrintNew();
+
+  bool lost = result.stopped || !losses.empty();
+  absl::Status release_error;
+  for (const Released& r : released) {
+    if (absl::IsAborted(r.status)) {
+      lost = true;
+      if (!losses.Has(r.store, r.resource)) {
+        Say(absl::StrCat("the lock was found lost at its release: ",
+                         WithoutPrefix(r.status.message())));
+      }
+    } else if (!r.status.ok()) {
+      PrintError(r.status);
+      if (release_error.ok()) release_error = r.status;
+    }
+  }
+  if (lost) {
+    Say(absl::StrCat("exiting with status ", kExitLockLost, ": a lock was lost (COMMAND ",
+                     result.started ? StatusText(result.status) : "was not started",
+                     result.killed ? ", after SIGKILL" : "", ")"));
+    return kExitLockLost;
+  }
   // As RunLocked does: a failed release outranks only a successful command.
-  if (!released.ok() && child_status == 0) return ExitCodeForStatus(released);
-  return child_status;
+  if (!release_error.ok() && result.status == 0) return ExitCodeForStatus(release_error);
+  return result.status;
 }
 
 }  // namespace ipclock_cli

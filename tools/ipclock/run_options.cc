@@ -6,7 +6,6 @@
 #include <getopt.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +22,9 @@ enum LongOnly : int {
   kOptStore,
   kOptVerbose,
   kOptPermits,
+  kOptTtl,
+  kOptKillAfter,
+  kOptCheckInterval,
 };
 
 // The short letters and their long names are flock(1)'s, so that a script
@@ -47,11 +49,23 @@ const struct option kLongOptions[] = {
     {"command", required_argument, nullptr, 'c'},
     {"verbose", no_argument, nullptr, kOptVerbose},
     {"permits", required_argument, nullptr, kOptPermits},
+    {"ttl", required_argument, nullptr, kOptTtl},
+    {"kill-after", required_argument, nullptr, kOptKillAfter},
+    {"check-interval", required_argument, nullptr, kOptCheckInterval},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
 
-absl::Status Usage(absl::string_view message) { return UsageError("run", message); }
+absl::Status Usage(absl::string_view message) { return UsageError(message); }
+
+// Sets `*out` from an option's SECS, or says what is wrong with it.
+absl::Status SetSeconds(absl::string_view option, const char* text, absl::Duration min,
+                        absl::Duration* out) {
+  absl::StatusOr<absl::Duration> d = ParseSeconds(option, text, min);
+  if (!d.ok()) return d.status();
+  *out = *d;
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -87,16 +101,32 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
       case 'n':
         nonblock = true;
         break;
-      case 'w': {
-        double seconds = 0;
-        if (!absl::SimpleAtod(optarg, &seconds) || !std::isfinite(seconds) ||
-            seconds < 0) {
-          return Usage(absl::StrCat("invalid wait '", optarg,
-                                    "': expected seconds, e.g. 2 or 0.5"));
+      case 'w':
+        if (absl::Status st = SetSeconds("wait", optarg, absl::ZeroDuration(), &options.wait);
+            !st.ok()) {
+          return st;
         }
-        options.wait = absl::Seconds(seconds);
         break;
-      }
+      case kOptTtl:
+        if (absl::Status st = SetSeconds("--ttl", optarg, absl::Milliseconds(1), &options.ttl);
+            !st.ok()) {
+          return st;
+        }
+        break;
+      case kOptKillAfter:
+        if (absl::Status st =
+                SetSeconds("--kill-after", optarg, absl::ZeroDuration(), &options.kill_after);
+            !st.ok()) {
+          return st;
+        }
+        break;
+      case kOptCheckInterval:
+        if (absl::Status st = SetSeconds("--check-interval", optarg, absl::Milliseconds(1),
+                                         &options.check_interval);
+            !st.ok()) {
+          return st;
+        }
+        break;
       case 'E': {
         int code = 0;
         if (!absl::SimpleAtoi(optarg, &code) || code < 0 || code > 255) {

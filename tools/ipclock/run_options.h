@@ -33,6 +33,15 @@ struct RunOptions {
   int conflict_exit_code = 1;
   bool verbose = false;
   uint32_t permits = 1;
+  // --ttl: the lease on stores whose locks expire (renewed by the watch at a
+  // third of its length while COMMAND runs); no effect on other stores.
+  absl::Duration ttl = absl::Seconds(300);
+  // --check-interval: how often the watch asks the store whether each lock
+  // is still held, when nothing reports a loss sooner.
+  absl::Duration check_interval = absl::Seconds(1);
+  // --kill-after: after a loss, how long COMMAND has between SIGTERM and
+  // SIGKILL.
+  absl::Duration kill_after = absl::Seconds(5);
   // The program and its arguments; `-c STRING` becomes /bin/sh -c STRING.
   std::vector<std::string> command;
 };
