@@ -8,6 +8,11 @@
 # CXX (the C++ compiler command), SANITIZE (b_sanitize of the build).
 set -eu
 
+if [ -n "${IPCLOCK_CROSS:-}" ]; then
+  echo "skipped in a cross build ($IPCLOCK_CROSS): the CMake consumer is built natively"
+  exit 77
+fi
+
 build=${IPCLOCK_BUILD_ROOT:?}
 src=${IPCLOCK_SOURCE_ROOT:?}
 command -v cmake >/dev/null || { echo "cmake is not installed: skipped"; exit 77; }
