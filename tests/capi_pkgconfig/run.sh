@@ -43,8 +43,10 @@ mkdir "$tmp/locks"
 set -- "flock://$tmp/locks?removeipc=ignore" in-memory \
        "shm://$shm_name?removeipc=ignore" "semaphore?removeipc=ignore" \
        "posix-semaphore?prefix=ipclock-pkgconfig-$$&removeipc=ignore"
-[ -z "${IPCLOCK_TEST_REDIS:-}" ] || set -- "$@" "$IPCLOCK_TEST_REDIS?secret=none"
-[ -z "${IPCLOCK_TEST_POSTGRES:-}" ] || set -- "$@" "$IPCLOCK_TEST_POSTGRES"
+# (A server store only if this build has it: ipclock_config.h says.)
+has() { grep -q "^#define IPCLOCK_HAVE_$1 1" "$build/ipclock_config.h"; }
+[ -z "${IPCLOCK_TEST_REDIS:-}" ] || ! has REDIS || set -- "$@" "$IPCLOCK_TEST_REDIS?secret=none"
+[ -z "${IPCLOCK_TEST_POSTGRES:-}" ] || ! has POSTGRES || set -- "$@" "$IPCLOCK_TEST_POSTGRES"
 
 for mode in plain static; do
   static=
