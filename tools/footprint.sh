@@ -3,7 +3,7 @@
 #
 #   tools/footprint.sh [--arch ARCH]... [--out DIR]   (also `tools/dev footprint`)
 #
-# ARCH: x86_64 (the host), aarch64, armhf; default: all three. For each, two
+# ARCH: x86_64 (the host), aarch64, armhf; default: x86_64 and aarch64. For each, two
 # builds of the local stores (no Redis, no PostgreSQL; io_uring and XXH3
 # keys included), in build-footprint-ARCH-CONFIG/:
 #
@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
     *) echo "tools/dev footprint: unknown argument '$1'" >&2; usage ;;
   esac
 done
-[ ${#arches[@]} -gt 0 ] || arches=(x86_64 aarch64 armhf)
+[ ${#arches[@]} -gt 0 ] || arches=(x86_64 aarch64)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
