@@ -108,9 +108,14 @@ for arch in "${arches[@]}"; do
     fi
     optflags="-O2"
     [ "$config" = baseline ] || optflags="-Os -flto -DNDEBUG"
+    # Compiled as C, linked by the C++ driver: in a fully static link the
+    # C++ runtime (libstdc++.a) must come after Abseil's archives, which
+    # pkg-config lists after ipclock's own -lstdc++; g++ adds it last.
     # shellcheck disable=SC2086  # flag lists
-    "${tool_prefix}gcc" -std=c11 $optflags $cflags -o "$dir/footprint/minimal" \
-      tools/footprint/minimal.c $flags $ldflags
+    "${tool_prefix}gcc" -std=c11 $optflags $cflags -c -o "$dir/footprint/minimal.o" \
+      tools/footprint/minimal.c $(echo " $flags" | grep -o -- ' -[ID][^ ]*' | tr -d '\n')
+    # shellcheck disable=SC2086
+    "${tool_prefix}g++" $optflags -o "$dir/footprint/minimal" "$dir/footprint/minimal.o" $flags $ldflags
     cp "$dir/tools/ipclock" "$dir/footprint/ipclock"
     for program in ipclock minimal; do
       bin="$dir/footprint/$program"
