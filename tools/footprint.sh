@@ -86,16 +86,16 @@ for arch in "${arches[@]}"; do
     say "building $arch $config ($dir/)"
     # No --werror: link-time optimisation repeats the compiler's analysis
     # at link time, where a new warning says nothing about the sources.
-    if [ -f "$dir/build.ninja" ]; then
-      meson setup --reconfigure "$dir" "${cross[@]}" "${common_opts[@]}" "${opts[@]}" \
-        -Dc_args="$cflags" -Dcpp_args="$cflags" -Dc_link_args="$ldflags" -Dcpp_link_args="$ldflags" >/dev/null
-    else
-      meson setup "$dir" "${cross[@]}" "${common_opts[@]}" "${opts[@]}" \
-        -Dc_args="$cflags" -Dcpp_args="$cflags" -Dc_link_args="$ldflags" -Dcpp_link_args="$ldflags" >/dev/null
-    fi
+    reconfigure=()
+    [ ! -f "$dir/build.ninja" ] || reconfigure=(--reconfigure)
+    # Meson's summary goes to a log; its errors (on stdout too) are shown.
+    meson setup "${reconfigure[@]}" "$dir" "${cross[@]}" "${common_opts[@]}" "${opts[@]}" \
+      -Dc_args="$cflags" -Dcpp_args="$cflags" -Dc_link_args="$ldflags" -Dcpp_link_args="$ldflags" \
+      >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; exit 1; }
+    rm -f "$dir.setup.log"
     ninja --quiet -C "$dir"
     rm -rf "$dir/footprint"
-    meson install -C "$dir" --no-rebuild --quiet --destdir "$here/$dir/footprint/dest" >/dev/null
+    meson install -C "$dir" --no-rebuild --quiet --destdir "$here/$dir/footprint/dest"
     pc=$(find "$dir/footprint/dest" -name ipclock.pc | head -n 1)
     prefix=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix ipclock)
     mkdir -p "$dir/footprint/pc"
