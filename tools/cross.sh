@@ -54,8 +54,9 @@ qemu_skips=(
   # and a polling waiter is not listed in /proc/locks, which `ipclock list`
   # counts waiters from.
   # Its posix-semaphore case (PosixSemaphoreFilesRemoved) finds no
-  # semaphore file to delete under qemu-user; its other cases pass there.
-  "fault_injection_test|its posix-semaphore case fails under qemu-user (no semaphore file to remove), like the robust-mutex cases above"
+  # semaphore file to delete under qemu-user (unlink fails); its other cases
+  # pass there. The cause is not known yet.
+  "fault_injection_test|its posix-semaphore case fails under qemu-user (the semaphore file it deletes is not there; cause not known yet)"
   "cli_list_doctor_test|per-thread timers: timer_create(SIGEV_THREAD_ID) is EINVAL under qemu-user, so flock waiters poll and /proc/locks lists none"
 )
 
