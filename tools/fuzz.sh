@@ -21,9 +21,9 @@ targets=("$@")
 
 if [ ! -f build-fuzz/build.ninja ]; then
   CC=clang CXX=clang++ meson setup build-fuzz --werror -Dfuzz=true \
-    -Dbuildtype=debugoptimized -Db_lundef=false >/dev/null
+    -Dbuildtype=debugoptimized -Db_lundef=false
 fi
-ninja -C build-fuzz "${targets[@]/#/tests/fuzz/}" >/dev/null
+ninja --quiet -C build-fuzz "${targets[@]/#/tests/fuzz/}"
 
 scratch="$(mktemp -d /tmp/ipclock-fuzz-run-XXXXXX)"
 mkdir -p build-fuzz/crashes

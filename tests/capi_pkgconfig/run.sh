@@ -1,18 +1,24 @@
 #!/bin/sh
-# Installs the build into a temp dir, then builds tests/capi_pkgconfig/main.c
-# with the C compiler against it using only `pkg-config --cflags --libs`, and runs
-# it on the flock and in-memory stores. Catches a .pc file that leaves out a
-# library C programs need (the C++ runtime above all).
+# Installs the build into a temp dir, then builds two programs against it
+# using only what `pkg-config` prints, once with `--libs` and once with
+# `--static --libs`: tests/capi_pkgconfig/main.c (C11, <ipclock/c.h>) with the
+# C compiler and main.cc (C++17, <ipclock/ipclock.h>) with the C++ compiler.
+# Runs each on every store the build has. Catches a .pc file that leaves out
+# a library (the C++ runtime for C programs above all) or names one that is
+# not installed (as libpq's private static libraries are not, on Debian).
 #
 # Environment: IPCLOCK_BUILD_ROOT, IPCLOCK_SOURCE_ROOT (set by meson test),
-# CC (the C compiler command; default cc), SANITIZE (b_sanitize of the build).
+# CC, CXX (compiler commands; default cc, c++), SANITIZE (b_sanitize of the
+# build).
 set -eu
 
 build=${IPCLOCK_BUILD_ROOT:?}
 src=${IPCLOCK_SOURCE_ROOT:?}
 cc=${CC:-cc}
+cxx=${CXX:-c++}
 tmp=$(mktemp -d /tmp/ipclock-pkgconfig-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+shm_name="ipclock-pkgconfig-$$"
+trap 'rm -rf "$tmp"; rm -f "/dev/shm/ipclock.$shm_name"' EXIT INT TERM
 
 meson install -C "$build" --no-rebuild --quiet --destdir "$tmp/dest" >"$tmp/install.log" 2>&1 || {
   cat "$tmp/install.log" >&2
@@ -27,22 +33,38 @@ prefix=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix ipclock)
 mkdir "$tmp/pc"
 sed "s|^prefix=.*|prefix=$tmp/dest$prefix|" "$pc" >"$tmp/pc/ipclock.pc"
 
-flags=$(PKG_CONFIG_PATH="$tmp/pc" pkg-config --cflags --libs ipclock)
-echo "pkg-config: $flags"
 sanitize=${SANITIZE:-none}
-[ "$sanitize" = none ] || flags="-fsanitize=$sanitize $flags"
-# shellcheck disable=SC2086  # $cc and $flags are word lists
-$cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/main" \
-    "$src/tests/capi_pkgconfig/main.c" $flags
+san=
+[ "$sanitize" = none ] || san="-fsanitize=$sanitize"
+# UBSan's vptr check needs the RTTI of every class whose objects it sees;
+# libipclock.a is built with -fno-rtti, so a program with RTTI (the C++
+# default) gets false reports from it.
+case "$sanitize" in *undefined*) san="$san -fno-sanitize=vptr" ;; esac
 
 mkdir "$tmp/locks"
 # Every store this build has: the local ones always, the remote ones when the
 # suite's test servers run (tools/test-servers/*.sh export their DSNs).
-shm_name="ipclock-pkgconfig-$$"
-trap 'rm -rf "$tmp"; rm -f "/dev/shm/ipclock.$shm_name"' EXIT INT TERM
 set -- "flock://$tmp/locks?removeipc=ignore" in-memory \
        "shm://$shm_name?removeipc=ignore" "semaphore?removeipc=ignore" \
        "posix-semaphore?prefix=ipclock-pkgconfig-$$&removeipc=ignore"
-[ -z "${IPCLOCK_TEST_REDIS:-}" ] || set -- "$@" "$IPCLOCK_TEST_REDIS?secret=none"
-[ -z "${IPCLOCK_TEST_POSTGRES:-}" ] || set -- "$@" "$IPCLOCK_TEST_POSTGRES"
-"$tmp/main" "$@"
+# (A server store only if this build has it: ipclock_config.h says.)
+has() { grep -q "^#define IPCLOCK_HAVE_$1 1" "$build/ipclock_config.h"; }
+[ -z "${IPCLOCK_TEST_REDIS:-}" ] || ! has REDIS || set -- "$@" "$IPCLOCK_TEST_REDIS?secret=none"
+[ -z "${IPCLOCK_TEST_POSTGRES:-}" ] || ! has POSTGRES || set -- "$@" "$IPCLOCK_TEST_POSTGRES"
+
+for mode in plain static; do
+  static=
+  [ "$mode" = plain ] || static=--static
+  flags=$(PKG_CONFIG_PATH="$tmp/pc" pkg-config --cflags --libs $static ipclock)
+  echo "pkg-config --cflags --libs $static ipclock: $flags"
+  # shellcheck disable=SC2086  # $cc, $cxx, $san and $flags are word lists
+  $cc $san -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/c-$mode" \
+      "$src/tests/capi_pkgconfig/main.c" $flags
+  # shellcheck disable=SC2086
+  $cxx $san -std=c++17 -fno-exceptions -Wall -Wextra -Werror -o "$tmp/cxx-$mode" \
+       "$src/tests/capi_pkgconfig/main.cc" $flags
+  echo "C program ($mode):"
+  "$tmp/c-$mode" "$@"
+  echo "C++ program ($mode):"
+  "$tmp/cxx-$mode" "$@"
+done

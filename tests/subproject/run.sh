@@ -1,0 +1,63 @@
+#!/bin/sh
+# Builds the Meson project beside this script, with this ipclock tree as its
+# subproject (a symlink in a temp dir), and checks that ipclock behaves as a
+# subproject should: it builds its library and nothing else (no CLI, tests,
+# torture, bench or examples), adds no test to the parent's `meson test`,
+# installs nothing, and exports include/ only (main.c fails to compile if
+# src/ or ipclock's build root is on its include path). Then runs the
+# parent's program on a flock store.
+#
+# Environment: IPCLOCK_SOURCE_ROOT (set by meson test), CC, CXX, SANITIZE.
+set -eu
+
+if [ -n "${IPCLOCK_CROSS:-}" ]; then
+  echo "skipped in a cross build ($IPCLOCK_CROSS): the Meson subproject consumer is built natively"
+  exit 77
+fi
+
+src=${IPCLOCK_SOURCE_ROOT:?}
+if [ "${SANITIZE:-none}" != none ]; then
+  # The check is of the build's structure, which a sanitizer does not change;
+  # the plain pass of the suite runs it.
+  echo "skipped in a sanitizer build (b_sanitize=$SANITIZE)"
+  exit 77
+fi
+tmp=$(mktemp -d /tmp/ipclock-subproject-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+mkdir -p "$tmp/parent/subprojects"
+cp "$src/tests/subproject/meson.build" "$src/tests/subproject/main.c" "$tmp/parent/"
+ln -s "$src" "$tmp/parent/subprojects/ipclock"
+
+# -O0 without debug info: the fastest build of the library.
+CC=${CC:-cc} CXX=${CXX:-c++} meson setup "$tmp/build" "$tmp/parent" \
+  --buildtype=plain --wrap-mode=nodownload --werror >"$tmp/setup.log" 2>&1 || {
+  cat "$tmp/setup.log" >&2
+  exit 1
+}
+
+fail=0
+targets=$(meson introspect "$tmp/build" --targets |
+          python3 -c 'import json,sys; print(" ".join(sorted(t["name"] for t in json.load(sys.stdin))))')
+echo "targets: $targets"
+[ "$targets" = "ipclock parent" ] || { echo "expected the targets 'ipclock parent'" >&2; fail=1; }
+
+tests=$(meson introspect "$tmp/build" --tests |
+        python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)))')
+echo "tests: ${tests:-none}"
+[ -z "$tests" ] || { echo "ipclock added tests to the parent" >&2; fail=1; }
+
+installed=$(meson introspect "$tmp/build" --installed |
+            python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin).values()))')
+echo "installed: ${installed:-nothing}"
+[ -z "$installed" ] || { echo "ipclock installs files as a subproject" >&2; fail=1; }
+
+ninja -C "$tmp/build" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; exit 1; }
+built=$(find "$tmp/build" -type f -perm -u+x -name '*' ! -name '*.so' ! -path '*/meson-*' | sed "s|$tmp/build/||" | sort | tr '\n' ' ')
+echo "executables built: $built"
+[ "$built" = "parent " ] || { echo "expected only the parent's program" >&2; fail=1; }
+
+mkdir "$tmp/locks"
+"$tmp/build/parent" "flock://$tmp/locks?removeipc=ignore" || fail=1
+[ "$fail" -eq 0 ] && echo "ok"
+exit "$fail"

@@ -1,0 +1,43 @@
+/* Copyright 2026 The ipclock Authors.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * The smallest C program on the local stores, for the footprint figures
+ * (tools/footprint.sh): it takes and releases one lock in a flock store and
+ * one in a shm store through the C API, and is linked fully static against
+ * an installed ipclock with what `pkg-config --static --libs ipclock` says.
+ *
+ * Usage: minimal LOCKDIR SHMNAME   (exits 0 if both locks were taken)
+ */
+
+#include <stdio.h>
+
+#include <ipclock/c.h>
+
+static int lock_once(const char *dsn) {
+  ipclock_store *store = NULL;
+  ipclock_lock *lock = NULL;
+  if (ipclock_store_open(dsn, &store) < 0) {
+    fprintf(stderr, "%s: %s\n", dsn, ipclock_last_error());
+    return 1;
+  }
+  int rc = ipclock_lock_create(store, "footprint", 10, NULL, &lock);
+  if (rc == 0) rc = ipclock_lock_acquire(lock, 0, 1000);
+  if (rc == 0) rc = ipclock_lock_release(lock);
+  if (rc != 0) fprintf(stderr, "%s: %s\n", dsn, ipclock_strerror(rc));
+  ipclock_lock_destroy(lock);
+  ipclock_store_close(store);
+  return rc != 0;
+}
+
+int main(int argc, char **argv) {
+  char dsn[512];
+  if (argc != 3) {
+    fprintf(stderr, "usage: minimal LOCKDIR SHMNAME\n");
+    return 64;
+  }
+  snprintf(dsn, sizeof dsn, "flock://%s", argv[1]);
+  int failed = lock_once(dsn);
+  snprintf(dsn, sizeof dsn, "shm://%s", argv[2]);
+  failed |= lock_once(dsn);
+  return failed;
+}
