@@ -172,8 +172,10 @@ std::optional<LockLoss> CheckLocked(WatchEntry& entry, bool renew) {
     if (absl::IsAborted(renewed)) {
       found = renewed;
     } else if (!renewed.ok() && lock.IsExpired()) {
-      found = absl::AbortedError(absl::StrCat(
-          "the lease ran out while it could not be renewed: ", renewed.message()));
+      found = StoreError(absl::StatusCode::kAborted, lock.store().Describe(),
+                         lock.resource(),
+                         absl::StrCat("the lease ran out while it could not be "
+                                      "renewed: ", renewed.message()));
     }
   }
   if (found.ok()) {
