@@ -56,9 +56,11 @@ size_t g_used_in_last = 0;                 // guarded by RegistryMutex()
 constexpr size_t kMaxBlocks = 64;
 size_t g_blocks = 1;  // guarded by RegistryMutex()
 
-struct sigaction g_previous;  // written once, before the handler is installed
-std::atomic<bool> g_installed{false};
-std::atomic<bool> g_given_up{false};  // the previous action was put back
+// The action that was installed before ours, for PassOn(). Two slots, so
+// that installing again (see EnsureGuard) never rewrites the one a handler
+// running on another thread may be reading.
+struct sigaction g_previous[2];
+std::atomic<int> g_previous_slot{0};
 
 size_t PageSize() {
   static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -67,21 +69,21 @@ size_t PageSize() {
 
 // Hands a SIGBUS that is not ours to the action that was there before.
 void PassOn(int sig, siginfo_t* info, void* context) {
-  if ((g_previous.sa_flags & SA_SIGINFO) != 0) {
-    g_previous.sa_sigaction(sig, info, context);
+  const struct sigaction& previous = g_previous[g_previous_slot.load(std::memory_order_acquire)];
+  if ((previous.sa_flags & SA_SIGINFO) != 0) {
+    previous.sa_sigaction(sig, info, context);
     return;
   }
-  if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
-    g_previous.sa_handler(sig);
+  if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+    previous.sa_handler(sig);
     return;
   }
   // Default or ignore: put it back. A fault then repeats when this handler
   // returns and gets the kernel's action (which kills even an ignored
   // fault); a signal sent with kill(2) is raised again under the default
   // action, and stays dropped if it was ignored.
-  g_given_up.store(true, std::memory_order_relaxed);
-  sigaction(SIGBUS, &g_previous, nullptr);
-  if (info->si_code <= 0 && g_previous.sa_handler == SIG_DFL) raise(sig);
+  sigaction(SIGBUS, &previous, nullptr);
+  if (info->si_code <= 0 && previous.sa_handler == SIG_DFL) raise(sig);
 }
 
 void OnSigbus(int sig, siginfo_t* info, void* context) {
@@ -106,29 +108,32 @@ void OnSigbus(int sig, siginfo_t* info, void* context) {
   PassOn(sig, info, context);
 }
 
-// Installs the handler once; afterwards checks that it is still installed.
+bool IsOurs(const struct sigaction& action) {
+  return (action.sa_flags & SA_SIGINFO) != 0 && action.sa_sigaction == OnSigbus;
+}
+
+// Installs the handler if it is not the installed one: at the first Map(),
+// and again at the next Map() after the program (or a test runner) put
+// another in its place without chaining to ours, which also guards again the
+// pages mapped before. The action found is kept for PassOn().
 int EnsureGuard() {
-  if (g_given_up.load(std::memory_order_relaxed)) return ENOTSUP;
   struct sigaction current;
-  if (!g_installed.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> guard(RegistryMutex());
-    if (!g_installed.load(std::memory_order_relaxed)) {
-      struct sigaction sa;
-      memset(&sa, 0, sizeof(sa));
-      sa.sa_sigaction = OnSigbus;
-      // SA_ONSTACK: on a thread with an alternate stack, use it as the
-      // program's own handler would.
-      sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-      sigemptyset(&sa.sa_mask);
-      if (sigaction(SIGBUS, &sa, &g_previous) != 0) return errno;
-      g_installed.store(true, std::memory_order_release);
-      return 0;
-    }
-  }
   if (sigaction(SIGBUS, nullptr, &current) != 0) return errno;
-  if ((current.sa_flags & SA_SIGINFO) == 0 || current.sa_sigaction != OnSigbus) {
-    return ENOTSUP;  // replaced by the program: no new pages
-  }
+  if (IsOurs(current)) return 0;
+  std::lock_guard<std::mutex> guard(RegistryMutex());
+  if (sigaction(SIGBUS, nullptr, &current) != 0) return errno;
+  if (IsOurs(current)) return 0;
+  const int spare = 1 - g_previous_slot.load(std::memory_order_relaxed);
+  g_previous[spare] = current;
+  g_previous_slot.store(spare, std::memory_order_release);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = OnSigbus;
+  // SA_ONSTACK: on a thread with an alternate stack, use it as the
+  // program's own handler would.
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGBUS, &sa, nullptr) != 0) return errno;
   return 0;
 }
 

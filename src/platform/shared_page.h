@@ -12,23 +12,22 @@
 // the size with fstat(2) first only moves the race. A full filesystem can do
 // the same where touching a page must allocate a block.
 //
-// The guard. The first `Map()` installs a SIGBUS handler, keeping whatever
-// action was there before. When a SIGBUS comes from the kernel for an
-// address on one of these pages, the handler maps a private zero page over
-// it (MAP_FIXED) and marks the page lost, and the interrupted copy finishes
-// on the zero page; `Read()` and `Write()` then return false and the caller
-// falls back to pread/pwrite, which report a short file as such. Every other
-// SIGBUS (another mapping of the program, kill -BUS) goes to the previous
-// action: the program's or a sanitizer's handler, or the default (the
-// handler restores it, and the fault repeats or the signal is raised again).
+// The guard. `Map()` installs a SIGBUS handler, keeping whatever action was
+// there before. When a SIGBUS comes from the kernel for an address on one of
+// these pages, the handler maps a private zero page over it (MAP_FIXED) and
+// marks the page lost, and the interrupted copy finishes on the zero page;
+// `Read()` and `Write()` then return false and the caller falls back to
+// pread/pwrite, which report a short file as such. Every other SIGBUS
+// (another mapping of the program, kill -BUS) goes to the previous action:
+// the program's or a sanitizer's handler, or the default (the handler
+// restores it, and the fault repeats or the signal is raised again).
 //
 // Caveats:
-//   * A program that replaces the SIGBUS handler after the first `Map()`
-//     without chaining to the one it found loses the guard for the pages
-//     mapped until then: a truncation of such a file kills it as it would
-//     without ipclock's mapping. `Map()` checks that the guard is still the
-//     installed handler and refuses (ENOTSUP) once it is not; crash
-//     reporters that chain (the usual kind) keep it working.
+//   * A program that puts its own SIGBUS handler in place of ours, without
+//     chaining to it, takes the guard away from the pages mapped until then:
+//     a truncation of such a file then kills it (or goes to its handler) as
+//     it would without ipclock's mapping. The next `Map()` installs the guard
+//     again, in front of the program's handler, which it then chains to.
 //   * The handler runs for synchronous faults on the faulting thread. A
 //     thread that blocks SIGBUS gets the kernel's default action for a
 //     fault regardless of any handler (POSIX leaves this undefined).
@@ -53,9 +52,8 @@ class SharedFilePage {
  public:
   // Maps the first page of `fd`, which must be open for reading and writing
   // and hold at least one byte (the page must exist when first touched, or
-  // it is lost at once). 0 or an errno: ENOTSUP when the guard cannot be
-  // installed or was replaced, ENOMEM when too many pages are mapped, or
-  // mmap's own error.
+  // it is lost at once). 0 or an errno: sigaction's if the guard cannot be
+  // installed, ENOMEM when too many pages are mapped, or mmap's own.
   [[nodiscard]] static int Map(int fd, std::unique_ptr<SharedFilePage>* out);
 
   SharedFilePage(const SharedFilePage&) = delete;
