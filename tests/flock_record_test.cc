@@ -88,15 +88,19 @@ void FormatAndParse(void**) {
   // same bytes as formatting afresh, carries included.
   for (uint64_t fence : {0ull, 8ull, 9ull, 99ull, 1999ull, 18446744073709551614ull}) {
     FlockRecordFields base{fence, false, 77};
-    char known[64], updated[64], fresh[64];
-    ipclock::FormatFlockRecord(base, known);
+    char updated[64], fresh[64];
+    ipclock::FormatFlockRecord(base, updated);
     FlockRecordFields next{fence + 1, true, 78};
-    ipclock::UpdateFlockRecord(known, base, next, updated);
+    ipclock::UpdateFlockRecord(updated, base, next);
     ipclock::FormatFlockRecord(next, fresh);
     assert_memory_equal(updated, fresh, 64);
     FlockRecordFields release{fence + 1, false, 78};
-    ipclock::UpdateFlockRecord(fresh, next, release, updated);
+    ipclock::UpdateFlockRecord(updated, next, release);
     ipclock::FormatFlockRecord(release, fresh);
+    assert_memory_equal(updated, fresh, 64);
+    FlockRecordFields jump{fence / 3, true, 78};
+    ipclock::UpdateFlockRecord(updated, release, jump);
+    ipclock::FormatFlockRecord(jump, fresh);
     assert_memory_equal(updated, fresh, 64);
   }
 

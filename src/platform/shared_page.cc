@@ -197,20 +197,4 @@ SharedFilePage::~SharedFilePage() {
   internal::GiveBackSlot(slot);
 }
 
-bool SharedFilePage::Read(size_t offset, void* out, size_t size) {
-  if (lost()) return false;
-  memcpy(out, page_ + offset, size);
-  // The handler runs on this thread in the middle of the copy: keep the
-  // compiler from reading the mark before the copy is done.
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  return !lost();
-}
-
-bool SharedFilePage::Write(size_t offset, const void* data, size_t size) {
-  if (lost()) return false;
-  memcpy(page_ + offset, data, size);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  return !lost();
-}
-
 }  // namespace ipclock

@@ -40,6 +40,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 namespace ipclock {
@@ -64,10 +65,22 @@ class SharedFilePage {
   // that a caller parses what it read once, whatever another process writes
   // meanwhile). False if the page was cut off the file before or during the
   // copy: `out` then holds nothing of the file.
-  bool Read(size_t offset, void* out, size_t size);
+  bool Read(size_t offset, void* out, size_t size) {
+    if (lost()) return false;
+    memcpy(out, page_ + offset, size);
+    // The handler runs on this thread in the middle of the copy: keep the
+    // compiler from reading the mark before the copy is done.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    return !lost();
+  }
   // Copies `data` to `offset` of the page. False as for `Read()`: the bytes
   // did not reach the file.
-  bool Write(size_t offset, const void* data, size_t size);
+  bool Write(size_t offset, const void* data, size_t size) {
+    if (lost()) return false;
+    memcpy(page_ + offset, data, size);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    return !lost();
+  }
 
   // True once a truncation took the page away; it stays lost.
   bool lost() const { return lost_->load(std::memory_order_relaxed) != 0; }

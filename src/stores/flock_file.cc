@@ -141,30 +141,24 @@ int FlockFile::ReadRecord(FlockRecordFields* out, bool* valid) {
 }
 
 int FlockFile::WriteRecord(const FlockRecordFields& fields) {
-  char buf[kFlockRecordSize];
+  // Made in `known`, which becomes what the file holds once written.
   if (known_valid) {
-    UpdateFlockRecord(known, known_fields, fields, buf);
+    UpdateFlockRecord(known, known_fields, fields);
   } else {
-    FormatFlockRecord(fields, buf);
+    FormatFlockRecord(fields, known);
   }
-  bool written = false;
-  if (page != nullptr) {
-    written = page->Write(0, buf, sizeof(buf));
-    if (!written) {
-      page.reset();
-      record_complete = false;
-    }
-  }
-  if (!written) {
-    if (int err = WriteAllAt(fd.get(), buf, sizeof(buf), 0); err != 0) {
-      known_valid = false;  // what the file holds now is unknown
-      return err;
-    }
-    record_complete = true;
-  }
-  memcpy(known, buf, sizeof(buf));
   known_fields = fields;
   known_valid = true;
+  if (page != nullptr) {
+    if (page->Write(0, known, sizeof(known))) return 0;
+    page.reset();
+    record_complete = false;
+  }
+  if (int err = WriteAllAt(fd.get(), known, sizeof(known), 0); err != 0) {
+    known_valid = false;  // what the file holds now is unknown
+    return err;
+  }
+  record_complete = true;
   return 0;
 }
 

@@ -12,7 +12,6 @@ namespace ipclock {
 FlockFileCache::~FlockFileCache() { Clear(); }
 
 void FlockFileCache::Unlink(FlockFile* f) {
-  files_.erase(absl::string_view(f->resource));
   if (f->newer != nullptr) {
     f->newer->older = f->older;
   } else {
@@ -56,6 +55,7 @@ std::unique_ptr<FlockFile> FlockFileCache::Take(absl::string_view resource,
     auto it = files_.find(resource);
     if (it == files_.end()) return nullptr;
     FlockFile* f = it->second;
+    files_.erase(it);
     Unlink(f);
     if (f->dir.get() == dir) {
       found.reset(f);
@@ -71,23 +71,27 @@ void FlockFileCache::Put(std::unique_ptr<FlockFile> file) {
   std::lock_guard<std::mutex> guard(mu_);
   ForgetIfForked(&closing);
   if (capacity_ == 0 || file->pid != pid_) return;  // closed on return
-  auto it = files_.find(absl::string_view(file->resource));
-  if (it != files_.end()) {
-    FlockFile* older = it->second;
-    Unlink(older);
-    closing.emplace_back(older);
-  }
   while (files_.size() >= capacity_ && oldest_ != nullptr) {
     FlockFile* victim = oldest_;
+    files_.erase(absl::string_view(victim->resource));
     Unlink(victim);
     closing.emplace_back(victim);
   }
   FlockFile* f = file.release();
+  auto inserted = files_.try_emplace(absl::string_view(f->resource), f);
+  if (!inserted.second) {
+    // Two Locks on the resource were destroyed: keep the newer file (the
+    // map's key views the older one's name, so it is keyed anew).
+    FlockFile* older = inserted.first->second;
+    files_.erase(inserted.first);
+    Unlink(older);
+    closing.emplace_back(older);
+    files_.emplace(absl::string_view(f->resource), f);
+  }
   f->older = newest_;
   f->newer = nullptr;
   (newest_ != nullptr ? newest_->newer : oldest_) = f;
   newest_ = f;
-  files_.emplace(absl::string_view(f->resource), f);
 }
 
 void FlockFileCache::Clear() {

@@ -56,7 +56,7 @@ class FlockFileCache {
   size_t size() const;
 
  private:
-  // Under mu_: unlinks `f` from the LRU list and the map.
+  // Under mu_: unlinks `f` from the LRU list (not from the map).
   void Unlink(FlockFile* f);
   // Under mu_: moves every file to `out` (closed by the caller, outside
   // the mutex).

@@ -91,21 +91,19 @@ void FormatFlockRecord(const FlockRecordFields& f, char* out) {
   out[kFlockRecordSize - 1] = '\n';
 }
 
-void UpdateFlockRecord(const char* base, const FlockRecordFields& base_fields,
-                       const FlockRecordFields& f, char* out) {
-  memcpy(out, base, kFlockRecordSize);
-  if (f.fence == base_fields.fence + 1 && f.fence != 0) {
+void UpdateFlockRecord(char* out, const FlockRecordFields& from, const FlockRecordFields& to) {
+  if (to.fence == from.fence + 1 && to.fence != 0) {
     // Add one to the decimal digits in place; a carry past the first digit
     // cannot happen, since the new fence fits in 64 bits (< 10^20).
     char* digit = out + kFenceOffset + kFenceDigits - 1;
     while (*digit == '9') *digit-- = '0';
     ++*digit;
-  } else if (f.fence != base_fields.fence) {
-    FormatDigits(f.fence, kFenceDigits, out + kFenceOffset);
+  } else if (to.fence != from.fence) {
+    FormatDigits(to.fence, kFenceDigits, out + kFenceOffset);
   }
-  out[kHeldOffset] = f.held ? '1' : '0';
-  if (f.pid != base_fields.pid) {
-    FormatDigits(static_cast<uint64_t>(f.pid), kPidDigits, out + kPidOffset);
+  out[kHeldOffset] = to.held ? '1' : '0';
+  if (to.pid != from.pid) {
+    FormatDigits(static_cast<uint64_t>(to.pid), kPidDigits, out + kPidOffset);
   }
 }
 

@@ -43,12 +43,12 @@ bool ParseFlockRecord(const char* bytes, FlockRecordFields* out);
 // `fields.pid` must fit in 9 digits (Linux pids do: pid_max <= 2^22).
 void FormatFlockRecord(const FlockRecordFields& fields, char* out);
 
-// The same, from `base`, a valid record of `base_fields`: only what differs
-// is written (an acquisition changes the fence by one and the held mark, a
-// release the mark), which spares the per-acquisition cost of formatting
-// 29 digits.
-void UpdateFlockRecord(const char* base, const FlockRecordFields& base_fields,
-                       const FlockRecordFields& fields, char* out);
+// Turns `record`, the valid record of `from`, into that of `to`, writing
+// only what differs (an acquisition changes the fence by one and the held
+// mark, a release the mark): the per-acquisition cost of formatting 29
+// digits is spared.
+void UpdateFlockRecord(char* record, const FlockRecordFields& from,
+                       const FlockRecordFields& to);
 
 }  // namespace ipclock
 

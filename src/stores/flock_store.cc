@@ -12,6 +12,7 @@
 #include <sys/file.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <utility>
 
@@ -71,6 +72,7 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
         record_(options.holder_record && symfony_),
         cache_(std::make_shared<FlockFileCache>(options.idle_files)),
         dir_(std::move(dir)) {
+    current_dir_.store(dir_.get(), std::memory_order_release);
     describe_ = symfony_ ? absl::StrCat("flock://", dir_path_)
                          : absl::StrCat("flock (exact paths",
                                         dir_path_.empty() ? "" : " under ", dir_path_, ")");
@@ -128,6 +130,10 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
   // it until they are closed.
   mutable std::mutex dir_mu_;
   std::shared_ptr<FlockDir> dir_;  // guarded by dir_mu_; null: exact paths, no dir
+  // dir_.get(), read without the mutex to find an idle file of the current
+  // dir. A stale value is harmless: a file of a retired dir is found out by
+  // the check that follows its acquisition.
+  std::atomic<const FlockDir*> current_dir_{nullptr};
 };
 
 bool FlockStore::CheckIsDue(const FlockFile& f, int64_t now) const {
@@ -206,6 +212,7 @@ absl::Status FlockStore::ReplaceDir(const std::shared_ptr<FlockDir>& seen, const
     return fresh.status();
   }
   dir_ = *std::move(fresh);
+  current_dir_.store(dir_.get(), std::memory_order_release);
   cache_->Clear();  // idle files of the old dir
   return absl::OkStatus();
 }
@@ -221,11 +228,12 @@ absl::Status FlockStore::OpenFile(const Key& key, FlockKeyState* st) {
   bool replaced = false;
   bool cleared = false;
   for (;;) {
-    std::shared_ptr<FlockDir> dir = own_path ? nullptr : CurrentDir();
-    if (std::unique_ptr<FlockFile> idle = cache_->Take(key.resource(), dir.get())) {
+    const FlockDir* want = own_path ? nullptr : current_dir_.load(std::memory_order_acquire);
+    if (std::unique_ptr<FlockFile> idle = cache_->Take(key.resource(), want)) {
       st->file = std::move(idle);
       return absl::OkStatus();
     }
+    std::shared_ptr<FlockDir> dir = own_path ? nullptr : CurrentDir();
     if (request.resource.empty()) {
       // Only for a file not open yet: the SHA-256 of Symfony's name is the
       // dearest part of opening one.
@@ -290,7 +298,7 @@ absl::Status FlockStore::OnAcquired(Key& key, FlockKeyState* st, LockMode mode) 
   FlockRecordFields mine;
   mine.fence = f.last_fence + 1;
   mine.held = true;
-  mine.pid = CurrentPid();
+  mine.pid = f.pid;  // this process: a file opened before a fork is not used
   if (int err = f.WriteRecord(mine); err != 0) {
     // Fail closed: a holder that cannot write its record (a full
     // filesystem) would give the next holder a stale fence.
@@ -326,7 +334,7 @@ absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline
     FlockFile& f = *st->file;
     if (converting && st->mode == LockMode::kExclusive && record_ && f.writable) {
       // Demotion: the writer is leaving cleanly, so clear its mark first.
-      FlockRecordFields clean{f.last_fence, false, CurrentPid()};
+      FlockRecordFields clean{f.last_fence, false, f.pid};
       if (int err = f.WriteRecord(clean); err != 0) {
         std::string path = f.Path();
         Unlock(st);
@@ -403,7 +411,7 @@ absl::Status FlockStore::Delete(Key& key) {
   if (st->mode == LockMode::kExclusive && record_ && f.writable) {
     // The whole record, not just the mark: it also mends a record that a
     // truncation cut off while we held the lock, so fences do not go back.
-    FlockRecordFields clean{f.last_fence, false, CurrentPid()};
+    FlockRecordFields clean{f.last_fence, false, f.pid};
     if (int err = f.WriteRecord(clean); err != 0) {
       result = ErrnoError(err, describe_, key.resource(),
                           absl::StrCat("clear holder record in ", f.Path()));
