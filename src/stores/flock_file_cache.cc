@@ -25,7 +25,7 @@ void FlockFileCache::Unlink(FlockFile* f) {
   f->newer = f->older = nullptr;
 }
 
-void FlockFileCache::TakeAll(std::vector<std::unique_ptr<FlockFile>>* out) {
+void FlockFileCache::TakeAll(Closing* out) {
   for (FlockFile* f = newest_; f != nullptr;) {
     FlockFile* next = f->older;
     f->newer = f->older = nullptr;
@@ -36,7 +36,7 @@ void FlockFileCache::TakeAll(std::vector<std::unique_ptr<FlockFile>>* out) {
   newest_ = oldest_ = nullptr;
 }
 
-void FlockFileCache::ForgetIfForked(std::vector<std::unique_ptr<FlockFile>>* out) {
+void FlockFileCache::ForgetIfForked(Closing* out) {
   const pid_t me = CurrentPid();
   if (pid_ == me) return;
   // The files (and their descriptors) of the parent: closing the child's
@@ -47,7 +47,7 @@ void FlockFileCache::ForgetIfForked(std::vector<std::unique_ptr<FlockFile>>* out
 
 std::unique_ptr<FlockFile> FlockFileCache::Take(absl::string_view resource,
                                                 const FlockDir* dir) {
-  std::vector<std::unique_ptr<FlockFile>> closing;  // closed after unlocking
+  Closing closing;  // closed after unlocking
   std::unique_ptr<FlockFile> found;
   {
     std::lock_guard<std::mutex> guard(mu_);
@@ -67,7 +67,7 @@ std::unique_ptr<FlockFile> FlockFileCache::Take(absl::string_view resource,
 }
 
 void FlockFileCache::Put(std::unique_ptr<FlockFile> file) {
-  std::vector<std::unique_ptr<FlockFile>> closing;
+  Closing closing;
   std::lock_guard<std::mutex> guard(mu_);
   ForgetIfForked(&closing);
   if (capacity_ == 0 || file->pid != pid_) return;  // closed on return
@@ -95,7 +95,7 @@ void FlockFileCache::Put(std::unique_ptr<FlockFile> file) {
 }
 
 void FlockFileCache::Clear() {
-  std::vector<std::unique_ptr<FlockFile>> closing;
+  Closing closing;
   std::lock_guard<std::mutex> guard(mu_);
   TakeAll(&closing);
 }

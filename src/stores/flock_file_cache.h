@@ -23,9 +23,9 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "stores/flock_file.h"
 
@@ -58,11 +58,13 @@ class FlockFileCache {
  private:
   // Under mu_: unlinks `f` from the LRU list (not from the map).
   void Unlink(FlockFile* f);
-  // Under mu_: moves every file to `out` (closed by the caller, outside
-  // the mutex).
-  void TakeAll(std::vector<std::unique_ptr<FlockFile>>* out);
+  // Files to close once mu_ is released (closing takes a system call, and
+  // munmap another).
+  using Closing = absl::InlinedVector<std::unique_ptr<FlockFile>, 2>;
+  // Under mu_: moves every file to `out`.
+  void TakeAll(Closing* out);
   // Under mu_: after fork(), the files are the parent's.
-  void ForgetIfForked(std::vector<std::unique_ptr<FlockFile>>* out);
+  void ForgetIfForked(Closing* out);
 
   const size_t capacity_;
   mutable std::mutex mu_;
