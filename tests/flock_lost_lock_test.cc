@@ -173,6 +173,10 @@ void AncestorRenamedWhileHeld(void**) {
   struct stat st;
   assert_int_equal(stat(FlockFileOf(dir, r).c_str(), &st), 0);
   assert_int_equal(stat(FlockFileOf(base + "/b/locks", r).c_str(), &st), 0);
+  // Released after the same loss: the release says so.
+  assert_true(Shell(absl::StrCat("mv '", base, "/a' '", base, "/c'")));
+  PastTheCheckInterval();
+  ExpectLost(next.Release(), absl::StrCat("lock dir ", dir, " was renamed or replaced"));
 }
 
 // --- The watch ----------------------------------------------------------------
