@@ -179,6 +179,32 @@ void AncestorRenamedWhileHeld(void**) {
   ExpectLost(next.Release(), absl::StrCat("lock dir ", dir, " was renamed or replaced"));
 }
 
+// Exact-path mode (`ipclock run --file`): the same checks for the named
+// file, absolute or relative to the store's dir.
+void ExactPathLost(void**) {
+  const std::string dir = MakeTempDir();
+  ipclock::FlockStoreOptions options;
+  options.naming = ipclock::FlockStoreOptions::Naming::kPath;
+  auto anywhere = FlockStoreIn("", options);
+  const std::string path = dir + "/job.lock";
+  Lock absolute = LockOrFail(anywhere, path);
+  assert_true(TryOrFail(absolute));
+  assert_true(Shell(absl::StrCat("rm '", path, "'")));
+  ExpectLost(absolute.CheckAcquired(), absl::StrCat("lock file ", path, " was deleted"));
+
+  const std::string sub = dir + "/sub";
+  auto under = FlockStoreIn(sub, options);
+  Lock relative = LockOrFail(under, "job.lock");
+  assert_true(TryOrFail(relative));
+  assert_true(Shell(absl::StrCat("mv '", sub, "/job.lock' '", sub, "/moved.lock'")));
+  PastTheCheckInterval();
+  ExpectLost(relative.Release(), absl::StrCat("lock file ", sub, "/job.lock was renamed or replaced"));
+  Lock again = LockOrFail(under, "job.lock");
+  assert_true(TryOrFail(again));
+  assert_true(Shell(absl::StrCat("mv '", sub, "' '", dir, "/sub2'")));
+  ExpectLost(again.CheckAcquired(), absl::StrCat("lock dir ", sub, " was renamed or replaced"));
+}
+
 // --- The watch ----------------------------------------------------------------
 
 struct Report {
@@ -321,6 +347,7 @@ int main() {
       cmocka_unit_test(DirRemovedWhileHeld),
       cmocka_unit_test(DirRenamedAwayByOwnerOfParent),
       cmocka_unit_test(AncestorRenamedWhileHeld),
+      cmocka_unit_test(ExactPathLost),
       cmocka_unit_test(WatchReportsAtOnce),
       cmocka_unit_test(WatchFindsAncestorRenameAtItsInterval),
       cmocka_unit_test(HolderProcessIsTold),
