@@ -5,9 +5,14 @@
 // lock dir safety, hostile files, lock files that vanish, the holder record,
 // and exact-path mode.
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <vector>
 
 #include <atomic>
 #include <fstream>
@@ -18,6 +23,7 @@
 #include "ipclock/flock_store.h"
 #include "ipclock/lock.h"
 #include "ipclock/store_factory.h"
+#include "flock_test_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace {
@@ -275,6 +281,165 @@ void ErrorsNameStoreResourceAndErrno(void**) {
   assert_true(msg.find("[E") != std::string::npos);
 }
 
+// In exact-path mode (`ipclock run --file`) a FIFO, a socket or a device at
+// the path is refused at once, never opened for blocking and never locked.
+void ExactPathRefusesOtherFileTypes(void**) {
+  std::string dir = MakeTempDir();
+  std::string fifo = dir + "/fifo";
+  assert_int_equal(mkfifo(fifo.c_str(), 0600), 0);
+  FlockStoreOptions options;
+  options.naming = FlockStoreOptions::Naming::kPath;
+  auto store = ipclock::NewFlockStore(options);
+  ASSERT_OK(store);
+  for (const std::string& path : {fifo, std::string("/dev/null")}) {
+    Lock lock = MakeLock(*store, path);
+    const double start = NowSeconds();
+    absl::StatusOr<bool> got = lock.TryAcquire();
+    ASSERT_CODE(got, absl::StatusCode::kFailedPrecondition);
+    assert_true(Contains(got.status(), path.c_str()));
+    assert_true(Contains(got.status(), path == fifo ? "FIFO" : "character device"));
+    assert_true(Contains(got.status(), "nothing was locked"));
+    assert_false(lock.is_acquired());
+    assert_true(NowSeconds() - start < 5);  // no open(2) that waits for a writer
+  }
+  // Nobody holds a lock on the FIFO: locking it here succeeds at once.
+  int fd = open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  assert_true(fd >= 0);
+  assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+  close(fd);
+}
+
+// flock locks belong to the open file: two Locks of one process must never
+// share one, or both would "hold" the lock. The store's idle file of a
+// resource goes to one Lock at a time.
+void TwoLocksNeverShareAFile(void**) {
+  std::string dir = MakeTempDir();
+  auto store = StoreIn(dir);
+  const std::string r = UniqueResource("two");
+  {
+    Lock first = MakeLock(store, r);
+    assert_true(*first.TryAcquire());
+    ASSERT_OK(first.Release());
+  }  // its file is idle in the store now
+  Lock a = MakeLock(store, r);
+  Lock b = MakeLock(store, r);
+  assert_true(*a.TryAcquire());
+  assert_false(*b.TryAcquire());
+  ASSERT_OK(a.Release());
+  assert_true(*b.TryAcquire());
+  assert_false(*a.TryAcquire());
+}
+
+int OpenDescriptors() {
+  int n = 0;
+  DIR* d = opendir("/proc/self/fd");
+  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+  closedir(d);
+  return n - 1;  // the one opendir used
+}
+
+// A Lock made and dropped again and again on one resource opens its file
+// once; the store keeps at most `idle_files` files open.
+void IdleFilesAreReusedAndBounded(void**) {
+  std::string dir = MakeTempDir();
+  ipclock::FlockStoreOptions options;
+  options.idle_files = 4;
+  auto store = FlockStoreIn(dir, options);
+  const int before = OpenDescriptors();
+  for (int i = 0; i < 100; ++i) {
+    Lock lock = MakeLock(store, "same");
+    assert_true(*lock.TryAcquire());
+    assert_int_equal(*lock.fence(), i + 1);
+    ASSERT_OK(lock.Release());
+  }
+  assert_int_equal(OpenDescriptors(), before + 1);
+  for (int i = 0; i < 10; ++i) {
+    Lock lock = MakeLock(store, absl::StrCat("many-", i));
+    assert_true(*lock.TryAcquire());
+  }
+  assert_int_equal(OpenDescriptors(), before + 4);
+  options.idle_files = 0;
+  auto closing = FlockStoreIn(dir, options);
+  const int now = OpenDescriptors();
+  {
+    Lock lock = MakeLock(closing, "same");
+    assert_true(*lock.TryAcquire());
+  }
+  assert_int_equal(OpenDescriptors(), now);
+}
+
+// Out of descriptors: the store closes its idle files and tries again.
+void IdleFilesGiveWayWhenDescriptorsRunOut(void**) {
+  std::string dir = MakeTempDir();
+  pid_t child = ForkChild([&] {
+    auto store = FlockStoreIn(dir);
+    for (int i = 0; i < 8; ++i) {
+      absl::StatusOr<Lock> l = Lock::Create(store, absl::StrCat("idle-", i));
+      if (!l.ok() || !l->TryAcquire().value_or(false)) return 2;
+    }
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 3;
+    lim.rlim_cur = 64;
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) return 4;
+    std::vector<int> spare;
+    for (int fd; (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) spare.push_back(fd);
+    absl::StatusOr<Lock> l = Lock::Create(store, "new");
+    if (!l.ok()) return 5;
+    absl::StatusOr<bool> got = l->TryAcquire();
+    if (!got.ok()) {
+      fprintf(stderr, "%s\n", got.status().ToString().c_str());
+      return 6;
+    }
+    return *got ? 0 : 7;
+  });
+  assert_int_equal(WaitChild(child), 0);
+}
+
+// fork() copies descriptors, and with them open files: a child must open
+// its own file rather than use its parent's idle one, or a lock taken in
+// the child would be the parent's too.
+void ForkedChildOpensItsOwnFile(void**) {
+  std::string dir = MakeTempDir();
+  auto store = StoreIn(dir);
+  const std::string r = UniqueResource("fork");
+  {
+    Lock idle = MakeLock(store, r);
+    assert_true(*idle.TryAcquire());
+  }
+  Signal holding, done;
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<Lock> l = Lock::Create(store, r);
+    if (!l.ok() || !l->TryAcquire().value_or(false)) return 2;
+    holding.Notify();
+    done.Wait(20);
+    return 0;
+  });
+  assert_int_equal(holding.Wait(), 'x');
+  Lock mine = MakeLock(store, r);  // the parent's idle file
+  assert_false(*mine.TryAcquire());
+  done.Notify();
+  assert_int_equal(WaitChild(child), 0);
+  assert_true(*mine.TryAcquire());
+}
+
+// A child's copy of a Lock its parent holds: releasing it in the child must
+// not release the parent's lock (they share the open file).
+void ChildReleaseLeavesParentsLock(void**) {
+  std::string dir = MakeTempDir();
+  auto store = StoreIn(dir);
+  const std::string r = UniqueResource("inherited");
+  Lock held = MakeLock(store, r);
+  assert_true(*held.TryAcquire());
+  assert_int_equal(WaitChild(ForkChild([&] { return held.Release().ok() ? 0 : 1; })), 0);
+  assert_int_equal(WaitChild(ForkChild([&] {
+                     auto own = StoreIn(dir);
+                     absl::StatusOr<Lock> l = Lock::Create(own, r);
+                     return l.ok() && !l->TryAcquire().value_or(true) ? 0 : 1;
+                   })),
+                   0);
+  ASSERT_OK(held.CheckAcquired());
+}
+
 void DefaultDir(void**) {
   std::string d = ipclock::DefaultFlockDir();
   if (geteuid() == 0) {
@@ -299,6 +464,12 @@ int main() {
       cmocka_unit_test(VanishedDirIsRecreated),
       cmocka_unit_test(ExactPathMode),
       cmocka_unit_test(ErrorsNameStoreResourceAndErrno),
+      cmocka_unit_test(ExactPathRefusesOtherFileTypes),
+      cmocka_unit_test(TwoLocksNeverShareAFile),
+      cmocka_unit_test(IdleFilesAreReusedAndBounded),
+      cmocka_unit_test(IdleFilesGiveWayWhenDescriptorsRunOut),
+      cmocka_unit_test(ForkedChildOpensItsOwnFile),
+      cmocka_unit_test(ChildReleaseLeavesParentsLock),
       cmocka_unit_test(DefaultDir),
   };
   return cmocka_run_group_tests_name("flock_store", tests, nullptr, nullptr);

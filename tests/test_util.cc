@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -162,6 +163,16 @@ int WaitChild(pid_t pid, double timeout_sec) {
     }
     usleep(1000);
   }
+}
+
+int AsNobody(const std::function<int()>& body) {
+  return WaitChild(ForkChild([&] {
+    if (setgroups(0, nullptr) != 0 || setresgid(kNobodyUid, kNobodyUid, kNobodyUid) != 0 ||
+        setresuid(kNobodyUid, kNobodyUid, kNobodyUid) != 0) {
+      return 90;
+    }
+    return body();
+  }));
 }
 
 ipclock::Lock LockOrFail(const std::shared_ptr<ipclock::Store>& store,

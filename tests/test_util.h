@@ -101,6 +101,15 @@ pid_t ForkChild(const std::function<int()>& body);
 // report. Fails the test if it takes longer than `timeout_sec`.
 int WaitChild(pid_t pid, double timeout_sec = 30);
 
+// The uid and gid of `nobody`, the other user of the tests that play an
+// attacker or a second user (as root).
+constexpr uid_t kNobodyUid = 65534;
+
+// Runs `body` in a forked child that drops to `nobody` (setgroups,
+// setresgid, setresuid) and waits for it: `body`'s exit code, or 90 if the
+// child could not become nobody.
+int AsNobody(const std::function<int()>& body);
+
 // A one-shot signal between processes over a pipe.
 class Signal {
  public:

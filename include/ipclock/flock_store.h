@@ -15,12 +15,17 @@
 // resource is a path instead (absolute, or relative to the dir) and that
 // exact file is locked, as util-linux flock(1) does.
 //
-// Lock dir. Created if missing with `dir_mode`. A dir that is a symlink,
-// world-writable without the sticky bit, or owned by another user who is not
-// root, is refused with PermissionDenied: whoever controls the dir can swap
-// lock files under us. The default dir is `/run/lock/ipclock` for root,
-// else `$XDG_RUNTIME_DIR/ipclock`, else `/tmp/ipclock-<uid>` (README.md says
-// what each choice risks).
+// Lock dir. Created if missing with `dir_mode`. The dir and every dir above
+// it must be safe (platform rule, as OpenSSH's StrictModes): the dir owned by
+// us or root, and not world-writable unless sticky; every ancestor owned by
+// us or root and writable by nobody else, except a sticky ancestor such as
+// /tmp, whose entry on the path is ours or root's. Anything else is refused
+// with PermissionDenied naming the dir or ancestor and its owner: whoever can
+// write the dir can swap lock files under us, and whoever can write a dir
+// above it can rename it away. A symbolic link as the lock dir is refused.
+// The default dir is `/run/lock/ipclock` for root, else
+// `$XDG_RUNTIME_DIR/ipclock`, else `/tmp/ipclock-<uid>` (README.md says what
+// each choice risks).
 //
 // Holder record. In Symfony naming mode the store writes a 64-byte record at
 // the start of the lock file while it holds an exclusive lock: a fencing
@@ -29,12 +34,69 @@
 // previous one died holding the lock (flock releases on death, so the lock
 // itself always comes back). PHP ignores the file's content. In `kPath` mode
 // the file is never written (it may be a user's data file): no fencing and
-// no owner-death reports.
+// no owner-death reports. A record that cannot be read or written fails the
+// acquisition (the lock is let go): a fence is never reset to 0 by an I/O
+// error, and never goes below what this process saw of the file before.
 //
-// Files are opened O_CLOEXEC|O_NOFOLLOW and never deleted: deleting a lock
-// file that others have open lets two processes hold "the same" lock on two
-// different inodes. A file that was unlinked or replaced while we waited for
-// it (a tmp cleaner) is detected after locking and re-opened, never trusted.
+// Cost. A Lock that is acquired again reuses its open file, and a destroyed
+// Lock's file stays open, idle, in the store (`idle_files` of them, least
+// recently used closed first), so that the next Lock on the same resource
+// opens nothing and hashes nothing. An idle file goes to one Lock at a time:
+// two Locks of one process never share an open file (flock locks belong to
+// it), and exclude each other as two processes do. From the second
+// acquisition through one file on, the holder record is read and written
+// through a shared mapping of the file's first page (`map_record`), so a
+// reused lock costs the flock(2) pair and no other system call. A truncation
+// of the file by another process (`exec 9>file` in a shell truncates) cannot
+// crash the program through that mapping: a SIGBUS on the page is caught
+// (the store installs a handler that passes every other SIGBUS on to the
+// action it found), the page is dropped, and the record is read and written
+// with pread/pwrite again, the release writing the whole record back. A
+// program that puts its own SIGBUS handler in place after the first mapping,
+// without chaining to the one it replaces, loses that guard until the next
+// mapping installs it again; `map_record = false` keeps every record access
+// a system call. Records are mapped only on tmpfs, ext4, xfs, btrfs and
+// f2fs. While a store keeps idle files open (for writing), a read-only
+// remount of their filesystem fails with EBUSY; destroy the store first, or
+// set `idle_files` to 0.
+//
+// What is checked, and when. A lock file can be deleted, and a lock dir
+// removed or renamed (a tmp cleaner, an admin, `rm -rf`), by whoever may
+// write the dir above it; flock cannot prevent it, and afterwards a process
+// opening the path locks another file than the holder's. A check finds
+// whether the file we locked is still linked and still the file at its path
+// (fstatat of its name in the lock dir), and the lock dir still the dir at
+// its path (stat from "/", which also sees a dir above it renamed). It runs:
+//   * at acquisition, after flock(2) granted the lock, when the lock was
+//     granted after a wait, or when the file or the dir was last found in
+//     place more than 1 ms ago (opening the file counts for the file). A lock
+//     granted on a file that is no longer the one at its path is let go and
+//     the path opened again (the dir made anew if it is gone, see below);
+//   * at release, when the last check is more than 1 ms old: a lock found
+//     lost is released all the same, and the release returns Aborted;
+//   * in `CheckHeld` (`Lock::CheckAcquired()`, and a `LockWatch` every
+//     `check_interval` and at once when inotify reports the lock file or the
+//     lock dir deleted, moved or changed): Aborted, saying "lock file X was
+//     deleted", "lock file X was renamed or replaced", "lock dir X was
+//     removed", or "lock dir X was renamed or replaced".
+// So a lock reused within a millisecond makes no check system call, and a
+// deletion is missed at acquisition only when both it and another process's
+// locking of the new file fall in that millisecond; such a lock, like any
+// lock whose file goes while it is held, is found lost by the next check:
+// within the watch's interval, at once for the file's or dir's own events
+// (not for a dir above it renamed, which inotify does not report), and at
+// the next release or acquisition more than 1 ms later.
+//
+// A lock dir that vanished is made anew only when this store object holds no
+// lock in the old one; until then acquisitions fail with Unavailable, and the
+// holders are told by their checks and releases (Aborted). A dir that was
+// replaced is checked as a new one (owner, mode, ancestors).
+//
+// Files are opened O_CLOEXEC|O_NOFOLLOW|O_NONBLOCK and checked with fstat(2)
+// before use: a symbolic link is PermissionDenied, and a FIFO or a device
+// (or, in Symfony naming mode, a dir) is FailedPrecondition, never locked
+// nor waited on (a socket cannot be opened at all: ENXIO). Lock files are never deleted: deleting one that
+// others have open lets two processes hold "the same" lock on two inodes.
 //
 // Timed waits use a blocking flock(2) that a one-shot CLOCK_MONOTONIC timer
 // interrupts at the deadline with a real-time signal aimed at the waiting
@@ -49,15 +111,18 @@
 //     in between, Save returns false and the key holds nothing.
 //   * flock over NFS is emulated with byte-range locks on some kernels and
 //     not at all on others; keep lock dirs on local filesystems.
-//   * Locks belong to the open file, so they survive fork() in the child
-//     too; ipclock opens with O_CLOEXEC so exec'd programs do not inherit
-//     them.
+//   * Locks belong to the open file, so a fork()ed child's copy of a held
+//     Lock shares its parent's lock. The child's release of it closes the
+//     child's descriptor and leaves the parent's lock alone; the child's own
+//     Locks open files of their own. ipclock opens with O_CLOEXEC so exec'd
+//     programs do not inherit them.
 
 #ifndef IPCLOCK_FLOCK_STORE_H_
 #define IPCLOCK_FLOCK_STORE_H_
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -67,6 +132,9 @@
 #include "ipclock/store.h"
 
 namespace ipclock {
+
+// The most idle files a store may keep open.
+inline constexpr size_t kFlockMaxIdleFiles = 4096;
 
 struct FlockStoreOptions {
   enum class Naming {
@@ -84,6 +152,12 @@ struct FlockStoreOptions {
   mode_t file_mode = 0600;
   // Write the holder record (fencing and owner death). Symfony naming only.
   bool holder_record = true;
+  // Read and write the holder record through a shared mapping of the lock
+  // file's first page once a file is reused (see "Cost" above).
+  bool map_record = true;
+  // Lock files of destroyed Locks kept open for the next Lock on the same
+  // resource (at most kFlockMaxIdleFiles; 0 closes each with its Lock).
+  size_t idle_files = 64;
   // What to do where systemd-logind may delete this store's locks at logout
   // (remove_ipc.h).
   RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;

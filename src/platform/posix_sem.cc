@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "platform/faults.h"
+#include "platform/files.h"
 
 namespace ipclock {
 
@@ -121,11 +122,10 @@ int TruncateFd(int fd, off_t size) {
   }
 }
 
-int FlockFd(int fd, int operation) {
-  if (int err = TakeFault(FaultPoint::kFlock)) return err;
+int FlockFdRestarting(int fd, int operation) {
   for (;;) {
-    if (flock(fd, operation) == 0) return 0;
-    if (errno != EINTR) return errno;
+    int err = FlockFd(fd, operation);
+    if (err != EINTR) return err;
   }
 }
 

@@ -13,6 +13,8 @@
 
 #include <algorithm>
 
+#include "platform/files.h"
+
 namespace ipclock {
 
 namespace {
@@ -39,8 +41,8 @@ int ClaimSignal() {
 
 int FlockRetryingEintr(int fd, int operation) {
   for (;;) {
-    if (flock(fd, operation) == 0) return 0;
-    if (errno != EINTR) return errno;
+    int err = FlockFd(fd, operation);
+    if (err != EINTR) return err;
   }
 }
 
@@ -54,7 +56,8 @@ int PollUntil(int fd, int operation, Deadline deadline) {
     int64_t nap = std::min(step_ns, std::max<int64_t>(left, 0));
     struct timespec ts = {static_cast<time_t>(nap / 1000000000),
                           static_cast<long>(nap % 1000000000)};
-    nanosleep(&ts, nullptr);
+    // An early return (EINTR) only makes the next try sooner.
+    (void)nanosleep(&ts, nullptr);
     step_ns = std::min<int64_t>(step_ns * 2, 20000000);
   }
 }
@@ -66,9 +69,11 @@ int TimedWaitSignal() {
   return sig;
 }
 
-int FlockUntil(int fd, int operation, Deadline deadline) {
+int FlockUntil(int fd, int operation, Deadline deadline, bool* waited) {
+  if (waited != nullptr) *waited = false;
   int err = FlockRetryingEintr(fd, operation | LOCK_NB);
   if (err != EWOULDBLOCK || deadline.has_passed()) return err;
+  if (waited != nullptr) *waited = true;
   if (deadline.is_never()) return FlockRetryingEintr(fd, operation);
 
   const int sig = TimedWaitSignal();
@@ -88,23 +93,23 @@ int FlockUntil(int fd, int operation, Deadline deadline) {
   sigset_t just_sig, old_mask;
   sigemptyset(&just_sig);
   sigaddset(&just_sig, sig);
-  pthread_sigmask(SIG_UNBLOCK, &just_sig, &old_mask);
+  // pthread_sigmask and timer_delete fail only for arguments that are wrong
+  // by construction here (EINVAL); a failure is still not ignored: the wait
+  // falls back to polling, which needs neither.
+  if (pthread_sigmask(SIG_UNBLOCK, &just_sig, &old_mask) != 0) {
+    (void)timer_delete(timer);
+    return PollUntil(fd, operation, deadline);
+  }
   if (timer_settime(timer, TIMER_ABSTIME, &its, nullptr) != 0) {
     err = errno;
-    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    timer_delete(timer);
+    (void)pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    (void)timer_delete(timer);
     return err;
   }
 
   for (;;) {
-    if (flock(fd, operation) == 0) {
-      err = 0;
-      break;
-    }
-    if (errno != EINTR) {
-      err = errno;
-      break;
-    }
+    err = FlockFd(fd, operation);
+    if (err != EINTR) break;
     if (deadline.has_passed()) {
       // One last try: the holder may have released as the timer fired.
       err = FlockRetryingEintr(fd, operation | LOCK_NB);
@@ -113,13 +118,15 @@ int FlockUntil(int fd, int operation, Deadline deadline) {
   }
 
   // Block the signal, delete the timer, then consume a delivery that may
-  // still be pending, so none reaches the program after we return.
-  pthread_sigmask(SIG_BLOCK, &just_sig, nullptr);
-  timer_delete(timer);
+  // still be pending, so none reaches the program after we return. The
+  // results are not needed: these calls cannot fail with the arguments made
+  // above, and the lock's outcome is already decided.
+  (void)pthread_sigmask(SIG_BLOCK, &just_sig, nullptr);
+  (void)timer_delete(timer);
   struct timespec zero = {0, 0};
   while (sigtimedwait(&just_sig, nullptr, &zero) == sig) {
   }
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  (void)pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   return err;
 }
 

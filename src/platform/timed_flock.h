@@ -33,7 +33,9 @@ namespace ipclock {
 // Locks `fd` with `operation` (LOCK_EX or LOCK_SH) by `deadline`. Returns 0
 // once locked, EWOULDBLOCK if another holder still has it at the deadline, or
 // the errno of a failure. `Deadline::Past()` tries once without waiting.
-int FlockUntil(int fd, int operation, Deadline deadline);
+// `*waited`, if given, says whether the first try found the lock busy (so
+// that the lock, if granted, was granted after a wait).
+int FlockUntil(int fd, int operation, Deadline deadline, bool* waited = nullptr);
 
 // The signal timed waits use, or 0 if none could be claimed (polling). For
 // tests and `ipclock doctor`.

@@ -1,36 +1,30 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// FlockStore. See include/ipclock/flock_store.h for the contract; the
-// caveats of flock(2) are written beside the code that deals with them.
+// FlockStore. See include/ipclock/flock_store.h for the contract (what is
+// checked when, the holder record, the idle files); the caveats of flock(2)
+// are written beside the code that deals with them.
 
 #include "stores/flock_store.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <cinttypes>
-#include <cstdio>
-#include <cstring>
 #include <mutex>
-#include <vector>
+#include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "platform/errors.h"
 #include "ipclock/store_interface.h"
-#include "core/removeipc_guard.h"
-#include "platform/lock_dir.h"
+#include "platform/errors.h"
+#include "platform/files.h"
 #include "platform/process_id.h"
-#include "platform/scoped_fd.h"
 #include "platform/timed_flock.h"
+#include "stores/flock_file.h"
+#include "stores/flock_file_cache.h"
 #include "stores/flock_naming.h"
-#include "stores/flock_inspect.h"
 
 namespace ipclock {
 
@@ -38,60 +32,50 @@ namespace {
 
 constexpr absl::string_view kName = "flock";
 
-// The holder record: 64 bytes at offset 0 of a Symfony-named lock file,
-//   "ipclock-flock/1 fence=<20 digits> held=<0|1> pid=<9 digits>\n"
-// written under the exclusive lock. Text, so that `cat` explains a lock file.
-constexpr size_t kRecordSize = 64;
-constexpr absl::string_view kRecordMagic = "ipclock-flock/1 fence=";
-constexpr size_t kFenceOffset = 22;
-constexpr size_t kFenceDigits = 20;
-constexpr size_t kHeldOffset = 48;  // the 0/1 after " held="
-
 // A lock file that keeps vanishing under us (a cleaner racing every open)
 // is an error after this many re-opens rather than a livelock.
 constexpr int kMaxReopens = 64;
 
 struct FlockKeyState final : KeyState {
-  ScopedFd fd;
+  explicit FlockKeyState(std::shared_ptr<FlockFileCache> c) : cache(std::move(c)) {}
+  ~FlockKeyState() override;
+
+  std::shared_ptr<FlockFileCache> cache;
+  std::unique_ptr<FlockFile> file;
   bool held = false;
-  bool writable = false;
   LockMode mode = LockMode::kExclusive;
 };
 
-bool ParseRecord(const char* buf, uint64_t* fence, bool* held) {
-  if (memcmp(buf, kRecordMagic.data(), kRecordMagic.size()) != 0) return false;
-  if (!absl::SimpleAtoi(absl::string_view(buf + kFenceOffset, kFenceDigits),
-                        fence)) {
-    return false;
-  }
-  if (buf[kHeldOffset] != '0' && buf[kHeldOffset] != '1') return false;
-  *held = buf[kHeldOffset] == '1';
-  return true;
+void CountHeld(const FlockFile& f, int delta) {
+  if (f.dir) f.dir->held.fetch_add(delta, std::memory_order_seq_cst);
 }
 
-void FormatRecord(char* buf, uint64_t fence, pid_t pid) {
-  // snprintf writes a NUL after the 64 bytes, hence the larger buffer.
-  snprintf(buf, kRecordSize + 1, "ipclock-flock/1 fence=%020" PRIu64 " held=1 pid=%09d\n",
-           fence, static_cast<int>(pid));
+FlockKeyState::~FlockKeyState() {
+  if (file == nullptr) return;
+  if (held) {
+    // Destroyed holding (the Lock was abandoned, or auto_release is off):
+    // closing the file releases the flock, as a process's death would, and
+    // the holder record's mark says so to the next holder.
+    CountHeld(*file, -1);
+    return;
+  }
+  if (file->pid == CurrentPid()) cache->Put(std::move(file));
 }
 
 class FlockStore final : public StoreWithState<FlockKeyState> {
  public:
-  FlockStore(const FlockStoreOptions& options, std::string dir, ScopedFd dirfd)
-      : options_(options), dir_(std::move(dir)) {
-    dirfd_.store(dirfd.valid() ? dirfd.release() : AT_FDCWD);
-    record_ = options_.holder_record &&
-              options_.naming == FlockStoreOptions::Naming::kSymfony;
-    describe_ = options_.naming == FlockStoreOptions::Naming::kSymfony
-                    ? absl::StrCat("flock://", dir_)
-                    : absl::StrCat("flock (exact paths",
-                                   dir_.empty() ? "" : " under ", dir_, ")");
-  }
-
-  ~FlockStore() override {
-    int fd = dirfd_.load();
-    if (fd >= 0) close(fd);
-    for (int old : retired_dirfds_) close(old);
+  FlockStore(const FlockStoreOptions& options, std::string dir_path,
+             std::shared_ptr<FlockDir> dir)
+      : options_(options),
+        dir_path_(std::move(dir_path)),
+        symfony_(options.naming == FlockStoreOptions::Naming::kSymfony),
+        record_(options.holder_record && symfony_),
+        cache_(std::make_shared<FlockFileCache>(options.idle_files)),
+        dir_(std::move(dir)) {
+    current_dir_.store(dir_.get(), std::memory_order_release);
+    describe_ = symfony_ ? absl::StrCat("flock://", dir_path_)
+                         : absl::StrCat("flock (exact paths",
+                                        dir_path_.empty() ? "" : " under ", dir_path_, ")");
   }
 
   absl::string_view name() const override { return kName; }
@@ -107,6 +91,7 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
     return c;
   }
 
+ private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status PutOffExpiration(Key&, absl::Duration) override {
     return absl::OkStatus();  // flock locks have no lease
@@ -116,267 +101,344 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 
- private:
-  std::string PathOf(const Key& key) const {
-    if (options_.naming == FlockStoreOptions::Naming::kPath) {
-      if (!key.resource().empty() && key.resource()[0] == '/') return key.resource();
-      return dir_.empty() ? key.resource() : absl::StrCat(dir_, "/", key.resource());
-    }
-    return absl::StrCat(dir_, "/", SymfonyFlockFileName(key.resource()));
+  std::shared_ptr<FlockDir> CurrentDir() const {
+    std::lock_guard<std::mutex> guard(dir_mu_);
+    return dir_;
   }
-
-  absl::Status OpenLockFile(const Key& key, FlockKeyState* st);
-  absl::Status OpenSymfonyFile(const Key& key, FlockKeyState* st);
-  absl::Status OpenExactPath(const Key& key, FlockKeyState* st);
-  absl::Status ReopenVanishedDir();
-  absl::Status OpenError(int err, const Key& key, absl::string_view what);
+  absl::Status OpenFile(const Key& key, FlockKeyState* st);
+  absl::Status ReplaceDir(const std::shared_ptr<FlockDir>& seen, const Key& key);
+  // Where the held file and its dir are; updates the check times when both
+  // are in place. OK; Aborted naming what was lost (and `*loss`); or the
+  // error of a stat that failed otherwise.
+  enum class Loss { kNone, kFile, kDir };
+  absl::Status Check(const Key& key, FlockFile& f, int64_t now, Loss* loss);
+  bool CheckIsDue(const FlockFile& f, int64_t now) const;
   absl::Status OnAcquired(Key& key, FlockKeyState* st, LockMode mode);
+  // Lets go of what `st` holds after a failure, so that the key holds
+  // nothing (fail closed).
+  void Unlock(FlockKeyState* st);
 
   const FlockStoreOptions options_;
-  const std::string dir_;
+  const std::string dir_path_;
+  const bool symfony_;
+  const bool record_;
   std::string describe_;
-  bool record_ = false;
-  // The lock dir, opened once and validated; files are opened relative to
-  // it so that nobody can swap a path component between check and use. If
-  // the dir is deleted (a tmp cleaner, logout) it is re-created and the old
-  // descriptor retired, not closed, since another thread may be using it.
-  std::atomic<int> dirfd_{-1};
-  std::mutex reopen_mu_;
-  std::vector<int> retired_dirfds_;
+  const std::shared_ptr<FlockFileCache> cache_;
+  // The lock dir. Files are opened relative to it, so that nobody can swap
+  // a path component between our check and our use; when it vanishes it is
+  // made anew (ReplaceDir) and the old one lives on in the files opened in
+  // it until they are closed.
+  mutable std::mutex dir_mu_;
+  std::shared_ptr<FlockDir> dir_;  // guarded by dir_mu_; null: exact paths, no dir
+  // dir_.get(), read without the mutex to find an idle file of the current
+  // dir. A stale value is harmless: a file of a retired dir is found out by
+  // the check that follows its acquisition.
+  std::atomic<const FlockDir*> current_dir_{nullptr};
 };
 
-absl::Status FlockStore::OpenError(int err, const Key& key,
-                                   absl::string_view what) {
-  std::string path = PathOf(key);
-  if (err == ELOOP) {
-    return StoreError(absl::StatusCode::kPermissionDenied, describe_,
-                      key.resource(),
-                      absl::StrCat("refusing ", path,
-                                   ": it is a symbolic link (lock files are "
-                                   "opened with O_NOFOLLOW)"));
-  }
-  return ErrnoError(err, describe_, key.resource(), absl::StrCat(what, " ", path));
+bool FlockStore::CheckIsDue(const FlockFile& f, int64_t now) const {
+  if (now - f.checked_ns > kFlockCheckAfterNanos) return true;
+  return f.dir && now - f.dir->checked_ns.load(std::memory_order_relaxed) >
+                      kFlockCheckAfterNanos;
 }
 
-absl::Status FlockStore::ReopenVanishedDir() {
-  std::lock_guard<std::mutex> guard(reopen_mu_);
-  int current = dirfd_.load();
-  struct stat st;
-  if (fstat(current, &st) == 0 && st.st_nlink > 0) return absl::OkStatus();
-  absl::StatusOr<ScopedFd> fresh = OpenLockDir(dir_, options_.dir_mode, describe_);
-  if (!fresh.ok()) return fresh.status();
-  retired_dirfds_.push_back(current);
-  dirfd_.store(fresh->release());
+absl::Status FlockStore::Check(const Key& key, FlockFile& f, int64_t now, Loss* loss) {
+  *loss = Loss::kNone;
+  Whereabouts file_at = Whereabouts::kInPlace;
+  Whereabouts dir_at = Whereabouts::kInPlace;
+  off_t size = 0;
+  if (int err = f.Locate(&file_at, &size); err != 0) {
+    return ErrnoError(err, describe_, key.resource(), absl::StrCat("stat ", f.Path()));
+  }
+  if (f.dir) {
+    if (f.dir->retired.load(std::memory_order_seq_cst)) {
+      dir_at = Whereabouts::kMoved;
+    } else if (int err = f.dir->Locate(&dir_at); err != 0) {
+      return ErrnoError(err, describe_, key.resource(),
+                        absl::StrCat("stat lock dir ", f.dir->path()));
+    }
+  }
+  if (dir_at != Whereabouts::kInPlace) {
+    *loss = Loss::kDir;
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      absl::StrCat("lock dir ", f.dir->path(),
+                                   dir_at == Whereabouts::kRemoved
+                                       ? " was removed"
+                                       : " was renamed or replaced",
+                                   " while the lock was held (lock file ", f.name, ")"));
+  }
+  if (file_at != Whereabouts::kInPlace) {
+    *loss = Loss::kFile;
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      absl::StrCat("lock file ", f.Path(),
+                                   file_at == Whereabouts::kRemoved
+                                       ? " was deleted"
+                                       : " was renamed or replaced",
+                                   " while the lock was held"));
+  }
+  // Cut short by another process (a truncation, then a few bytes written):
+  // writes through the page would land past the end of the file, where no
+  // pread sees them. The next record write goes through pwrite instead.
+  if (f.page != nullptr && size < static_cast<off_t>(kFlockRecordSize)) {
+    f.page.reset();
+    f.record_complete = false;
+  }
+  f.checked_ns = now;
+  if (f.dir) f.dir->checked_ns.store(now, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 
-// Symfony's FlockStore opens r+, then r, then creates with 'x' and chmods to
-// 0666. We follow the same order so that a file either side creates works for
-// the other, with our own mode and O_NOFOLLOW.
-absl::Status FlockStore::OpenSymfonyFile(const Key& key, FlockKeyState* st) {
-  const std::string name = SymfonyFlockFileName(key.resource());
-  const int base = O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK;
-  bool reopened_dir = false;
-  for (int attempt = 0; attempt < kMaxReopens; ++attempt) {
-    int dirfd = dirfd_.load(std::memory_order_acquire);
-    int fd = openat(dirfd, name.c_str(), O_RDWR | base);
-    if (fd >= 0) {
-      st->fd.reset(fd);
-      st->writable = true;
+absl::Status FlockStore::ReplaceDir(const std::shared_ptr<FlockDir>& seen, const Key& key) {
+  std::lock_guard<std::mutex> guard(dir_mu_);
+  if (dir_ != seen) return absl::OkStatus();  // another thread made it anew
+  // Retired before the count is read, and acquisitions count themselves
+  // before they read `retired` (both seq_cst): either we see their lock, or
+  // they see the dir retired and let go.
+  seen->retired.store(true, std::memory_order_seq_cst);
+  const int held = seen->held.load(std::memory_order_seq_cst);
+  if (held > 0) {
+    seen->retired.store(false, std::memory_order_seq_cst);
+    return StoreError(
+        absl::StatusCode::kUnavailable, describe_, key.resource(),
+        absl::StrCat("lock dir ", dir_path_, " was removed, renamed or replaced while ",
+                     held, held == 1 ? " lock" : " locks",
+                     " of this store were held in it; it is made anew once they "
+                     "are released (their holders are told the lock was lost)"));
+  }
+  absl::StatusOr<std::shared_ptr<FlockDir>> fresh =
+      FlockDir::Open(dir_path_, options_.dir_mode, options_.map_record, describe_);
+  if (!fresh.ok()) {
+    seen->retired.store(false, std::memory_order_seq_cst);
+    return fresh.status();
+  }
+  dir_ = *std::move(fresh);
+  current_dir_.store(dir_.get(), std::memory_order_release);
+  cache_->Clear();  // idle files of the old dir
+  return absl::OkStatus();
+}
+
+absl::Status FlockStore::OpenFile(const Key& key, FlockKeyState* st) {
+  if (!symfony_ && key.resource().find('\0') != std::string::npos) {
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
+                      "a path cannot contain a NUL byte");
+  }
+  // An absolute path in exact-path mode is resolved from "/", not the dir.
+  const bool own_path = !symfony_ && key.resource()[0] == '/';
+  FlockOpenRequest request;
+  bool replaced = false;
+  bool cleared = false;
+  for (;;) {
+    const FlockDir* want = own_path ? nullptr : current_dir_.load(std::memory_order_acquire);
+    if (std::unique_ptr<FlockFile> idle = cache_->Take(key.resource(), want)) {
+      st->file = std::move(idle);
       return absl::OkStatus();
     }
-    if (errno == EACCES) {
-      fd = openat(dirfd, name.c_str(), O_RDONLY | base);
-      if (fd < 0) return OpenError(errno, key, "open");
-      st->fd.reset(fd);
-      st->writable = false;
+    std::shared_ptr<FlockDir> dir = own_path ? nullptr : CurrentDir();
+    if (request.resource.empty()) {
+      // Only for a file not open yet: the SHA-256 of Symfony's name is the
+      // dearest part of opening one.
+      request.resource = key.resource();
+      request.name = symfony_ ? SymfonyFlockFileName(key.resource()) : key.resource();
+      request.file_mode = options_.file_mode;
+      request.symfony = symfony_;
+    }
+    request.dir = dir;
+    FlockOpenFailure failure;
+    absl::StatusOr<std::unique_ptr<FlockFile>> opened =
+        OpenFlockFile(request, describe_, &failure);
+    if (opened.ok()) {
+      st->file = *std::move(opened);
       return absl::OkStatus();
     }
-    if (errno != ENOENT) return OpenError(errno, key, "open");
-    fd = openat(dirfd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | base,
-                options_.file_mode);
-    if (fd >= 0) {
-      // O_CREAT's mode is cut by the umask; the configured mode is a promise
-      // to other users (e.g. 0666 for a PHP peer), so set it exactly.
-      fchmod(fd, options_.file_mode);
-      st->fd.reset(fd);
-      st->writable = true;
-      return absl::OkStatus();
-    }
-    if (errno == EEXIST) continue;  // someone else created it just now
-    if (errno == ENOENT && !reopened_dir) {
-      // The dir itself is gone: re-create it once.
-      if (absl::Status s = ReopenVanishedDir(); !s.ok()) return s;
-      reopened_dir = true;
+    if ((failure.err == EMFILE || failure.err == ENFILE) && !cleared &&
+        cache_->size() > 0) {
+      // Out of descriptors: our idle files are the first to go.
+      cache_->Clear();
+      cleared = true;
       continue;
     }
-    return OpenError(errno, key, "create");
+    if (failure.dir_missing && dir && !replaced) {
+      if (absl::Status s = ReplaceDir(dir, key); !s.ok()) return s;
+      replaced = true;
+      continue;
+    }
+    return opened.status();
   }
-  return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                    absl::StrCat(PathOf(key), " vanished ", kMaxReopens,
-                                 " times while being opened"));
 }
 
-// As util-linux flock(1) opens its file: read-only, created if missing (mode
-// 0666 less the umask), a directory if that is what the path names. Unlike
-// flock(1) a symlink is refused: a planted link could point anywhere.
-absl::Status FlockStore::OpenExactPath(const Key& key, FlockKeyState* st) {
-  if (key.resource().find('\0') != std::string::npos) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_,
-                      key.resource(), "a path cannot contain a NUL byte");
-  }
-  const std::string path = PathOf(key);
-  int dirfd = dirfd_.load(std::memory_order_acquire);
-  const char* name = path.c_str();
-  if (!dir_.empty() && path[0] != '/') {
-    name = key.resource().c_str();
-  } else {
-    dirfd = AT_FDCWD;
-  }
-  int fd = openat(dirfd, name,
-                  O_RDONLY | O_CREAT | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
-                  0666);
-  if (fd < 0 && errno == EISDIR) {
-    fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  }
-  if (fd < 0) return OpenError(errno, key, "open");
-  st->fd.reset(fd);
-  st->writable = false;
-  return absl::OkStatus();
-}
-
-absl::Status FlockStore::OpenLockFile(const Key& key, FlockKeyState* st) {
-  return options_.naming == FlockStoreOptions::Naming::kSymfony
-             ? OpenSymfonyFile(key, st)
-             : OpenExactPath(key, st);
+void FlockStore::Unlock(FlockKeyState* st) {
+  if (st->held) CountHeld(*st->file, -1);
+  st->held = false;
+  // If unlocking fails, closing the only descriptor of the open file
+  // releases the lock all the same.
+  if (FlockFd(st->file->fd.get(), LOCK_UN) != 0) st->file.reset();
 }
 
 absl::Status FlockStore::OnAcquired(Key& key, FlockKeyState* st, LockMode mode) {
   key.set_previous_owner_died(false);
   key.set_fence(std::nullopt);
   if (!record_) return absl::OkStatus();
-  char buf[kRecordSize + 1];
-  uint64_t fence = 0;
-  bool held_mark = false;
-  ssize_t n = pread(st->fd.get(), buf, kRecordSize, 0);
-  if (n == static_cast<ssize_t>(kRecordSize) && !ParseRecord(buf, &fence, &held_mark)) {
-    fence = 0;  // a file another tool wrote: start counting afresh
-    held_mark = false;
+  FlockFile& f = *st->file;
+  if (f.acquisitions > 1) f.MapRecordIfUseful();
+  FlockRecordFields record;
+  bool valid = false;
+  if (int err = f.ReadRecord(&record, &valid); err != 0) {
+    // Without the record the next fence is unknown: fail rather than start
+    // counting again from 0 (fences never go back).
+    std::string path = f.Path();
+    Unlock(st);
+    return ErrnoError(err, describe_, key.resource(),
+                      absl::StrCat("read holder record of ", path));
   }
+  if (valid) f.last_fence = std::max(f.last_fence, record.fence);
   // A set mark under a lock we were just granted means its writer never ran
   // its release: it died holding the lock (flock itself released on death).
-  key.set_previous_owner_died(held_mark);
-  if (mode != LockMode::kExclusive || !st->writable) return absl::OkStatus();
-  FormatRecord(buf, fence + 1, CurrentPid());
-  n = pwrite(st->fd.get(), buf, kRecordSize, 0);
-  if (n != static_cast<ssize_t>(kRecordSize)) {
-    // Fail closed: a holder that cannot write its record (a full filesystem)
-    // would give the next holder a stale fence.
-    int err = n < 0 ? errno : EIO;
-    flock(st->fd.get(), LOCK_UN);
-    st->held = false;
+  key.set_previous_owner_died(valid && record.held);
+  if (mode != LockMode::kExclusive || !f.writable) return absl::OkStatus();
+  FlockRecordFields mine;
+  mine.fence = f.last_fence + 1;
+  mine.held = true;
+  mine.pid = f.pid;  // this process: a file opened before a fork is not used
+  if (int err = f.WriteRecord(mine); err != 0) {
+    // Fail closed: a holder that cannot write its record (a full
+    // filesystem) would give the next holder a stale fence.
+    std::string path = f.Path();
+    Unlock(st);
     return ErrnoError(err, describe_, key.resource(),
-                      absl::StrCat("write holder record to ", PathOf(key)));
+                      absl::StrCat("write holder record to ", path));
   }
-  key.set_fence(fence + 1);
+  f.last_fence = mine.fence;
+  key.set_fence(mine.fence);
   return absl::OkStatus();
 }
 
 absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline) {
   key.MarkUnserializable();
-  FlockKeyState* st = &EnsureState(key);
+  FlockKeyState* st = &EnsureState(key, cache_);
   if (st->held && st->mode == mode) return true;
+  if (st->file != nullptr && !st->held && st->file->pid != CurrentPid()) {
+    st->file.reset();  // a fork()ed child's copy of its parent's open file
+  }
   const bool converting = st->held;
-  const LockMode previous_mode = st->mode;
+  const int operation = mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH;
 
   for (int reopens = 0;; ++reopens) {
     if (reopens >= kMaxReopens) {
       return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                        absl::StrCat(PathOf(key), " was unlinked or replaced ",
-                                     kMaxReopens, " times while we waited"));
+                        absl::StrCat("the lock file was deleted or replaced ",
+                                     kMaxReopens, " times while being locked"));
     }
-    if (!st->fd.valid()) {
-      if (absl::Status s = OpenLockFile(key, st); !s.ok()) return s;
+    if (st->file == nullptr) {
+      if (absl::Status s = OpenFile(key, st); !s.ok()) return s;
     }
-    if (converting && previous_mode == LockMode::kExclusive && record_ &&
-        st->writable) {
+    FlockFile& f = *st->file;
+    if (converting && st->mode == LockMode::kExclusive && record_ && f.writable) {
       // Demotion: the writer is leaving cleanly, so clear its mark first.
-      pwrite(st->fd.get(), "0", 1, kHeldOffset);
+      FlockRecordFields clean{f.last_fence, false, f.pid};
+      if (int err = f.WriteRecord(clean); err != 0) {
+        std::string path = f.Path();
+        Unlock(st);
+        return ErrnoError(err, describe_, key.resource(),
+                          absl::StrCat("clear holder record in ", path));
+      }
     }
-    int err = FlockUntil(st->fd.get(),
-                         mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH,
-                         deadline);
+    bool waited = false;
+    int err = FlockUntil(f.fd.get(), operation, deadline, &waited);
     if (err == EWOULDBLOCK) {
       if (converting) {
         // Linux drops our shared lock before it checks for conflicts with
         // the exclusive one (flock_lock_inode), so a failed promotion has
         // cost the shared lock. Take it back if no writer got in.
-        st->held = flock(st->fd.get(), LOCK_SH | LOCK_NB) == 0;
+        if (FlockFd(f.fd.get(), LOCK_SH | LOCK_NB) != 0) {
+          CountHeld(f, -1);
+          st->held = false;
+        }
       }
       return false;
     }
     if (err != 0) {
-      st->held = false;
-      return ErrnoError(err, describe_, key.resource(),
-                        absl::StrCat("flock ", PathOf(key)));
+      std::string path = f.Path();
+      if (converting) Unlock(st);  // whatever the kernel left, hold nothing
+      return ErrnoError(err, describe_, key.resource(), absl::StrCat("flock ", path));
     }
-    // We hold a lock on the inode we opened. If that inode is no longer the
-    // file at the path (unlinked, or replaced by rename), another process
-    // opening the path now gets a different inode and a lock of its own:
-    // drop ours and start over on the new file.
-    struct stat sb;
-    if (fstat(st->fd.get(), &sb) != 0) {
-      int e = errno;
-      flock(st->fd.get(), LOCK_UN);
-      st->held = false;
-      return ErrnoError(e, describe_, key.resource(), absl::StrCat("fstat ", PathOf(key)));
+    if (!converting) {
+      CountHeld(f, +1);
+      st->held = true;
     }
-    if (sb.st_nlink == 0) {
-      flock(st->fd.get(), LOCK_UN);
-      st->fd.reset();
-      st->held = false;
-      continue;
+    // Counted above before `retired` is read: see ReplaceDir.
+    const bool retired = f.dir && f.dir->retired.load(std::memory_order_seq_cst);
+    const int64_t now = Deadline::NowNanos();
+    if (waited || retired || CheckIsDue(f, now)) {
+      Loss loss = Loss::kNone;
+      absl::Status where = Check(key, f, now, &loss);
+      if (!where.ok()) {
+        std::shared_ptr<FlockDir> dir = f.dir;
+        Unlock(st);
+        st->file.reset();
+        // A conversion's lock was held before this call, so it was lost
+        // while held; a stat that failed is an error as it is.
+        if (converting || loss == Loss::kNone) return where;
+        // Granted on a file that is no longer the one at its path: another
+        // process opening the path now gets another file, and a lock of its
+        // own. Start over on what the path names now.
+        if (loss == Loss::kDir) {
+          if (absl::Status s = ReplaceDir(dir, key); !s.ok()) return s;
+        }
+        continue;
+      }
     }
-    if (options_.naming == FlockStoreOptions::Naming::kSymfony && !S_ISREG(sb.st_mode)) {
-      flock(st->fd.get(), LOCK_UN);
-      st->fd.reset();
-      st->held = false;
-      return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
-                        key.resource(),
-                        absl::StrCat(PathOf(key), " is not a regular file"));
-    }
-    st->held = true;
     st->mode = mode;
+    ++f.acquisitions;
     if (absl::Status s = OnAcquired(key, st, mode); !s.ok()) return s;
     return true;
   }
 }
 
 absl::Status FlockStore::Delete(Key& key) {
-  auto* st = state(key);
+  FlockKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
+  FlockFile& f = *st->file;
+  if (f.pid != CurrentPid()) {
+    // A fork()ed child releasing its copy of its parent's lock: the lock
+    // belongs to the open file, which the parent still has. Unlocking it
+    // would release the parent's lock; closing our descriptor does not.
+    CountHeld(f, -1);
+    st->held = false;
+    st->file.reset();
+    return absl::OkStatus();
+  }
   absl::Status result;
-  if (st->mode == LockMode::kExclusive && record_ && st->writable) {
-    if (pwrite(st->fd.get(), "0", 1, kHeldOffset) != 1) {
-      result = ErrnoError(errno, describe_, key.resource(),
-                          absl::StrCat("clear holder record in ", PathOf(key)));
+  if (st->mode == LockMode::kExclusive && record_ && f.writable) {
+    // The whole record, not just the mark: it also mends a record that a
+    // truncation cut off while we held the lock, so fences do not go back.
+    FlockRecordFields clean{f.last_fence, false, f.pid};
+    if (int err = f.WriteRecord(clean); err != 0) {
+      result = ErrnoError(err, describe_, key.resource(),
+                          absl::StrCat("clear holder record in ", f.Path()));
     }
   }
-  // The descriptor stays open so that the next acquisition by this key costs
-  // one flock call; it is closed when the key (the Lock) is destroyed.
-  if (flock(st->fd.get(), LOCK_UN) != 0 && result.ok()) {
-    result = ErrnoError(errno, describe_, key.resource(),
-                        absl::StrCat("unlock ", PathOf(key)));
-  }
+  const int64_t now = Deadline::NowNanos();
+  const bool check = CheckIsDue(f, now) ||
+                     (f.dir && f.dir->retired.load(std::memory_order_relaxed));
+  // The file stays open, so that the next acquisition by this key costs one
+  // flock call; it goes to the store's idle files when the key is destroyed.
+  CountHeld(f, -1);
   st->held = false;
-  if (result.ok()) {
-    // Released either way; but a lock on a file that was unlinked while we
-    // held it excluded nobody since, and the caller must hear of it.
-    struct stat sb;
-    if (fstat(st->fd.get(), &sb) == 0 && sb.st_nlink == 0) {
-      result = StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                          absl::StrCat("the lock file ", PathOf(key),
-                                       " was deleted while the lock was held"));
+  if (int err = FlockFd(f.fd.get(), LOCK_UN); err != 0) {
+    if (result.ok()) {
+      result = ErrnoError(err, describe_, key.resource(), absl::StrCat("unlock ", f.Path()));
+    }
+    st->file.reset();  // closing the only descriptor releases the lock
+    return result;
+  }
+  if (check) {
+    // Released either way; but a lock on a file that was deleted or moved
+    // while we held it excluded nobody since, and the caller must hear it.
+    Loss loss = Loss::kNone;
+    absl::Status where = Check(key, f, now, &loss);
+    if (loss != Loss::kNone) {
+      st->file.reset();  // no longer the file at the path: never reuse it
+      return where;
     }
   }
   return result;
@@ -388,136 +450,36 @@ absl::Status FlockStore::CheckHeld(Key& key) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "the lock is not held");
   }
-  struct stat sb;
-  if (fstat(st->fd.get(), &sb) != 0) {
-    return ErrnoError(errno, describe_, key.resource(), absl::StrCat("fstat ", PathOf(key)));
-  }
-  if (sb.st_nlink == 0) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      absl::StrCat("the lock file ", PathOf(key),
-                                   " was deleted while the lock was held"));
-  }
-  return absl::OkStatus();
+  Loss loss;
+  return Check(key, *st->file, Deadline::NowNanos(), &loss);
+}
+
+absl::StatusOr<bool> FlockStore::Exists(Key& key) {
+  FlockKeyState* st = state(key);
+  if (st == nullptr || !st->held) return false;
+  // A lock on a file that is no longer the one at its path excludes nobody.
+  Loss loss;
+  absl::Status where = Check(key, *st->file, Deadline::NowNanos(), &loss);
+  if (loss != Loss::kNone) return false;
+  if (!where.ok()) return where;
+  return true;
 }
 
 WatchTargets FlockStore::GetWatchTargets(Key& key) {
   WatchTargets targets;
   if (const FlockKeyState* st = state(key); st != nullptr && st->held) {
-    targets.inode_fds.push_back(st->fd.get());
+    targets.inode_fds.push_back(st->file->fd.get());
+    if (st->file->dir) targets.inode_fds.push_back(st->file->dir->fd());
   }
   return targets;
 }
 
-absl::StatusOr<bool> FlockStore::Exists(Key& key) {
-  auto* st = state(key);
-  if (st == nullptr || !st->held) return false;
-  // A lock on a file that has since been unlinked excludes nobody.
-  struct stat sb;
-  if (fstat(st->fd.get(), &sb) != 0) {
-    return ErrnoError(errno, describe_, key.resource(), absl::StrCat("fstat ", PathOf(key)));
-  }
-  return sb.st_nlink > 0;
-}
-
 }  // namespace
 
-std::string FlockFileName(absl::string_view resource) {
-  return SymfonyFlockFileName(resource);
+std::shared_ptr<Store> MakeFlockStore(const FlockStoreOptions& options,
+                                      std::string dir_path,
+                                      std::shared_ptr<FlockDir> dir) {
+  return std::make_shared<FlockStore>(options, std::move(dir_path), std::move(dir));
 }
-
-std::string DefaultFlockDir() {
-  if (geteuid() == 0) return "/run/lock/ipclock";
-  // secure_getenv: a setuid program must not take its lock dir from the
-  // caller's environment.
-  const char* runtime = secure_getenv("XDG_RUNTIME_DIR");
-  if (runtime != nullptr && runtime[0] == '/') {
-    return absl::StrCat(runtime, "/ipclock");
-  }
-  return absl::StrCat("/tmp/ipclock-", geteuid());
-}
-
-absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& options) {
-  if ((options.dir_mode & ~07777u) != 0 || (options.file_mode & ~0777u) != 0) {
-    return absl::InvalidArgumentError("flock: dir_mode or file_mode out of range");
-  }
-  std::string dir = options.dir;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  ScopedFd dirfd;
-  if (options.naming == FlockStoreOptions::Naming::kSymfony || !dir.empty()) {
-    if (dir.empty()) dir = DefaultFlockDir();
-    if (absl::Status s = GuardRemoveIpc(IpcKind::kLockDir, dir, options.remove_ipc,
-                                        absl::StrCat("flock://", dir));
-        !s.ok()) {
-      return s;
-    }
-    absl::StatusOr<ScopedFd> opened =
-        OpenLockDir(dir, options.dir_mode, absl::StrCat("flock://", dir));
-    if (!opened.ok()) return opened.status();
-    dirfd = *std::move(opened);
-  }
-  return std::shared_ptr<Store>(
-      std::make_shared<FlockStore>(options, std::move(dir), std::move(dirfd)));
-}
-
-absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn,
-    const StoreOptions& store_options) {
-  FlockStoreOptions options;
-  if (dsn.has_authority() && !dsn.host().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ipclock: bad DSN \"", dsn.redacted(),
-        "\": flock takes a dir as flock:///absolute/dir (three slashes)"));
-  }
-  if (!dsn.path().empty()) {
-    if (dsn.path()[0] != '/') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ipclock: bad DSN \"", dsn.redacted(),
-          "\": the lock dir must be an absolute path (flock:///dir)"));
-    }
-    options.dir = dsn.path();
-  }
-  if (std::optional<std::string> naming = dsn.TakeOption("naming")) {
-    if (*naming == "symfony") {
-      options.naming = FlockStoreOptions::Naming::kSymfony;
-    } else if (*naming == "path") {
-      options.naming = FlockStoreOptions::Naming::kPath;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ipclock: bad DSN \"", dsn.redacted(), "\": naming=", *naming,
-          ": expected symfony or path"));
-    }
-  }
-  absl::StatusOr<unsigned> dir_mode = dsn.TakeMode("dir_mode", options.dir_mode);
-  if (!dir_mode.ok()) return dir_mode.status();
-  options.dir_mode = *dir_mode;
-  absl::StatusOr<unsigned> file_mode = dsn.TakeMode("file_mode", options.file_mode);
-  if (!file_mode.ok()) return file_mode.status();
-  options.file_mode = *file_mode;
-  absl::StatusOr<bool> record = dsn.TakeBool("record", options.holder_record);
-  if (!record.ok()) return record.status();
-  options.holder_record = *record;
-  absl::StatusOr<RemoveIpcPolicy> remove_ipc =
-      TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
-  if (!remove_ipc.ok()) return remove_ipc.status();
-  options.remove_ipc = *remove_ipc;
-  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return NewFlockStore(options);
-}
-
-size_t FlockHolderRecordSize() { return kRecordSize; }
-
-bool ParseFlockHolderRecord(absl::string_view bytes, FlockHolderRecord* out) {
-  // " pid=" and 9 digits follow the held mark (see FormatRecord).
-  constexpr size_t kPidOffset = kHeldOffset + 6;
-  if (bytes.size() < kRecordSize) return false;
-  FlockHolderRecord r;
-  if (!ParseRecord(bytes.data(), &r.fence, &r.held)) return false;
-  int pid = 0;
-  if (!absl::SimpleAtoi(bytes.substr(kPidOffset, 9), &pid)) return false;
-  r.pid = pid;
-  *out = r;
-  return true;
-}
-
-const StoreDriver kFlockDriver = {&FlockStoreFromDsn, &ListFlockLocks};
 
 }  // namespace ipclock

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
@@ -16,10 +18,24 @@
 
 namespace ipclock {
 
+class FlockDir;
+
 // Builds a FlockStore from a parsed `flock` DSN: `flock`, `flock:///dir`,
-// options naming=symfony|path, dir_mode, file_mode, record.
+// options naming=symfony|path, dir_mode, file_mode, record, map_record,
+// idle_files.
 absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
+
+// The store over an opened lock dir (null: exact paths without a dir);
+// NewFlockStore() checks the options and opens the dir first.
+std::shared_ptr<Store> MakeFlockStore(const FlockStoreOptions& options,
+                                      std::string dir_path,
+                                      std::shared_ptr<FlockDir> dir);
+
+// How old the last check of a lock file and its dir may be before an
+// acquisition or a release checks again (include/ipclock/flock_store.h,
+// "What is checked, and when").
+constexpr int64_t kFlockCheckAfterNanos = 1000 * 1000;
 
 // The holder record at the start of a Symfony-named lock file, as another
 // process (`ipclock list`) reads it.
@@ -34,6 +50,7 @@ struct FlockHolderRecord {
 
 // Parses the first bytes of a lock file. False for a file without a record
 // (never locked exclusively, `record=false`, or written by another tool).
+// Parses `bytes` only, once: read them in one call and pass that copy.
 bool ParseFlockHolderRecord(absl::string_view bytes, FlockHolderRecord* out);
 
 // How many bytes ParseFlockHolderRecord() needs.

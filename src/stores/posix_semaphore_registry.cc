@@ -68,7 +68,7 @@ absl::StatusOr<bool> SemaphoreRegistry::Create(mode_t mode, uint32_t permits) {
   page_->permits = permits;
   page_->pid_namespace = PidNamespaceId();
   SharedStore(&page_->magic, kRegistryMagic);
-  if (int err = FlockFd(fd.get(), LOCK_EX)) {
+  if (int err = FlockFdRestarting(fd.get(), LOCK_EX)) {
     return Error(err, absl::StrCat("flock ", ShmPath(reg)));
   }
   if (int err = LinkShmFile(fd.get(), reg)) {
@@ -181,7 +181,7 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
                           absl::StrCat(path, " is not a regular file"));
       }
       // Blocks while a creator makes the semaphore (see Create()).
-      if (int e = FlockFd(r->fd_.get(), LOCK_EX)) {
+      if (int e = FlockFdRestarting(r->fd_.get(), LOCK_EX)) {
         return r->Error(e, absl::StrCat("flock ", path));
       }
       if (int e = FstatFd(r->fd_.get(), &st)) return r->Error(e, absl::StrCat("fstat ", path));
@@ -217,7 +217,7 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
     if (!slot.ok() && created && r->StillLinked()) {
       (void)UnlinkShmFile(names.registry);  // nobody else can be in it
     }
-    (void)FlockFd(r->fd_.get(), LOCK_UN);  // closing the descriptor would drop it too
+    (void)FlockFdRestarting(r->fd_.get(), LOCK_UN);  // closing the descriptor would drop it too
     if (!slot.ok()) return slot;
     r->link_checked_at_ = CoarseMonotonicNanos();
     return r;
@@ -479,7 +479,7 @@ absl::Status SemaphoreRegistry::CheckHeld() const {
 // keep the pair) or finds its file unlinked and starts over on a new pair.
 absl::Status SemaphoreRegistry::Detach() {
   absl::Status result = ReleasePermit();
-  if (int err = FlockFd(fd_.get(), LOCK_EX)) {
+  if (int err = FlockFdRestarting(fd_.get(), LOCK_EX)) {
     return Error(err, absl::StrCat("flock ", ShmPath(names_.registry)));
   }
   bool anyone_left = true;
@@ -514,7 +514,7 @@ absl::Status SemaphoreRegistry::Detach() {
     }
     (void)UnlinkShmFile(names_.registry);
   }
-  (void)FlockFd(fd_.get(), LOCK_UN);
+  (void)FlockFdRestarting(fd_.get(), LOCK_UN);
   return result;
 }
 

@@ -1,0 +1,106 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Making a FlockStore: its options, its default dir and its DSN.
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "core/removeipc_guard.h"
+#include "stores/flock_file.h"
+#include "stores/flock_inspect.h"
+#include "stores/flock_naming.h"
+#include "stores/flock_store.h"
+
+namespace ipclock {
+
+std::string FlockFileName(absl::string_view resource) {
+  return SymfonyFlockFileName(resource);
+}
+
+std::string DefaultFlockDir() {
+  if (geteuid() == 0) return "/run/lock/ipclock";
+  // secure_getenv: a setuid program must not take its lock dir from the
+  // caller's environment.
+  const char* runtime = secure_getenv("XDG_RUNTIME_DIR");
+  if (runtime != nullptr && runtime[0] == '/') {
+    return absl::StrCat(runtime, "/ipclock");
+  }
+  return absl::StrCat("/tmp/ipclock-", geteuid());
+}
+
+absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& options) {
+  if ((options.dir_mode & ~07777u) != 0 || (options.file_mode & ~0777u) != 0) {
+    return absl::InvalidArgumentError("flock: dir_mode or file_mode out of range");
+  }
+  if (options.idle_files > kFlockMaxIdleFiles) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "flock: idle_files=", options.idle_files, " is more than ", kFlockMaxIdleFiles));
+  }
+  std::string dir = options.dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::shared_ptr<FlockDir> opened;
+  if (options.naming == FlockStoreOptions::Naming::kSymfony || !dir.empty()) {
+    if (dir.empty()) dir = DefaultFlockDir();
+    const std::string describe = absl::StrCat("flock://", dir);
+    if (absl::Status s = GuardRemoveIpc(IpcKind::kLockDir, dir, options.remove_ipc, describe);
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<std::shared_ptr<FlockDir>> d =
+        FlockDir::Open(dir, options.dir_mode, options.map_record, describe);
+    if (!d.ok()) return d.status();
+    opened = *std::move(d);
+  }
+  return MakeFlockStore(options, std::move(dir), std::move(opened));
+}
+
+absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn,
+                                                         const StoreOptions& store_options) {
+  FlockStoreOptions options;
+  if (dsn.has_authority() && !dsn.host().empty()) {
+    return BadDsn(dsn, "flock takes a dir as flock:///absolute/dir (three slashes)");
+  }
+  if (!dsn.path().empty()) {
+    if (dsn.path()[0] != '/') {
+      return BadDsn(dsn, "the lock dir must be an absolute path (flock:///dir)");
+    }
+    options.dir = dsn.path();
+  }
+  if (std::optional<std::string> naming = dsn.TakeOption("naming")) {
+    if (*naming == "symfony") {
+      options.naming = FlockStoreOptions::Naming::kSymfony;
+    } else if (*naming == "path") {
+      options.naming = FlockStoreOptions::Naming::kPath;
+    } else {
+      return BadDsn(dsn, absl::StrCat("naming=", *naming, ": expected symfony or path"));
+    }
+  }
+  absl::StatusOr<unsigned> dir_mode = dsn.TakeMode("dir_mode", options.dir_mode);
+  if (!dir_mode.ok()) return dir_mode.status();
+  options.dir_mode = *dir_mode;
+  absl::StatusOr<unsigned> file_mode = dsn.TakeMode("file_mode", options.file_mode);
+  if (!file_mode.ok()) return file_mode.status();
+  options.file_mode = *file_mode;
+  absl::StatusOr<bool> record = dsn.TakeBool("record", options.holder_record);
+  if (!record.ok()) return record.status();
+  options.holder_record = *record;
+  absl::StatusOr<bool> map_record = dsn.TakeBool("map_record", options.map_record);
+  if (!map_record.ok()) return map_record.status();
+  options.map_record = *map_record;
+  absl::StatusOr<long> idle = dsn.TakeInt("idle_files", static_cast<long>(options.idle_files),
+                                          0, static_cast<long>(kFlockMaxIdleFiles));
+  if (!idle.ok()) return idle.status();
+  options.idle_files = static_cast<size_t>(*idle);
+  absl::StatusOr<RemoveIpcPolicy> remove_ipc =
+      TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
+  if (!remove_ipc.ok()) return remove_ipc.status();
+  options.remove_ipc = *remove_ipc;
+  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  return NewFlockStore(options);
+}
+
+const StoreDriver kFlockDriver = {&FlockStoreFromDsn, &ListFlockLocks};
+
+}  // namespace ipclock
