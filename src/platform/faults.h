@@ -27,7 +27,7 @@ enum class FaultPoint {
   kFsync,
   kStat,       // fstat, fstatat
   kChmod,      // fchmod
-  kTruncate,   // ftruncate
+  kTruncate,   // ftruncate, fallocate
   kMkdir,
   kMmap,
   kFlock,
@@ -37,6 +37,8 @@ enum class FaultPoint {
   kSemWait,    // sem_wait, sem_clockwait, sem_trywait
   kSemPost,
   kMutexInit,  // pthread_mutex_init and its attributes
+  kMutexLock,  // pthread_mutex_{lock,trylock,clocklock,timedlock,consistent,unlock}
+  kUnlink,     // unlink, shm_unlink
   kCount,
 };
 
