@@ -1,0 +1,90 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// How a resource name finds its slot in a shm segment.
+//
+// The slots form an open-addressed table with linear probing: a name
+// hashes (ShmNameHash(), the same in every process) to a home slot and lives
+// at most `max_displacement` slots after it. A dense array of 32-bit tags,
+// one per slot, says which slots may hold which hash, so that a probe reads
+// 4 bytes of a small array and touches a slot only when the tags match.
+//
+// Finding a bound name needs no lock (FindShmBinding): the slot's
+// `generation` is a sequence count, odd while a rebind is under way, and a
+// name read between two equal even counts was the slot's name at that
+// count. Binding a name to a slot (ShmBindName) runs under the table-level
+// robust mutex `table_mu`, looks again, and if the name is still unbound
+// takes a slot that nobody holds. A slot may be rebound only by a process
+// that holds both `table_mu` and the slot's mutex, and rebinding moves the
+// generation on: so a Key that remembers (slot, generation) and finds the
+// same generation after locking the slot's mutex holds that name's one and
+// only slot, and one that finds another generation lets go and looks its
+// name up again. That check, not the reference count, is what keeps two
+// names from sharing a slot and one name from having two; the count only
+// steers reuse toward slots that no Key has cached.
+//
+// Tags are exact under table_mu: a binder that dies half-way leaves its
+// slot's index in the header's `rebinding`, and whoever next locks
+// `table_mu` (EOWNERDEAD) recomputes that one tag from the slot before it
+// looks anything up.
+//
+// Cost. A lookup of a bound name reads one line of tags and the slot's two
+// first cache lines (prefetched together); at a load of one half a probe
+// sequence is one or two tags long. A name that is not bound costs a
+// locked pass over up to max_displacement tags, and a full table a pass over
+// every slot.
+
+#ifndef IPCLOCK_STORES_SHM_SLOT_TABLE_H_
+#define IPCLOCK_STORES_SHM_SLOT_TABLE_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ipclock/deadline.h"
+#include "stores/shm_mutex_store.h"
+#include "stores/shm_segment.h"
+
+namespace ipclock {
+
+// A resource as a slot stores it: names up to kShmInlineName bytes in
+// full, longer ones as their SHA-256 (two distinct names then share a slot
+// only if their digests collide).
+struct ShmSlotName {
+  uint64_t hash = 0;
+  uint32_t kind = kShmNameInline;
+  uint32_t len = 0;        // of the full name
+  uint32_t words = 0;      // stored words in `word`
+  uint64_t word[kShmNameWords] = {};
+};
+
+void MakeShmSlotName(absl::string_view resource, ShmSlotName* out);
+
+// Where a name is bound: its slot, and the slot's generation then (even).
+struct ShmBinding {
+  uint32_t index = 0;
+  uint64_t generation = 0;
+};
+
+// Looks `name` up without locking anything. True with `*binding` if a slot
+// held it at that slot's generation; false if no slot did, or if a rebind
+// was under way (ShmBindName then decides).
+bool FindShmBinding(const ShmSegment& segment, const ShmSlotName& name,
+                    ShmBinding* binding);
+
+// Finds or binds the slot of `name` under table_mu, waiting for table_mu
+// until `deadline` (at least a grace of one second, since a holder keeps
+// it only for a scan), and counts one more Key referring to it.
+// ResourceExhausted when every slot is held (or kept for a holder that
+// died), naming `capacity`; Unavailable when table_mu stays locked.
+absl::StatusOr<ShmBinding> ShmBindName(ShmSegment& segment, const ShmSlotName& name,
+                                       Deadline deadline, absl::string_view resource);
+
+// Error of a mutex call on `segment`: DataLoss for an unrecoverable mutex,
+// the errno's status otherwise.
+absl::Status ShmMutexError(const ShmSegment& segment, int err, absl::string_view resource,
+                           absl::string_view what);
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_SHM_SLOT_TABLE_H_
