@@ -86,7 +86,7 @@ pid_t StartHeaderFlipper(const std::string& name, Flags* flags) {
 }
 
 // A child that scribbles over every byte of every slot (names, lengths,
-// states, generations, tags), except the mutexes.
+// states, generations, the index), except the mutexes.
 pid_t StartSlotScribbler(const std::string& name, Flags* flags) {
   return ForkChild([name, flags] {
     size_t size = 0;
@@ -97,7 +97,7 @@ pid_t StartSlotScribbler(const std::string& name, Flags* flags) {
     const size_t slots = ipclock::ShmSlotsOffset(capacity);
     unsigned seed = static_cast<unsigned>(getpid());
     while (!flags->stop.load(std::memory_order_relaxed)) {
-      for (size_t off = ipclock::kShmTagsOffset; off + 8 <= size; off += 8) {
+      for (size_t off = ipclock::kShmIndexOffset; off + 8 <= size; off += 8) {
         // Leave the mutexes alone: a broken mutex is a lock held forever,
         // which is allowed, but makes the run pointlessly slow.
         if (off >= slots &&

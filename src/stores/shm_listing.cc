@@ -98,15 +98,22 @@ absl::StatusOr<std::vector<ShmSlotInfo>> ListShmSlots(absl::string_view name) {
     return ErrnoError(err, names.describe, "", absl::StrCat("mmap ", names.path));
   }
   const char* base = static_cast<const char*>(mapping.data());
-  const auto* tags = reinterpret_cast<const std::atomic<uint32_t>*>(base + kShmTagsOffset);
+  const auto* index = reinterpret_cast<const std::atomic<uint64_t>*>(base + kShmIndexOffset);
   const auto* slots = reinterpret_cast<const ShmSlot*>(base + ShmSlotsOffset(capacity));
   std::vector<ShmSlotInfo> out;
+  std::vector<bool> seen(capacity);
   for (uint32_t i = 0; i < capacity; ++i) {
-    // A slot that no name was ever bound to has tag 0 and is all zeros.
-    if (tags[i].load(std::memory_order_relaxed) == 0) continue;
+    const uint64_t entry = index[i].load(std::memory_order_relaxed);
+    const uint32_t slot = ShmEntrySlotPlusOne(entry) - 1;
+    // Positions that hold no name, and (in a corrupted index) slots that do
+    // not exist or were listed already, are left out.
+    if (ShmEntryTag(entry) == 0 || slot >= capacity || seen[slot]) continue;
+    seen[slot] = true;
     ShmSlotInfo info;
-    if (CopySlot(slots[i], i, &info)) out.push_back(std::move(info));
+    if (CopySlot(slots[slot], slot, &info)) out.push_back(std::move(info));
   }
+  std::sort(out.begin(), out.end(),
+            [](const ShmSlotInfo& a, const ShmSlotInfo& b) { return a.index < b.index; });
   return out;
 }
 

@@ -10,10 +10,13 @@
 // kShmLayoutVersion.
 //
 //   offset 0                    ShmHeader
-//   kShmTagsOffset              `capacity` tags (std::atomic<uint32_t>): 0 for
-//                               a slot bound to no name, else ShmTag() of the
-//                               name's hash; padded to a cache line
-//   ShmSlotsOffset(capacity)    `capacity` ShmSlots
+//   kShmIndexOffset             `capacity` index entries (std::atomic<uint64_t>),
+//                               the hash table of names: ShmIndexEntry(tag,
+//                               1 + slot), tag 0 while no name is bound at
+//                               that position, slot 0 before the position
+//                               first got one; padded to a cache line
+//   ShmSlotsOffset(capacity)    `capacity` ShmSlots, handed out in the order
+//                               index positions are first bound
 //
 // How a name finds its slot: shm_slot_table.h.
 
@@ -37,8 +40,9 @@ namespace ipclock {
 
 // "ipclkshm" read as a little-endian word.
 inline constexpr uint64_t kShmMagic = 0x6d68736b6c637069ULL;
-// 1: up to 65,536 slots, no tags. 2: tags, slot names as atomic words, a
-// generation that is odd during a rebind, up to kShmMaxCapacity slots.
+// 1: up to 65,536 slots, each at its hash position. 2: an index of tags
+// and slot numbers, slots handed out in order, slot names as atomic words,
+// a generation that is odd during a rebind, up to kShmMaxCapacity slots.
 inline constexpr uint32_t kShmLayoutVersion = 2;
 inline constexpr size_t kShmInlineName = 200;
 inline constexpr uint32_t kShmMaxCapacity = 1u << 22;
@@ -59,11 +63,12 @@ struct alignas(64) ShmHeader {
   uint32_t flags;         // kShmFlag*
   int32_t creator_pid;
   // Written under table_mu; read without it by lookups, as a bound to scan.
-  std::atomic<uint32_t> max_displacement;  // farthest a bound slot lies from its home
+  std::atomic<uint32_t> max_displacement;  // farthest a bound position lies from its home
   // Under table_mu:
-  uint32_t rebinding;     // 1 + index of the slot being rebound, 0 if none
+  uint32_t rebinding;     // 1 + index position being rebound, 0 if none
   uint64_t fence_floor;   // highest fence of any slot ever rebound
-  uint64_t reserved;
+  uint32_t next_unused;   // slots [0, next_unused) went to index positions
+  uint32_t reserved;
   alignas(64) pthread_mutex_t table_mu;
 };
 
@@ -105,15 +110,22 @@ struct alignas(64) ShmSlot {
   std::atomic<uint64_t> name[kShmNameWords];
 };
 
-// A bound slot's tag: never 0.
+// An index entry: a bound position's tag (never 0) and 1 + its slot.
 inline uint32_t ShmTag(uint64_t name_hash) {
   return static_cast<uint32_t>(name_hash >> 32) | 1u;
 }
+inline uint64_t ShmIndexEntry(uint32_t tag, uint32_t slot_plus_one) {
+  return static_cast<uint64_t>(slot_plus_one) << 32 | tag;
+}
+inline uint32_t ShmEntryTag(uint64_t entry) { return static_cast<uint32_t>(entry); }
+inline uint32_t ShmEntrySlotPlusOne(uint64_t entry) {
+  return static_cast<uint32_t>(entry >> 32);
+}
 
-inline constexpr size_t kShmTagsOffset = sizeof(ShmHeader);
+inline constexpr size_t kShmIndexOffset = sizeof(ShmHeader);
 
 inline constexpr uint64_t ShmSlotsOffset(uint32_t capacity) {
-  return kShmTagsOffset + (static_cast<uint64_t>(capacity) * 4 + 63) / 64 * 64;
+  return kShmIndexOffset + (static_cast<uint64_t>(capacity) * 8 + 63) / 64 * 64;
 }
 
 inline constexpr uint64_t ShmSegmentSize(uint32_t capacity) {

@@ -84,7 +84,7 @@ absl::Status WriteEmptySegment(void* base, const ShmStoreOptions& options,
     return ErrnoError(err, names.describe, "",
                       absl::StrCat("pthread_mutex_init (slot table of ", names.path, ")"));
   }
-  // ReserveSize() left zeros: every tag says "free" already.
+  // ReserveSize() left zeros: every index position is empty already.
   char* slots = static_cast<char*>(base) + ShmSlotsOffset(options.capacity);
   for (uint32_t i = 0; i < options.capacity; ++i) {
     ShmSlot* slot = new (slots + static_cast<uint64_t>(i) * sizeof(ShmSlot)) ShmSlot();
@@ -367,8 +367,8 @@ ShmSegment::ShmSegment(const ShmNames& names, ScopedFd fd, FileIdentity identity
       identity_(identity),
       mapping_(std::move(mapping)),
       header_(static_cast<ShmHeader*>(mapping_.data())),
-      tags_(reinterpret_cast<std::atomic<uint32_t>*>(static_cast<char*>(mapping_.data()) +
-                                                      kShmTagsOffset)),
+      index_(reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(mapping_.data()) +
+                                                       kShmIndexOffset)),
       slots_(reinterpret_cast<ShmSlot*>(static_cast<char*>(mapping_.data()) +
                                         ShmSlotsOffset(header.capacity))),
       capacity_(header.capacity),

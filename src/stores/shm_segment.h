@@ -110,7 +110,7 @@ class ShmSegment {
   bool pi() const { return pi_; }
 
   ShmHeader& header() const { return *header_; }
-  std::atomic<uint32_t>& tag(uint32_t i) const { return tags_[i]; }
+  std::atomic<uint64_t>& entry(uint32_t position) const { return index_[position]; }
   ShmSlot& slot(uint32_t i) const { return slots_[i]; }
 
   // What the checks so far found.
@@ -145,7 +145,7 @@ class ShmSegment {
   const FileIdentity identity_;
   const SharedMapping mapping_;
   ShmHeader* const header_;
-  std::atomic<uint32_t>* const tags_;
+  std::atomic<uint64_t>* const index_;
   ShmSlot* const slots_;
   const uint32_t capacity_;
   const bool pi_;

@@ -22,8 +22,8 @@ namespace {
 // than this is stopped (SIGSTOP, a debugger) and a finite wait fails instead
 // of hanging on it.
 constexpr int64_t kTableGraceNanos = 1'000'000'000;
-// How far past its home a new name looks for a slot that was never bound
-// before it takes one bound to a name nobody has cached: far enough that a
+// How far past its home a new name looks for an index position that holds
+// no name before it takes one whose name nobody has cached: far enough that a
 // table below nine tenths full practically always has one, near enough that
 // a table full of idle names is not scanned end to end for each new name.
 constexpr uint32_t kFreeSlotWindow = 128;
@@ -70,20 +70,16 @@ Seen Compare(const ShmSlot& slot, const ShmSlotName& name, uint64_t* generation)
   return same ? Seen::kMatch : Seen::kOther;
 }
 
-// Brings in what a lookup of slot `i` reads: its tag, and the slot's
-// first two cache lines (the name, then the mutex that Save() locks next),
-// all at once rather than one miss after the other.
-void Prefetch(const ShmSegment& segment, uint32_t i) {
-  const char* slot = reinterpret_cast<const char*>(&segment.slot(i));
-  __builtin_prefetch(&segment.tag(i));
-  __builtin_prefetch(slot);
-  __builtin_prefetch(slot + 64);
-}
-
 uint32_t Reach(const ShmSegment& segment) {
   // Written by other processes: a bound, checked before use.
   const uint32_t reach = segment.header().max_displacement.load(std::memory_order_relaxed);
   return reach < segment.capacity() ? reach : segment.capacity() - 1;
+}
+
+// The slot of an index entry, or the capacity for none (or nonsense).
+uint32_t SlotOf(const ShmSegment& segment, uint64_t entry) {
+  const uint32_t slot = ShmEntrySlotPlusOne(entry) - 1;
+  return slot < segment.capacity() ? slot : segment.capacity();
 }
 
 bool Find(const ShmSegment& segment, const ShmSlotName& name, bool locked,
@@ -91,13 +87,15 @@ bool Find(const ShmSegment& segment, const ShmSlotName& name, bool locked,
   const uint32_t cap = segment.capacity();
   const uint32_t tag = ShmTag(name.hash);
   uint32_t i = Home(name.hash, cap);
-  Prefetch(segment, i);
   const uint32_t reach = Reach(segment);
   for (uint32_t d = 0; d <= reach; ++d, i = i + 1 == cap ? 0 : i + 1) {
-    if (segment.tag(i).load(std::memory_order_relaxed) != tag) continue;
-    switch (Compare(segment.slot(i), name, &binding->generation)) {
+    const uint64_t entry = segment.entry(i).load(std::memory_order_relaxed);
+    if (ShmEntryTag(entry) != tag) continue;
+    const uint32_t slot = SlotOf(segment, entry);
+    if (slot == cap) continue;
+    switch (Compare(segment.slot(slot), name, &binding->generation)) {
       case Seen::kMatch:
-        binding->index = i;
+        binding->index = slot;
         return true;
       case Seen::kOther:
         break;
@@ -111,31 +109,56 @@ bool Find(const ShmSegment& segment, const ShmSlotName& name, bool locked,
   return false;
 }
 
-// After a holder of table_mu died: the one tag its rebind may have left
-// wrong (see the header). Called with table_mu held.
+// After a holder of table_mu died: the one index entry its rebind may have
+// left wrong, and the count of slots handed out (see the header). Called
+// with table_mu held.
 void RepairAfterDeath(ShmSegment& segment) {
   ShmHeader& h = segment.header();
   const uint32_t rebinding = h.rebinding;
   if (rebinding != 0 && rebinding <= segment.capacity()) {
-    const uint32_t i = rebinding - 1;
-    const ShmSlot& slot = segment.slot(i);
-    uint32_t tag = 0;
-    if ((slot.generation.load(std::memory_order_relaxed) & 1) == 0 &&
-        slot.state.load(std::memory_order_relaxed) == kShmSlotBound) {
-      tag = ShmTag(slot.name_hash.load(std::memory_order_relaxed));
+    const uint32_t position = rebinding - 1;
+    const uint64_t entry = segment.entry(position).load(std::memory_order_relaxed);
+    const uint32_t slot = SlotOf(segment, entry);
+    if (slot != segment.capacity()) {
+      // The slot was handed to this position before the count moved on.
+      if (h.next_unused <= slot) h.next_unused = slot + 1;
+      const ShmSlot& s = segment.slot(slot);
+      uint32_t tag = 0;
+      if ((s.generation.load(std::memory_order_relaxed) & 1) == 0 &&
+          s.state.load(std::memory_order_relaxed) == kShmSlotBound) {
+        tag = ShmTag(s.name_hash.load(std::memory_order_relaxed));
+      }
+      segment.entry(position).store(ShmIndexEntry(tag, slot + 1), std::memory_order_relaxed);
     }
-    segment.tag(i).store(tag, std::memory_order_relaxed);
   }
   h.rebinding = 0;
 }
 
 enum class Rebind { kDone, kSkipped };
 
-// Rebinds slot `i`, `displacement` slots after the home of `name`, to
-// `name` if nobody holds it. Called with table_mu held.
-absl::StatusOr<Rebind> TryRebind(ShmSegment& segment, uint32_t i, uint32_t displacement,
-                                 const ShmSlotName& name, absl::string_view resource) {
-  ShmSlot& slot = segment.slot(i);
+// Binds index position `position`, `displacement` places after the home of
+// `name`, to `name` if nobody holds its slot; a position bound for the first
+// time gets the next slot nobody has had. Called with table_mu held.
+absl::StatusOr<Rebind> TryRebind(ShmSegment& segment, uint32_t position,
+                                 uint32_t displacement, const ShmSlotName& name,
+                                 absl::string_view resource) {
+  ShmHeader& h = segment.header();
+  const uint32_t cap = segment.capacity();
+  uint32_t slot_index = SlotOf(segment, segment.entry(position).load(std::memory_order_relaxed));
+  if (slot_index == cap) {
+    // Positions and slots are as many, and each position takes one slot
+    // once: there is always one left, unless someone wrote into the header.
+    const uint32_t next = h.next_unused;
+    if (next >= cap) return Rebind::kSkipped;
+    // The entry first: a binder that dies before the count moves on leaves
+    // `rebinding` pointing at it, and the repair moves the count.
+    h.rebinding = position + 1;
+    segment.entry(position).store(ShmIndexEntry(0, next + 1), std::memory_order_relaxed);
+    h.next_unused = next + 1;
+    h.rebinding = 0;
+    slot_index = next;
+  }
+  ShmSlot& slot = segment.slot(slot_index);
   int rc = RobustMutexTryLock(&slot.mu);
   if (rc == EOWNERDEAD) {
     // Its holder died. If it was a holder of the lock, holder_pid is still
@@ -149,7 +172,6 @@ absl::StatusOr<Rebind> TryRebind(ShmSegment& segment, uint32_t i, uint32_t displ
   } else if (rc != 0) {
     return Rebind::kSkipped;  // held (EBUSY; EDEADLK if by this thread) or broken
   }
-  ShmHeader& h = segment.header();
   const bool rebound = slot.holder_pid == 0;
   if (!rebound) {
     // The last holder died with the lock. The slot is kept for that
@@ -157,18 +179,20 @@ absl::StatusOr<Rebind> TryRebind(ShmSegment& segment, uint32_t i, uint32_t displ
     // is how it will learn); reusing it would lose the report.
   } else {
     // The order keeps a binder killed half-way harmless: `rebinding` first,
-    // so the next holder of table_mu repairs this slot's tag; the fence
-    // floor next, so no fence is ever lost; the generation made odd, so
-    // Keys that cached the old name cannot match and lookups without
+    // so the next holder of table_mu repairs this position's entry; the
+    // fence floor next, so no fence is ever lost; the generation made odd,
+    // so Keys that cached the old name cannot match and lookups without
     // table_mu retry; the slot marked bound, its generation even and its
     // tag set only once lookups reach that far (max_displacement), so a
     // bound name is never invisible (an invisible one would get a second
     // slot).
-    h.rebinding = i + 1;
-    if (slot.fence > h.fence_floor) h.fence_floor = slot.fence;
+    h.rebinding = position + 1;
+    const uint64_t fence = slot.fence;
+    const uint64_t floor = h.fence_floor;
+    if (fence > floor) h.fence_floor = fence;
     const uint64_t odd = (slot.generation.load(std::memory_order_relaxed) + 1) | 1;
     slot.generation.store(odd, std::memory_order_relaxed);
-    segment.tag(i).store(0, std::memory_order_relaxed);
+    segment.entry(position).store(ShmIndexEntry(0, slot_index + 1), std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
     slot.state.store(kShmSlotFree, std::memory_order_relaxed);
     slot.name_hash.store(name.hash, std::memory_order_relaxed);
@@ -177,13 +201,14 @@ absl::StatusOr<Rebind> TryRebind(ShmSegment& segment, uint32_t i, uint32_t displ
     for (uint32_t w = 0; w < name.words; ++w) {
       slot.name[w].store(name.word[w], std::memory_order_relaxed);
     }
-    slot.fence = h.fence_floor;
+    slot.fence = fence > floor ? fence : floor;
     if (displacement > h.max_displacement.load(std::memory_order_relaxed)) {
       h.max_displacement.store(displacement, std::memory_order_relaxed);
     }
     slot.state.store(kShmSlotBound, std::memory_order_relaxed);
     slot.generation.store(odd + 1, std::memory_order_release);
-    segment.tag(i).store(ShmTag(name.hash), std::memory_order_relaxed);
+    segment.entry(position).store(ShmIndexEntry(ShmTag(name.hash), slot_index + 1),
+                                  std::memory_order_relaxed);
     h.rebinding = 0;
   }
   if (int err = RobustMutexUnlock(&slot.mu); err != 0) {
@@ -192,29 +217,35 @@ absl::StatusOr<Rebind> TryRebind(ShmSegment& segment, uint32_t i, uint32_t displ
   return rebound ? Rebind::kDone : Rebind::kSkipped;
 }
 
-// Picks and binds a slot for `name`, which is bound nowhere. Called with
-// table_mu held. Returns the capacity if every slot is held.
+// Picks and binds a position and slot for `name`, which is bound nowhere.
+// Called with table_mu held. The slot, or the capacity if every slot is
+// held.
 absl::StatusOr<uint32_t> BindSomewhere(ShmSegment& segment, const ShmSlotName& name,
                                        absl::string_view resource) {
   const uint32_t cap = segment.capacity();
   const uint32_t home = Home(name.hash, cap);
-  // First a slot never bound, near home; then one whose name no Key has
-  // cached; then any that nobody holds, since a process killed with a Key
-  // alive never gave its reference back and the count alone would leak
-  // capacity.
+  // First a position that holds no name, near home; then one whose slot no
+  // Key has cached; then any whose slot nobody holds, since a process
+  // killed with a Key alive never gave its reference back and the count
+  // alone would leak capacity.
   for (int pass = 0; pass < 3; ++pass) {
     const uint32_t span = pass == 0 && kFreeSlotWindow < cap ? kFreeSlotWindow : cap;
     uint32_t i = home;
     for (uint32_t d = 0; d < span; ++d, i = i + 1 == cap ? 0 : i + 1) {
-      const bool free = segment.tag(i).load(std::memory_order_relaxed) == 0;
+      const uint64_t entry = segment.entry(i).load(std::memory_order_relaxed);
+      const bool free = ShmEntryTag(entry) == 0;
       if (pass == 0 && !free) continue;
-      if (pass == 1 && !free &&
-          segment.slot(i).refs.load(std::memory_order_relaxed) != 0) {
-        continue;
+      if (pass == 1 && !free) {
+        const uint32_t slot = SlotOf(segment, entry);
+        if (slot == cap || segment.slot(slot).refs.load(std::memory_order_relaxed) != 0) {
+          continue;
+        }
       }
       absl::StatusOr<Rebind> r = TryRebind(segment, i, d, name, resource);
       if (!r.ok()) return r.status();
-      if (*r == Rebind::kDone) return i;
+      if (*r == Rebind::kDone) {
+        return SlotOf(segment, segment.entry(i).load(std::memory_order_relaxed));
+      }
     }
   }
   return cap;

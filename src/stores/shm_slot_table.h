@@ -3,36 +3,42 @@
 //
 // How a resource name finds its slot in a shm segment.
 //
-// The slots form an open-addressed table with linear probing: a name
-// hashes (ShmNameHash(), the same in every process) to a home slot and lives
-// at most `max_displacement` slots after it. A dense array of 32-bit tags,
-// one per slot, says which slots may hold which hash, so that a probe reads
-// 4 bytes of a small array and touches a slot only when the tags match.
+// The index is an open-addressed hash table with linear probing: a name
+// hashes (ShmNameHash(), the same in every process) to a home position and
+// is bound at most `max_displacement` positions after it. Each position
+// holds a 32-bit tag of the hash and the number of its slot, in one 64-bit
+// word, so that a probe reads 8 bytes of a dense array and touches a slot
+// only when the tags match. A position gets its slot the first time a name
+// is bound to it, the next one nobody has had: slots are laid out in the
+// order names first arrived, so names that are used together tend to sit
+// together (a program that goes through 100,000 resources in the order it
+// first used them reads the slots front to back). A position keeps its slot
+// when it is rebound to another name.
 //
 // Finding a bound name needs no lock (FindShmBinding): the slot's
 // `generation` is a sequence count, odd while a rebind is under way, and a
 // name read between two equal even counts was the slot's name at that
-// count. Binding a name to a slot (ShmBindName) runs under the table-level
-// robust mutex `table_mu`, looks again, and if the name is still unbound
-// takes a slot that nobody holds. A slot may be rebound only by a process
-// that holds both `table_mu` and the slot's mutex, and rebinding moves the
-// generation on: so a Key that remembers (slot, generation) and finds the
-// same generation after locking the slot's mutex holds that name's one and
-// only slot, and one that finds another generation lets go and looks its
-// name up again. That check, not the reference count, is what keeps two
-// names from sharing a slot and one name from having two; the count only
-// steers reuse toward slots that no Key has cached.
+// count. Binding a name (ShmBindName) runs under the table-level robust
+// mutex `table_mu`, looks again, and if the name is still unbound takes a
+// position whose slot nobody holds. A slot may be rebound only by a
+// process that holds both `table_mu` and the slot's mutex, and rebinding
+// moves the generation on: so a Key that remembers (slot, generation) and
+// finds the same generation after locking the slot's mutex holds that
+// name's one and only slot, and one that finds another generation lets go
+// and looks its name up again. That check, not the reference count, is
+// what keeps two names from sharing a slot and one name from having two;
+// the count only steers reuse toward slots that no Key has cached.
 //
-// Tags are exact under table_mu: a binder that dies half-way leaves its
-// slot's index in the header's `rebinding`, and whoever next locks
-// `table_mu` (EOWNERDEAD) recomputes that one tag from the slot before it
-// looks anything up.
+// The index is exact under table_mu: a binder that dies half-way leaves
+// the position in the header's `rebinding`, and whoever next locks
+// `table_mu` (EOWNERDEAD) recomputes that one entry from its slot, and the
+// count of slots handed out, before it looks anything up.
 //
-// Cost. A lookup of a bound name reads one line of tags and the slot's two
-// first cache lines (prefetched together); at a load of one half a probe
-// sequence is one or two tags long. A name that is not bound costs a
-// locked pass over up to max_displacement tags, and a full table a pass over
-// every slot.
+// Cost. A lookup of a bound name reads one line of the index and the
+// slot's two first cache lines; at a load of three quarters a probe
+// sequence is one to three entries long. A name that is not bound costs a
+// locked pass over up to max_displacement entries, and a full table a pass
+// over every slot.
 
 #ifndef IPCLOCK_STORES_SHM_SLOT_TABLE_H_
 #define IPCLOCK_STORES_SHM_SLOT_TABLE_H_
