@@ -95,11 +95,13 @@
 //     segment may wait on it), then returns Aborted if this or any earlier
 //     check of the store found the segment lost.
 //   * A first acquisition (a Key with no slot yet): at most once per tick of
-//     CLOCK_MONOTONIC_COARSE (1 to 10 ms, CONFIG_HZ); a reused Lock: at most
-//     once per second. Once any check found the segment lost, every
-//     acquisition through the store is refused with FailedPrecondition.
-// Not seen: a loss by releases and acquisitions within the tick or second
-// of the last check, when no watch is running. No check closes the window
+//     CLOCK_MONOTONIC_COARSE (1 to 10 ms, CONFIG_HZ). A reused Lock looks at
+//     nothing itself, to stay as cheap as the mutex. Once any check of the
+//     store (any of the above) found the segment lost, every acquisition
+//     through the store is refused with FailedPrecondition.
+// Not seen, where no watch runs: a loss by a release within the second of
+// the store's last such check, by a first acquisition within its tick, and
+// by a reused Lock before any check noticed. No check closes the window
 // between itself and the next use; the cure is to keep the segment from
 // being removed (above). A check that cannot stat the path makes
 // CheckAcquired() return Unavailable and changes nothing else.

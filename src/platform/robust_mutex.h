@@ -105,6 +105,15 @@ struct RobustMutexOptions {
   return pthread_mutex_unlock(mu);
 }
 
+// The calling thread's handle, for the owner checks that must come before
+// a release touches anything: pthread_self() reads the thread pointer,
+// without the system call of gettid() or the TLS lookup of a cached TID.
+// The handle of a thread that exited goes to a later thread, and a forked
+// child's thread has its parent's: check the futex word's owner
+// (mutex_futex.h) and the PID too.
+inline pthread_t CurrentThread() { return pthread_self(); }
+inline bool SameThread(pthread_t a, pthread_t b) { return pthread_equal(a, b) != 0; }
+
 }  // namespace ipclock
 
 #endif  // IPCLOCK_PLATFORM_ROBUST_MUTEX_H_

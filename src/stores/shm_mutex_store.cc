@@ -53,6 +53,7 @@ struct ShmKeyState final : KeyState {
   ShmSlot* const slot;
   const uint64_t generation;
   pid_t owner_tid = 0;
+  pthread_t owner_thread{};
   pid_t owner_pid = 0;
   bool held = false;
 };
@@ -107,6 +108,18 @@ class ShmMutexStore final : public StoreWithState<ShmKeyState> {
   // which takes nothing, so the watch's thread may ask too.
   bool StillOwnsMutex(const ShmKeyState& st) const {
     return !futex_shows_owner_ || MutexOwnerTid(&st.slot->mu) == st.owner_tid;
+  }
+  // Whether the calling thread is the one that acquired through `st` and
+  // still holds the mutex: the release's check, before it touches anything.
+  // The thread handle (no system call, unlike the TID, and no TLS lookup)
+  // tells the thread, the PID a forked child, and the futex word a thread
+  // that exited and whose handle a new thread got.
+  bool HeldByCaller(const ShmKeyState& st) const {
+    if (futex_shows_owner_) {
+      return st.owner_pid == CurrentPid() && SameThread(st.owner_thread, CurrentThread()) &&
+             MutexOwnerTid(&st.slot->mu) == st.owner_tid;
+    }
+    return st.owner_pid == CurrentPid() && st.owner_tid == CurrentTid();
   }
 
   absl::Status Refusal(const Key& key, Loss loss) const {
@@ -184,12 +197,10 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) 
       absl::StatusOr<ShmKeyState*> bound = Bind(key, deadline);
       if (!bound.ok()) return bound.status();
       st = *bound;
-    } else if (!segment_->IntactThisSecond()) {
-      // A reused Key looks at the path at most once a second (and sees any
-      // loss another check of this store found).
-      absl::StatusOr<Loss> loss = segment_->CheckIdentityEachSecond(key.resource());
-      if (!loss.ok()) return loss.status();
-      if (*loss != Loss::kNone) return Refusal(key, *loss);
+    } else if (Loss loss = segment_->loss(); ABSL_PREDICT_FALSE(loss != Loss::kNone)) {
+      // A reused Key does not look at the path itself: releases do, once a
+      // second, as do first acquisitions and the watch.
+      return Refusal(key, loss);
     }
     ShmSlot& slot = *st->slot;
     const int rc = deadline == Deadline::Past() ? RobustMutexTryLock(&slot.mu)
@@ -216,6 +227,7 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) 
     key.set_fence(++slot.fence);
     // The futex word names the owner now: cheaper than asking for the TID.
     st->owner_tid = futex_shows_owner_ ? MutexOwnerTid(&slot.mu) : CurrentTid();
+    st->owner_thread = CurrentThread();
     st->owner_pid = pid;
     st->held = true;
     return true;
@@ -262,10 +274,7 @@ absl::Status ShmMutexStore::Delete(Key& key) {
   // A pthread mutex may only be unlocked by the thread that locked it (glibc
   // refuses others with EPERM); holder_pid must not be touched by another
   // thread either. Check first.
-  if (ABSL_PREDICT_FALSE(st->owner_pid != CurrentPid() || !StillOwnsMutex(*st) ||
-                         st->owner_tid != CurrentTid())) {
-    return RefuseRelease(key, *st);
-  }
+  if (ABSL_PREDICT_FALSE(!HeldByCaller(*st))) return RefuseRelease(key, *st);
   ShmSlot& slot = *st->slot;
   // Cleared before the unlock: a holder that dies after this line is not
   // reported as dead, since its release had begun.

@@ -120,12 +120,12 @@ class ShmSegment {
   absl::StatusOr<Loss> CheckIdentity(absl::string_view resource);
   // CheckIdentity() if none ran within the last tick of the coarse clock
   // (first acquisitions), or within the current second of the wall clock
-  // (every acquisition and release); loss() otherwise.
+  // (releases); loss() otherwise.
   absl::StatusOr<Loss> CheckIdentityEachTick(absl::string_view resource);
   absl::StatusOr<Loss> CheckIdentityEachSecond(absl::string_view resource);
   // True when no check found a loss and one ran this second: what
-  // CheckIdentityEachSecond() would say without looking. The reused-lock
-  // path asks this first, for the price of a vDSO time(2).
+  // CheckIdentityEachSecond() would say without looking. A release asks
+  // this first, for the price of a vDSO time(2).
   bool IntactThisSecond() const {
     return loss_.load(std::memory_order_relaxed) == 0 &&
            WallClockSeconds() == last_second_.load(std::memory_order_relaxed);
