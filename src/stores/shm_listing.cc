@@ -35,27 +35,24 @@ namespace {
 // left out.
 constexpr int kListCopyAttempts = 3;
 
-template <typename T>
-T LoadOnce(const T& field) {
-  return __atomic_load_n(&field, __ATOMIC_RELAXED);
-}
-
 // Copies slot `i` if it is bound; false otherwise.
 bool CopySlot(const ShmSlot& slot, uint32_t i, ShmSlotInfo* out) {
   for (int attempt = 0; attempt < kListCopyAttempts; ++attempt) {
     const uint64_t generation = slot.generation.load(std::memory_order_acquire);
     if ((generation & 1) != 0) continue;
-    if (slot.state.load(std::memory_order_relaxed) != kShmSlotBound) return false;
-    const uint32_t kind = slot.name_kind.load(std::memory_order_relaxed);
-    const uint32_t len = slot.name_len.load(std::memory_order_relaxed);
+    // Acquire loads keep the second load of the generation after them
+    // (see shm_slot_table.cc, Compare()).
+    if (slot.state.load(std::memory_order_acquire) != kShmSlotBound) return false;
+    const uint32_t kind = slot.name_kind.load(std::memory_order_acquire);
+    const uint32_t len = slot.name_len.load(std::memory_order_acquire);
     uint64_t words[kShmNameWords];
     for (size_t w = 0; w < kShmNameWords; ++w) {
-      words[w] = slot.name[w].load(std::memory_order_relaxed);
+      words[w] = slot.name[w].load(std::memory_order_acquire);
     }
     out->index = i;
-    out->holder_pid = LoadOnce(slot.holder_pid);
-    out->fence = LoadOnce(slot.fence);
-    out->refs = slot.refs.load(std::memory_order_relaxed);
+    out->holder_pid = __atomic_load_n(&slot.holder_pid, __ATOMIC_ACQUIRE);
+    out->fence = __atomic_load_n(&slot.fence, __ATOMIC_ACQUIRE);
+    out->refs = slot.refs.load(std::memory_order_acquire);
     if (kind == kShmNameSha256) {
       Sha256Digest digest;
       memcpy(digest.data(), words, digest.size());
@@ -64,7 +61,6 @@ bool CopySlot(const ShmSlot& slot, uint32_t i, ShmSlotInfo* out) {
       out->name.assign(reinterpret_cast<const char*>(words),
                        std::min<size_t>(len, kShmInlineName));
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
     if (slot.generation.load(std::memory_order_relaxed) == generation) {
       out->holder_alive = out->holder_pid > 0 && !ProcessIsGone(out->holder_pid, 0);
       return true;

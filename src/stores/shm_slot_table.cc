@@ -55,16 +55,18 @@ enum class Seen { kMatch, kOther, kUnstable };
 // Compares the binding of `slot` with `name` between two reads of its
 // generation. kUnstable when a rebind was under way (or its binder died).
 Seen Compare(const ShmSlot& slot, const ShmSlotName& name, uint64_t* generation) {
+  // A sequence-lock read. The name fields are loaded with acquire (free on
+  // x86), so the second load of the generation cannot move before them;
+  // the rebind stores them with release after making the generation odd.
   const uint64_t g = slot.generation.load(std::memory_order_acquire);
   if ((g & 1) != 0) return Seen::kUnstable;
-  bool same = slot.state.load(std::memory_order_relaxed) == kShmSlotBound &&
-              slot.name_hash.load(std::memory_order_relaxed) == name.hash &&
-              slot.name_kind.load(std::memory_order_relaxed) == name.kind &&
-              slot.name_len.load(std::memory_order_relaxed) == name.len;
+  bool same = slot.state.load(std::memory_order_acquire) == kShmSlotBound &&
+              slot.name_hash.load(std::memory_order_acquire) == name.hash &&
+              slot.name_kind.load(std::memory_order_acquire) == name.kind &&
+              slot.name_len.load(std::memory_order_acquire) == name.len;
   for (uint32_t w = 0; same && w < name.words; ++w) {
-    same = slot.name[w].load(std::memory_order_relaxed) == name.word[w];
+    same = slot.name[w].load(std::memory_order_acquire) == name.word[w];
   }
-  std::atomic_thread_fence(std::memory_order_acquire);
   if (slot.generation.load(std::memory_order_relaxed) != g) return Seen::kUnstable;
   *generation = g;
   return same ? Seen::kMatch : Seen::kOther;
@@ -193,19 +195,20 @@ absl::StatusOr<Rebind> TryRebind(ShmSegment& segment, uint32_t position,
     const uint64_t odd = (slot.generation.load(std::memory_order_relaxed) + 1) | 1;
     slot.generation.store(odd, std::memory_order_relaxed);
     segment.entry(position).store(ShmIndexEntry(0, slot_index + 1), std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    slot.state.store(kShmSlotFree, std::memory_order_relaxed);
-    slot.name_hash.store(name.hash, std::memory_order_relaxed);
-    slot.name_kind.store(name.kind, std::memory_order_relaxed);
-    slot.name_len.store(name.len, std::memory_order_relaxed);
+    // Release stores (free on x86): a lookup that reads any of them sees
+    // the odd generation too (see Compare()).
+    slot.state.store(kShmSlotFree, std::memory_order_release);
+    slot.name_hash.store(name.hash, std::memory_order_release);
+    slot.name_kind.store(name.kind, std::memory_order_release);
+    slot.name_len.store(name.len, std::memory_order_release);
     for (uint32_t w = 0; w < name.words; ++w) {
-      slot.name[w].store(name.word[w], std::memory_order_relaxed);
+      slot.name[w].store(name.word[w], std::memory_order_release);
     }
     slot.fence = fence > floor ? fence : floor;
     if (displacement > h.max_displacement.load(std::memory_order_relaxed)) {
       h.max_displacement.store(displacement, std::memory_order_relaxed);
     }
-    slot.state.store(kShmSlotBound, std::memory_order_relaxed);
+    slot.state.store(kShmSlotBound, std::memory_order_release);
     slot.generation.store(odd + 1, std::memory_order_release);
     segment.entry(position).store(ShmIndexEntry(ShmTag(name.hash), slot_index + 1),
                                   std::memory_order_relaxed);
