@@ -26,7 +26,7 @@
 #include "ipclock/shm_store.h"
 #include "ipclock/store_factory.h"
 #include "platform/faults.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "shm_test_util.h"  // last: it pulls in cmocka.h
 
 namespace {
 
@@ -42,17 +42,6 @@ absl::StatusOr<std::shared_ptr<Store>> Open(const std::string& name,
   return ipclock::StoreFromDsn(absl::StrCat("shm://", name, query), options);
 }
 
-bool SegmentExists(const std::string& name) {
-  struct stat st;
-  return stat(absl::StrCat("/dev/shm/ipclock.", name).c_str(), &st) == 0;
-}
-
-void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
-  if (s.message().find(needle) == absl::string_view::npos) {
-    fail_msg("expected \"%s\" in: %s", std::string(needle).c_str(), s.ToString().c_str());
-  }
-}
-
 // Arms one fault, opens a new segment, and checks the refusal and that no
 // segment was left behind; then opens it for real.
 void RefusedCreation(FaultPoint point, int err, int skip, absl::StatusCode code,
@@ -65,7 +54,7 @@ void RefusedCreation(FaultPoint point, int err, int skip, absl::StatusCode code,
   AssertMessageHas(store.status(), absl::StrCat("shm://", name));
   AssertMessageHas(store.status(), call);
   AssertMessageHas(store.status(), ename);
-  if (SegmentExists(name)) fail_msg("a half-made segment was left: %s", name.c_str());
+  if (ShmSegmentExists(name)) fail_msg("a half-made segment was left: %s", name.c_str());
   store = Open(name, "?capacity=16");
   ASSERT_OK(store);
   Lock lock = LockOrFail(*store, "after");
@@ -106,7 +95,7 @@ void FaultsNeverHarmAnExistingSegment(void**) {
       ipclock::ClearFaults();
       if (second.ok()) continue;  // the fault fell after the open was done
       AssertMessageHas(second.status(), "EIO");
-      assert_true(SegmentExists(name));
+      assert_true(ShmSegmentExists(name));
     }
   }
   absl::StatusOr<std::shared_ptr<Store>> third = Open(name);
@@ -143,7 +132,7 @@ void RealEmfile(void**) {
   assert_int_equal(result->code, static_cast<int>(absl::StatusCode::kResourceExhausted));
   AssertMessageHas(absl::ResourceExhaustedError(result->message), "shm_open");
   AssertMessageHas(absl::ResourceExhaustedError(result->message), "EMFILE");
-  assert_false(SegmentExists(name));
+  assert_false(ShmSegmentExists(name));
 }
 
 // A full /dev/shm for real: a 256 KiB tmpfs over /dev/shm in a mount
@@ -168,7 +157,7 @@ void RealFullDevShm(void**) {
     result->big_code = static_cast<int>(big.status().code());
     snprintf(result->big_message, sizeof(result->big_message), "%s",
              std::string(big.status().message()).c_str());
-    result->left = SegmentExists(name) ? 1 : 0;
+    result->left = ShmSegmentExists(name) ? 1 : 0;
     absl::StatusOr<std::shared_ptr<Store>> small = Open(name, "?capacity=64");
     if (small.ok()) {
       absl::StatusOr<Lock> lock = Lock::Create(*small, "job");
@@ -183,7 +172,7 @@ void RealFullDevShm(void**) {
   AssertMessageHas(absl::ResourceExhaustedError(result->big_message), "ENOSPC");
   assert_int_equal(result->left, 0);
   assert_int_equal(result->small_ok, 1);
-  assert_false(SegmentExists(name));  // the namespace's tmpfs is gone
+  assert_false(ShmSegmentExists(name));  // the namespace's tmpfs is gone
 }
 
 // Locking and unlocking that fail leave the lock exactly as it was.

@@ -22,7 +22,7 @@
 #include "ipclock/shm_store.h"
 #include "ipclock/store_factory.h"
 #include "stores/shm_mutex_store.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "shm_test_util.h"  // last: it pulls in cmocka.h
 
 namespace {
 
@@ -36,19 +36,6 @@ struct Flags {
   std::atomic<long> flips{0};
 };
 
-// Maps the whole segment read-write, as another process of the same user
-// could.
-void* MapSegment(const std::string& name, size_t* size) {
-  int fd = shm_open(absl::StrCat("/ipclock.", name).c_str(), O_RDWR, 0);
-  if (fd < 0) return nullptr;
-  struct stat st;
-  if (fstat(fd, &st) != 0) return nullptr;
-  *size = static_cast<size_t>(st.st_size);
-  void* p = mmap(nullptr, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  return p == MAP_FAILED ? nullptr : p;
-}
-
 template <typename T>
 void Put(T* field, T value) {
   __atomic_store_n(field, value, __ATOMIC_RELAXED);
@@ -59,7 +46,7 @@ void Put(T* field, T value) {
 pid_t StartHeaderFlipper(const std::string& name, Flags* flags) {
   return ForkChild([name, flags] {
     size_t size = 0;
-    void* p = MapSegment(name, &size);
+    void* p = MapShmSegment(name, &size);
     if (p == nullptr) return 2;
     auto* h = static_cast<ShmHeader*>(p);
     const uint32_t header_size = h->header_size;
@@ -90,7 +77,7 @@ pid_t StartHeaderFlipper(const std::string& name, Flags* flags) {
 pid_t StartSlotScribbler(const std::string& name, Flags* flags) {
   return ForkChild([name, flags] {
     size_t size = 0;
-    void* p = MapSegment(name, &size);
+    void* p = MapShmSegment(name, &size);
     if (p == nullptr) return 2;
     auto* bytes = static_cast<unsigned char*>(p);
     const uint32_t capacity = static_cast<ShmHeader*>(p)->capacity;

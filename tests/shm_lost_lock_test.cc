@@ -28,30 +28,13 @@
 #include "ipclock/shm_store.h"
 #include "ipclock/store_factory.h"
 #include "spawn_util.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "shm_test_util.h"  // last: it pulls in cmocka.h
 
 namespace {
 
 using ipclock::Lock;
 using ipclock::Store;
 using namespace ipclock_test;
-
-std::shared_ptr<Store> OpenStore(const std::string& name) {
-  absl::StatusOr<std::shared_ptr<Store>> store =
-      ipclock::StoreFromDsn(absl::StrCat("shm://", name));
-  if (!store.ok()) fail_msg("StoreFromDsn: %s", store.status().ToString().c_str());
-  return *store;
-}
-
-void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
-  if (s.message().find(needle) == absl::string_view::npos) {
-    fail_msg("expected \"%s\" in: %s", std::string(needle).c_str(), s.ToString().c_str());
-  }
-}
-
-std::string SegmentPath(const std::string& name) {
-  return absl::StrCat("/dev/shm/ipclock.", name);
-}
 
 // rm(1), as a user or a cleanup job would run it.
 void RemoveWithRm(const std::string& path) {
@@ -89,11 +72,12 @@ void CopyMessage(const absl::Status& s, char (&out)[1024]) {
 // let go of segment 1's mutexes, which the waiter then gets.
 void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
   const std::string name = UniqueShmName("rm");
-  const std::string path = SegmentPath(name);
+  const std::string path = ShmSegmentPath(name);
   Report* report = SharedMemory<Report>();
   Signal held, waiting, told;
   pid_t holder = ForkChild([&] {
-    std::shared_ptr<Store> store = OpenStore(name);
+    std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
+    if (store == nullptr) return 9;
     absl::StatusOr<Lock> job = ipclock::AcquireLock(store, "job", absl::Seconds(5));
     absl::StatusOr<Lock> job2 = ipclock::AcquireLock(store, "job2", absl::Seconds(5));
     if (!job.ok() || !job2.ok()) return 2;
@@ -124,7 +108,8 @@ void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
   });
   assert_int_equal(held.Wait(), 'x');
   pid_t waiter = ForkChild([&] {
-    std::shared_ptr<Store> store = OpenStore(name);
+    std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
+    if (store == nullptr) return 9;
     absl::StatusOr<Lock> job = Lock::Create(store, "job");
     if (!job.ok()) return 2;
     waiting.Notify();
@@ -141,7 +126,8 @@ void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
   const int64_t removed_at = ipclock::Deadline::NowNanos();
   RemoveWithRm(path);
   pid_t newcomer = ForkChild([&] {
-    std::shared_ptr<Store> store = OpenStore(name);
+    std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
+    if (store == nullptr) return 9;
     absl::StatusOr<Lock> job = Lock::Create(store, "job");
     if (!job.ok()) return 2;
     absl::StatusOr<bool> got = job->TryAcquire();
@@ -184,7 +170,7 @@ void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
 // store is refused.
 void ReleaseAfterRemovalSaysSo(void**) {
   const std::string name = UniqueShmName("rel");
-  const std::string path = SegmentPath(name);
+  const std::string path = ShmSegmentPath(name);
   struct Codes {
     std::atomic<int> release{-1};
     std::atomic<int> check{-1};
@@ -193,7 +179,8 @@ void ReleaseAfterRemovalSaysSo(void**) {
   Codes* codes = SharedMemory<Codes>();
   Signal held, removed;
   pid_t holder = ForkChild([&] {
-    std::shared_ptr<Store> store = OpenStore(name);
+    std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
+    if (store == nullptr) return 9;
     absl::StatusOr<Lock> a = ipclock::AcquireLock(store, "a", absl::Seconds(5));
     absl::StatusOr<Lock> b = ipclock::AcquireLock(store, "b", absl::Seconds(5));
     if (!a.ok() || !b.ok()) return 2;
@@ -220,14 +207,14 @@ void ReleaseAfterRemovalSaysSo(void**) {
 // The path names another segment now, or ours under another name.
 void ReplacedOrRenamedSegmentIsALoss(void**) {
   const std::string name = UniqueShmName("repl");
-  const std::string path = SegmentPath(name);
+  const std::string path = ShmSegmentPath(name);
   {
-    std::shared_ptr<Store> store = OpenStore(name);
+    std::shared_ptr<Store> store = OpenShmStore(absl::StrCat("shm://", name));
     Lock lock = LockOrFail(store, "job");
     assert_true(TryOrFail(lock));
     ASSERT_OK(lock.CheckAcquired());
     assert_int_equal(unlink(path.c_str()), 0);
-    std::shared_ptr<Store> newer = OpenStore(name);  // a new segment there
+    std::shared_ptr<Store> newer = OpenShmStore(absl::StrCat("shm://", name));  // a new segment there
     absl::Status s = lock.CheckAcquired();
     ASSERT_CODE(s, absl::StatusCode::kAborted);
     AssertMessageHas(s, path);
@@ -236,10 +223,10 @@ void ReplacedOrRenamedSegmentIsALoss(void**) {
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 
   const std::string other = UniqueShmName("moved");
-  std::shared_ptr<Store> store = OpenStore(name);
+  std::shared_ptr<Store> store = OpenShmStore(absl::StrCat("shm://", name));
   Lock lock = LockOrFail(store, "job");
   assert_true(TryOrFail(lock));
-  assert_int_equal(rename(path.c_str(), SegmentPath(other).c_str()), 0);
+  assert_int_equal(rename(path.c_str(), ShmSegmentPath(other).c_str()), 0);
   absl::Status s = lock.CheckAcquired();
   ASSERT_CODE(s, absl::StatusCode::kAborted);
   AssertMessageHas(s, "renamed");
@@ -249,7 +236,7 @@ void ReplacedOrRenamedSegmentIsALoss(void**) {
 // A healthy segment is never reported, however often it is asked.
 void NoFalseAlarmOnAHealthySegment(void**) {
   const std::string name = UniqueShmName("healthy");
-  std::shared_ptr<Store> store = OpenStore(name);
+  std::shared_ptr<Store> store = OpenShmStore(absl::StrCat("shm://", name));
   Lock lock = LockOrFail(store, "job");
   assert_true(TryOrFail(lock));
   for (int i = 0; i < 10000; ++i) ASSERT_OK(lock.CheckAcquired());
@@ -266,7 +253,7 @@ void NoFalseAlarmOnAHealthySegment(void**) {
 // a check from another thread (the watch's, here the test's) says so.
 void OwnerThreadExitIsALoss(void**) {
   const std::string name = UniqueShmName("thread");
-  std::shared_ptr<Store> store = OpenStore(name);
+  std::shared_ptr<Store> store = OpenShmStore(absl::StrCat("shm://", name));
   Lock lock = LockOrFail(store, "job");
   absl::StatusOr<bool> got;
   std::thread([&] { got = lock.TryAcquire(); }).join();

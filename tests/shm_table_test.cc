@@ -25,7 +25,7 @@
 #include "ipclock/shm_store.h"
 #include "ipclock/store_factory.h"
 #include "stores/shm_mutex_store.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "shm_test_util.h"  // last: it pulls in cmocka.h
 
 // ThreadSanitizer's deadlock detector keeps at most 64 mutexes held by one
 // thread and aborts beyond that; one thread of this test holds 100,000.
@@ -38,30 +38,6 @@ using ipclock::Lock;
 using ipclock::ShmHeader;
 using ipclock::Store;
 using namespace ipclock_test;
-
-std::shared_ptr<Store> OpenStore(const std::string& dsn) {
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
-  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
-  return *store;
-}
-
-void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
-  if (s.message().find(needle) == absl::string_view::npos) {
-    fail_msg("expected \"%s\" in: %s", std::string(needle).c_str(), s.ToString().c_str());
-  }
-}
-
-// Maps the whole segment read-write, as a process of the same user could.
-void* MapSegment(const std::string& name, size_t* size) {
-  int fd = shm_open(absl::StrCat("/ipclock.", name).c_str(), O_RDWR, 0);
-  if (fd < 0) return nullptr;
-  struct stat st;
-  if (fstat(fd, &st) != 0) return nullptr;
-  *size = static_cast<size_t>(st.st_size);
-  void* p = mmap(nullptr, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  return p == MAP_FAILED ? nullptr : p;
-}
 
 // Fails unless every bound name appears in one slot only.
 void AssertEachNameOnce(const std::string& name) {
@@ -82,7 +58,7 @@ void AssertEachNameOnce(const std::string& name) {
 void HoldsMoreThan65536Resources(void**) {
   const std::string name = UniqueShmName("big");
   constexpr int kCapacity = 100000;
-  auto store = OpenStore(absl::StrCat("shm://", name, "?capacity=", kCapacity));
+  auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=", kCapacity));
   std::vector<Lock> held;
   held.reserve(kCapacity);
   for (int i = 0; i < kCapacity; ++i) {
@@ -94,11 +70,10 @@ void HoldsMoreThan65536Resources(void**) {
   ASSERT_CODE(got, absl::StatusCode::kResourceExhausted);
   AssertMessageHas(got.status(), "capacity");
   pid_t child = ForkChild([&] {
-    absl::StatusOr<std::shared_ptr<Store>> other =
-        ipclock::StoreFromDsn(absl::StrCat("shm://", name));
-    if (!other.ok()) return 4;
+    std::shared_ptr<Store> other = OpenShmStoreOrNull(absl::StrCat("shm://", name));
+    if (other == nullptr) return 4;
     for (int i = 0; i < kCapacity; i += 997) {
-      absl::StatusOr<Lock> l = Lock::Create(*other, absl::StrCat("resource-", i));
+      absl::StatusOr<Lock> l = Lock::Create(other, absl::StrCat("resource-", i));
       if (!l.ok()) return 2;
       absl::StatusOr<bool> free = l->TryAcquire();
       if (!free.ok() || *free) return 3;
@@ -117,9 +92,9 @@ void HoldsMoreThan65536Resources(void**) {
 // A segment of the layout before this one (version 1) is refused, not read.
 void PreviousLayoutIsRefused(void**) {
   const std::string name = UniqueShmName("v1");
-  OpenStore(absl::StrCat("shm://", name));
+  OpenShmStore(absl::StrCat("shm://", name));
   size_t size = 0;
-  auto* h = static_cast<ShmHeader*>(MapSegment(name, &size));
+  auto* h = static_cast<ShmHeader*>(MapShmSegment(name, &size));
   assert_non_null(h);
   h->version = 1;
   absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn(absl::StrCat("shm://", name));
@@ -137,11 +112,11 @@ void PreviousLayoutIsRefused(void**) {
 // Key holds it in its first slot.
 void KilledBinderIsRepaired(void**) {
   const std::string name = UniqueShmName("repair");
-  auto store = OpenStore(absl::StrCat("shm://", name, "?capacity=64"));
+  auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=64"));
   Lock holder = LockOrFail(store, "a");
   assert_true(TryOrFail(holder));
   size_t size = 0;
-  void* base = MapSegment(name, &size);
+  void* base = MapShmSegment(name, &size);
   assert_non_null(base);
   auto* h = static_cast<ShmHeader*>(base);
   auto* index = reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(base) +
@@ -161,7 +136,7 @@ void KilledBinderIsRepaired(void**) {
   });
   assert_int_equal(WaitChild(binder), 128 + SIGKILL);
   // A fresh store finds no tag for "a" and binds under table_mu.
-  auto other = OpenStore(absl::StrCat("shm://", name));
+  auto other = OpenShmStore(absl::StrCat("shm://", name));
   Lock rival = LockOrFail(other, "a");
   assert_false(TryOrFail(rival));
   assert_int_equal(index[position].load(), entry);
@@ -207,7 +182,7 @@ void KilledBinderIsRepaired(void**) {
 // hold for every name, and no name may end up in two slots.
 void KillsWhileSlotsMove(void**) {
   const std::string name = UniqueShmName("churnkill");
-  OpenStore(absl::StrCat("shm://", name, "?capacity=8"));
+  OpenShmStore(absl::StrCat("shm://", name, "?capacity=8"));
   constexpr int kNames = 24, kProcs = 3;
   struct Shared {
     std::atomic<int> inside[kNames];
@@ -217,10 +192,8 @@ void KillsWhileSlotsMove(void**) {
   Shared* shared = SharedMemory<Shared>();
   auto worker = [&] {
     return ForkChild([&] {
-      absl::StatusOr<std::shared_ptr<Store>> opened =
-          ipclock::StoreFromDsn(absl::StrCat("shm://", name));
-      if (!opened.ok()) return 5;
-      std::shared_ptr<Store> store = *opened;
+      std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
+      if (store == nullptr) return 5;
       unsigned seed = static_cast<unsigned>(getpid());
       for (;;) {
         const int n = static_cast<int>(rand_r(&seed) % kNames);
