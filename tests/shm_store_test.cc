@@ -444,6 +444,53 @@ void OwnerThreadRule(void**) {
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
+// A Lock destroyed on another thread than the one holding it leaves the
+// lock held (the owner thread rule), and its store may go too. The owner
+// thread's robust list still points into the segment: were it unmapped,
+// that thread's next lock of any robust mutex would write into the hole
+// (SIGSEGV), and its exit would let the kernel write there. The mapping
+// stays; the lock comes back as an owner death when the thread exits.
+void MappingOutlivesAHeldLockWhoseStoreIsGone(void**) {
+  const std::string name = UniqueShmName("orphan");
+  const std::string other = UniqueShmName("orphan2");
+  pid_t child = ForkChild([&] {
+    std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
+    if (store == nullptr) return 2;
+    absl::StatusOr<Lock> lock = Lock::Create(store, "job");
+    if (!lock.ok()) return 3;
+    std::atomic<int> step{0};
+    int result = 0;
+    std::thread owner([&] {
+      if (!lock->TryAcquire().value_or(false)) {
+        result = 4;
+        return;
+      }
+      step = 1;
+      while (step.load() != 2) usleep(1000);
+      // Its store is gone now. Lock another robust mutex in another segment.
+      std::shared_ptr<Store> second = OpenShmStoreOrNull(absl::StrCat("shm://", other));
+      absl::StatusOr<Lock> l2 = second ? Lock::Create(second, "b") : absl::StatusOr<Lock>();
+      if (!l2.ok() || !l2->TryAcquire().value_or(false) || !l2->Release().ok()) result = 5;
+    });
+    while (step.load() != 1) usleep(1000);
+    {
+      Lock gone = *std::move(lock);  // destroyed here, on the wrong thread
+    }
+    store.reset();
+    step = 2;
+    owner.join();  // exits holding "job"
+    return result;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  auto store = OpenShmStore(absl::StrCat("shm://", name));
+  Lock next = MakeLock(store, "job");
+  assert_true(Try(next));
+  assert_true(next.previous_owner_died());
+  ASSERT_OK(next.Release());
+  ASSERT_OK(ipclock::RemoveShmSegment(name));
+  ASSERT_OK(ipclock::RemoveShmSegment(other));
+}
+
 // Timed, blocking and try acquisitions against a holder in another thread.
 void WaitsOn(const std::string& dsn) {
   auto store = OpenShmStore(dsn);
@@ -527,6 +574,7 @@ int main() {
       cmocka_unit_test(BadDsnsAreRefused),
       cmocka_unit_test(RemovedSegmentIsDetected),
       cmocka_unit_test(OwnerThreadRule),
+      cmocka_unit_test(MappingOutlivesAHeldLockWhoseStoreIsGone),
       cmocka_unit_test(TimedAndBlockingWaits),
       cmocka_unit_test(PriorityInheritanceWaits),
   };

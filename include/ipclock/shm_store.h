@@ -27,7 +27,8 @@
 // acquired it and must be released by that same thread. Releasing (or
 // destroying a held Lock) on another thread returns FailedPrecondition and
 // leaves the lock held; it comes back, reported to the next holder as an
-// owner death, when the owning thread exits. A second Lock on a resource
+// owner death, when the owning thread exits (the segment stays mapped in
+// this process until then, even if its store is destroyed). A second Lock on a resource
 // that this thread already holds never deadlocks: a try returns false, a wait
 // with a timeout waits it out and returns DeadlineExceeded (the holder cannot
 // release while its thread waits), and a wait without a timeout returns

@@ -12,8 +12,10 @@
 #include <errno.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
@@ -42,12 +44,28 @@ constexpr int kMaxRebinds = 1000;
 
 using Loss = ShmSegment::Loss;
 
+// Segments in which a thread of this process may still hold a mutex that no
+// Key will release: kept mapped until the process ends.
+void KeepMapped(std::shared_ptr<ShmSegment> segment) {
+  static std::mutex* mu = new std::mutex();
+  static auto* kept = new std::vector<std::shared_ptr<ShmSegment>>();
+  std::lock_guard<std::mutex> guard(*mu);
+  kept->push_back(std::move(segment));
+}
+
 struct ShmKeyState final : KeyState {
   ShmKeyState(std::shared_ptr<ShmSegment> s, ShmBinding b)
       : segment(std::move(s)), slot(&segment->slot(b.index)), generation(b.generation) {}
   // Drops this key's reference to the slot. A held lock stays held: the
-  // mutex belongs to its thread, not to this object (see shm_store.h).
-  ~ShmKeyState() override { slot->refs.fetch_sub(1, std::memory_order_relaxed); }
+  // mutex belongs to its thread, not to this object (see shm_store.h). That
+  // thread's robust list then points into the mapping, and glibc (at its
+  // next robust lock) and the kernel (at its exit, to hand the lock on as
+  // an owner death) write there: the mapping must outlive it, even when
+  // the store goes.
+  ~ShmKeyState() override {
+    slot->refs.fetch_sub(1, std::memory_order_relaxed);
+    if (held && owner_pid == CurrentPid()) KeepMapped(segment);
+  }
 
   const std::shared_ptr<ShmSegment> segment;
   ShmSlot* const slot;
