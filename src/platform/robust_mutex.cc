@@ -4,10 +4,12 @@
 #include "platform/robust_mutex.h"
 
 #include <time.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace ipclock {
 
@@ -34,7 +36,7 @@ int PollUntil(pthread_mutex_t* mu, Deadline deadline) {
   for (;;) {
     const int rc = pthread_mutex_trylock(mu);
     if (rc != EBUSY || deadline.has_passed()) return rc;
-    usleep(200);
+    absl::SleepFor(absl::Microseconds(200));
   }
 }
 
