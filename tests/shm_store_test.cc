@@ -27,7 +27,7 @@
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
 #include "stores/shm_mutex_store.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "shm_test_util.h"  // last: it pulls in cmocka.h
 
 namespace {
 
@@ -35,12 +35,6 @@ using ipclock::Lock;
 using ipclock::ShmStoreOptions;
 using ipclock::Store;
 using namespace ipclock_test;
-
-std::shared_ptr<Store> OpenStore(const std::string& dsn) {
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
-  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
-  return *store;
-}
 
 Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource) {
   absl::StatusOr<Lock> lock = Lock::Create(store, resource);
@@ -54,20 +48,9 @@ bool Try(Lock& lock) {
   return *got;
 }
 
-void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
-  if (s.message().find(needle) == absl::string_view::npos) {
-    fail_msg("expected \"%s\" in: %s", std::string(needle).c_str(), s.ToString().c_str());
-  }
-}
-
-bool SegmentExists(const std::string& name) {
-  struct stat st;
-  return stat(absl::StrCat("/dev/shm/ipclock.", name).c_str(), &st) == 0;
-}
-
 void KilledHolderReportsOwnerDeath(void**) {
   const std::string name = UniqueShmName("kill");
-  auto store = OpenStore(absl::StrCat("shm://", name));
+  auto store = OpenShmStore(absl::StrCat("shm://", name));
   Signal locked;
   pid_t child = ForkChild([&] {
     absl::StatusOr<Lock> lock = Lock::Create(store, "job");
@@ -114,7 +97,7 @@ void KilledHolderReportsOwnerDeath(void**) {
   assert_false(Try(after));
   kill(child, SIGKILL);
   assert_int_equal(WaitChild(child), 128 + SIGKILL);
-  auto fresh = OpenStore(absl::StrCat("shm://", name));
+  auto fresh = OpenShmStore(absl::StrCat("shm://", name));
   Lock next = MakeLock(fresh, "job");
   ASSERT_OK(next.Acquire(absl::Seconds(10)));
   assert_true(next.previous_owner_died());
@@ -126,7 +109,7 @@ void KilledHolderReportsOwnerDeath(void**) {
 
 void ProcessesCountWithoutLostUpdates(void**) {
   const std::string name = UniqueShmName("count");
-  auto store = OpenStore(absl::StrCat("shm://", name));
+  auto store = OpenShmStore(absl::StrCat("shm://", name));
   struct Shared {
     std::atomic<int> inside{0};
     std::atomic<int> violations{0};
@@ -167,7 +150,7 @@ void ProcessesCountWithoutLostUpdates(void**) {
 
 void FenceGrowsAcrossSlotReuse(void**) {
   const std::string name = UniqueShmName("fence");
-  auto store = OpenStore(absl::StrCat("shm://", name, "?capacity=2"));
+  auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=2"));
   uint64_t last = 0;
   {
     Lock lock = MakeLock(store, "a");
@@ -192,7 +175,7 @@ void FenceGrowsAcrossSlotReuse(void**) {
 
 void FullTableIsResourceExhausted(void**) {
   const std::string name = UniqueShmName("full");
-  auto store = OpenStore(absl::StrCat("shm://", name, "?capacity=4"));
+  auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=4"));
   std::vector<Lock> held;
   for (int i = 0; i < 4; ++i) {
     held.push_back(MakeLock(store, absl::StrCat("r", i)));
@@ -212,7 +195,7 @@ void FullTableIsResourceExhausted(void**) {
 
 void SlotsAreReclaimed(void**) {
   const std::string name = UniqueShmName("reclaim");
-  auto store = OpenStore(absl::StrCat("shm://", name, "?capacity=4"));
+  auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=4"));
   // Far more names than slots, one after another.
   for (int i = 0; i < 200; ++i) {
     Lock lock = MakeLock(store, absl::StrCat("name-", i));
@@ -256,7 +239,7 @@ void SlotsAreReclaimed(void**) {
 // between names all the time, and each name must still exclude.
 void ExclusionWhileSlotsMove(void**) {
   const std::string name = UniqueShmName("churn");
-  auto store = OpenStore(absl::StrCat("shm://", name, "?capacity=4"));
+  auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=4"));
   constexpr int kNames = 7, kProcs = 3, kIters = 3000;
   struct Shared {
     std::atomic<int> inside[kNames];
@@ -298,7 +281,7 @@ void ExclusionWhileSlotsMove(void**) {
 
 void LongNamesAreDistinct(void**) {
   const std::string name = UniqueShmName("long");
-  auto store = OpenStore(absl::StrCat("shm://", name));
+  auto store = OpenShmStore(absl::StrCat("shm://", name));
   std::string a(300, 'x'), b(300, 'x');
   b.back() = 'y';
   std::string inline_max(200, 'q'), inline_max2(200, 'q');
@@ -319,7 +302,7 @@ void LongNamesAreDistinct(void**) {
 void LayoutMismatchIsRefused(void**) {
   const std::string name = UniqueShmName("layout");
   {
-    auto store = OpenStore(absl::StrCat("shm://", name));
+    auto store = OpenShmStore(absl::StrCat("shm://", name));
   }
   // Forge another layout version into the existing segment.
   int fd = shm_open(absl::StrCat("/ipclock.", name).c_str(), O_RDWR, 0);
@@ -357,7 +340,7 @@ void LayoutMismatchIsRefused(void**) {
   fd = shm_open(absl::StrCat("/ipclock.", name).c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   assert_true(fd >= 0);
   close(fd);
-  auto store = OpenStore(absl::StrCat("shm://", name, "?capacity=8"));
+  auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=8"));
   Lock lock = MakeLock(store, "works");
   assert_true(Try(lock));
   ASSERT_OK(ipclock::RemoveShmSegment(name));
@@ -374,10 +357,10 @@ void BadDsnsAreRefused(void**) {
   ASSERT_CODE(ipclock::StoreFromDsn("shm://a%2Fb"), absl::StatusCode::kInvalidArgument);
   ASSERT_CODE(ipclock::StoreFromDsn(absl::StrCat("shm://", std::string(201, 'n'))),
               absl::StatusCode::kInvalidArgument);
-  assert_false(SegmentExists(name));
+  assert_false(ShmSegmentExists(name));
   // The mode is applied exactly, whatever the umask.
   mode_t old = umask(077);
-  auto store = OpenStore(absl::StrCat("shm://", name, "?mode=0640"));
+  auto store = OpenShmStore(absl::StrCat("shm://", name, "?mode=0640"));
   umask(old);
   struct stat st;
   assert_int_equal(stat(absl::StrCat("/dev/shm/ipclock.", name).c_str(), &st), 0);
@@ -388,7 +371,7 @@ void BadDsnsAreRefused(void**) {
 
 void RemovedSegmentIsDetected(void**) {
   const std::string name = UniqueShmName("removed");
-  auto store = OpenStore(absl::StrCat("shm://", name));
+  auto store = OpenShmStore(absl::StrCat("shm://", name));
   Lock reused = MakeLock(store, "job");
   assert_true(Try(reused));
   ASSERT_OK(reused.Release());
@@ -397,7 +380,7 @@ void RemovedSegmentIsDetected(void**) {
   // First acquisitions check the link at most once per coarse clock tick.
   usleep(25 * 1000);
   // A process started afterwards makes a new segment and takes the lock.
-  auto newer = OpenStore(absl::StrCat("shm://", name));
+  auto newer = OpenShmStore(absl::StrCat("shm://", name));
   Lock theirs = MakeLock(newer, "job");
   assert_true(Try(theirs));
   // The old store must not hand out a second "job".
@@ -414,7 +397,7 @@ void RemovedSegmentIsDetected(void**) {
 
 void OwnerThreadRule(void**) {
   const std::string name = UniqueShmName("thread");
-  auto store = OpenStore(absl::StrCat("shm://", name));
+  auto store = OpenShmStore(absl::StrCat("shm://", name));
   Lock lock = MakeLock(store, "job");
   assert_true(Try(lock));
   absl::Status from_other;
@@ -461,9 +444,56 @@ void OwnerThreadRule(void**) {
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
+// A Lock destroyed on another thread than the one holding it leaves the
+// lock held (the owner thread rule), and its store may go too. The owner
+// thread's robust list still points into the segment: were it unmapped,
+// that thread's next lock of any robust mutex would write into the hole
+// (SIGSEGV), and its exit would let the kernel write there. The mapping
+// stays; the lock comes back as an owner death when the thread exits.
+void MappingOutlivesAHeldLockWhoseStoreIsGone(void**) {
+  const std::string name = UniqueShmName("orphan");
+  const std::string other = UniqueShmName("orphan2");
+  pid_t child = ForkChild([&] {
+    std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
+    if (store == nullptr) return 2;
+    absl::StatusOr<Lock> lock = Lock::Create(store, "job");
+    if (!lock.ok()) return 3;
+    std::atomic<int> step{0};
+    int result = 0;
+    std::thread owner([&] {
+      if (!lock->TryAcquire().value_or(false)) {
+        result = 4;
+        return;
+      }
+      step = 1;
+      while (step.load() != 2) usleep(1000);
+      // Its store is gone now. Lock another robust mutex in another segment.
+      std::shared_ptr<Store> second = OpenShmStoreOrNull(absl::StrCat("shm://", other));
+      absl::StatusOr<Lock> l2 = second ? Lock::Create(second, "b") : absl::StatusOr<Lock>();
+      if (!l2.ok() || !l2->TryAcquire().value_or(false) || !l2->Release().ok()) result = 5;
+    });
+    while (step.load() != 1) usleep(1000);
+    {
+      Lock gone = *std::move(lock);  // destroyed here, on the wrong thread
+    }
+    store.reset();
+    step = 2;
+    owner.join();  // exits holding "job"
+    return result;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  auto store = OpenShmStore(absl::StrCat("shm://", name));
+  Lock next = MakeLock(store, "job");
+  assert_true(Try(next));
+  assert_true(next.previous_owner_died());
+  ASSERT_OK(next.Release());
+  ASSERT_OK(ipclock::RemoveShmSegment(name));
+  ASSERT_OK(ipclock::RemoveShmSegment(other));
+}
+
 // Timed, blocking and try acquisitions against a holder in another thread.
 void WaitsOn(const std::string& dsn) {
-  auto store = OpenStore(dsn);
+  auto store = OpenShmStore(dsn);
   Lock holder = MakeLock(store, "job");
   Lock waiter = MakeLock(store, "job");
   assert_true(Try(holder));
@@ -512,7 +542,7 @@ void PriorityInheritanceWaits(void**) {
   const std::string name = UniqueShmName("pi");
   WaitsOn(absl::StrCat("shm://", name, "?pi=true"));
   // Owner death works on PI mutexes too.
-  auto store = OpenStore(absl::StrCat("shm://", name, "?pi=true"));
+  auto store = OpenShmStore(absl::StrCat("shm://", name, "?pi=true"));
   Signal locked;
   pid_t child = ForkChild([&] {
     absl::StatusOr<Lock> lock = Lock::Create(store, "job");
@@ -544,6 +574,7 @@ int main() {
       cmocka_unit_test(BadDsnsAreRefused),
       cmocka_unit_test(RemovedSegmentIsDetected),
       cmocka_unit_test(OwnerThreadRule),
+      cmocka_unit_test(MappingOutlivesAHeldLockWhoseStoreIsGone),
       cmocka_unit_test(TimedAndBlockingWaits),
       cmocka_unit_test(PriorityInheritanceWaits),
   };

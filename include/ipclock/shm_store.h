@@ -27,7 +27,8 @@
 // acquired it and must be released by that same thread. Releasing (or
 // destroying a held Lock) on another thread returns FailedPrecondition and
 // leaves the lock held; it comes back, reported to the next holder as an
-// owner death, when the owning thread exits. A second Lock on a resource
+// owner death, when the owning thread exits (the segment stays mapped in
+// this process until then, even if its store is destroyed). A second Lock on a resource
 // that this thread already holds never deadlocks: a try returns false, a wait
 // with a timeout waits it out and returns DeadlineExceeded (the holder cannot
 // release while its thread waits), and a wait without a timeout returns
@@ -52,34 +53,59 @@
 // been told), acquisition fails with ResourceExhausted: create the segment
 // with a larger `capacity`.
 //
+// Capacity. 1 to 4,194,304 slots (1024 by default). A segment takes 324
+// bytes of /dev/shm (memory) per slot on x86-64, all of it allocated when
+// the segment is created, so a /dev/shm too small for it is an error then
+// (ResourceExhausted), never a crash later: 324 KiB for 1024 slots, 41 MiB
+// for 131,072, 1.3 GiB for the most. A first acquisition costs about the
+// same with 1 and with 100,000 resources as long as the table is at most
+// about three quarters full: give it room (e.g. capacity=131072 for 100,000
+// resources). A full table costs a pass over every slot per refused
+// acquisition.
+//
 // The segment's settings (capacity, mode, pi) are fixed by whoever creates
 // it; later stores use its capacity and refuse it with FailedPrecondition if
 // its layout (version, word size, slot size) or its `pi` setting differs from
-// theirs.
+// theirs. Segments of ipclock versions with at most 65,536 slots (layout
+// version 1) are refused that way: remove them once no process uses them.
 //
 // REMOVING A SEGMENT. Stop every process that uses it, then
 // `rm /dev/shm/ipclock.NAME` (or `RemoveShmSegment()`). A segment removed
 // while processes use it leaves them on the old copy while new processes
 // make a new one: two holders for one name. systemd-logind does exactly that
 // at a user's logout when RemoveIPC=yes (its default) for users that are not
-// system users; run such services as system users or set RemoveIPC=no. The
-// store detects a removed segment and refuses new locks with
-// FailedPrecondition; see "Detection" below for exactly when.
+// system users; run such services as system users or set RemoveIPC=no.
 //
-// Detection of a removed segment. The store keeps the segment open and
-// checks its link count (fstat(2) of that descriptor) when the store is
-// created, and when a Lock acquires for the first time (its Key has no slot
-// yet) provided no such check ran in the last millisecond; the clock for
-// this is CLOCK_MONOTONIC_COARSE, so in practice the check runs at most once
-// per kernel tick (1 to 10 ms, CONFIG_HZ). A system call costs more than the
-// rest of a create-acquire-release-destroy cycle, hence the limit. A Lock
-// that has acquired before keeps its slot and re-acquires without any check:
-// it is refused only once some first acquisition through the same store
-// object has noticed the removal, which marks the store removed for every
-// Lock. What is not detected: acquisitions by reused Locks before that, and
-// first acquisitions within one tick of the last check. No check can close
-// the window between itself and the acquisition; the cure is to keep the
-// segment from being removed (above).
+// Losing a held lock. Nothing can keep a process that starts after the
+// removal from being granted the lock on its new segment; what the store
+// guarantees is that the holder on the old one is told. A lock is held
+// while the path /dev/shm/ipclock.NAME still names the segment this store
+// mapped (same device and inode) and the thread that acquired it still
+// holds its mutex; otherwise it is lost, and the store says so with Aborted
+// naming the segment: "was removed (systemd-logind RemoveIPC does this at
+// logout)", "was replaced" (removed, and a new one made), "was renamed", or
+// "the thread that acquired the lock ... exited". When each check runs:
+//   * `Lock::CheckAcquired()` and the watch of lock_watch.h: every time (a
+//     stat(2) of the path and a read of the mutex's owner, taking nothing,
+//     so the watch's thread may run it). The watch also puts an inotify
+//     watch on the segment, whose removal (IN_ATTRIB) triggers the check at
+//     once: a watched lock hears of it within milliseconds, whatever the
+//     watch's interval.
+//   * A release: at most once per second of the wall clock per store. A
+//     release always lets the mutex go (processes that opened the old
+//     segment may wait on it), then returns Aborted if this or any earlier
+//     check of the store found the segment lost.
+//   * A first acquisition (a Key with no slot yet): at most once per tick of
+//     CLOCK_MONOTONIC_COARSE (1 to 10 ms, CONFIG_HZ). A reused Lock looks at
+//     nothing itself, to stay as cheap as the mutex. Once any check of the
+//     store (any of the above) found the segment lost, every acquisition
+//     through the store is refused with FailedPrecondition.
+// Not seen, where no watch runs: a loss by a release within the second of
+// the store's last such check, by a first acquisition within its tick, and
+// by a reused Lock before any check noticed. No check closes the window
+// between itself and the next use; the cure is to keep the segment from
+// being removed (above). A check that cannot stat the path makes
+// CheckAcquired() return Unavailable and changes nothing else.
 //
 // Priority inheritance (`pi=true`). Timed waits on PI mutexes use
 // CLOCK_MONOTONIC where glibc (2.35+) and the kernel (5.14+, FUTEX_LOCK_PI2)
@@ -95,8 +121,12 @@
 //
 // Security. /dev/shm is shared by all users. With mode 0600 only the
 // creator's user can use the segment; any user who can open a segment can
-// also hold its locks forever or corrupt it. A segment that another user
-// created before you is used if its mode lets you open it.
+// also hold its locks forever or corrupt it. The store reads every value in
+// the segment as written by such a user: a corrupted header is refused, a
+// corrupted slot costs exclusion or errors, neither crashes the process; but
+// one who can write the segment can also shrink it (ftruncate), and a touch
+// of the vanished part is SIGBUS, which no check can prevent. A segment that
+// another user created before you is used if its mode lets you open it.
 
 #ifndef IPCLOCK_SHM_STORE_H_
 #define IPCLOCK_SHM_STORE_H_
@@ -121,8 +151,9 @@ struct ShmStoreOptions {
   std::string name;
   // Mode of a segment this store creates, set exactly (not cut by the umask).
   mode_t mode = 0600;
-  // Slots of a segment this store creates (1 to 65536): the most resources
-  // held at once. Each slot takes 320 bytes on x86-64.
+  // Slots of a segment this store creates (1 to 4,194,304): the most
+  // resources held at once. Each slot takes 324 bytes of /dev/shm on x86-64
+  // (see "Capacity" above).
   uint32_t capacity = 1024;
   // Priority-inheritance mutexes (PTHREAD_PRIO_INHERIT), for real-time
   // threads that must not be held up by a lower-priority holder.
@@ -134,8 +165,10 @@ struct ShmStoreOptions {
 
 // Opens or creates the segment. InvalidArgument for a bad name or option;
 // FailedPrecondition for a segment of another layout or `pi` setting, or one
-// whose creator died before initializing it; the OS error otherwise (e.g.
-// PermissionDenied for another user's segment).
+// whose creator has not initialized it for 5 s; ResourceExhausted when
+// /dev/shm cannot hold a new segment of this capacity (nothing is left
+// behind); the OS error otherwise (e.g. PermissionDenied for another user's
+// segment).
 absl::StatusOr<std::shared_ptr<Store>> NewShmStore(const ShmStoreOptions& options);
 
 // Unlinks /dev/shm/ipclock.<name>. Only safe once no process uses the
@@ -161,10 +194,10 @@ struct ShmSlotInfo {
 
 // The slots of /dev/shm/ipclock.<name> that are bound to a resource, for
 // `ipclock list`. Read-only: the segment is mapped PROT_READ and no mutex is
-// taken, so the listing is a snapshot that may be torn for a slot that is
-// being rebound or acquired at that instant (such a slot is retried a few
-// times, then shown as read). Never creates the segment: NotFound if there
-// is none; FailedPrecondition for one of another layout.
+// taken, so the listing is a snapshot; a slot being rebound at that instant
+// is retried a few times, then left out, and one being acquired may show the
+// holder and fence from just before. Never creates the segment: NotFound if
+// there is none; FailedPrecondition for one of another layout.
 absl::StatusOr<std::vector<ShmSlotInfo>> ListShmSlots(absl::string_view name);
 
 }  // namespace ipclock

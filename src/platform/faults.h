@@ -27,7 +27,7 @@ enum class FaultPoint {
   kFsync,
   kStat,       // fstat, fstatat
   kChmod,      // fchmod
-  kTruncate,   // ftruncate
+  kTruncate,   // ftruncate, fallocate
   kMkdir,
   kMmap,
   kFlock,
@@ -38,7 +38,8 @@ enum class FaultPoint {
   kSemPost,
   kMutexInit,  // pthread_mutex_init and its attributes
   kLink,       // link, linkat
-  kUnlink,     // unlink
+  kMutexLock,  // pthread_mutex_{lock,trylock,clocklock,timedlock,consistent,unlock}
+  kUnlink,     // unlink, shm_unlink
   kCount,
 };
 

@@ -27,6 +27,7 @@
 #define IPCLOCK_PLATFORM_MUTEX_FUTEX_H_
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,16 @@ static_assert(sizeof(static_cast<pthread_mutex_t*>(nullptr)->__data.__lock) ==
 // The futex word of `mu`.
 inline uint32_t* MutexFutexWord(pthread_mutex_t* mu) {
   return reinterpret_cast<uint32_t*>(&mu->__data.__lock);
+}
+
+// The TID of the thread that holds `mu`, 0 if none, as the futex word shows
+// it: for robust and PI mutexes alike the kernel's protocol keeps the
+// owner's TID there (and clears it when the owner dies). A plain read that
+// takes nothing, so any thread may ask; meaningful only where
+// RobustMutexFutexSelfTest() passed.
+inline pid_t MutexOwnerTid(pthread_mutex_t* mu) {
+  return static_cast<pid_t>(__atomic_load_n(MutexFutexWord(mu), __ATOMIC_RELAXED) &
+                            kFutexTidMask);
 }
 
 // OK if glibc's robust mutexes behave as described above on this system;

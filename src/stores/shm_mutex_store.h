@@ -1,9 +1,24 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The shm store's segment layout, for the store and for tests that need to
-// forge a segment. Everything here is shared between processes: change any
-// field and bump kShmLayoutVersion.
+// The shm store's segment layout, for the store's files and for tests that
+// forge or corrupt a segment. Everything here is shared between processes,
+// and every process that can open the segment can write any byte of it: the
+// store reads it all as hostile (values are checked where they are used,
+// header fields are copied once and checked, offsets come from this build's
+// constants, never from the segment). Change any field and bump
+// kShmLayoutVersion.
+//
+//   offset 0                    ShmHeader
+//   kShmIndexOffset             `capacity` index entries (std::atomic<uint64_t>),
+//                               the hash table of names: ShmIndexEntry(tag,
+//                               1 + slot), tag 0 while no name is bound at
+//                               that position, slot 0 before the position
+//                               first got one; padded to a cache line
+//   ShmSlotsOffset(capacity)    `capacity` ShmSlots, handed out in the order
+//                               index positions are first bound
+//
+// How a name finds its slot: shm_slot_table.h.
 
 #ifndef IPCLOCK_STORES_SHM_MUTEX_STORE_H_
 #define IPCLOCK_STORES_SHM_MUTEX_STORE_H_
@@ -25,9 +40,12 @@ namespace ipclock {
 
 // "ipclkshm" read as a little-endian word.
 inline constexpr uint64_t kShmMagic = 0x6d68736b6c637069ULL;
-inline constexpr uint32_t kShmLayoutVersion = 1;
+// 1: up to 65,536 slots, each at its hash position. 2: an index of tags
+// and slot numbers, slots handed out in order, slot names as atomic words,
+// a generation that is odd during a rebind, up to kShmMaxCapacity slots.
+inline constexpr uint32_t kShmLayoutVersion = 2;
 inline constexpr size_t kShmInlineName = 200;
-inline constexpr uint32_t kShmMaxCapacity = 65536;
+inline constexpr uint32_t kShmMaxCapacity = 1u << 22;
 
 inline constexpr uint32_t kShmFlagPriorityInheritance = 1;
 
@@ -44,11 +62,13 @@ struct alignas(64) ShmHeader {
   uint32_t capacity;
   uint32_t flags;         // kShmFlag*
   int32_t creator_pid;
-  uint8_t creation_id[16];
+  // Written under table_mu; read without it by lookups, as a bound to scan.
+  std::atomic<uint32_t> max_displacement;  // farthest a bound position lies from its home
   // Under table_mu:
-  uint32_t max_displacement;  // farthest any bound slot lies from its home
+  uint32_t rebinding;     // 1 + index position being rebound, 0 if none
+  uint64_t fence_floor;   // highest fence of any slot ever rebound
+  uint32_t next_unused;   // slots [0, next_unused) went to index positions
   uint32_t reserved;
-  uint64_t fence_floor;       // highest fence of any slot ever rebound
   alignas(64) pthread_mutex_t table_mu;
 };
 
@@ -62,26 +82,55 @@ enum ShmNameKind : uint32_t {
   kShmNameSha256 = 1,  // `name` holds its SHA-256 (32 bytes)
 };
 
-// One resource. The first cache line is what a lock and a release touch.
+inline constexpr size_t kShmNameWords = kShmInlineName / 8;
+static_assert(kShmInlineName % 8 == 0, "names are stored as whole words");
+
+// One resource. The first cache line (on x86-64) is what an acquisition and
+// a release touch; the second is what a lookup compares.
 struct alignas(64) ShmSlot {
   pthread_mutex_t mu;
   // Under mu:
   uint64_t fence;
   int32_t holder_pid;  // set while held; non-zero on entry = holder died
-  uint32_t reserved;
-  // Changed only with both table_mu and mu held, so a holder of mu may
-  // read it without table_mu.
-  uint64_t generation;  // bumped whenever the slot is bound to a name
-  // Under table_mu:
-  uint32_t state;       // ShmSlotState
-  uint32_t name_kind;   // ShmNameKind
-  uint32_t name_len;    // length of the full name
-  uint32_t reserved2;
-  uint64_t name_hash;
-  // Keys of live (or dead) processes that cached this slot; a hint only.
+  // Keys (in any process) that cached this slot; a hint that steers reuse.
   std::atomic<uint32_t> refs;
-  uint8_t name[kShmInlineName];
+  // A sequence count of the binding: even while the slot is stable, odd
+  // while it is being rebound (or after a binder died half-way). Changed
+  // only with both table_mu and mu held, so a holder of mu may read it
+  // without table_mu, and a lookup without table_mu reads the name fields
+  // between two reads of it.
+  std::atomic<uint64_t> generation;
+  // Written under table_mu, between the two changes of `generation`:
+  std::atomic<uint32_t> state;       // ShmSlotState
+  std::atomic<uint32_t> name_kind;   // ShmNameKind
+  std::atomic<uint32_t> name_len;    // length of the full name
+  uint32_t reserved;
+  std::atomic<uint64_t> name_hash;
+  // The stored name's bytes in memory order, zero after its end.
+  std::atomic<uint64_t> name[kShmNameWords];
 };
+
+// An index entry: a bound position's tag (never 0) and 1 + its slot.
+inline uint32_t ShmTag(uint64_t name_hash) {
+  return static_cast<uint32_t>(name_hash >> 32) | 1u;
+}
+inline uint64_t ShmIndexEntry(uint32_t tag, uint32_t slot_plus_one) {
+  return static_cast<uint64_t>(slot_plus_one) << 32 | tag;
+}
+inline uint32_t ShmEntryTag(uint64_t entry) { return static_cast<uint32_t>(entry); }
+inline uint32_t ShmEntrySlotPlusOne(uint64_t entry) {
+  return static_cast<uint32_t>(entry >> 32);
+}
+
+inline constexpr size_t kShmIndexOffset = sizeof(ShmHeader);
+
+inline constexpr uint64_t ShmSlotsOffset(uint32_t capacity) {
+  return kShmIndexOffset + (static_cast<uint64_t>(capacity) * 8 + 63) / 64 * 64;
+}
+
+inline constexpr uint64_t ShmSegmentSize(uint32_t capacity) {
+  return ShmSlotsOffset(capacity) + static_cast<uint64_t>(capacity) * sizeof(ShmSlot);
+}
 
 // Builds a store from a parsed `shm://NAME[?mode=&capacity=&pi=]` DSN.
 absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(

@@ -3,7 +3,16 @@
 
 #include "ipclock_rows.h"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "ipclock/lock.h"
+#include "ipclock/lock_factory.h"
+#include "ipclock/lock_watch.h"
+#include "ipclock/shm_store.h"
 #include "ipclock/store_factory.h"
 
 namespace ipclock_bench {
@@ -40,6 +49,31 @@ double FullCycle(const RunShape& shape, const std::shared_ptr<ipclock::Store>& s
     }
     return true;
   });
+}
+
+double ShmRemovalNoticedMicros(const std::string& prefix, int samples) {
+  ipclock::LockWatch watch;
+  std::vector<int64_t> took;
+  for (int i = 0; i < samples; ++i) {
+    const std::string name = absl::StrCat(prefix, ".", i);
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore("shm://" + name);
+    if (!store.ok()) return -1;
+    absl::StatusOr<ipclock::Lock> lock = ipclock::AcquireLock(*store, "bench", absl::Seconds(1));
+    if (!lock.ok()) return -1;
+    std::atomic<int64_t> lost_at{0};
+    ipclock::WatchOptions options;
+    options.check_interval = absl::Hours(1);
+    options.on_lost = [&lost_at](const ipclock::LockLoss&) { lost_at = NowNs(); };
+    absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(*std::move(lock), options);
+    if (!watched.ok()) return -1;
+    const int64_t removed = NowNs();
+    if (!ipclock::RemoveShmSegment(name).ok()) return -1;
+    while (lost_at.load() == 0 && NowNs() - removed < 5'000'000'000) usleep(100);
+    if (lost_at.load() == 0) return -1;
+    took.push_back(lost_at.load() - removed);
+    watched->Release().IgnoreError();  // Aborted: it was lost
+  }
+  return Percentile(took, 50) / 1000.0;
 }
 
 }  // namespace ipclock_bench

@@ -27,6 +27,11 @@ double ReusedHandle(const RunShape& shape, const std::shared_ptr<ipclock::Store>
 double FullCycle(const RunShape& shape, const std::shared_ptr<ipclock::Store>& store,
                  const std::string& resource);
 
+// Microseconds from unlinking a shm segment to the report of the lost lock
+// by a LockWatch (inotify; its interval is an hour), the median of
+// `samples` segments named `prefix`.N.
+double ShmRemovalNoticedMicros(const std::string& prefix, int samples);
+
 }  // namespace ipclock_bench
 
 #endif  // IPCLOCK_TOOLS_BENCH_IPCLOCK_ROWS_H_

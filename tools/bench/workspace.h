@@ -12,10 +12,10 @@
 
 namespace ipclock_bench {
 
-// The largest shm table (kShmMaxCapacity); the 100k-resource row of the shm
-// store uses fewer resources than that.
-inline constexpr int kBigShmCapacity = 65536;
-inline constexpr int kBigShmResources = 60000;
+// The shm table of the 100k-resource row: room for the 100,000 resources at
+// three quarters full (shm_store.h, "Capacity").
+inline constexpr int kBigShmCapacity = 131072;
+inline constexpr int kBigShmResources = 131072;
 
 struct Workspace {
   std::string dir;         // lock files, on tmpfs

@@ -1,0 +1,76 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the shm store's suites share: opening a store, mapping a segment as
+// another process of the same user could (to forge or corrupt it), and
+// checking a status message. Include it last: it ends with test_util.h,
+// which pulls in cmocka.h.
+
+#ifndef IPCLOCK_TESTS_SHM_TEST_UTIL_H_
+#define IPCLOCK_TESTS_SHM_TEST_UTIL_H_
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "ipclock/store.h"
+#include "ipclock/store_factory.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+
+// StoreFromDsn, failing the test on an error.
+inline std::shared_ptr<ipclock::Store> OpenShmStore(const std::string& dsn) {
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
+  return *store;
+}
+
+// The same for forked children, which must not call CMocka: nullptr on an
+// error.
+inline std::shared_ptr<ipclock::Store> OpenShmStoreOrNull(const std::string& dsn) {
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+  return store.ok() ? *store : nullptr;
+}
+
+inline std::string ShmSegmentPath(const std::string& name) {
+  return absl::StrCat("/dev/shm/ipclock.", name);
+}
+
+inline bool ShmSegmentExists(const std::string& name) {
+  struct stat st;
+  return stat(ShmSegmentPath(name).c_str(), &st) == 0;
+}
+
+// The whole segment mapped read-write (its size in `*size`), or nullptr.
+// Plain calls, no CMocka: forked children use it too.
+inline void* MapShmSegment(const std::string& name, size_t* size) {
+  int fd = shm_open(absl::StrCat("/ipclock.", name).c_str(), O_RDWR, 0);
+  if (fd < 0) return nullptr;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return nullptr;
+  }
+  *size = static_cast<size_t>(st.st_size);
+  void* p = mmap(nullptr, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+inline void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
+  if (s.message().find(needle) == absl::string_view::npos) {
+    fail_msg("expected \"%s\" in: %s", std::string(needle).c_str(), s.ToString().c_str());
+  }
+}
+
+}  // namespace ipclock_test
+
+#endif  // IPCLOCK_TESTS_SHM_TEST_UTIL_H_
