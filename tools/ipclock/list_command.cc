@@ -15,6 +15,7 @@
 #include "exit_codes.h"
 #include "getopt_util.h"
 #include "ipclock/flock_store.h"
+#include "ipclock/inspect.h"
 #include "json.h"
 #include "list_sources.h"
 #include "platform/small_file.h"
@@ -42,12 +43,53 @@ const struct option kLongOptions[] = {
 
 absl::Status Usage(absl::string_view message) { return UsageError("list", message); }
 
+// Whether the library lists this store itself (a StoreDriver with a list
+// function: the database stores ask their server).
+bool LibraryLists(absl::string_view scheme) {
+  for (const ipclock::StoreInfo& info : ipclock::KnownStores()) {
+    if (!info.listable) continue;
+    for (const std::string& s : info.schemes) {
+      if (s == scheme) return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<LockRow>> ListThroughLibrary(const ListOptions& options) {
+  ipclock::ListRequest request;
+  request.resource = options.key;
+  absl::StatusOr<std::vector<ipclock::HeldLock>> held =
+      ipclock::ListHeldLocks(options.store_dsn, request);
+  if (!held.ok()) return held.status();
+  std::vector<LockRow> rows;
+  for (ipclock::HeldLock& h : *held) {
+    LockRow row;
+    row.resource = std::move(h.resource);
+    row.object = std::move(h.object);
+    row.mode = std::move(h.mode);
+    row.pid = h.pid;
+    row.command = std::move(h.command);
+    row.since = h.since;
+    row.since_source = std::move(h.since_source);
+    row.fence = h.fence;
+    row.waiters = h.waiters;
+    row.text_details = std::move(h.text_details);
+    row.number_details = std::move(h.number_details);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 // Which store a DSN names and where its locks are, without opening it:
 // opening would create a missing lock dir or segment.
 absl::StatusOr<std::vector<LockRow>> ListStore(ipclock::Dsn& dsn,
                                                const ListOptions& options,
                                                std::string* describe) {
   const std::string& scheme = dsn.scheme();
+  if (LibraryLists(scheme)) {
+    *describe = dsn.redacted();
+    return ListThroughLibrary(options);
+  }
   if (scheme != "semaphore" && scheme != "posix-semaphore" && options.key) {
     return Usage(absl::StrCat("--key applies to the semaphore and posix-semaphore "
                               "stores, which keep only a hash of the name; ",
@@ -140,7 +182,8 @@ void PrintTable(const std::vector<LockRow>& rows, absl::string_view store) {
       {"RESOURCE", "MODE", "PID", "COMMAND", "SINCE", "FENCE", "WAITERS", "DETAILS"}};
   bool mtime_note = false;
   for (const LockRow& row : rows) {
-    mtime_note = mtime_note || row.since.has_value();
+    mtime_note = mtime_note || (row.since.has_value() && row.since_source.find("mtime") !=
+                                                             std::string::npos);
     // Escaped: a name may hold tabs, newlines or escape sequences.
     cells.push_back({row.resource.empty() ? "?" : absl::CHexEscape(row.resource), row.mode,
                      row.pid == 0 ? "?" : absl::StrCat(row.pid),
