@@ -70,13 +70,16 @@
 //
 // Limits:
 //   * Names are compared byte for byte (on MariaDB 10.11: "Invoice" and
-//     "invoice" are two locks, and so are "a" and "a "). A resource must be
-//     valid UTF-8 without NUL bytes (the server cuts names at a NUL, so "a"
-//     and "a\0b" would be one lock); others are InvalidArgument. MariaDB
-//     caps a name at 192 bytes: a name of at most 64 characters that takes
-//     more (49 four-byte characters) is refused by the server, as it is for
+//     "invoice" are two locks, and so are "a" and "a "). MariaDB caps a
+//     name at 192 bytes: a name of at most 64 characters that takes more
+//     (49 four-byte characters) is refused by the server, as it is for
 //     Laravel, and is InvalidArgument here. MySQL caps names at 64
 //     characters, which the scheme never exceeds.
+//   * A resource that is not valid UTF-8 or holds a NUL byte (which the
+//     server would cut the name at) cannot be a Laravel key: it takes the
+//     hashed form, with U+FFFD for each byte that is not a character in the
+//     24-character prefix (padded with U+FFFD to 24), so that it never
+//     meets another resource's lock but through a SHA-1 collision.
 //   * A holder that dies on a host that stays up loses its locks at once:
 //     its kernel closes the socket and the server ends the session. A host
 //     that vanishes (power, network) sends nothing: the server notices only
@@ -151,8 +154,8 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlAdvisoryStore(
 
 // The server's lock name for `resource` in Laravel's scheme (above):
 // e.g. "invoice-42" -> "invoice-42"; 65 'a's -> 24 'a's and the SHA-1 hex of
-// the 65. InvalidArgument for a NUL byte or invalid UTF-8.
-absl::StatusOr<std::string> MysqlLockName(absl::string_view resource);
+// the 65.
+std::string MysqlLockName(absl::string_view resource);
 
 }  // namespace ipclock
 

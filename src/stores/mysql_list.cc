@@ -127,9 +127,7 @@ absl::StatusOr<std::vector<HeldLock>> ListMysqlAdvisoryLocks(Dsn& dsn,
   const std::string describe = DescribeMysql(kName, *options);
   std::optional<std::string> name_sql;
   if (request.resource) {
-    absl::StatusOr<std::string> name = MysqlLockName(*request.resource);
-    if (!name.ok()) return name.status();
-    name_sql = MyUtf8Literal(*name);
+    name_sql = MyUtf8Literal(MysqlLockName(*request.resource));
   }
   absl::StatusOr<MyConnection> conn = MyConnect(*options, {}, describe);
   if (!conn.ok()) return conn.status();
@@ -151,7 +149,7 @@ absl::StatusOr<std::vector<HeldLock>> ListMysqlAdvisoryLocks(Dsn& dsn,
     std::vector<Found> one;
     uint64_t session = 0;
     if (!r->rows.empty() && absl::SimpleAtoi(Value(r->rows[0], 0), &session)) {
-      one.push_back(Found{*MysqlLockName(*request.resource), session, std::nullopt});
+      one.push_back(Found{MysqlLockName(*request.resource), session, std::nullopt});
     }
     found->emplace(std::move(one));
   }

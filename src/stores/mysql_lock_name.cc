@@ -8,8 +8,6 @@
 #include <cstdint>
 #include <string>
 
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "core/hashing.h"
 #include "ipclock/mysql_store.h"
@@ -76,21 +74,36 @@ size_t Utf8PrefixBytes(absl::string_view text, size_t chars) {
   return i;
 }
 
-absl::StatusOr<std::string> MysqlLockName(absl::string_view resource) {
-  if (resource.find('\0') != absl::string_view::npos) {
-    return absl::InvalidArgumentError(
-        "ipclock: mysql+advisory: a lock name cannot hold a NUL byte (the "
-        "server cuts names at the first NUL)");
-  }
+std::string MysqlLockName(absl::string_view resource) {
   const std::optional<size_t> chars = Utf8Length(resource);
-  if (!chars) {
-    return absl::InvalidArgumentError(
-        "ipclock: mysql+advisory: a lock name must be valid UTF-8 (the "
-        "server takes names as utf8mb4 text)");
+  const bool text = chars.has_value() && resource.find('\0') == absl::string_view::npos;
+  if (text) {
+    if (*chars <= kLongestPlainName) return std::string(resource);
+    return absl::StrCat(resource.substr(0, Utf8PrefixBytes(resource, kHashedPrefix)),
+                        ToHex(Sha1(resource)));
   }
-  if (*chars <= kLongestPlainName) return std::string(resource);
-  return absl::StrCat(resource.substr(0, Utf8PrefixBytes(resource, kHashedPrefix)),
-                      ToHex(Sha1(resource)));
+  // No Laravel key is invalid UTF-8 or holds a NUL (the server would cut the
+  // name there): such a resource takes the hashed form, with U+FFFD for
+  // each byte that is not a character (and as padding) in the 24-character
+  // prefix. Its name is thus as long as a hashed one and carries the SHA-1
+  // of all its bytes, so it meets a Laravel key only through a SHA-1
+  // collision.
+  constexpr absl::string_view kReplacement = "\xef\xbf\xbd";
+  std::string name;
+  size_t shown = 0;
+  for (size_t i = 0; i < resource.size() && shown < kHashedPrefix; ++shown) {
+    const size_t len = SequenceLength(resource, i);
+    if (len == 0 || resource[i] == '\0') {
+      absl::StrAppend(&name, kReplacement);
+      ++i;
+    } else {
+      absl::StrAppend(&name, resource.substr(i, len));
+      i += len;
+    }
+  }
+  for (; shown < kHashedPrefix; ++shown) absl::StrAppend(&name, kReplacement);
+  absl::StrAppend(&name, ToHex(Sha1(resource)));
+  return name;
 }
 
 }  // namespace ipclock

@@ -169,8 +169,6 @@ absl::StatusOr<bool> MysqlAdvisoryStore::Save(Key& key, LockMode, Deadline deadl
   // The lock belongs to this process's session; no other process can
   // release it.
   key.MarkUnserializable();
-  absl::StatusOr<std::string> name = MysqlLockName(key.resource());
-  if (!name.ok()) return Error(key, absl::StatusCode::kInvalidArgument, name.status().message());
   MyKeyState* st = &EnsureState(key);
   if (st->conn.valid() && !st->conn.ours()) return Foreign(key);
   // Named locks stack in a session: a second GET_LOCK succeeds at once and
@@ -178,7 +176,7 @@ absl::StatusOr<bool> MysqlAdvisoryStore::Save(Key& key, LockMode, Deadline deadl
   // saving again is a no-op and one Delete releases.
   if (st->held) return true;
   st->lost.clear();
-  st->name_sql = MyUtf8Literal(*name);
+  st->name_sql = MyUtf8Literal(MysqlLockName(key.resource()));
   for (int attempt = 0;; ++attempt) {
     std::optional<MyConnection> pooled = pool_.Take();
     MyConnection conn;

@@ -26,6 +26,8 @@ struct TableReply {
     kNone,
     kNoTable,       // the table does not exist
     kDuplicateKey,  // an INSERT met an existing primary key
+    kRetry,         // the database rolled the statement back to break a
+                    // deadlock or a serialization conflict: run it again
     kOther,         // any other failure: `code` and `error` say what
   };
   Failure failure = Failure::kNone;

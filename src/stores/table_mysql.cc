@@ -60,6 +60,10 @@ class MyTableBackend final : public TableBackend {
         out.failure = TableReply::Failure::kNoTable;
       } else if (r->error == ER_DUP_ENTRY) {
         out.failure = TableReply::Failure::kDuplicateKey;
+      } else if (r->error == ER_LOCK_DEADLOCK) {
+        // InnoDB: two INSERTs of one key waiting on each other's duplicate
+        // check, with a DELETE in between, deadlock; one is rolled back.
+        out.failure = TableReply::Failure::kRetry;
       } else {
         out.failure = TableReply::Failure::kOther;
         out.code = MyErrorCode(r->error);

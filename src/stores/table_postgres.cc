@@ -93,6 +93,8 @@ class PgTableBackend final : public TableBackend {
         out.failure = TableReply::Failure::kNoTable;
       } else if (state == "23505") {
         out.failure = TableReply::Failure::kDuplicateKey;
+      } else if (state == "40001" || state == "40P01") {
+        out.failure = TableReply::Failure::kRetry;
       } else {
         out.failure = TableReply::Failure::kOther;
         out.code = CodeOfState(state);

@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "core/hashing.h"
 #include "ipclock/store_interface.h"
 #include "platform/errors.h"
@@ -29,6 +30,8 @@ namespace {
 
 constexpr absl::Duration kPollFirst = absl::Milliseconds(10);
 constexpr absl::Duration kPollMax = absl::Milliseconds(250);
+// Statements rolled back to break a deadlock are run again this many times.
+constexpr int kRetries = 6;
 
 // What the store knows of a key between calls: whether it holds the row as
 // far as this process knows, so that a release that finds the row gone can
@@ -127,6 +130,18 @@ absl::Status TableStore::IdAndToken(Key& key, std::string* id, std::string* toke
 absl::StatusOr<TableReply> TableStore::Run(const Key& key, const std::string& sql,
                                            absl::string_view what) {
   absl::StatusOr<TableReply> r = backend_->Run(sql);
+  // A statement the database rolled back to break a deadlock did nothing:
+  // run it again, a few times, after a short pause.
+  for (int retry = 0; retry < kRetries && r.ok() &&
+                      r->failure == TableReply::Failure::kRetry;
+       ++retry) {
+    absl::SleepFor(absl::Milliseconds(1 << retry));
+    r = backend_->Run(sql);
+  }
+  if (r.ok() && r->failure == TableReply::Failure::kRetry) {
+    return Error(key, absl::StatusCode::kUnavailable,
+                 absl::StrCat(what, ": ", r->error, " (", kRetries + 1, " attempts)"));
+  }
   if (!r.ok()) {
     // A failed connect already names the store; the resource goes after it.
     absl::string_view message = r.status().message();
