@@ -24,7 +24,8 @@
 // socket, not TCP: write 127.0.0.1 for TCP on this host.
 // Query options: `connect_timeout=SECONDS` (10), `max_idle=N` idle
 // connections kept for reuse (4), `wait_timeout=SECONDS` (the session's
-// wait_timeout, 31536000 by default; see "Limits"), `ssl_mode=disabled|
+// wait_timeout, 31536000 by default; see "Limits"), `wait_slice=SECONDS`
+// (30; see "Waiting"), `ssl_mode=disabled|
 // required|verify_identity` and `ssl_ca=FILE`, `scheme=laravel` (the only
 // name scheme, and the default). A password belongs in the user-info part,
 // where messages redact it.
@@ -52,7 +53,7 @@
 // waiter and grants the lock when the holder lets go; nothing here polls.
 // MariaDB has no infinite wait (it refuses a negative timeout), and a reply
 // that never comes must be noticed, so a long or endless wait is a series
-// of GET_LOCKs of at most 30 s each, with fractional timeouts where the
+// of GET_LOCKs of at most 30 s each (`wait_slice`), with fractional timeouts where the
 // deadline needs them. Between two of them the waiter leaves the server's
 // queue for one round trip: waiters are not served in arrival order.
 //
@@ -112,6 +113,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "ipclock/store.h"
 
 namespace ipclock {
@@ -142,6 +144,10 @@ struct MysqlAdvisoryStoreOptions {
   size_t max_idle = 4;
   // The store's sessions' wait_timeout (see "Limits" above).
   int64_t wait_timeout_seconds = 31536000;
+  // The longest single GET_LOCK of a wait (see "Waiting" above): a server
+  // or network that stopped answering is noticed this long (plus 15 s)
+  // into a wait at the latest. From 10 ms to an hour.
+  absl::Duration wait_slice = absl::Seconds(30);
 };
 
 // Connects once (to check the server and the credentials; the connection

@@ -156,6 +156,15 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
     }
     return StoreError(code, describe, "", absl::StrCat("connect: ", ConnError(m)));
   }
+  // Connector/C 3.3 honours MYSQL_OPT_SSL_ENFORCE only together with
+  // certificate verification, and otherwise goes on in plain text with a
+  // server that offers no TLS: whether TLS was agreed is checked here.
+  if (endpoint.tls != MysqlConnectionOptions::Tls::kDisabled &&
+      mysql_get_ssl_cipher(m) == nullptr) {
+    return StoreError(absl::StatusCode::kUnavailable, describe, "",
+                      "connect: TLS is required (ssl_mode) and the server did not "
+                      "agree to it");
+  }
   SetTcpKeepalive(conn.socket(), kKeepaliveIdle, kKeepaliveInterval, kKeepaliveCount);
   MyConnection out = std::move(conn);
   for (const std::string& sql : session_setup) {
@@ -212,7 +221,15 @@ absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
   }
   MYSQL_RES* res = mysql_store_result(m);
   if (res == nullptr) {
-    return absl::UnavailableError(absl::StrCat("read a result: ", ConnError(m)));
+    // An error found while the rows were made (a lock name too long for
+    // GET_LOCK) comes here, after the columns.
+    out.error = mysql_errno(m);
+    if (out.error == 0 || SessionGone(out.error)) {
+      return absl::UnavailableError(absl::StrCat("read a result: ", ConnError(m)));
+    }
+    out.sqlstate = mysql_sqlstate(m);
+    out.message = OneLine(mysql_error(m));
+    return out;
   }
   const unsigned int fields = mysql_num_fields(res);
   while (MYSQL_ROW row = mysql_fetch_row(res)) {

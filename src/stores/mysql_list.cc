@@ -120,7 +120,7 @@ absl::StatusOr<std::vector<HeldLock>> ListMysqlAdvisoryLocks(Dsn& dsn,
   absl::StatusOr<MysqlConnectionOptions> options = MysqlConnectionFromDsn(dsn);
   if (!options.ok()) return options.status();
   // The store's own options are accepted and have no bearing on a listing.
-  for (absl::string_view unused : {"scheme", "max_idle", "wait_timeout"}) {
+  for (absl::string_view unused : {"scheme", "max_idle", "wait_timeout", "wait_slice"}) {
     dsn.TakeOption(unused);
   }
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;

@@ -31,9 +31,6 @@ constexpr absl::Duration kReplyTimeout = absl::Seconds(kMyIoTimeoutSeconds);
 // How long past a wait's own timeout the reply may take: the server ends the
 // wait itself; this only covers a server or network that stopped answering.
 constexpr absl::Duration kWaitGrace = absl::Seconds(5);
-// The longest single GET_LOCK. MariaDB refuses negative (endless) timeouts,
-// and a reply that never comes must be noticed: longer waits are slices.
-constexpr absl::Duration kWaitSlice = absl::Seconds(30);
 
 struct MyKeyState final : KeyState {
   // The key's own session while it holds the lock; the lock dies with it.
@@ -116,7 +113,10 @@ absl::StatusOr<bool> MysqlAdvisoryStore::LockOn(MyConnection& conn, const Key& k
     std::string timeout = "0";
     absl::Duration slice = absl::ZeroDuration();
     if (!deadline.has_passed()) {
-      slice = deadline.is_never() ? kWaitSlice : std::min(deadline.Remaining(), kWaitSlice);
+      // MariaDB refuses negative (endless) timeouts, and a reply that never
+      // comes must be noticed: longer waits are slices.
+      const absl::Duration longest = options_.wait_slice;
+      slice = deadline.is_never() ? longest : std::min(deadline.Remaining(), longest);
       timeout = SliceSeconds(slice);
     }
     absl::StatusOr<MyResult> r =
@@ -302,6 +302,10 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlAdvisoryStore(
     return absl::InvalidArgumentError(
         "ipclock: mysql+advisory: wait_timeout must be from 1 to 31536000 seconds");
   }
+  if (options.wait_slice < absl::Milliseconds(10) || options.wait_slice > absl::Hours(1)) {
+    return absl::InvalidArgumentError(
+        "ipclock: mysql+advisory: wait_slice must be from 0.01 to 3600 seconds");
+  }
   auto store = std::make_shared<MysqlAdvisoryStore>(
       options, DescribeMysql(kName, options.connection));
   // One connection now: a wrong address or password should fail here, not
@@ -333,6 +337,12 @@ absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
       dsn.TakeInt("wait_timeout", options.wait_timeout_seconds, 1, 31536000);
   if (!wait_timeout.ok()) return wait_timeout.status();
   options.wait_timeout_seconds = *wait_timeout;
+  absl::StatusOr<double> slice = dsn.TakeSeconds("wait_slice", 30);
+  if (!slice.ok()) return slice.status();
+  if (*slice < 0.01 || *slice > 3600) {
+    return BadDsn(dsn, "option wait_slice: expected 0.01 to 3600 seconds");
+  }
+  options.wait_slice = absl::Seconds(*slice);
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return NewMysqlAdvisoryStore(options);
 }
