@@ -15,6 +15,7 @@
 // (IPCLOCK_TEST_POSTGRES_TABLE, IPCLOCK_TEST_MYSQL_TABLE): their tests skip
 // without them, and fail instead under CI=true. SQLite uses a temp file.
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -682,6 +683,43 @@ bool Built(absl::string_view name) {
   return false;
 }
 
+// The database file deleted or renamed away under a held lock: the lock is
+// in a file nobody else sees. A check says so, and the watch hears of it
+// from inotify without waiting for its interval.
+void SqliteFileRemovedUnderAHolder(void**) {
+  if (!IPCLOCK_HAVE_SQLITE) skip();
+  const std::string dir = MakeTempDir();
+  const std::string dsn = absl::StrCat("sqlite://", dir, "/gone.db");
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+  ASSERT_OK(store);
+  const std::string r = UniqueResource("gone");
+  Lock checked = MakeLock(*store, r);
+  assert_true(Try(checked));
+  assert_int_equal(unlink((dir + "/gone.db").c_str()), 0);
+  ASSERT_CODE(checked.CheckAcquired(), absl::StatusCode::kAborted);
+  // A newcomer gets the lock in the new file; so does the same store.
+  absl::StatusOr<std::shared_ptr<Store>> other = ipclock::StoreFromDsn(dsn);
+  ASSERT_OK(other);
+  Lock newcomer = MakeLock(*other, r);
+  assert_true(Try(newcomer));
+  ASSERT_OK(newcomer.Release());
+
+  Lock watched_lock = MakeLock(*store, r);
+  assert_true(Try(watched_lock));
+  ipclock::LockWatch watch;
+  ipclock::WatchOptions options;
+  options.check_interval = absl::Hours(1);
+  options.on_lost = [](const ipclock::LockLoss&) {};
+  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(watched_lock), options);
+  ASSERT_OK(watched);
+  absl::SleepFor(absl::Milliseconds(200));
+  assert_false(watched->lost());
+  assert_int_equal(rename((dir + "/gone.db").c_str(), (dir + "/moved.db").c_str()), 0);
+  const double until = NowSeconds() + 10;
+  while (!watched->lost() && NowSeconds() < until) absl::SleepFor(absl::Milliseconds(10));
+  assert_true(watched->lost());
+}
+
 void BadServerDsns(void**) {
   const char* secret = "s3cret-pw";
   for (const std::string& dsn : std::vector<std::string>{
@@ -770,6 +808,7 @@ int main() {
     }
   }
   tests.push_back(cmocka_unit_test(SqliteFileSpecifics));
+  tests.push_back(cmocka_unit_test(SqliteFileRemovedUnderAHolder));
   tests.push_back(cmocka_unit_test(BadServerDsns));
   tests.push_back(cmocka_unit_test(SchemesNameTheRightStore));
   return _cmocka_run_group_tests("table_store_test", tests.data(), tests.size(), nullptr,

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "platform/scoped_fd.h"
 
 namespace ipclock {
 
@@ -49,6 +50,10 @@ class TableBackend {
   // connection is then dropped); otherwise the reply, which may carry a
   // failure.
   virtual absl::StatusOr<TableReply> Run(const std::string& sql) = 0;
+  // A descriptor of the file that holds the table, for the watch on held
+  // locks (WatchTargets::inode_fds), owned by the caller; invalid for a
+  // database behind a server.
+  virtual ScopedFd OpenWatchFd() { return ScopedFd(); }
 };
 
 }  // namespace ipclock

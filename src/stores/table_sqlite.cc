@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "platform/errors.h"
+#include "platform/file_identity.h"
 #include "stores/connection_pool.h"
 #include "stores/table_store.h"
 
@@ -32,22 +33,30 @@ constexpr absl::string_view kName = "sqlite";
 // process that opened it, closing included (the close may checkpoint and
 // delete the WAL under the parent): a copy inherited through fork() is
 // left open, and its descriptors go at exec (O_CLOEXEC) or exit.
+//
+// A connection also remembers which file it opened: a database file deleted
+// or replaced (rm, a restore, a deploy) goes on working for the connections
+// that have it open, so their rows, held locks included, are in a file that
+// no newcomer sees. Such a connection is dropped before its next statement.
 class SqliteConn {
  public:
   SqliteConn() = default;
-  explicit SqliteConn(sqlite3* db) : db_(db), pid_(getpid()) {}
-  SqliteConn(SqliteConn&& o) noexcept : db_(std::exchange(o.db_, nullptr)), pid_(o.pid_) {}
+  SqliteConn(sqlite3* db, FileIdentity file) : db_(db), pid_(getpid()), file_(file) {}
+  SqliteConn(SqliteConn&& o) noexcept
+      : db_(std::exchange(o.db_, nullptr)), pid_(o.pid_), file_(o.file_) {}
   SqliteConn& operator=(SqliteConn&& o) noexcept {
     if (this != &o) {
       Close();
       db_ = std::exchange(o.db_, nullptr);
       pid_ = o.pid_;
+      file_ = o.file_;
     }
     return *this;
   }
   ~SqliteConn() { Close(); }
 
   sqlite3* get() const { return db_; }
+  const FileIdentity& file() const { return file_; }
   bool ours() const { return db_ != nullptr && pid_ == getpid(); }
   bool looks_alive() const { return ours(); }
 
@@ -58,6 +67,7 @@ class SqliteConn {
   }
   sqlite3* db_ = nullptr;
   pid_t pid_ = 0;
+  FileIdentity file_;
 };
 
 absl::StatusCode CodeOf(int rc, int sys_errno) {
@@ -115,7 +125,11 @@ class SqliteTableBackend final : public TableBackend {
 
   absl::StatusOr<TableReply> Run(const std::string& sql) override {
     SqliteConn conn;
-    if (std::optional<SqliteConn> pooled = pool_.Take()) {
+    std::optional<SqliteConn> pooled = pool_.Take();
+    // One stat per statement: a pooled connection to a file that is no
+    // longer the one at the path is dropped (see SqliteConn).
+    const std::optional<FileIdentity> now = pooled ? IdentityOf(path_) : std::nullopt;
+    if (pooled && now && pooled->file() == *now) {
       conn = *std::move(pooled);
     } else {
       absl::StatusOr<SqliteConn> fresh = Open();
@@ -137,7 +151,26 @@ class SqliteTableBackend final : public TableBackend {
   // synchronous=NORMAL syncs at checkpoints, not at every commit: a power
   // cut may lose the last acquisitions, and their holders died with the
   // host. The busy timeout covers another process's write in progress.
+  ScopedFd OpenWatchFd() override { return OpenForWatching(path_); }
+
   absl::StatusOr<SqliteConn> Open() const {
+    // The file is looked at before and after it is opened: the same file
+    // both times is the file SQLite opened (short of two swaps in between).
+    for (int attempt = 0;; ++attempt) {
+      const std::optional<FileIdentity> before = IdentityOf(path_);
+      absl::StatusOr<SqliteConn> conn = OpenOnce();
+      if (!conn.ok()) return conn.status();
+      const std::optional<FileIdentity> after = IdentityOf(path_);
+      if (after && (!before || *before == *after) && conn->file() == *after) return conn;
+      if (attempt == 3) {
+        return StoreError(absl::StatusCode::kUnavailable, describe_, "",
+                          absl::StrCat("open ", path_, ": the file keeps being "
+                                       "replaced or removed"));
+      }
+    }
+  }
+
+  absl::StatusOr<SqliteConn> OpenOnce() const {
     sqlite3* raw = nullptr;
     const int rc = sqlite3_open_v2(
         path_.c_str(), &raw,
@@ -151,7 +184,10 @@ class SqliteTableBackend final : public TableBackend {
       return StoreError(CodeOf(rc, sys), describe_, "",
                         absl::StrCat("open ", path_, ": ", text));
     }
-    SqliteConn conn(raw);
+    // The file as it is right after the open (for a file SQLite just
+    // created, the only moment it can be looked at).
+    const std::optional<FileIdentity> file = IdentityOf(path_);
+    SqliteConn conn(raw, file.value_or(FileIdentity()));
     sqlite3_extended_result_codes(raw, 1);
     sqlite3_busy_timeout(raw, static_cast<int>(absl::ToInt64Milliseconds(busy_timeout_)));
     if (read_only_) return conn;

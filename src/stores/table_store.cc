@@ -38,6 +38,8 @@ constexpr int kRetries = 6;
 // tell a lost lock from a key that never held one.
 struct TableKeyState final : KeyState {
   bool held = false;
+  // The database file, while the watch looks at it (SQLite only).
+  ScopedFd watch_fd;
 };
 
 // The row's lease in whole seconds for a lease of `ttl`: rounded up, plus
@@ -88,6 +90,7 @@ class TableStore final : public StoreWithState<TableKeyState> {
   absl::Status Delete(Key& key) override;
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
+  WatchTargets GetWatchTargets(Key& key) override;
 
  private:
   // The row's id and the key's token, checked.
@@ -265,7 +268,10 @@ absl::Status TableStore::Delete(Key& key) {
   TableKeyState* st = state(key);
   // A deserialized key (a token, no state) was handed over held.
   const bool held = st != nullptr ? st->held : true;
-  if (st != nullptr) st->held = false;  // whatever the database says, it lets go
+  if (st != nullptr) {
+    st->held = false;  // whatever the database says, it lets go
+    st->watch_fd.reset();
+  }
   if (!held) return absl::OkStatus();
   std::string id, token;
   if (absl::Status s = IdAndToken(key, &id, &token); !s.ok()) return s;
@@ -324,6 +330,18 @@ absl::Status TableStore::CheckHeld(Key& key) {
   return Error(key, absl::StatusCode::kAborted,
                "the lock was lost while held: its row is gone, expired or "
                "another owner's");
+}
+
+// A database in a file (SQLite) is watched for its deletion or renaming,
+// which takes the held rows with it; a server's database at the interval
+// check only.
+WatchTargets TableStore::GetWatchTargets(Key& key) {
+  WatchTargets targets;
+  TableKeyState* st = state(key);
+  if (st == nullptr || !st->held) return targets;
+  if (!st->watch_fd.valid()) st->watch_fd = backend_->OpenWatchFd();
+  if (st->watch_fd.valid()) targets.inode_fds.push_back(st->watch_fd.get());
+  return targets;
 }
 
 }  // namespace
