@@ -21,6 +21,13 @@ double MysqlSelect1(const RunShape& shape, const std::string& dsn, std::string* 
 // the cost of the library's statement machinery).
 double SqliteSelect1(const RunShape& shape, const std::string& path, std::string* why);
 
+// The statements of one uncontended table lock, without ipclock: an INSERT
+// of a row and its DELETE, in Symfony's SQL, on a table of their own
+// (created if missing). `kind` is "pgsql", "mysql" or "sqlite"; `dsn` is
+// the table store's DSN (for SQLite, the file's path).
+double RawInsertDelete(const RunShape& shape, const std::string& kind, const std::string& dsn,
+                       std::string* why);
+
 }  // namespace ipclock_bench
 
 #endif  // IPCLOCK_TOOLS_BENCH_SQL_PEERS_H_
