@@ -645,6 +645,20 @@ void ListShowsTheHolders(void**) {
   one = ipclock::ListHeldLocks(Dsn(), request);
   ASSERT_OK(one);
   assert_int_equal(one->size(), 0);
+
+  // A server without the plugin (and with performance_schema off, as the
+  // test server runs): no list, saying what to turn on, but one lock can
+  // still be asked for by name.
+  Query(admin.get(), "UNINSTALL SONAME 'metadata_lock_info'");
+  absl::StatusOr<std::vector<ipclock::HeldLock>> none = ipclock::ListHeldLocks(Dsn());
+  request.resource = short_name;
+  absl::StatusOr<std::vector<ipclock::HeldLock>> asked = ipclock::ListHeldLocks(Dsn(), request);
+  Query(admin.get(), "INSTALL SONAME 'metadata_lock_info'");
+  ASSERT_CODE(none, absl::StatusCode::kFailedPrecondition);
+  assert_true(absl::StrContains(none.status().message(), "metadata_lock_info"));
+  ASSERT_OK(asked);
+  assert_int_equal(asked->size(), 1);
+  assert_string_equal((*asked)[0].resource.c_str(), short_name.c_str());
 }
 
 // --- DSNs and connection failures ---------------------------------------------------

@@ -5,8 +5,8 @@
 // A server shows them where it was asked to: the metadata_lock_info plugin
 // (information_schema.METADATA_LOCK_INFO, MariaDB) or performance_schema
 // (metadata_locks, MariaDB 10.5+ and MySQL 5.7+, off by default on
-// MariaDB). Without either, only a lock asked for by name can be found,
-// through IS_USED_LOCK.
+// MariaDB, and its metadata-lock instrument with it). Without either, only a
+// lock asked for by name can be found, through IS_USED_LOCK.
 
 #include <optional>
 #include <string>
@@ -83,9 +83,15 @@ absl::StatusOr<std::optional<std::vector<Found>>> FromServerTables(
     return std::optional<std::vector<Found>>(std::move(out));
   }
   // No plugin (1109: unknown table). performance_schema, if it is on.
-  r = Ask(conn, "SELECT @@performance_schema");
+  // performance_schema shows metadata locks only with their instrument on
+  // (off by default on MariaDB), and only those taken since it was turned
+  // on: an empty table would otherwise pass for "nothing held".
+  r = Ask(conn,
+          "SELECT @@performance_schema, (SELECT ENABLED FROM "
+          "performance_schema.setup_instruments WHERE NAME = 'wait/lock/metadata/sql/mdl')");
   if (!r.ok()) return StoreError(absl::StatusCode::kUnavailable, describe, "", r.status().message());
-  if (r->failed() || r->rows.empty() || Value(r->rows[0], 0) != "1") {
+  if (r->failed() || r->rows.empty() || Value(r->rows[0], 0) != "1" ||
+      Value(r->rows[0], 1) != "YES") {
     return std::optional<std::vector<Found>>();
   }
   const std::string only_ps = name_sql ? absl::StrCat(" AND m.OBJECT_NAME = ", *name_sql) : "";
@@ -140,8 +146,9 @@ absl::StatusOr<std::vector<HeldLock>> ListMysqlAdvisoryLocks(Dsn& dsn,
       return StoreError(
           absl::StatusCode::kFailedPrecondition, describe, "",
           "the server shows no list of named locks: load the metadata_lock_info "
-          "plugin (INSTALL SONAME 'metadata_lock_info') or turn performance_schema "
-          "on; one lock can still be asked for by its resource name");
+          "plugin (INSTALL SONAME 'metadata_lock_info'), or turn performance_schema "
+          "on with its instrument wait/lock/metadata/sql/mdl enabled (it shows the "
+          "locks taken since); one lock can still be asked for by its resource name");
     }
     absl::StatusOr<MyResult> r = Ask(*conn, absl::StrCat("SELECT IS_USED_LOCK(", *name_sql, ")"));
     if (!r.ok()) return StoreError(absl::StatusCode::kUnavailable, describe, "", r.status().message());
