@@ -15,6 +15,9 @@
 // fail instead under CI=true; the PHP tests skip without php-mysql.
 
 #include <errmsg.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <mysql.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,7 @@
 #include "ipclock/store_factory.h"
 #include "ipclock/store_interface.h"
 #include "peer_process.h"
+#include "platform/sigpipe_block.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -712,11 +716,66 @@ void ConnectionFailures(void**) {
       "mysql+advisory://", dsn.user(), ":", Password(), "@", where, "/no_such_db"));
   ASSERT_CODE(no_db, absl::StatusCode::kNotFound);
   assert_false(absl::StrContains(no_db.status().message(), Password()));
-  // The test server speaks no TLS: requiring it fails, and says so.
-  absl::StatusOr<std::shared_ptr<Store>> tls = ipclock::StoreFromDsn(Dsn("ssl_mode=required"));
-  ASSERT_CODE(tls, absl::StatusCode::kUnavailable);
-  assert_true(absl::StrContains(tls.status().message(), "TLS"));
-  print_message("ssl_mode=required: %s\n", tls.status().ToString().c_str());
+}
+
+// TLS, when the test server has a certificate (IPCLOCK_TEST_MYSQL_CA):
+// required, and verified against the right and a wrong CA; a server without
+// TLS refuses ssl_mode=required. A session killed under a TLS connection is
+// a lost lock like any other (and the write that finds it gone raises no
+// SIGPIPE in the program).
+void TlsConnections(void**) {
+  REQUIRE_SERVER();
+  const char* ca = getenv("IPCLOCK_TEST_MYSQL_CA");
+  if (ca == nullptr || ca[0] == '\0') {
+    absl::StatusOr<std::shared_ptr<Store>> tls = ipclock::StoreFromDsn(Dsn("ssl_mode=required"));
+    ASSERT_CODE(tls, absl::StatusCode::kUnavailable);
+    assert_true(absl::StrContains(tls.status().message(), "TLS"));
+    return;
+  }
+  const std::string verified = absl::StrCat("ssl_mode=verify_identity&ssl_ca=", ca);
+  for (const std::string& options : {std::string("ssl_mode=required"), verified}) {
+    auto store = NewStore(options);
+    const std::string r = UniqueResource("my-tls");
+    Lock lock = MakeLock(store, r);
+    assert_true(Try(lock));
+    assert_false(OtherProcessGets(r));
+    Conn admin = Connect();
+    KillHolder(admin.get(), r);
+    ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kAborted);
+    assert_true(Try(lock));
+    ASSERT_OK(lock.Release());
+  }
+  // Another CA does not vouch for the server's certificate.
+  const std::string dir = MakeTempDir();
+  const std::string other_ca = dir + "/other.pem";
+  assert_int_equal(
+      WaitPlain(Spawn({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                       "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj",
+                       "/CN=127.0.0.1", "-keyout", dir + "/other.key", "-out", other_ca})),
+      0);
+  absl::StatusOr<std::shared_ptr<Store>> wrong = ipclock::StoreFromDsn(
+      Dsn(absl::StrCat("ssl_mode=verify_identity&ssl_ca=", other_ca)));
+  assert_false(wrong.ok());
+  print_message("a wrong CA: %s\n", wrong.status().ToString().c_str());
+}
+
+// The guard the store puts around the connector's writes under TLS: a
+// write to a socket whose peer has gone fails with EPIPE instead of killing
+// the program, and leaves no SIGPIPE pending behind.
+void SigpipeIsKeptFromTheProgram(void**) {
+  int fds[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  close(fds[1]);
+  {
+    ipclock::SigpipeBlock quiet;
+    assert_int_equal(write(fds[0], "x", 1), -1);
+    assert_int_equal(errno, EPIPE);
+  }
+  sigset_t pending;
+  sigemptyset(&pending);
+  assert_int_equal(sigpending(&pending), 0);
+  assert_int_equal(sigismember(&pending, SIGPIPE), 0);
+  close(fds[0]);
 }
 
 // --- The CLI --------------------------------------------------------------------------
@@ -765,6 +824,8 @@ int main() {
       cmocka_unit_test(ListShowsTheHolders),
       cmocka_unit_test(BadDsnsAreRefusedWithoutThePassword),
       cmocka_unit_test(ConnectionFailures),
+      cmocka_unit_test(TlsConnections),
+      cmocka_unit_test(SigpipeIsKeptFromTheProgram),
       cmocka_unit_test(CliRunEndToEnd),
       // Last: it restarts the server under every other session.
       cmocka_unit_test(ServerRestartLosesTheLock),

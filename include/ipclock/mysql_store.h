@@ -25,10 +25,12 @@
 // Query options: `connect_timeout=SECONDS` (10), `max_idle=N` idle
 // connections kept for reuse (4), `wait_timeout=SECONDS` (the session's
 // wait_timeout, 31536000 by default; see "Limits"), `wait_slice=SECONDS`
-// (30; see "Waiting"), `ssl_mode=disabled|
-// required|verify_identity` and `ssl_ca=FILE`, `scheme=laravel` (the only
-// name scheme, and the default). A password belongs in the user-info part,
-// where messages redact it.
+// (30; see "Waiting"), `ssl_mode=disabled|required|verify_identity` (TLS
+// off, on without checking the certificate, on with the certificate and
+// host checked; a server that does not agree to TLS is refused, not used in
+// plain text) and `ssl_ca=FILE` (the CA for verify_identity), `scheme=laravel`
+// (the only name scheme, and the default). A password belongs in the
+// user-info part, where messages redact it.
 //
 // Names. A resource becomes a lock name as Laravel names it, computed here
 // exactly as the server computes Laravel's SQL expression

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "platform/errors.h"
+#include "platform/sigpipe_block.h"
 #include "platform/socket_wait.h"
 
 namespace ipclock {
@@ -100,7 +102,13 @@ void MyConnection::Close() {
       return;
     }
   }
-  mysql_close(conn_);
+  {
+    // COM_QUIT, and under TLS OpenSSL's close_notify, to a server that may
+    // have gone.
+    std::optional<SigpipeBlock> quiet;
+    if (mysql_get_ssl_cipher(conn_) != nullptr) quiet.emplace();
+    mysql_close(conn_);
+  }
   conn_ = nullptr;
 }
 
@@ -198,9 +206,15 @@ absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
         "connection lost: the server ended the session unasked (it was killed, "
         "or the server shut down) or the connection broke");
   }
-  if (mysql_send_query(m, sql.data(), static_cast<unsigned long>(sql.size())) != 0) {
-    return absl::UnavailableError(absl::StrCat("send: ", ConnError(m)));
+  int sent;
+  {
+    // The connector's own sends say MSG_NOSIGNAL; OpenSSL's, under a TLS
+    // connection, do not.
+    std::optional<SigpipeBlock> quiet;
+    if (mysql_get_ssl_cipher(m) != nullptr) quiet.emplace();
+    sent = mysql_send_query(m, sql.data(), static_cast<unsigned long>(sql.size()));
   }
+  if (sent != 0) return absl::UnavailableError(absl::StrCat("send: ", ConnError(m)));
   if (WaitSocket(fd, /*for_write=*/false, reply_by) == SocketWait::kTimeout) {
     return absl::UnavailableError(
         "the server sent no reply in time (network or server down?)");

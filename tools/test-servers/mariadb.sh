@@ -9,6 +9,8 @@
 #                               (the table store)
 #   IPCLOCK_TEST_MYSQL_RESTART  a script that restarts the server (the tests
 #                               of a lost connection run it)
+#   IPCLOCK_TEST_MYSQL_CA       the server's self-signed TLS certificate
+#                               (for 127.0.0.1), when openssl made one
 #
 # BASE is $IPCLOCK_TEST_PORT_BASE (tools/test-servers/ports.sh).
 #
@@ -58,6 +60,16 @@ ipclock_start_test_mariadb() {
   # Registered first, so that a failure below still removes the dir.
   cleanup_cmds+=("mariadb-admin --no-defaults -uroot --socket='$dir/mysqld.sock' shutdown >/dev/null 2>&1 || { [ -f '$dir/mysqld.pid' ] && kill \"\$(cat '$dir/mysqld.pid')\" 2>/dev/null; sleep 1; }; rm -rf '$dir'")
 
+  # TLS with a throwaway self-signed certificate for 127.0.0.1, when
+  # openssl is there, so that the ssl_mode options are tested for real.
+  local tls_args=""
+  if command -v openssl >/dev/null 2>&1 &&
+     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+       -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+       -keyout "$dir/key.pem" -out "$dir/cert.pem" >/dev/null 2>&1; then
+    [ "${#user_args[@]}" -eq 0 ] || chown mysql: "$dir/key.pem" "$dir/cert.pem"
+    tls_args="--ssl-cert=$dir/cert.pem --ssl-key=$dir/key.pem"
+  fi
   local sizes=(--innodb-buffer-pool-size=16M --innodb-log-file-size=4M)
   if ! mariadb-install-db --no-defaults "${user_args[@]}" --datadir="$dir/data" \
       --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
@@ -74,7 +86,7 @@ ipclock_start_test_mariadb() {
   --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \\
   --skip-networking=0 --bind-address=127.0.0.1 --port=$port --skip-name-resolve \\
   ${sizes[*]} --innodb-flush-log-at-trx-commit=0 --skip-log-bin \\
-  --performance-schema=OFF --plugin-load-add=metadata_lock_info >/dev/null 2>&1 &
+  --performance-schema=OFF --plugin-load-add=metadata_lock_info $tls_args >/dev/null 2>&1 &
 i=0
 while [ \$i -lt 300 ]; do
   mariadb-admin --no-defaults -uroot --socket="$dir/mysqld.sock" ping >/dev/null 2>&1 && exit 0
@@ -109,6 +121,9 @@ EOF
   export IPCLOCK_TEST_MYSQL_SOCKET="mysql+advisory://ipclock:$password@localhost/ipclock_test?unix_socket=$dir/mysqld.sock"
   export IPCLOCK_TEST_MYSQL_TABLE="mysql://ipclock:$password@127.0.0.1:$port/ipclock_test"
   export IPCLOCK_TEST_MYSQL_RESTART="$dir/restart.sh"
+  if [ -n "$tls_args" ]; then
+    export IPCLOCK_TEST_MYSQL_CA="$dir/cert.pem"
+  fi
   local took_ms=$((($(date +%s%N) - started_ns) / 1000000))
   echo "test-servers/mariadb.sh: MariaDB $("$mariadbd" --version | awk '{print $3}') on 127.0.0.1:$port ($dir), ready in $took_ms ms" >&2
 }
