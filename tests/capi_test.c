@@ -492,6 +492,42 @@ static void strerror_covers_every_code(void **state) {
   assert_string_equal(ipclock_strerror(IPCLOCK_BUSY), "the lock is held by another owner");
 }
 
+/* The SQL stores through the C API: MySQL named locks and the table store
+ * on the test servers (tools/test-servers; skipped without them, failing
+ * under CI=true) and on SQLite. */
+static void sql_stores(void **state) {
+  (void)state;
+  char sqlite_dsn[128];
+  snprintf(sqlite_dsn, sizeof(sqlite_dsn), "sqlite://%s/capi.db", g_dir);
+  const char *vars[] = {"IPCLOCK_TEST_MYSQL", "IPCLOCK_TEST_MYSQL_TABLE",
+                        "IPCLOCK_TEST_POSTGRES_TABLE", NULL};
+  const char *dsns[] = {getenv(vars[0]), getenv(vars[1]), getenv(vars[2]),
+                        IPCLOCK_HAVE_SQLITE ? sqlite_dsn : NULL};
+  const int built[] = {IPCLOCK_HAVE_MYSQL, IPCLOCK_HAVE_MYSQL, IPCLOCK_HAVE_POSTGRES,
+                       IPCLOCK_HAVE_SQLITE};
+  for (int i = 0; i < 4; ++i) {
+    if (!built[i]) continue;
+    if (dsns[i] == NULL || dsns[i][0] == '\0') {
+      const char *ci = getenv("CI");
+      if (ci != NULL && strcmp(ci, "true") == 0) fail_msg("%s is not set (CI=true)", vars[i]);
+      print_message("%s is not set: skipped\n", vars[i]);
+      continue;
+    }
+    ipclock_store *store = open_store(dsns[i]);
+    ipclock_lock *a = make_lock(store, "capi-sql", NULL);
+    ipclock_lock *b = make_lock(store, "capi-sql", NULL);
+    assert_int_equal(ipclock_lock_acquire(a, IPCLOCK_NONBLOCK, 0), 0);
+    assert_int_equal(ipclock_lock_acquire(b, IPCLOCK_NONBLOCK, 0), IPCLOCK_BUSY);
+    assert_int_equal(ipclock_lock_acquire(b, 0, 100), IPCLOCK_BUSY);
+    assert_int_equal(ipclock_lock_release(a), 0);
+    assert_int_equal(ipclock_lock_acquire(b, 0, 1000), 0);
+    assert_int_equal(ipclock_lock_release(b), 0);
+    ipclock_lock_destroy(a);
+    ipclock_lock_destroy(b);
+    ipclock_store_close(store);
+  }
+}
+
 static int setup(void **state) {
   (void)state;
   strcpy(g_dir, "/tmp/ipclock-capi-XXXXXX");
@@ -522,6 +558,7 @@ int main(void) {
       cmocka_unit_test(store_shared_by_threads),
       cmocka_unit_test(store_errors_map_to_codes),
       cmocka_unit_test(strerror_covers_every_code),
+      cmocka_unit_test(sql_stores),
   };
   return cmocka_run_group_tests_name("capi", tests, setup, teardown);
 }

@@ -13,8 +13,10 @@
 // DSNs (see README.md, "PostgreSQL"):
 //
 //   postgresql+advisory://user:password@host:5432/db    Symfony's name
-//   pgsql+advisory://...                                the same
-//   postgresql://...   postgres://...                   libpq's URIs
+//   pgsql+advisory://...   postgres+advisory://...      the same
+//
+// (`postgresql://`, `postgres://` and `pgsql://` are Symfony's table store
+// on PostgreSQL, as in Symfony's factory: include/ipclock/table_store.h.)
 //
 // Query options: `scheme=native|symfony|laravel` (how a resource becomes a
 // lock id, below), `connect_timeout=SECONDS` (10 by default), `max_idle=N`

@@ -7,11 +7,13 @@
 #include "stores/combined_store.h"
 #include "stores/flock_store.h"
 #include "stores/in_memory_store.h"
+#include "stores/mysql_store.h"
 #include "stores/posix_semaphore_store.h"
 #include "stores/postgres_store.h"
 #include "stores/redis_store.h"
 #include "stores/shm_mutex_store.h"
 #include "stores/sysv_semaphore_store.h"
+#include "stores/table_store.h"
 
 namespace ipclock {
 namespace {
@@ -24,8 +26,11 @@ constexpr absl::string_view kInMemorySchemes[] = {"in-memory", "memory"};
 constexpr absl::string_view kCombinedSchemes[] = {"combined"};
 constexpr absl::string_view kRedisSchemes[] = {"redis", "rediss"};
 constexpr absl::string_view kPostgresSchemes[] = {
-    "postgresql+advisory", "pgsql+advisory", "postgres+advisory", "postgresql",
-    "postgres"};
+    "postgresql+advisory", "pgsql+advisory", "postgres+advisory"};
+constexpr absl::string_view kMysqlAdvisorySchemes[] = {"mysql+advisory"};
+constexpr absl::string_view kPostgresTableSchemes[] = {"postgresql", "postgres", "pgsql"};
+constexpr absl::string_view kMysqlTableSchemes[] = {"mysql", "mysql2"};
+constexpr absl::string_view kSqliteTableSchemes[] = {"sqlite", "sqlite3"};
 
 // name, schemes, scope, what RemoveIPC may delete, Meson feature, driver.
 const StoreEntry kRegistry[] = {
@@ -39,6 +44,13 @@ const StoreEntry kRegistry[] = {
     {"redis", kRedisSchemes, Scope::kRemote, std::nullopt, "redis", kRedisDriverIfBuilt},
     {"postgresql+advisory", kPostgresSchemes, Scope::kRemote, std::nullopt, "postgres",
      kPostgresDriverIfBuilt},
+    {"mysql+advisory", kMysqlAdvisorySchemes, Scope::kRemote, std::nullopt, "mysql",
+     kMysqlAdvisoryDriverIfBuilt},
+    {"postgresql", kPostgresTableSchemes, Scope::kRemote, std::nullopt, "postgres",
+     kPostgresTableDriverIfBuilt},
+    {"mysql", kMysqlTableSchemes, Scope::kRemote, std::nullopt, "mysql", kMysqlTableDriverIfBuilt},
+    {"sqlite", kSqliteTableSchemes, Scope::kLocal, std::nullopt, "sqlite",
+     kSqliteTableDriverIfBuilt},
 };
 
 }  // namespace

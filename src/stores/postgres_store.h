@@ -15,7 +15,7 @@
 namespace ipclock {
 
 // Builds a PostgreSQL store from a parsed `postgresql+advisory`,
-// `pgsql+advisory`, `postgresql` or `postgres` DSN (options in
+// `pgsql+advisory` or `postgres+advisory` DSN (options in
 // include/ipclock/postgres_store.h and README.md).
 absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);

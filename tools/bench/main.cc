@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   }
   report.AddMedianOf(rounds);
   ipclock_bench::RemoteSections(settings, ws, &report);
+  ipclock_bench::SqlSections(settings, ws, &report);
   ipclock_bench::HandoffSection(settings, ws, &report);
   ipclock_bench::ScalingSection(settings, ws, &report);
   ipclock_bench::MemorySection(ws, BENCH_EXAMPLE_PATH, &report);

@@ -21,6 +21,8 @@ void FlockSection(const Settings& s, const Workspace& ws, Report* report);
 void SemaphoreSections(const Settings& s, const Workspace& ws, Report* report);
 // sections_remote.cc: skipped with a note when the env var is unset.
 void RemoteSections(const Settings& s, const Workspace& ws, Report* report);
+// sections_sql.cc: the SQL stores; skipped with a note when unset.
+void SqlSections(const Settings& s, const Workspace& ws, Report* report);
 // sections_cross.cc
 void HandoffSection(const Settings& s, const Workspace& ws, Report* report);
 void ScalingSection(const Settings& s, const Workspace& ws, Report* report);

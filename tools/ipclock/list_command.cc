@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
@@ -86,7 +87,8 @@ void PrintTable(const ipclock::HeldLocks& held) {
       {"RESOURCE", "MODE", "PID", "COMMAND", "SINCE", "FENCE", "WAITERS", "DETAILS"}};
   bool mtime_note = false;
   for (const ipclock::HeldLock& row : held.locks) {
-    mtime_note = mtime_note || row.since.has_value();
+    mtime_note = mtime_note || (row.since.has_value() &&
+                                absl::StrContains(row.since_source, "mtime"));
     // C-escaped: a name may hold tabs, newlines or escape sequences, and the
     // columns must stay columns. A process may name itself anything too.
     cells.push_back({row.resource.empty() ? "?" : absl::CHexEscape(row.resource),

@@ -1,0 +1,68 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "platform/socket_wait.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#include "absl/time/time.h"
+
+namespace ipclock {
+
+SocketWait WaitSocket(int fd, bool for_write, Deadline until) {
+  struct pollfd p = {fd, static_cast<short>(for_write ? POLLOUT : POLLIN), 0};
+  for (;;) {
+    int ms = -1;
+    if (!until.is_never()) {
+      const absl::Duration left = until.Remaining();
+      if (left <= absl::ZeroDuration()) return SocketWait::kTimeout;
+      ms = static_cast<int>(std::min<int64_t>(
+          absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), INT_MAX));
+    }
+    const int r = poll(&p, 1, ms);
+    if (r > 0) return SocketWait::kReady;
+    if (r < 0 && errno != EINTR) return SocketWait::kReady;
+    // EINTR, or a poll that woke a little early: go round.
+  }
+}
+
+bool HasPendingInput(int fd) {
+  struct pollfd p = {fd, POLLIN, 0};
+  int r;
+  do {
+    r = poll(&p, 1, 0);
+  } while (r < 0 && errno == EINTR);
+  return r != 0;  // input, hang-up, error, or a descriptor poll refuses
+}
+
+void SetTcpKeepalive(int fd, int idle_seconds, int interval_seconds, int count) {
+  struct sockaddr_storage addr;
+  socklen_t len = sizeof(addr);
+  if (getsockname(fd, reinterpret_cast<struct sockaddr*>(&addr), &len) != 0) return;
+  if (addr.ss_family != AF_INET && addr.ss_family != AF_INET6) return;
+  const int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_seconds, sizeof(idle_seconds));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_seconds, sizeof(interval_seconds));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
+bool DetachInheritedSocket(int fd) {
+  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0) return false;
+  const bool ok = dup3(null_fd, fd, O_CLOEXEC) >= 0;
+  close(null_fd);
+  return ok;
+}
+
+}  // namespace ipclock

@@ -1,0 +1,298 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "stores/mysql_conn.h"
+
+#include <errmsg.h>
+#include <mysqld_error.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "platform/errors.h"
+#include "platform/sigpipe_block.h"
+#include "platform/socket_wait.h"
+
+namespace ipclock {
+
+namespace {
+
+// Keepalive probes as the postgres store sends them: a dead network or
+// server host is noticed within about 25 s of silence.
+constexpr int kKeepaliveIdle = 10;
+constexpr int kKeepaliveInterval = 5;
+constexpr int kKeepaliveCount = 3;
+
+// mysql_library_init is not thread-safe, and mysql_init() calls it on first
+// use: once here, before any connection.
+void EnsureLibrary() {
+  static std::once_flag once;
+  std::call_once(once, [] { mysql_library_init(0, nullptr, nullptr); });
+}
+
+std::string OneLine(const char* text) {
+  if (text == nullptr) return "";
+  std::string s = absl::StrReplaceAll(text, {{"\n", " "}, {"\t", " "}});
+  absl::StripAsciiWhitespace(&s);
+  return s;
+}
+
+// Errors after which the session is gone: every client-side error (the
+// connector's 2000-2999: lost connection, server gone, out of sync), and
+// the server's own reports of ending the session.
+bool SessionGone(unsigned error) {
+  return (error >= CR_MIN_ERROR && error <= CR_MAX_ERROR) ||
+         error == ER_CONNECTION_KILLED || error == ER_SERVER_SHUTDOWN ||
+         (error >= ER_NET_PACKET_TOO_LARGE && error <= ER_NET_WRITE_INTERRUPTED);
+}
+
+std::string ConnError(MYSQL* conn) {
+  std::string text = OneLine(mysql_error(conn));
+  if (text.empty()) text = "no reason given";
+  return absl::StrCat(text, " [ER ", mysql_errno(conn), "]");
+}
+
+}  // namespace
+
+MyConnection::MyConnection(MYSQL* conn) : conn_(conn), pid_(getpid()) {}
+
+MyConnection::MyConnection(MyConnection&& other) noexcept
+    : conn_(std::exchange(other.conn_, nullptr)), pid_(other.pid_) {}
+
+MyConnection& MyConnection::operator=(MyConnection&& other) noexcept {
+  if (this != &other) {
+    Close();
+    conn_ = std::exchange(other.conn_, nullptr);
+    pid_ = other.pid_;
+  }
+  return *this;
+}
+
+bool MyConnection::ours() const { return conn_ != nullptr && pid_ == getpid(); }
+
+uint64_t MyConnection::session_id() const {
+  return conn_ != nullptr ? mysql_thread_id(conn_) : 0;
+}
+
+int MyConnection::socket() const {
+  return conn_ != nullptr ? static_cast<int>(mysql_get_socket(conn_)) : -1;
+}
+
+bool MyConnection::looks_alive() const {
+  if (!ours()) return false;
+  const int fd = socket();
+  return fd >= 0 && !HasPendingInput(fd);
+}
+
+void MyConnection::Close() {
+  if (conn_ == nullptr) return;
+  if (pid_ != getpid()) {
+    // A copy inherited through fork(): mysql_close() must not tell the
+    // server anything. If the socket cannot be pointed at /dev/null,
+    // leaking the handle is the lesser harm.
+    const int fd = socket();
+    if (fd >= 0 && !DetachInheritedSocket(fd)) {
+      conn_ = nullptr;
+      return;
+    }
+  }
+  {
+    // COM_QUIT, and under TLS OpenSSL's close_notify, to a server that may
+    // have gone.
+    std::optional<SigpipeBlock> quiet;
+    if (mysql_get_ssl_cipher(conn_) != nullptr) quiet.emplace();
+    mysql_close(conn_);
+  }
+  conn_ = nullptr;
+}
+
+absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
+                                       const std::vector<std::string>& session_setup,
+                                       absl::string_view describe) {
+  EnsureLibrary();
+  MyConnection conn(mysql_init(nullptr));
+  if (!conn.valid()) {
+    return StoreError(absl::StatusCode::kResourceExhausted, describe, "",
+                      "connect: the connector could not allocate a connection");
+  }
+  MYSQL* m = conn.get();
+  const unsigned int connect_timeout =
+      static_cast<unsigned int>(endpoint.connect_timeout_seconds);
+  const unsigned int io_timeout = kMyIoTimeoutSeconds;
+  const my_bool off = 0;
+  const my_bool on = 1;
+  const unsigned int no_infile = 0;
+  mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
+  mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+  mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
+  mysql_optionsv(m, MYSQL_OPT_RECONNECT, &off);
+  mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &no_infile);
+  mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  if (endpoint.tls != MysqlConnectionOptions::Tls::kDisabled) {
+    mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &on);
+  }
+  if (endpoint.tls == MysqlConnectionOptions::Tls::kVerifyIdentity) {
+    mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
+    if (!endpoint.tls_ca.empty()) {
+      mysql_optionsv(m, MYSQL_OPT_SSL_CA, endpoint.tls_ca.c_str());
+    }
+  }
+  // The connector takes a Unix socket only with host "localhost" (or none).
+  const bool local = !endpoint.unix_socket.empty();
+  const char* host = local ? "localhost" : endpoint.host.c_str();
+  if (mysql_real_connect(
+          m, host, endpoint.user.empty() ? nullptr : endpoint.user.c_str(),
+          endpoint.password ? endpoint.password->c_str() : nullptr,
+          endpoint.database.empty() ? nullptr : endpoint.database.c_str(),
+          local ? 0 : static_cast<unsigned int>(endpoint.port),
+          local ? endpoint.unix_socket.c_str() : nullptr, CLIENT_FOUND_ROWS) == nullptr) {
+    const unsigned err = mysql_errno(m);
+    absl::StatusCode code = absl::StatusCode::kUnavailable;
+    if (err == ER_ACCESS_DENIED_ERROR || err == ER_DBACCESS_DENIED_ERROR ||
+        err == ER_ACCESS_DENIED_NO_PASSWORD_ERROR) {
+      code = absl::StatusCode::kPermissionDenied;
+    } else if (err == ER_BAD_DB_ERROR) {
+      code = absl::StatusCode::kNotFound;
+    } else if (err == ER_CON_COUNT_ERROR || err == ER_TOO_MANY_USER_CONNECTIONS) {
+      code = absl::StatusCode::kResourceExhausted;
+    }
+    return StoreError(code, describe, "", absl::StrCat("connect: ", ConnError(m)));
+  }
+  // Connector/C 3.3 honours MYSQL_OPT_SSL_ENFORCE only together with
+  // certificate verification, and otherwise goes on in plain text with a
+  // server that offers no TLS: whether TLS was agreed is checked here.
+  if (endpoint.tls != MysqlConnectionOptions::Tls::kDisabled &&
+      mysql_get_ssl_cipher(m) == nullptr) {
+    return StoreError(absl::StatusCode::kUnavailable, describe, "",
+                      "connect: TLS is required (ssl_mode) and the server did not "
+                      "agree to it");
+  }
+  SetTcpKeepalive(conn.socket(), kKeepaliveIdle, kKeepaliveInterval, kKeepaliveCount);
+  MyConnection out = std::move(conn);
+  for (const std::string& sql : session_setup) {
+    absl::StatusOr<MyResult> r =
+        MyQuery(out, sql, Deadline::In(absl::Seconds(kMyIoTimeoutSeconds)));
+    if (!r.ok()) {
+      return StoreError(absl::StatusCode::kUnavailable, describe, "",
+                        absl::StrCat("set up a new session: ", r.status().message()));
+    }
+    if (r->failed()) {
+      return StoreError(MyErrorCode(r->error), describe, "",
+                        absl::StrCat("set up a new session (", sql, "): ", r->ErrorText()));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
+                                 Deadline reply_by) {
+  if (!conn.ours()) {
+    return absl::FailedPreconditionError(
+        "the connection belongs to the process that opened it");
+  }
+  MYSQL* m = conn.get();
+  const int fd = conn.socket();
+  if (fd < 0) return absl::UnavailableError("connection lost: no socket");
+  if (HasPendingInput(fd)) {
+    // Nothing was asked, so whatever came is the server ending the session
+    // (an administrator's KILL, a shutdown or restart) or a closed socket.
+    return absl::UnavailableError(
+        "connection lost: the server ended the session unasked (it was killed, "
+        "or the server shut down) or the connection broke");
+  }
+  int sent;
+  {
+    // The connector's own sends say MSG_NOSIGNAL; OpenSSL's, under a TLS
+    // connection, do not.
+    std::optional<SigpipeBlock> quiet;
+    if (mysql_get_ssl_cipher(m) != nullptr) quiet.emplace();
+    sent = mysql_send_query(m, sql.data(), static_cast<unsigned long>(sql.size()));
+  }
+  if (sent != 0) return absl::UnavailableError(absl::StrCat("send: ", ConnError(m)));
+  if (WaitSocket(fd, /*for_write=*/false, reply_by) == SocketWait::kTimeout) {
+    return absl::UnavailableError(
+        "the server sent no reply in time (network or server down?)");
+  }
+  MyResult out;
+  if (mysql_read_query_result(m) != 0) {
+    out.error = mysql_errno(m);
+    if (SessionGone(out.error)) {
+      return absl::UnavailableError(absl::StrCat("connection lost: ", ConnError(m)));
+    }
+    out.sqlstate = mysql_sqlstate(m);
+    out.message = OneLine(mysql_error(m));
+    return out;
+  }
+  if (mysql_field_count(m) == 0) {
+    out.affected_rows = mysql_affected_rows(m);
+    return out;
+  }
+  MYSQL_RES* res = mysql_store_result(m);
+  if (res == nullptr) {
+    // An error found while the rows were made (a lock name too long for
+    // GET_LOCK) comes here, after the columns.
+    out.error = mysql_errno(m);
+    if (out.error == 0 || SessionGone(out.error)) {
+      return absl::UnavailableError(absl::StrCat("read a result: ", ConnError(m)));
+    }
+    out.sqlstate = mysql_sqlstate(m);
+    out.message = OneLine(mysql_error(m));
+    return out;
+  }
+  const unsigned int fields = mysql_num_fields(res);
+  while (MYSQL_ROW row = mysql_fetch_row(res)) {
+    const unsigned long* lengths = mysql_fetch_lengths(res);
+    std::vector<std::optional<std::string>> values;
+    values.reserve(fields);
+    for (unsigned int i = 0; i < fields; ++i) {
+      if (row[i] == nullptr) {
+        values.emplace_back(std::nullopt);
+      } else {
+        values.emplace_back(std::string(row[i], lengths[i]));
+      }
+    }
+    out.rows.push_back(std::move(values));
+  }
+  mysql_free_result(res);
+  return out;
+}
+
+std::string MyResult::ErrorText() const {
+  return absl::StrCat(message.empty() ? "no reason given" : message, " [ER ", error,
+                      sqlstate.empty() ? "" : ", SQLSTATE ", sqlstate, "]");
+}
+
+std::string MyUtf8Literal(absl::string_view bytes) {
+  return absl::StrCat("CONVERT(X'", absl::BytesToHexString(bytes), "' USING utf8mb4)");
+}
+
+absl::StatusCode MyErrorCode(unsigned error) {
+  switch (error) {
+    case ER_DBACCESS_DENIED_ERROR:
+    case ER_ACCESS_DENIED_ERROR:
+    case ER_TABLEACCESS_DENIED_ERROR:
+    case ER_SPECIFIC_ACCESS_DENIED_ERROR:
+    case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
+      return absl::StatusCode::kPermissionDenied;
+    case ER_TOO_LONG_IDENT:
+      return absl::StatusCode::kInvalidArgument;
+    case ER_CON_COUNT_ERROR:
+    case ER_TOO_MANY_USER_CONNECTIONS:
+      return absl::StatusCode::kResourceExhausted;
+    case ER_LOCK_WAIT_TIMEOUT:
+    case ER_LOCK_DEADLOCK:
+    case ER_QUERY_INTERRUPTED:
+      return absl::StatusCode::kUnavailable;
+    default:
+      return SessionGone(error) ? absl::StatusCode::kUnavailable
+                                : absl::StatusCode::kInternal;
+  }
+}
+
+}  // namespace ipclock

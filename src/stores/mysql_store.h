@@ -1,0 +1,44 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Compiled only when MariaDB Connector/C is found (Meson feature `mysql`).
+
+#ifndef IPCLOCK_STORES_MYSQL_STORE_H_
+#define IPCLOCK_STORES_MYSQL_STORE_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/dsn.h"
+#include "core/store_registry.h"
+#include "ipclock/inspect.h"
+#include "ipclock/mysql_store.h"
+#include "ipclock_config.h"
+
+namespace ipclock {
+
+// Builds a MySQL advisory store from a parsed `mysql+advisory` DSN (forms
+// and options in include/ipclock/mysql_store.h).
+absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
+    Dsn& dsn, const StoreOptions& store_options);
+
+// The named locks held on the server, for `ipclock list`: from
+// information_schema.METADATA_LOCK_INFO (the metadata_lock_info plugin) or
+// performance_schema.metadata_locks when the server has either; otherwise,
+// with a resource given, IS_USED_LOCK of its name. FailedPrecondition
+// saying what to turn on when the server can tell nothing.
+absl::StatusOr<HeldLocks> ListMysqlAdvisoryLocks(
+    Dsn& dsn, const ListRequest& request);
+
+// The registry's entry (core/store_registry.h); null in a build without it.
+#if IPCLOCK_HAVE_MYSQL
+extern const StoreDriver kMysqlAdvisoryDriver;
+inline constexpr const StoreDriver* kMysqlAdvisoryDriverIfBuilt = &kMysqlAdvisoryDriver;
+#else
+inline constexpr const StoreDriver* kMysqlAdvisoryDriverIfBuilt = nullptr;
+#endif
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_MYSQL_STORE_H_

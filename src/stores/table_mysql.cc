@@ -1,0 +1,135 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The table store on MySQL/MariaDB: Connector/C connections
+// (stores/mysql_conn.h) in a pool, Symfony's mysql SQL, and the `mysql://`,
+// `mysql2://` and PDO `mysql:` DSNs.
+
+#include <mysqld_error.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "stores/connection_pool.h"
+#include "stores/mysql_conn.h"
+#include "stores/mysql_dsn.h"
+#include "stores/table_store.h"
+
+namespace ipclock {
+
+namespace {
+
+constexpr absl::string_view kName = "mysql";
+
+class MyTableBackend final : public TableBackend {
+ public:
+  MyTableBackend(MysqlConnectionOptions connection, size_t max_idle, std::string describe)
+      : connection_(std::move(connection)), describe_(std::move(describe)), pool_(max_idle) {}
+
+  TableDialect dialect() const override { return TableDialect::kMysql; }
+
+  absl::Status Check() {
+    absl::StatusOr<MyConnection> conn = MyConnect(connection_, {}, describe_);
+    if (!conn.ok()) return conn.status();
+    pool_.Put(*std::move(conn));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<TableReply> Run(const std::string& sql) override {
+    // A pooled session that the server ended while idle has sent its
+    // goodbye: the pool drops it (MyConnection::looks_alive), so no
+    // statement is ever sent twice.
+    MyConnection conn;
+    if (std::optional<MyConnection> pooled = pool_.Take()) {
+      conn = *std::move(pooled);
+    } else {
+      absl::StatusOr<MyConnection> fresh = MyConnect(connection_, {}, describe_);
+      if (!fresh.ok()) return fresh.status();
+      conn = *std::move(fresh);
+    }
+    absl::StatusOr<MyResult> r =
+        MyQuery(conn, sql, Deadline::In(absl::Seconds(kMyIoTimeoutSeconds)));
+    if (!r.ok()) return absl::UnavailableError(r.status().message());
+    TableReply out;
+    if (r->failed()) {
+      out.error = r->ErrorText();
+      if (r->error == ER_NO_SUCH_TABLE) {
+        out.failure = TableReply::Failure::kNoTable;
+      } else if (r->error == ER_DUP_ENTRY) {
+        out.failure = TableReply::Failure::kDuplicateKey;
+      } else if (r->error == ER_LOCK_DEADLOCK) {
+        // InnoDB: two INSERTs of one key waiting on each other's duplicate
+        // check, with a DELETE in between, deadlock; one is rolled back.
+        out.failure = TableReply::Failure::kRetry;
+      } else {
+        out.failure = TableReply::Failure::kOther;
+        out.code = MyErrorCode(r->error);
+      }
+    } else {
+      out.affected = r->affected_rows;
+      for (std::vector<std::optional<std::string>>& row : r->rows) {
+        std::vector<std::string> values;
+        for (std::optional<std::string>& v : row) values.push_back(v.value_or(""));
+        out.rows.push_back(std::move(values));
+      }
+    }
+    pool_.Put(std::move(conn));
+    return out;
+  }
+
+ private:
+  const MysqlConnectionOptions connection_;
+  const std::string describe_;
+  ConnectionPool<MyConnection> pool_;
+};
+
+absl::StatusOr<std::unique_ptr<MyTableBackend>> BackendFromDsn(
+    Dsn& dsn, MysqlTableStoreOptions* options) {
+  absl::StatusOr<MysqlConnectionOptions> connection = MysqlConnectionFromDsn(dsn);
+  if (!connection.ok()) return connection.status();
+  absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);
+  if (!max_idle.ok()) return max_idle.status();
+  absl::StatusOr<TableStoreOptions> table = TakeTableOptions(dsn);
+  if (!table.ok()) return table.status();
+  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  options->connection = *std::move(connection);
+  options->max_idle = static_cast<size_t>(*max_idle);
+  options->table = *std::move(table);
+  return std::make_unique<MyTableBackend>(options->connection, options->max_idle,
+                                          DescribeMysql(kName, options->connection));
+}
+
+absl::StatusOr<std::shared_ptr<Store>> MysqlTableStoreFromDsn(Dsn& dsn, const StoreOptions&) {
+  MysqlTableStoreOptions options;
+  absl::StatusOr<std::unique_ptr<MyTableBackend>> backend = BackendFromDsn(dsn, &options);
+  if (!backend.ok()) return backend.status();
+  if (absl::Status s = (*backend)->Check(); !s.ok()) return s;
+  return MakeTableStore(kName, DescribeMysql(kName, options.connection), Scope::kRemote,
+                        options.table, *std::move(backend));
+}
+
+absl::StatusOr<HeldLocks> ListMysqlTableLocks(Dsn& dsn, const ListRequest& request) {
+  MysqlTableStoreOptions options;
+  absl::StatusOr<std::unique_ptr<MyTableBackend>> backend = BackendFromDsn(dsn, &options);
+  if (!backend.ok()) return backend.status();
+  return ListTableLocks(**backend, DescribeMysql(kName, options.connection), options.table,
+                        request);
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> NewMysqlTableStore(
+    const MysqlTableStoreOptions& options) {
+  const std::string describe = DescribeMysql(kName, options.connection);
+  auto backend = std::make_unique<MyTableBackend>(options.connection, options.max_idle,
+                                                  describe);
+  if (absl::Status s = backend->Check(); !s.ok()) return s;
+  return MakeTableStore(kName, describe, Scope::kRemote, options.table, std::move(backend));
+}
+
+const StoreDriver kMysqlTableDriver = {&MysqlTableStoreFromDsn, &ListMysqlTableLocks};
+
+}  // namespace ipclock

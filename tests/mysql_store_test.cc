@@ -1,0 +1,834 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The mysql+advisory store against a real MariaDB server
+// (tools/test-servers/mariadb.sh exports IPCLOCK_TEST_MYSQL): Laravel's
+// lock names against the server's own evaluation of Laravel's expression,
+// exclusion both ways with the SQL Laravel runs (tests/php/
+// laravel_mysql_peer.php, in PHP over PDO) for names of 64, 65 and more
+// characters and multibyte names, every timeout form on both sides, waits
+// in server-side slices, a killed session, a server restart and an idle
+// session ended by the server noticed as lost locks, fork safety, listing,
+// bad DSNs and connection failures, and `ipclock run` end to end.
+//
+// Tests that need the server skip when IPCLOCK_TEST_MYSQL is unset, and
+// fail instead under CI=true; the PHP tests skip without php-mysql.
+
+#include <errmsg.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <mysql.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/dsn.h"
+#include "core/lock_access.h"
+#include "ipclock/inspect.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_watch.h"
+#include "ipclock/mysql_store.h"
+#include "ipclock/store_factory.h"
+#include "ipclock/store_interface.h"
+#include "peer_process.h"
+#include "platform/sigpipe_block.h"
+#include "spawn_util.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+namespace {
+
+using ipclock::Lock;
+using ipclock::Store;
+
+// --- The server ------------------------------------------------------------------
+
+const char* ServerDsn() {
+  const char* dsn = getenv("IPCLOCK_TEST_MYSQL");
+  return dsn != nullptr && dsn[0] != '\0' ? dsn : nullptr;
+}
+
+#define REQUIRE_SERVER()                                                    \
+  do {                                                                      \
+    if (ServerDsn() == nullptr) {                                           \
+      const char* ci = getenv("CI");                                        \
+      if (ci != nullptr && strcmp(ci, "true") == 0) {                       \
+        fail_msg("IPCLOCK_TEST_MYSQL is not set (CI=true)");                \
+      }                                                                     \
+      print_message("skipped: IPCLOCK_TEST_MYSQL is not set "               \
+                    "(tools/dev test starts a server)\n");                  \
+      skip();                                                               \
+    }                                                                       \
+  } while (0)
+
+std::string Dsn(absl::string_view options = "") {
+  std::string dsn = ServerDsn();
+  if (options.empty()) return dsn;
+  return absl::StrCat(dsn, dsn.find('?') == std::string::npos ? "?" : "&", options);
+}
+
+ipclock::Dsn Parsed() {
+  absl::StatusOr<ipclock::Dsn> dsn = ipclock::Dsn::Parse(ServerDsn());
+  ASSERT_OK(dsn);
+  return *std::move(dsn);
+}
+
+std::string Password() { return Parsed().password(); }
+
+std::shared_ptr<Store> NewStore(absl::string_view options = "") {
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(Dsn(options));
+  ASSERT_OK(store);
+  return *store;
+}
+
+Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource) {
+  absl::StatusOr<Lock> lock = Lock::Create(store, resource);
+  ASSERT_OK(lock);
+  return *std::move(lock);
+}
+
+bool Try(Lock& lock) {
+  absl::StatusOr<bool> got = lock.TryAcquire();
+  ASSERT_OK(got);
+  return *got;
+}
+
+// The test's own connection, as an administrator would have one.
+struct MysqlCloser {
+  void operator()(MYSQL* m) const { mysql_close(m); }
+};
+using Conn = std::unique_ptr<MYSQL, MysqlCloser>;
+
+Conn Connect() {
+  ipclock::Dsn dsn = Parsed();
+  Conn conn(mysql_init(nullptr));
+  mysql_optionsv(conn.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  std::string db = dsn.path().substr(1);
+  if (mysql_real_connect(conn.get(), dsn.host().c_str(), dsn.user().c_str(),
+                         dsn.password().c_str(), db.c_str(),
+                         static_cast<unsigned>(dsn.port()), nullptr, 0) == nullptr) {
+    fail_msg("connect: %s", mysql_error(conn.get()));
+  }
+  return conn;
+}
+
+// Runs one statement; its first value, "NULL" for NULL, "" for no row.
+std::string Query(MYSQL* conn, const std::string& sql) {
+  if (mysql_real_query(conn, sql.data(), sql.size()) != 0) {
+    fail_msg("%s: %s", sql.c_str(), mysql_error(conn));
+  }
+  MYSQL_RES* res = mysql_store_result(conn);
+  if (res == nullptr) return "";
+  std::string value;
+  if (MYSQL_ROW row = mysql_fetch_row(res)) {
+    value = row[0] == nullptr ? "NULL" : std::string(row[0], mysql_fetch_lengths(res)[0]);
+  }
+  mysql_free_result(res);
+  return value;
+}
+
+std::string Utf8(absl::string_view bytes) {
+  return absl::StrCat("CONVERT(X'", absl::BytesToHexString(bytes), "' USING utf8mb4)");
+}
+
+// Ends the session that holds `resource`'s named lock; its id.
+std::string KillHolder(MYSQL* admin, const std::string& resource) {
+  const std::string id =
+      Query(admin, absl::StrCat("SELECT IS_USED_LOCK(", Utf8(ipclock::MysqlLockName(resource)), ")"));
+  if (id == "NULL" || id.empty()) fail_msg("nobody holds %s", resource.c_str());
+  Query(admin, absl::StrCat("KILL ", id));
+  return id;
+}
+
+// Whether a fresh store in a forked child gets `resource` at once (or
+// within `wait`: a killed session's locks go a moment after its socket).
+bool OtherProcessGets(const std::string& resource,
+                      absl::Duration wait = absl::ZeroDuration()) {
+  const std::string dsn = Dsn();
+  pid_t pid = ForkChild([&] {
+    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+    if (!store.ok()) return 2;
+    absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
+    if (!lock.ok()) return 2;
+    absl::StatusOr<bool> got = lock->TryAcquireFor(wait);
+    if (!got.ok()) return 3;
+    return *got ? 0 : 1;
+  });
+  int code = WaitChild(pid);
+  if (code > 1) fail_msg("child failed with %d", code);
+  return code == 0;
+}
+
+// Waits up to `seconds` for the watch to report `watched` lost.
+bool WaitLost(const ipclock::WatchedLock& watched, double seconds = 15) {
+  const double until = NowSeconds() + seconds;
+  while (!watched.lost() && NowSeconds() < until) absl::SleepFor(absl::Milliseconds(10));
+  return watched.lost();
+}
+
+// Names of every shape Laravel's scheme treats apart: at and past 64
+// characters, multibyte at and past 64 characters, and long multibyte.
+std::vector<std::string> Names(absl::string_view tag) {
+  const std::string u = UniqueResource(tag);  // ASCII, about 30 characters
+  std::string e_acute, emoji, kanji;
+  for (int i = 0; i < 65; ++i) e_acute += "\xc3\xa9";             // é
+  for (int i = 0; i < 70; ++i) emoji += "\xf0\x9f\x94\x92";       // U+1F512
+  for (int i = 0; i < 30; ++i) kanji += "\xe9\x8c\xa0";           // 錠
+  auto to_chars = [](std::string s, size_t chars, absl::string_view fill) {
+    // `s` padded with `fill` characters to exactly `chars` characters
+    // (all of `s` is ASCII here).
+    while (s.size() < chars) s += ".";
+    std::string out = s.substr(0, chars - 10);
+    for (int i = 0; i < 10; ++i) out += std::string(fill);
+    return out;
+  };
+  return {
+      u,
+      to_chars(u, 64, "a"),                 // 64 characters: the name itself
+      to_chars(u, 65, "a"),                 // 65: hashed
+      to_chars(u, 200, "b"),                // long: hashed
+      to_chars(u, 64, "\xc3\xa9"),          // 64 characters, 74 bytes
+      to_chars(u, 65, "\xc3\xa9"),          // 65 characters: hashed
+      u + e_acute,                          // about 95 characters, 160 bytes
+      u + kanji,                            // 60 characters of 1 and 3 bytes
+      to_chars(u, 64, "\xf0\x9f\x94\x92"),  // 64 characters, 94 bytes
+      u + emoji,                            // 100 characters of 4 bytes: hashed
+  };
+}
+
+// --- Names -------------------------------------------------------------------------
+
+void LockNameVectors(void**) {
+  assert_string_equal(ipclock::MysqlLockName("invoice-42").c_str(), "invoice-42");
+  assert_string_equal(ipclock::MysqlLockName(std::string(64, 'a')).c_str(),
+                      std::string(64, 'a').c_str());
+  assert_string_equal(ipclock::MysqlLockName(std::string(65, 'a')).c_str(),
+                      (std::string(24, 'a') + "11655326c708d70319be2610e8a57d9a5b959d3b").c_str());
+  std::string e65;
+  for (int i = 0; i < 65; ++i) e65 += "\xc3\xa9";
+  std::string e24;
+  for (int i = 0; i < 24; ++i) e24 += "\xc3\xa9";
+  // Characters, not bytes: 65 two-byte characters keep 24 of them.
+  assert_string_equal(ipclock::MysqlLockName(e65).c_str(),
+                      (e24 + "eba39ac93eac304a5b2b94cece7cc9bdb23e5f23").c_str());
+  std::string e64 = e65.substr(2);
+  assert_string_equal(ipclock::MysqlLockName(e64).c_str(), e64.c_str());
+  // A byte that is no character: the hashed form, U+FFFD for it and as
+  // padding.
+  std::string fffd24;
+  for (int i = 0; i < 24; ++i) fffd24 += "\xef\xbf\xbd";
+  assert_string_equal(ipclock::MysqlLockName("\xff").c_str(),
+                      (fffd24 + "85e53271e14006f0265921d02d4d736cdc580b0b").c_str());
+  // NUL: the server would cut the name there, so "a" and "a\0b" differ.
+  const std::string with_nul("a\0b", 3);
+  assert_true(ipclock::MysqlLockName(with_nul) != "a");
+  assert_int_equal(ipclock::MysqlLockName(with_nul).size(), 1 + 3 + 1 + 21 * 3 + 40);
+}
+
+void NamesMatchTheServer(void**) {
+  REQUIRE_SERVER();
+  Conn admin = Connect();
+  std::vector<std::string> names = Names("srv");
+  names.push_back(std::string(63, 'x'));
+  names.push_back("tab\tand space ");
+  for (const std::string& r : names) {
+    const std::string k = Utf8(r);
+    const std::string server = Query(
+        admin.get(), absl::StrCat("SELECT HEX(CASE WHEN CHAR_LENGTH(", k, ") > 64 THEN CONCAT(",
+                                  "SUBSTR(", k, ", 1, 24), SHA1(", k, ")) ELSE ", k, " END)"));
+    const std::string ours = absl::AsciiStrToUpper(
+        absl::BytesToHexString(ipclock::MysqlLockName(r)));
+    if (server != ours) {
+      fail_msg("resource %s: server %s, ipclock %s", absl::CHexEscape(r).c_str(),
+               server.c_str(), ours.c_str());
+    }
+  }
+}
+
+void NameTooLongForMariaDbIsInvalidArgument(void**) {
+  REQUIRE_SERVER();
+  // 49 four-byte characters: at most 64 characters, so not hashed, and 196
+  // bytes, over MariaDB's 192.
+  std::string r;
+  for (int i = 0; i < 49; ++i) r += "\xf0\x9f\x94\x92";
+  auto store = NewStore();
+  Lock lock = MakeLock(store, r);
+  absl::StatusOr<bool> got = lock.TryAcquire();
+  ASSERT_CODE(got, absl::StatusCode::kInvalidArgument);
+  assert_true(absl::StrContains(got.status().message(), "192 bytes"));
+}
+
+// --- Laravel's SQL as a peer ------------------------------------------------------
+
+std::string PeerScript() {
+  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
+  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/laravel_mysql_peer.php");
+}
+
+const char* PhpMissing() {
+  static std::string why;
+  if (FindInPath("php").empty()) {
+    why = "php is not installed (apt-get install php-cli php-mysql)";
+  } else if (!FileExists(PeerScript())) {
+    why = absl::StrCat("no ", PeerScript(), " (is IPCLOCK_SOURCE_ROOT set?)");
+  } else if (WaitPlain(Spawn({"php", "-r", "exit(extension_loaded('pdo_mysql') ? 0 : 1);"})) != 0) {
+    why = "PHP has no pdo_mysql (apt-get install php-mysql)";
+  } else {
+    return nullptr;
+  }
+  return why.c_str();
+}
+
+#define REQUIRE_PHP()                              \
+  do {                                             \
+    REQUIRE_SERVER();                              \
+    const char* why_missing = PhpMissing();        \
+    if (why_missing != nullptr) {                  \
+      print_message("skipped: %s\n", why_missing); \
+      skip();                                      \
+    }                                              \
+  } while (0)
+
+std::string PdoDsn() {
+  ipclock::Dsn dsn = Parsed();
+  setenv("PDO_USER", dsn.user().c_str(), 1);
+  setenv("PDO_PASSWORD", dsn.password().c_str(), 1);
+  return absl::StrCat("mysql:host=", dsn.host(), ";port=", dsn.port(),
+                      ";dbname=", dsn.path().substr(1), ";charset=utf8mb4");
+}
+
+// Laravel's GET_LOCK with `timeout` as Laravel writes it: what it said
+// ("acquired", "busy", "null") and how long the statement took.
+std::string LaravelTry(const std::string& key, const std::string& timeout, double* took) {
+  int code = 0;
+  const std::string said =
+      RunForOutput({"php", PeerScript(), PdoDsn(), key, "try", timeout}, &code);
+  if (code != 0) fail_msg("laravel peer exited %d: %s", code, said.c_str());
+  const size_t space = said.find(' ');
+  if (space == std::string::npos || !absl::SimpleAtod(said.substr(space + 1), took)) {
+    fail_msg("laravel peer said '%s'", said.c_str());
+  }
+  return said.substr(0, space);
+}
+
+// A Laravel application holding `key` until told to let go.
+class LaravelHolder {
+ public:
+  explicit LaravelHolder(const std::string& key)
+      : peer_({"php", PeerScript(), PdoDsn(), key, "hold", "0"}) {
+    const std::string said = peer_.ReadLine();
+    if (said != "locked") fail_msg("laravel peer said '%s', expected 'locked'", said.c_str());
+  }
+  void Release() {
+    peer_.CloseStdin();
+    const std::string said = peer_.ReadLine();
+    if (said != "released 1") fail_msg("laravel peer said '%s'", said.c_str());
+    assert_int_equal(peer_.Wait(), 0);
+  }
+
+ private:
+  PeerProcess peer_;
+};
+
+void LaravelHoldsIpclockWaits(void**) {
+  REQUIRE_PHP();
+  auto store = NewStore();
+  for (const std::string& key : Names("lv-holds")) {
+    LaravelHolder php(key);
+    Lock lock = MakeLock(store, key);
+    if (Try(lock)) fail_msg("got %s while Laravel held it", absl::CHexEscape(key).c_str());
+    assert_false(OtherProcessGets(key));
+    php.Release();
+    assert_true(Try(lock));
+  }
+}
+
+void IpclockHoldsLaravelWaits(void**) {
+  REQUIRE_PHP();
+  auto store = NewStore();
+  for (const std::string& key : Names("ip-holds")) {
+    Lock lock = MakeLock(store, key);
+    assert_true(Try(lock));
+    double took = 0;
+    const std::string said = LaravelTry(key, "0", &took);
+    if (said != "busy") {
+      fail_msg("Laravel said %s for %s held by ipclock", said.c_str(),
+               absl::CHexEscape(key).c_str());
+    }
+    ASSERT_OK(lock.Release());
+    assert_string_equal(LaravelTry(key, "0", &took).c_str(), "acquired");
+  }
+}
+
+// Laravel's timeouts against a lock ipclock holds: 0 tries, a positive or
+// fractional one waits that long on the server, a negative one (endless on
+// MySQL) is refused by MariaDB (NULL), a very large one waits until the
+// release.
+void LaravelTimeoutForms(void**) {
+  REQUIRE_PHP();
+  auto store = NewStore();
+  const std::string key = UniqueResource("lv-timeouts");
+  Lock lock = MakeLock(store, key);
+  assert_true(Try(lock));
+  double took = 0;
+  assert_string_equal(LaravelTry(key, "0", &took).c_str(), "busy");
+  assert_string_equal(LaravelTry(key, "1", &took).c_str(), "busy");
+  if (took < 0.9) fail_msg("a 1 s GET_LOCK gave up after %.3f s", took);
+  assert_string_equal(LaravelTry(key, "0.5", &took).c_str(), "busy");
+  if (took < 0.45) fail_msg("a 0.5 s GET_LOCK gave up after %.3f s", took);
+  assert_string_equal(LaravelTry(key, "-1", &took).c_str(), "null");
+  // Waiting Laravel peers are let in when ipclock releases.
+  for (const char* timeout : {"10", "31536000"}) {
+    PeerProcess waiter({"php", PeerScript(), PdoDsn(), key, "try", timeout});
+    absl::SleepFor(absl::Milliseconds(500));
+    ASSERT_OK(lock.Release());
+    const std::string said = waiter.ReadLine();
+    assert_int_equal(waiter.Wait(), 0);
+    if (!absl::StartsWith(said, "acquired ")) fail_msg("waiting peer said '%s'", said.c_str());
+    assert_true(Try(lock));
+  }
+}
+
+// ipclock's waits while Laravel holds: a try, a timed wait that runs out,
+// fractional and whole-second waits that end with the release, and an
+// endless wait made of server-side slices (wait_slice=0.2 here), none with
+// a negative timeout.
+void IpclockTimeoutForms(void**) {
+  REQUIRE_PHP();
+  auto store = NewStore("wait_slice=0.2");
+  const std::string key = UniqueResource("ip-timeouts");
+  Lock lock = MakeLock(store, key);
+  {
+    LaravelHolder php(key);
+    assert_false(Try(lock));
+    double t0 = NowSeconds();
+    absl::StatusOr<bool> got = lock.TryAcquireFor(absl::Milliseconds(300));
+    ASSERT_OK(got);
+    assert_false(*got);
+    if (NowSeconds() - t0 < 0.29) fail_msg("a 0.3 s wait ended after %.3f s", NowSeconds() - t0);
+    ASSERT_CODE(lock.Acquire(absl::Milliseconds(750)), absl::StatusCode::kDeadlineExceeded);
+    php.Release();
+    assert_true(Try(lock));
+    ASSERT_OK(lock.Release());
+  }
+  Conn admin = Connect();
+  const std::string name_hex = absl::BytesToHexString(ipclock::MysqlLockName(key));
+  for (absl::Duration timeout :
+       {absl::Milliseconds(10500), absl::Seconds(20), absl::InfiniteDuration()}) {
+    struct Shared {
+      std::atomic<int> done{0};
+    };
+    Shared* shared = SharedMemory<Shared>();
+    Signal go;
+    Signal started;
+    const std::string dsn = Dsn("wait_slice=0.2");
+    // Forked before the PHP peer starts, so that it holds no copy of the
+    // peer's stdin (the peer lets go when that pipe closes).
+    pid_t child = ForkChild([&] {
+      if (go.Wait(30) != 'x') return 2;
+      absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn(dsn);
+      if (!s.ok()) return 2;
+      absl::StatusOr<Lock> l = Lock::Create(*s, key);
+      if (!l.ok()) return 2;
+      started.Notify();
+      absl::Status got = l->Acquire(timeout);
+      shared->done = 1;
+      return got.ok() ? 0 : 3;
+    });
+    auto php = std::make_unique<LaravelHolder>(key);
+    go.Notify();
+    assert_int_equal(started.Wait(), 'x');
+    absl::SleepFor(absl::Milliseconds(900));  // several slices
+    assert_int_equal(shared->done.load(), 0);
+    // The wait is on the server, in slices of at most 0.2 s (caught
+    // between two slices, the statement is looked at again).
+    std::string info;
+    for (int i = 0; i < 100 && info.empty(); ++i) {
+      info = Query(admin.get(),
+                   absl::StrCat("SELECT INFO FROM information_schema.PROCESSLIST WHERE INFO "
+                                "LIKE 'SELECT GET_LOCK(%", name_hex, "%'"));
+      if (info.empty()) absl::SleepFor(absl::Milliseconds(20));
+    }
+    if (!absl::StrContains(info, ", 0.200)") && !absl::StrContains(info, ", 0.1")) {
+      fail_msg("the waiter's statement is '%s'", info.c_str());
+    }
+    php->Release();
+    assert_int_equal(WaitChild(child), 0);
+  }
+}
+
+// --- Lost sessions ------------------------------------------------------------------
+
+void KilledSessionLosesTheLock(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  const std::string r1 = UniqueResource("my-kill-a");
+  const std::string r2 = UniqueResource("my-kill-b");
+  Lock checked = MakeLock(store, r1);
+  Lock released = MakeLock(store, r2);
+  assert_true(Try(checked));
+  assert_true(Try(released));
+  assert_true(IsStillHeld(checked));
+  Conn admin = Connect();
+  KillHolder(admin.get(), r1);
+  KillHolder(admin.get(), r2);
+  // Asked, the store finds the session gone.
+  absl::Status held = checked.CheckAcquired();
+  ASSERT_CODE(held, absl::StatusCode::kAborted);
+  print_message("%s\n", held.ToString().c_str());
+  assert_true(absl::StrContains(held.message(), "lock is lost"));
+  assert_false(checked.is_acquired());
+  // Not asked first, the release itself finds out.
+  ASSERT_CODE(released.Release(), absl::StatusCode::kAborted);
+  assert_true(OtherProcessGets(r1, absl::Seconds(10)));
+  assert_true(OtherProcessGets(r2, absl::Seconds(10)));
+  // The keys work again, on fresh sessions, and the store's pool has
+  // dropped nothing it should not reuse.
+  assert_true(Try(checked));
+  assert_true(Try(released));
+  assert_false(OtherProcessGets(r1));
+}
+
+void WatchHearsTheKillAtOnce(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  const std::string r = UniqueResource("my-watch");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  ipclock::LockWatch watch;
+  ipclock::WatchOptions options;
+  // Only the socket can tell the watch in time: no interval check before
+  // the test gives up.
+  options.check_interval = absl::Hours(1);
+  options.on_lost = [](const ipclock::LockLoss&) {};
+  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);
+  ASSERT_OK(watched);
+  absl::SleepFor(absl::Milliseconds(200));
+  assert_false(watched->lost());  // a held lock raises no alarm
+  Conn admin = Connect();
+  KillHolder(admin.get(), r);
+  assert_true(WaitLost(*watched));
+  ASSERT_CODE(watched->status(), absl::StatusCode::kAborted);
+  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+  assert_true(OtherProcessGets(r, absl::Seconds(10)));
+}
+
+void ServerRestartLosesTheLock(void**) {
+  REQUIRE_SERVER();
+  const char* restart = getenv("IPCLOCK_TEST_MYSQL_RESTART");
+  if (restart == nullptr || restart[0] == '\0') {
+    print_message("skipped: IPCLOCK_TEST_MYSQL_RESTART is not set\n");
+    skip();
+  }
+  auto store = NewStore();
+  const std::string r1 = UniqueResource("my-restart-a");
+  const std::string r2 = UniqueResource("my-restart-b");
+  Lock watched_lock = MakeLock(store, r1);
+  Lock checked = MakeLock(store, r2);
+  assert_true(Try(watched_lock));
+  assert_true(Try(checked));
+  ipclock::LockWatch watch;
+  ipclock::WatchOptions options;
+  options.check_interval = absl::Hours(1);
+  options.on_lost = [](const ipclock::LockLoss&) {};
+  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(watched_lock), options);
+  ASSERT_OK(watched);
+  assert_int_equal(WaitPlain(Spawn({restart}), 60), 0);
+  assert_true(WaitLost(*watched));
+  ASSERT_CODE(checked.CheckAcquired(), absl::StatusCode::kAborted);
+  // The same store works on the restarted server.
+  assert_true(Try(checked));
+  assert_false(OtherProcessGets(r2));
+  assert_true(OtherProcessGets(r1, absl::Seconds(10)));
+}
+
+// A server ends a session that sends nothing for wait_timeout seconds; a
+// lock holder sends nothing. The store's sessions take the DSN's
+// wait_timeout (a year by default): set to 1 s here, the lock is lost.
+void IdleSessionEndedByTheServer(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore("wait_timeout=1");
+  const std::string r = UniqueResource("my-idle");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  absl::SleepFor(absl::Milliseconds(2500));
+  ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kAborted);
+  // With the default, an idle holder keeps its lock.
+  auto kept = NewStore();
+  Lock lasting = MakeLock(kept, r);
+  assert_true(Try(lasting));
+  absl::SleepFor(absl::Milliseconds(2500));
+  ASSERT_OK(lasting.CheckAcquired());
+}
+
+void ForkedChildCannotUseParentsKey(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  const std::string r = UniqueResource("my-fork");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  pid_t child = ForkChild([&] {
+    ipclock::Key& key = ipclock::internal::LockAccess::key(lock);
+    if (ipclock::StoreCalls::Delete(*store, key).code() != absl::StatusCode::kFailedPrecondition) {
+      return 2;
+    }
+    if (ipclock::StoreCalls::CheckHeld(*store, key).code() !=
+        absl::StatusCode::kFailedPrecondition) {
+      return 3;
+    }
+    {
+      // Destroys the key's state, which closes the child's copy of the
+      // connection without a word to the server.
+      Lock copy = std::move(lock);
+      copy.Abandon();
+    }
+    // A child's own store has sessions of its own.
+    absl::StatusOr<Lock> other = Lock::Create(store, r);
+    if (!other.ok() || other->TryAcquire().value_or(true)) return 4;
+    return 0;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  assert_true(IsStillHeld(lock));
+  assert_false(OtherProcessGets(r));
+}
+
+// --- Listing ------------------------------------------------------------------------
+
+void ListShowsTheHolders(void**) {
+  REQUIRE_SERVER();
+  auto store = NewStore();
+  const std::string short_name = UniqueResource("my-list");
+  const std::string long_name = short_name + std::string(80, 'L');
+  Lock a = MakeLock(store, short_name);
+  Lock b = MakeLock(store, long_name);
+  assert_true(Try(a));
+  assert_true(Try(b));
+  Conn admin = Connect();
+  const std::string session =
+      Query(admin.get(), absl::StrCat("SELECT IS_USED_LOCK(", Utf8(short_name), ")"));
+  absl::StatusOr<ipclock::HeldLocks> all = ipclock::ListHeldLocks(Dsn());
+  ASSERT_OK(all);
+  bool found_short = false, found_long = false;
+  for (const ipclock::HeldLock& h : all->locks) {
+    if (h.object == short_name) {
+      found_short = true;
+      assert_string_equal(h.resource.c_str(), short_name.c_str());
+      bool has_session = false;
+      for (const auto& [k, v] : h.number_details) {
+        if (k == "session") has_session = absl::StrCat(v) == session;
+      }
+      assert_true(has_session);
+      assert_true(h.since.has_value());
+    }
+    if (h.object == ipclock::MysqlLockName(long_name)) {
+      found_long = true;
+      assert_true(h.resource.empty());  // only the hash is on the server
+    }
+  }
+  assert_true(found_short);
+  assert_true(found_long);
+  ipclock::ListRequest request;
+  request.resource = long_name;
+  absl::StatusOr<ipclock::HeldLocks> one = ipclock::ListHeldLocks(Dsn(), request);
+  ASSERT_OK(one);
+  assert_int_equal(one->locks.size(), 1);
+  assert_string_equal(one->locks[0].resource.c_str(), long_name.c_str());
+  ASSERT_OK(b.Release());
+  one = ipclock::ListHeldLocks(Dsn(), request);
+  ASSERT_OK(one);
+  assert_int_equal(one->locks.size(), 0);
+
+  // A server without the plugin (and with performance_schema off, as the
+  // test server runs): no list, saying what to turn on, but one lock can
+  // still be asked for by name.
+  Query(admin.get(), "UNINSTALL SONAME 'metadata_lock_info'");
+  absl::StatusOr<ipclock::HeldLocks> none = ipclock::ListHeldLocks(Dsn());
+  request.resource = short_name;
+  absl::StatusOr<ipclock::HeldLocks> asked = ipclock::ListHeldLocks(Dsn(), request);
+  Query(admin.get(), "INSTALL SONAME 'metadata_lock_info'");
+  ASSERT_CODE(none, absl::StatusCode::kFailedPrecondition);
+  assert_true(absl::StrContains(none.status().message(), "metadata_lock_info"));
+  ASSERT_OK(asked);
+  assert_int_equal(asked->locks.size(), 1);
+  assert_string_equal(asked->locks[0].resource.c_str(), short_name.c_str());
+}
+
+// --- DSNs and connection failures ---------------------------------------------------
+
+void BadDsnsAreRefusedWithoutThePassword(void**) {
+  const char* secret = "s3cret-pw";
+  for (const std::string& dsn : std::vector<std::string>{
+           "mysql+advisory:host=127.0.0.1",  // a PDO form: tables only
+           "mysql+advisory://u:s3cret-pw@/db",
+           "mysql+advisory://u:s3cret-pw@127.0.0.1/a/b",
+           "mysql+advisory://u:s3cret-pw@db.example/x?unix_socket=/run/m.sock",
+           "mysql+advisory://u:s3cret-pw@localhost/x?unix_socket=run/m.sock",
+           "mysql+advisory://u:s3cret-pw@127.0.0.1/x?ssl_ca=/etc/ca.pem",
+           "mysql+advisory://u:s3cret-pw@127.0.0.1/x?ssl_mode=sometimes",
+           "mysql+advisory://u:s3cret-pw@127.0.0.1/x?scheme=native",
+           "mysql+advisory://u:s3cret-pw@127.0.0.1/x?max_idle=-1",
+           "mysql+advisory://u:s3cret-pw@127.0.0.1/x?wait_timeout=0",
+           "mysql+advisory://u:s3cret-pw@127.0.0.1/x?wait_slice=0",
+           "mysql+advisory://u:s3cret-pw@127.0.0.1/x?connect_timeout=x",
+           "mysql+advisory://u:s3cret-pw@127.0.0.1/x?colour=blue",
+           "mysql+advisory://u@127.0.0.1/x?password=s3cret-pw",
+       }) {
+    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+    if (store.status().code() != absl::StatusCode::kInvalidArgument) {
+      fail_msg("%s: expected InvalidArgument, got %s", dsn.c_str(),
+               store.status().ToString().c_str());
+    }
+    if (absl::StrContains(store.status().message(), secret)) {
+      fail_msg("%s: the message shows the password: %s", dsn.c_str(),
+               store.status().ToString().c_str());
+    }
+  }
+}
+
+void ConnectionFailures(void**) {
+  REQUIRE_SERVER();
+  ipclock::Dsn dsn = Parsed();
+  // Nothing listens on the last MariaDB port of the range.
+  const char* base = getenv("IPCLOCK_TEST_PORT_BASE");
+  const int down_port = (base != nullptr ? atoi(base) : 21300) + 29;
+  absl::StatusOr<std::shared_ptr<Store>> down = ipclock::StoreFromDsn(
+      absl::StrCat("mysql+advisory://u:pw@127.0.0.1:", down_port, "/x?connect_timeout=2"));
+  ASSERT_CODE(down, absl::StatusCode::kUnavailable);
+  assert_true(absl::StrContains(down.status().message(), absl::StrCat(down_port)));
+  const std::string where = absl::StrCat(dsn.host(), ":", dsn.port());
+  absl::StatusOr<std::shared_ptr<Store>> wrong = ipclock::StoreFromDsn(
+      absl::StrCat("mysql+advisory://", dsn.user(), ":wrong-pw@", where, dsn.path()));
+  ASSERT_CODE(wrong, absl::StatusCode::kPermissionDenied);
+  assert_false(absl::StrContains(wrong.status().message(), "wrong-pw"));
+  absl::StatusOr<std::shared_ptr<Store>> no_db = ipclock::StoreFromDsn(absl::StrCat(
+      "mysql+advisory://", dsn.user(), ":", Password(), "@", where, "/no_such_db"));
+  ASSERT_CODE(no_db, absl::StatusCode::kNotFound);
+  assert_false(absl::StrContains(no_db.status().message(), Password()));
+}
+
+// TLS, when the test server has a certificate (IPCLOCK_TEST_MYSQL_CA):
+// required, and verified against the right and a wrong CA; a server without
+// TLS refuses ssl_mode=required. A session killed under a TLS connection is
+// a lost lock like any other (and the write that finds it gone raises no
+// SIGPIPE in the program).
+void TlsConnections(void**) {
+  REQUIRE_SERVER();
+  const char* ca = getenv("IPCLOCK_TEST_MYSQL_CA");
+  if (ca == nullptr || ca[0] == '\0') {
+    absl::StatusOr<std::shared_ptr<Store>> tls = ipclock::StoreFromDsn(Dsn("ssl_mode=required"));
+    ASSERT_CODE(tls, absl::StatusCode::kUnavailable);
+    assert_true(absl::StrContains(tls.status().message(), "TLS"));
+    return;
+  }
+  const std::string verified = absl::StrCat("ssl_mode=verify_identity&ssl_ca=", ca);
+  for (const std::string& options : {std::string("ssl_mode=required"), verified}) {
+    auto store = NewStore(options);
+    const std::string r = UniqueResource("my-tls");
+    Lock lock = MakeLock(store, r);
+    assert_true(Try(lock));
+    assert_false(OtherProcessGets(r));
+    Conn admin = Connect();
+    KillHolder(admin.get(), r);
+    ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kAborted);
+    assert_true(Try(lock));
+    ASSERT_OK(lock.Release());
+  }
+  // Another CA does not vouch for the server's certificate.
+  const std::string dir = MakeTempDir();
+  const std::string other_ca = dir + "/other.pem";
+  assert_int_equal(
+      WaitPlain(Spawn({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                       "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj",
+                       "/CN=127.0.0.1", "-keyout", dir + "/other.key", "-out", other_ca})),
+      0);
+  absl::StatusOr<std::shared_ptr<Store>> wrong = ipclock::StoreFromDsn(
+      Dsn(absl::StrCat("ssl_mode=verify_identity&ssl_ca=", other_ca)));
+  assert_false(wrong.ok());
+  print_message("a wrong CA: %s\n", wrong.status().ToString().c_str());
+}
+
+// The guard the store puts around the connector's writes under TLS: a
+// write to a socket whose peer has gone fails with EPIPE instead of killing
+// the program, and leaves no SIGPIPE pending behind.
+void SigpipeIsKeptFromTheProgram(void**) {
+  int fds[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  close(fds[1]);
+  {
+    ipclock::SigpipeBlock quiet;
+    assert_int_equal(write(fds[0], "x", 1), -1);
+    assert_int_equal(errno, EPIPE);
+  }
+  sigset_t pending;
+  sigemptyset(&pending);
+  assert_int_equal(sigpending(&pending), 0);
+  assert_int_equal(sigismember(&pending, SIGPIPE), 0);
+  close(fds[0]);
+}
+
+// --- The CLI --------------------------------------------------------------------------
+
+void CliRunEndToEnd(void**) {
+  REQUIRE_SERVER();
+  const std::string cli = IpclockPath();
+  if (cli.empty()) fail_msg("no ipclock binary (IPCLOCK_BUILD_ROOT?)");
+  const std::string key = UniqueResource("my-cli");
+  const std::string dir = MakeTempDir();
+  pid_t holder = Spawn({cli, "run", "--store", Dsn(), "--key", key, "--", "sh", "-c",
+                        absl::StrCat("touch ", dir, "/in; sleep 1.5")});
+  assert_true(WaitForFile(dir + "/in"));
+  // Busy: the conflict status, and the command does not run.
+  assert_int_equal(WaitPlain(Spawn({cli, "run", "-n", "--store", Dsn(), "--key", key, "--",
+                                    "touch", dir + "/second"})),
+                   1);
+  assert_false(FileExists(dir + "/second"));
+  assert_false(OtherProcessGets(key));
+  // A waiter gets it when the holder's command ends.
+  assert_int_equal(WaitPlain(Spawn({cli, "run", "-w", "20", "--store", Dsn(), "--key", key,
+                                    "--", "touch", dir + "/third"})),
+                   0);
+  assert_true(FileExists(dir + "/third"));
+  assert_int_equal(WaitPlain(holder), 0);
+  assert_true(OtherProcessGets(key));
+}
+
+}  // namespace
+}  // namespace ipclock_test
+
+int main() {
+  using namespace ipclock_test;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(LockNameVectors),
+      cmocka_unit_test(NamesMatchTheServer),
+      cmocka_unit_test(NameTooLongForMariaDbIsInvalidArgument),
+      cmocka_unit_test(LaravelHoldsIpclockWaits),
+      cmocka_unit_test(IpclockHoldsLaravelWaits),
+      cmocka_unit_test(LaravelTimeoutForms),
+      cmocka_unit_test(IpclockTimeoutForms),
+      cmocka_unit_test(KilledSessionLosesTheLock),
+      cmocka_unit_test(WatchHearsTheKillAtOnce),
+      cmocka_unit_test(IdleSessionEndedByTheServer),
+      cmocka_unit_test(ForkedChildCannotUseParentsKey),
+      cmocka_unit_test(ListShowsTheHolders),
+      cmocka_unit_test(BadDsnsAreRefusedWithoutThePassword),
+      cmocka_unit_test(ConnectionFailures),
+      cmocka_unit_test(TlsConnections),
+      cmocka_unit_test(SigpipeIsKeptFromTheProgram),
+      cmocka_unit_test(CliRunEndToEnd),
+      // Last: it restarts the server under every other session.
+      cmocka_unit_test(ServerRestartLosesTheLock),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

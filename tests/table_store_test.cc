@@ -1,0 +1,816 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The table store (Symfony's PdoStore format) on PostgreSQL, MariaDB and
+// SQLite, each test run once per database: the row as Symfony writes it,
+// exclusion both ways with Symfony's PdoStore in PHP (tests/php/
+// pdo_peer.php) as a separate process, expired rows taken over both ways,
+// the table created by either side, Symfony's table and column options,
+// expired rows collected, a lost row noticed (check, release, watch),
+// refresh and renewal, a lock handed to another process, the PDO DSN
+// forms, listing, and SQLite's WAL mode, busy timeout and DSN forms.
+//
+// Each test works in a table of its own (db_table=t_<random>), so that
+// runs never meet. PostgreSQL and MariaDB come from tools/test-servers
+// (IPCLOCK_TEST_POSTGRES_TABLE, IPCLOCK_TEST_MYSQL_TABLE): their tests skip
+// without them, and fail instead under CI=true. SQLite uses a temp file.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/dsn.h"
+#include "core/lock_access.h"
+#include "ipclock/inspect.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_watch.h"
+#include "ipclock/store_factory.h"
+#include "ipclock/store_interface.h"
+#include "peer_process.h"
+#include "spawn_util.h"
+#include "ipclock_config.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+#if IPCLOCK_HAVE_POSTGRES
+#include <libpq-fe.h>
+#endif
+#if IPCLOCK_HAVE_MYSQL
+#include <mysql.h>
+#endif
+#if IPCLOCK_HAVE_SQLITE
+#include <sqlite3.h>
+#endif
+
+namespace ipclock_test {
+namespace {
+
+using ipclock::Lock;
+using ipclock::LockOptions;
+using ipclock::Store;
+
+// --- The databases ---------------------------------------------------------------
+
+// One database under test, with a raw connection of the test's own.
+struct Db {
+  bool built = false;    // this build has the database's library
+  const char* name;      // the store's name: "postgresql", "mysql", "sqlite"
+  const char* env;       // the server's variable; nullptr for SQLite
+  const char* pdo_ext;   // the PHP extension of its PDO driver
+  std::string dsn;       // ipclock's URL form, without options
+  std::string pdo_form;  // ipclock's PDO form, with ?user=&password=
+  std::string pdo_dsn;   // PHP's PDO DSN
+  std::string user, password;
+  std::string now_sql;   // Symfony's "now" on this database
+  std::function<std::string(const std::string&)> query;  // first value or ""
+};
+
+Db g_dbs[3];
+
+#define REQUIRE_DB(db)                                                         \
+  do {                                                                         \
+    if (!(db).built) {                                                         \
+      print_message("skipped: %s is not in this build\n", (db).name);          \
+      skip();                                                                  \
+    }                                                                          \
+    if ((db).dsn.empty()) {                                                    \
+      const char* ci = getenv("CI");                                           \
+      if (ci != nullptr && strcmp(ci, "true") == 0) {                          \
+        fail_msg("%s is not set (CI=true)", (db).env);                         \
+      }                                                                        \
+      print_message("skipped: %s is not set (tools/dev test starts the server)\n", \
+                    (db).env);                                                 \
+      skip();                                                                  \
+    }                                                                          \
+  } while (0)
+
+std::string Table() {
+  std::string r = UniqueResource("t");
+  std::string out = "t_";
+  for (char c : r) out += absl::ascii_isalnum(c) ? c : '_';
+  return out.substr(0, 60);
+}
+
+std::string WithOptions(const std::string& dsn, const std::string& options) {
+  if (options.empty()) return dsn;
+  return absl::StrCat(dsn, dsn.find('?') == std::string::npos ? "?" : "&", options);
+}
+
+std::shared_ptr<Store> NewStore(const Db& db, const std::string& options) {
+  absl::StatusOr<std::shared_ptr<Store>> store =
+      ipclock::StoreFromDsn(WithOptions(db.dsn, options));
+  ASSERT_OK(store);
+  return *store;
+}
+
+Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource,
+              absl::Duration ttl = absl::Seconds(300)) {
+  LockOptions options;
+  options.ttl = ttl;
+  absl::StatusOr<Lock> lock = Lock::Create(store, resource, options);
+  ASSERT_OK(lock);
+  return *std::move(lock);
+}
+
+bool Try(Lock& lock) {
+  absl::StatusOr<bool> got = lock.TryAcquire();
+  ASSERT_OK(got);
+  return *got;
+}
+
+int64_t Number(const std::string& text) {
+  int64_t n = 0;
+  if (!absl::SimpleAtoi(text, &n)) fail_msg("not a number: '%s'", text.c_str());
+  return n;
+}
+
+// --- Raw connections -----------------------------------------------------------
+
+using RawQuery = std::function<std::string(const std::string&)>;
+
+#if IPCLOCK_HAVE_POSTGRES
+RawQuery PgQuery(const std::string& uri) {
+  std::shared_ptr<PGconn> conn(PQconnectdb(uri.c_str()), PQfinish);
+  return [conn](const std::string& sql) {
+    PGresult* r = PQexec(conn.get(), sql.c_str());
+    ExecStatusType s = PQresultStatus(r);
+    if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+      std::string msg = PQresultErrorMessage(r);
+      PQclear(r);
+      fail_msg("%s: %s", sql.c_str(), msg.c_str());
+    }
+    std::string value = PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
+    PQclear(r);
+    return value;
+  };
+}
+
+#else
+RawQuery PgQuery(const std::string&) { return nullptr; }
+#endif
+
+#if IPCLOCK_HAVE_MYSQL
+RawQuery MyQuery(const ipclock::Dsn& dsn) {
+  std::shared_ptr<MYSQL> conn(mysql_init(nullptr), mysql_close);
+  mysql_real_connect(conn.get(), dsn.host().c_str(), dsn.user().c_str(),
+                     dsn.password().c_str(), dsn.path().substr(1).c_str(),
+                     static_cast<unsigned>(dsn.port()), nullptr, 0);
+  return [conn](const std::string& sql) {
+    if (mysql_real_query(conn.get(), sql.data(), sql.size()) != 0) {
+      fail_msg("%s: %s", sql.c_str(), mysql_error(conn.get()));
+    }
+    MYSQL_RES* res = mysql_store_result(conn.get());
+    if (res == nullptr) return std::string();
+    std::string value;
+    if (MYSQL_ROW row = mysql_fetch_row(res)) value = row[0] != nullptr ? row[0] : "NULL";
+    mysql_free_result(res);
+    return value;
+  };
+}
+
+#else
+RawQuery MyQuery(const ipclock::Dsn&) { return nullptr; }
+#endif
+
+#if IPCLOCK_HAVE_SQLITE
+RawQuery LiteQuery(const std::string& path) {
+  sqlite3* raw = nullptr;
+  sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::shared_ptr<sqlite3> conn(raw, sqlite3_close_v2);
+  sqlite3_busy_timeout(raw, 5000);
+  return [conn](const std::string& sql) {
+    std::string value;
+    bool first = true;
+    char* err = nullptr;
+    auto cb = [](void* out, int, char** values, char**) {
+      auto* v = static_cast<std::pair<std::string*, bool*>*>(out);
+      if (*v->second) *v->first = values[0] != nullptr ? values[0] : "NULL";
+      *v->second = false;
+      return 0;
+    };
+    std::pair<std::string*, bool*> out(&value, &first);
+    if (sqlite3_exec(conn.get(), sql.c_str(), cb, &out, &err) != SQLITE_OK) {
+      std::string msg = err != nullptr ? err : "?";
+      sqlite3_free(err);
+      fail_msg("%s: %s", sql.c_str(), msg.c_str());
+    }
+    return value;
+  };
+}
+
+#else
+RawQuery LiteQuery(const std::string&) { return nullptr; }
+#endif
+
+void SetUpDatabases() {
+  Db& pg = g_dbs[0];
+  pg.built = IPCLOCK_HAVE_POSTGRES;
+  pg.name = "postgresql";
+  pg.env = "IPCLOCK_TEST_POSTGRES_TABLE";
+  pg.pdo_ext = "pdo_pgsql";
+  pg.now_sql = "CAST(EXTRACT(epoch FROM NOW()) AS INT)";
+  Db& my = g_dbs[1];
+  my.built = IPCLOCK_HAVE_MYSQL;
+  my.name = "mysql";
+  my.env = "IPCLOCK_TEST_MYSQL_TABLE";
+  my.pdo_ext = "pdo_mysql";
+  my.now_sql = "UNIX_TIMESTAMP()";
+  for (Db* db : {&pg, &my}) {
+    const char* dsn = getenv(db->env);
+    if (!db->built) continue;
+    if (dsn == nullptr || dsn[0] == '\0') continue;
+    absl::StatusOr<ipclock::Dsn> parsed = ipclock::Dsn::Parse(dsn);
+    if (!parsed.ok()) continue;
+    db->dsn = dsn;
+    db->user = parsed->user();
+    db->password = parsed->password();
+    const std::string where = absl::StrCat("host=", parsed->host(), ";port=", parsed->port(),
+                                           ";dbname=", parsed->path().substr(1));
+    const bool is_pg = db == &pg;
+    db->pdo_dsn = absl::StrCat(is_pg ? "pgsql:" : "mysql:", where);
+    db->pdo_form = absl::StrCat(db->pdo_dsn, "?user=", db->user, "&password=", db->password);
+    db->query = is_pg ? PgQuery(absl::StrCat("postgresql://", std::string(dsn).substr(
+                                                                   strlen("postgresql://"))))
+                      : MyQuery(*parsed);
+  }
+  Db& lite = g_dbs[2];
+  lite.built = IPCLOCK_HAVE_SQLITE;
+  lite.name = "sqlite";
+  lite.env = nullptr;
+  lite.pdo_ext = "pdo_sqlite";
+  lite.now_sql = "strftime('%s','now')";
+  const std::string path = MakeTempDir() + "/locks.db";
+  lite.dsn = absl::StrCat("sqlite://", path);
+  lite.pdo_form = absl::StrCat("sqlite:", path);
+  lite.pdo_dsn = absl::StrCat("sqlite:", path);
+  lite.query = LiteQuery(path);
+}
+
+// --- PHP's PdoStore as a peer ------------------------------------------------------
+
+std::string PeerScript() {
+  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
+  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/pdo_peer.php");
+}
+
+const char* PhpMissing(const Db& db) {
+  static std::string why;
+  const char* autoload = getenv("IPCLOCK_SYMFONY_AUTOLOAD");
+  const std::string autoload_path = autoload != nullptr && autoload[0] != '\0'
+                                        ? autoload
+                                        : "/usr/share/php/Symfony/Component/Lock/autoload.php";
+  if (FindInPath("php").empty()) {
+    why = "php is not installed (apt-get install php-cli php-symfony-lock)";
+  } else if (!FileExists(autoload_path)) {
+    why = absl::StrCat("no ", autoload_path, " (apt-get install php-symfony-lock)");
+  } else if (WaitPlain(Spawn({"php", "-r",
+                              absl::StrCat("exit(extension_loaded('", db.pdo_ext,
+                                           "') ? 0 : 1);")})) != 0) {
+    why = absl::StrCat("PHP has no ", db.pdo_ext, " (apt-get install php-pgsql php-mysql php-sqlite3)");
+  } else {
+    return nullptr;
+  }
+  return why.c_str();
+}
+
+#define REQUIRE_PHP(db)                            \
+  do {                                             \
+    REQUIRE_DB(db);                                \
+    const char* why_missing = PhpMissing(db);      \
+    if (why_missing != nullptr) {                  \
+      print_message("skipped: %s\n", why_missing); \
+      skip();                                      \
+    }                                              \
+  } while (0)
+
+// Symfony's table options for the peer, as for the store.
+void PeerEnv(const Db& db, const std::string& options) {
+  setenv("PDO_USER", db.user.c_str(), 1);
+  setenv("PDO_PASSWORD", db.password.c_str(), 1);
+  setenv("PDO_OPTIONS", options.c_str(), 1);
+}
+
+std::string PhpTry(const Db& db, const std::string& options, const std::string& resource) {
+  PeerEnv(db, options);
+  int code = 0;
+  std::string said = RunForOutput({"php", PeerScript(), db.pdo_dsn, resource, "try"}, &code);
+  if (code != 0) fail_msg("php peer exited %d: %s", code, said.c_str());
+  return said;
+}
+
+class PhpHolder {
+ public:
+  PhpHolder(const Db& db, const std::string& options, const std::string& resource,
+            int ttl = 300)
+      : peer_((PeerEnv(db, options),
+               std::vector<std::string>{"php", PeerScript(), db.pdo_dsn, resource, "hold",
+                                        absl::StrCat(ttl)})) {
+    const std::string said = peer_.ReadLine();
+    if (said != "locked") fail_msg("php peer said '%s', expected 'locked'", said.c_str());
+  }
+  void Release() {
+    peer_.CloseStdin();
+    const std::string said = peer_.ReadLine();
+    if (said != "released") fail_msg("php peer said '%s', expected 'released'", said.c_str());
+    assert_int_equal(peer_.Wait(), 0);
+  }
+
+ private:
+  PeerProcess peer_;
+};
+
+// --- The format ---------------------------------------------------------------------
+
+void RowAsSymfonyWritesIt(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_DB(db);
+  const std::string table = Table();
+  auto store = NewStore(db, "db_table=" + table);
+  assert_string_equal(store->name().data(), db.name);
+  assert_true(store->capabilities().expiring);
+  assert_true(store->capabilities().serializable);
+  assert_false(store->capabilities().blocking);
+  Lock lock = MakeLock(store, "invoice-42");
+  assert_true(Try(lock));  // creates the table
+  const std::string id = "3c304bc21c84147600a54c27b7bccab936b33065bc7ea051a1a9af00e3378ff3";
+  const std::string token =
+      db.query(absl::StrCat("SELECT key_token FROM ", table, " WHERE key_id = '", id, "'"));
+  assert_int_equal(token.size(), 44);
+  const int64_t left = Number(db.query(absl::StrCat(
+      "SELECT key_expiration - ", db.now_sql, " FROM ", table, " WHERE key_id = '", id, "'")));
+  // The TTL rounded up plus one second, counted from a whole second.
+  if (left < 300 || left > 301) fail_msg("the row expires in %lld s", static_cast<long long>(left));
+  ASSERT_OK(lock.Release());
+  assert_string_equal(
+      db.query(absl::StrCat("SELECT COUNT(*) FROM ", table)).c_str(), "0");
+}
+
+// --- Symfony's PdoStore as a peer ------------------------------------------------------
+
+void PhpHoldsIpclockWaits(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_PHP(db);
+  const std::string options = "db_table=" + Table();
+  auto store = NewStore(db, options);
+  const std::string r = UniqueResource("php-holds");
+  PhpHolder php(db, options, r);  // PHP creates the table
+  Lock lock = MakeLock(store, r);
+  assert_false(Try(lock));
+  ASSERT_CODE(lock.Acquire(absl::Milliseconds(300)), absl::StatusCode::kDeadlineExceeded);
+  php.Release();
+  assert_true(Try(lock));
+}
+
+void IpclockHoldsPhpWaits(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_PHP(db);
+  const std::string options = "db_table=" + Table();
+  auto store = NewStore(db, options);
+  const std::string r = UniqueResource("ip-holds");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));  // ipclock creates the table
+  assert_string_equal(PhpTry(db, options, r).c_str(), "busy");
+  ASSERT_OK(lock.Release());
+  assert_string_equal(PhpTry(db, options, r).c_str(), "acquired");
+  // A PHP waiter (Symfony's blocking acquire polls the store) gets the lock
+  // once ipclock lets go.
+  assert_true(Try(lock));
+  PeerEnv(db, options);
+  PeerProcess waiter({"php", PeerScript(), db.pdo_dsn, r, "wait"});
+  absl::SleepFor(absl::Milliseconds(500));
+  ASSERT_OK(lock.Release());
+  assert_string_equal(waiter.ReadLine().c_str(), "acquired");
+  assert_int_equal(waiter.Wait(), 0);
+}
+
+void ExpiredRowsAreTakenOver(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_PHP(db);
+  const std::string options = "db_table=" + Table();
+  auto store = NewStore(db, options);
+  const std::string r = UniqueResource("expired");
+  {
+    // PHP's lease of 1 s runs out while it still "holds" without renewing:
+    // ipclock takes the row over, and PHP's late release leaves it alone.
+    PhpHolder php(db, options, r, /*ttl=*/1);
+    Lock lock = MakeLock(store, r);
+    assert_false(Try(lock));
+    absl::StatusOr<bool> got = lock.TryAcquireFor(absl::Seconds(10));
+    ASSERT_OK(got);
+    assert_true(*got);
+    php.Release();
+    ASSERT_OK(lock.CheckAcquired());
+    ASSERT_OK(lock.Release());
+  }
+  // ipclock's lease of 1 s runs out unrenewed: PHP takes the row over, and
+  // ipclock's release says the lock was lost.
+  Lock lock = MakeLock(store, r, absl::Seconds(1));
+  assert_true(Try(lock));
+  assert_string_equal(PhpTry(db, options, r).c_str(), "busy");
+  std::unique_ptr<PhpHolder> php;
+  const double until = NowSeconds() + 10;
+  while (php == nullptr && NowSeconds() < until) {
+    if (PhpTry(db, options, r) == "acquired") php = std::make_unique<PhpHolder>(db, options, r);
+    else absl::SleepFor(absl::Milliseconds(100));
+  }
+  if (php == nullptr) fail_msg("PHP never took over the expired row");
+  ASSERT_CODE(lock.Release(), absl::StatusCode::kAborted);
+  php->Release();
+}
+
+void TableAndColumnOptions(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_PHP(db);
+  const std::string table = Table();
+  const std::string options = absl::StrCat(
+      "db_table=", table, "&db_id_col=lid&db_token_col=ltoken&db_expiration_col=lexp");
+  auto store = NewStore(db, options);
+  const std::string r = UniqueResource("cols");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  assert_string_equal(PhpTry(db, options, r).c_str(), "busy");
+  assert_string_equal(
+      db.query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE lexp > ", db.now_sql,
+                            " AND LENGTH(ltoken) = 44 AND LENGTH(lid) = 64"))
+          .c_str(),
+      "1");
+  ASSERT_OK(lock.Release());
+  assert_string_equal(PhpTry(db, options, r).c_str(), "acquired");
+  for (const char* bad : {"db_table=x;DROP", "db_table=1x", "db_table=a.b.c",
+                          "db_id_col=a-b", "db_token_col=", "gc_probability=2",
+                          "gc_probability=x"}) {
+    absl::StatusOr<std::shared_ptr<Store>> s =
+        ipclock::StoreFromDsn(WithOptions(db.dsn, bad));
+    if (s.status().code() != absl::StatusCode::kInvalidArgument) {
+      fail_msg("%s: %s", bad, s.status().ToString().c_str());
+    }
+  }
+  absl::StatusOr<std::shared_ptr<Store>> long_name =
+      ipclock::StoreFromDsn(WithOptions(db.dsn, "db_table=" + std::string(65, 't')));
+  ASSERT_CODE(long_name, absl::StatusCode::kInvalidArgument);
+}
+
+// --- Collection and losses ------------------------------------------------------------
+
+void ExpiredRowsAreCollected(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_DB(db);
+  const std::string table = Table();
+  auto always = NewStore(db, absl::StrCat("db_table=", table, "&gc_probability=1"));
+  auto never = NewStore(db, absl::StrCat("db_table=", table, "&gc_probability=0"));
+  Lock first = MakeLock(never, UniqueResource("gc"));
+  assert_true(Try(first));  // creates the table
+  const std::string dead = absl::StrCat(
+      "INSERT INTO ", table, " (key_id, key_token, key_expiration) VALUES ('dead', ",
+      "'tttttttttttttttttttttttttttttttttttttttttttt', ", db.now_sql, " - 10)");
+  db.query(dead);
+  Lock second = MakeLock(never, UniqueResource("gc"));
+  assert_true(Try(second));
+  assert_string_equal(
+      db.query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE key_id = 'dead'")).c_str(),
+      "1");
+  Lock third = MakeLock(always, UniqueResource("gc"));
+  assert_true(Try(third));
+  assert_string_equal(
+      db.query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE key_id = 'dead'")).c_str(),
+      "0");
+  // Held rows are not collected.
+  assert_true(IsStillHeld(first));
+  assert_true(IsStillHeld(second));
+}
+
+void LostRowIsReported(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_DB(db);
+  const std::string table = Table();
+  auto store = NewStore(db, "db_table=" + table);
+  const std::string r = UniqueResource("lost");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  db.query(absl::StrCat("DELETE FROM ", table));
+  absl::Status held = lock.CheckAcquired();
+  ASSERT_CODE(held, absl::StatusCode::kAborted);
+  print_message("%s\n", held.ToString().c_str());
+  // Taken over after its lease ran out on the server: the release says so.
+  assert_true(Try(lock));
+  db.query(absl::StrCat("UPDATE ", table, " SET key_expiration = ", db.now_sql, " - 1"));
+  Lock other = MakeLock(store, r);
+  assert_true(Try(other));
+  ASSERT_CODE(lock.Release(), absl::StatusCode::kAborted);
+  assert_true(IsStillHeld(other));
+  // The watch finds a deleted row at its next check.
+  ipclock::LockWatch watch;
+  ipclock::WatchOptions options;
+  options.check_interval = absl::Milliseconds(100);
+  options.on_lost = [](const ipclock::LockLoss&) {};
+  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(other), options);
+  ASSERT_OK(watched);
+  absl::SleepFor(absl::Milliseconds(400));
+  assert_false(watched->lost());  // no false alarm while the row is there
+  db.query(absl::StrCat("DELETE FROM ", table));
+  const double until = NowSeconds() + 10;
+  while (!watched->lost() && NowSeconds() < until) absl::SleepFor(absl::Milliseconds(10));
+  assert_true(watched->lost());
+  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+}
+
+void RefreshAndRenewal(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_DB(db);
+  const std::string table = Table();
+  auto store = NewStore(db, "db_table=" + table);
+  Lock lock = MakeLock(store, UniqueResource("refresh"), absl::Seconds(2));
+  assert_true(Try(lock));
+  ASSERT_OK(lock.Refresh(absl::Seconds(60)));
+  const int64_t left = Number(
+      db.query(absl::StrCat("SELECT key_expiration - ", db.now_sql, " FROM ", table)));
+  if (left < 60 || left > 61) fail_msg("refreshed row expires in %lld s", static_cast<long long>(left));
+  // The watch renews a 3 s lease every second: held well past 3 s.
+  ipclock::LockWatch watch;
+  ipclock::WatchOptions options;
+  options.on_lost = [](const ipclock::LockLoss&) {};
+  Lock renewed = MakeLock(store, UniqueResource("renew"), absl::Seconds(3));
+  assert_true(Try(renewed));
+  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(renewed), options);
+  ASSERT_OK(watched);
+  absl::SleepFor(absl::Seconds(5));
+  assert_false(watched->lost());
+  ASSERT_OK(watched->CheckNow());
+  ASSERT_OK(watched->Release());
+}
+
+void HandedToAnotherProcess(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_DB(db);
+  const std::string options = "db_table=" + Table();
+  auto store = NewStore(db, options);
+  const std::string r = UniqueResource("handover");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  absl::StatusOr<std::string> text = lock.Serialize();
+  ASSERT_OK(text);
+  lock.Abandon();
+  const std::string dsn = WithOptions(db.dsn, options);
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn(dsn);
+    if (!s.ok()) return 2;
+    absl::StatusOr<Lock> taken = Lock::FromSerialized(*s, *text);
+    if (!taken.ok() || !taken->is_acquired()) return 3;
+    absl::StatusOr<Lock> rival = Lock::Create(*s, r);
+    if (!rival.ok() || rival->TryAcquire().value_or(true)) return 4;
+    return taken->Release().ok() ? 0 : 5;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  Lock after = MakeLock(store, r);
+  assert_true(Try(after));
+}
+
+// --- DSNs ---------------------------------------------------------------------------------
+
+void PdoFormIsTheSameStore(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_DB(db);
+  const std::string options = "db_table=" + Table();
+  auto url = NewStore(db, options);
+  absl::StatusOr<std::shared_ptr<Store>> pdo =
+      ipclock::StoreFromDsn(WithOptions(db.pdo_form, options));
+  ASSERT_OK(pdo);
+  assert_string_equal((*pdo)->name().data(), db.name);
+  assert_false(absl::StrContains((*pdo)->Describe(), db.password.empty() ? "\x01" : db.password));
+  const std::string r = UniqueResource("pdo-form");
+  Lock a = MakeLock(url, r);
+  Lock b = MakeLock(*pdo, r);
+  assert_true(Try(a));
+  assert_false(Try(b));
+  ASSERT_OK(a.Release());
+  assert_true(Try(b));
+}
+
+void ListShowsTheRows(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  REQUIRE_DB(db);
+  const std::string options = "db_table=" + Table();
+  const std::string dsn = WithOptions(db.dsn, options);
+  // Nothing locked yet, not even the table: an empty list.
+  absl::StatusOr<ipclock::HeldLocks> none = ipclock::ListHeldLocks(dsn);
+  ASSERT_OK(none);
+  assert_int_equal(none->locks.size(), 0);
+  auto store = NewStore(db, options);
+  const std::string r = UniqueResource("list");
+  Lock a = MakeLock(store, r);
+  Lock b = MakeLock(store, UniqueResource("list"));
+  assert_true(Try(a));
+  assert_true(Try(b));
+  absl::StatusOr<ipclock::HeldLocks> all = ipclock::ListHeldLocks(dsn);
+  ASSERT_OK(all);
+  assert_int_equal(all->locks.size(), 2);
+  ipclock::ListRequest request;
+  request.resource = r;
+  absl::StatusOr<ipclock::HeldLocks> one = ipclock::ListHeldLocks(dsn, request);
+  ASSERT_OK(one);
+  assert_int_equal(one->locks.size(), 1);
+  assert_string_equal(one->locks[0].resource.c_str(), r.c_str());
+}
+
+// --- SQLite ---------------------------------------------------------------------------------
+
+void SqliteFileSpecifics(void**) {
+  if (!IPCLOCK_HAVE_SQLITE) skip();
+  const std::string dir = MakeTempDir();
+  const std::string path = dir + "/wal.db";
+  absl::StatusOr<std::shared_ptr<Store>> store =
+      ipclock::StoreFromDsn(absl::StrCat("sqlite://", path, "?busy_timeout=0.3"));
+  ASSERT_OK(store);
+  RawQuery raw = LiteQuery(path);
+  assert_string_equal(raw("PRAGMA journal_mode").c_str(), "wal");
+  const std::string r = UniqueResource("lite");
+  Lock lock = MakeLock(*store, r);
+  assert_true(Try(lock));
+  ASSERT_OK(lock.Release());
+  // Another process writing for longer than busy_timeout: Unavailable,
+  // saying so, not contention.
+  raw("BEGIN IMMEDIATE");
+  absl::StatusOr<bool> busy = lock.TryAcquire();
+  ASSERT_CODE(busy, absl::StatusCode::kUnavailable);
+  assert_true(absl::StrContains(busy.status().message(), "busy_timeout"));
+  raw("COMMIT");
+  assert_true(Try(lock));
+  // Doctrine's absolute form (four slashes) and PDO's name the same file.
+  for (const std::string& other : {absl::StrCat("sqlite:///", path),
+                                   absl::StrCat("sqlite3://", path),
+                                   absl::StrCat("sqlite:", path)}) {
+    absl::StatusOr<std::shared_ptr<Store>> same = ipclock::StoreFromDsn(other);
+    ASSERT_OK(same);
+    Lock rival = MakeLock(*same, r);
+    if (Try(rival)) fail_msg("%s is not the same database", other.c_str());
+  }
+  // Listing a database that does not exist lists nothing and creates nothing.
+  absl::StatusOr<ipclock::HeldLocks> none =
+      ipclock::ListHeldLocks(absl::StrCat("sqlite://", dir, "/absent.db"));
+  ASSERT_OK(none);
+  assert_int_equal(none->locks.size(), 0);
+  assert_false(FileExists(dir + "/absent.db"));
+  for (const char* bad : {"sqlite://relative.db", "sqlite:relative.db", "sqlite::memory:",
+                          "sqlite:///:memory:", "sqlite://host/tmp/x.db",
+                          "sqlite:///tmp/x.db?busy_timeout=-1", "sqlite:///tmp/x.db?nfs=1"}) {
+    absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn(bad);
+    if (s.status().code() != absl::StatusCode::kInvalidArgument) {
+      fail_msg("%s: %s", bad, s.status().ToString().c_str());
+    }
+  }
+  // A dir that does not exist: the OS error, naming the path.
+  absl::StatusOr<std::shared_ptr<Store>> missing =
+      ipclock::StoreFromDsn(absl::StrCat("sqlite://", dir, "/no/such/dir.db"));
+  assert_false(missing.ok());
+  assert_true(absl::StrContains(missing.status().message(), "/no/such/dir.db"));
+}
+
+// Whether this build has the store named `name`.
+bool Built(absl::string_view name) {
+  for (const ipclock::StoreInfo& info : ipclock::KnownStores()) {
+    if (info.name == name) return info.built;
+  }
+  return false;
+}
+
+// The database file deleted or renamed away under a held lock: the lock is
+// in a file nobody else sees. A check says so, and the watch hears of it
+// from inotify without waiting for its interval.
+void SqliteFileRemovedUnderAHolder(void**) {
+  if (!IPCLOCK_HAVE_SQLITE) skip();
+  const std::string dir = MakeTempDir();
+  const std::string dsn = absl::StrCat("sqlite://", dir, "/gone.db");
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+  ASSERT_OK(store);
+  const std::string r = UniqueResource("gone");
+  Lock checked = MakeLock(*store, r);
+  assert_true(Try(checked));
+  assert_int_equal(unlink((dir + "/gone.db").c_str()), 0);
+  ASSERT_CODE(checked.CheckAcquired(), absl::StatusCode::kAborted);
+  // A newcomer gets the lock in the new file; so does the same store.
+  absl::StatusOr<std::shared_ptr<Store>> other = ipclock::StoreFromDsn(dsn);
+  ASSERT_OK(other);
+  Lock newcomer = MakeLock(*other, r);
+  assert_true(Try(newcomer));
+  ASSERT_OK(newcomer.Release());
+
+  Lock watched_lock = MakeLock(*store, r);
+  assert_true(Try(watched_lock));
+  ipclock::LockWatch watch;
+  ipclock::WatchOptions options;
+  options.check_interval = absl::Hours(1);
+  options.on_lost = [](const ipclock::LockLoss&) {};
+  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(watched_lock), options);
+  ASSERT_OK(watched);
+  absl::SleepFor(absl::Milliseconds(200));
+  assert_false(watched->lost());
+  assert_int_equal(rename((dir + "/gone.db").c_str(), (dir + "/moved.db").c_str()), 0);
+  const double until = NowSeconds() + 10;
+  while (!watched->lost() && NowSeconds() < until) absl::SleepFor(absl::Milliseconds(10));
+  assert_true(watched->lost());
+}
+
+void BadServerDsns(void**) {
+  const char* secret = "s3cret-pw";
+  for (const std::string& dsn : std::vector<std::string>{
+           "pgsql:host=127.0.0.1;password=s3cret-pw",
+           "pgsql:host=127.0.0.1;colour=blue?password=s3cret-pw",
+           "pgsql:dbname=x?password=s3cret-pw",
+           "postgresql://u@127.0.0.1/x?password=s3cret-pw",
+           "postgresql://u:s3cret-pw@127.0.0.1/a/b",
+           "mysql:host=127.0.0.1;password=s3cret-pw",
+           "mysql:host=127.0.0.1;charset=latin1?password=s3cret-pw",
+           "mysql:dbname=x?password=s3cret-pw",
+           "mysql:host=127.0.0.1;nonsense?password=s3cret-pw",
+           "mysql://u@127.0.0.1/x?password=s3cret-pw",
+           "mysql2://u:s3cret-pw@127.0.0.1/x?unix_socket=relative",
+       }) {
+    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+    const bool built = Built(absl::StartsWith(dsn, "p") ? "postgresql" : "mysql");
+    const absl::StatusCode expected =
+        built ? absl::StatusCode::kInvalidArgument : absl::StatusCode::kUnimplemented;
+    if (store.status().code() != expected) {
+      fail_msg("%s: expected %s, got %s", dsn.c_str(),
+               absl::StatusCodeToString(expected).c_str(), store.status().ToString().c_str());
+    }
+    if (absl::StrContains(store.status().message(), secret)) {
+      fail_msg("%s: the message shows the password", dsn.c_str());
+    }
+  }
+}
+
+// The registry: Symfony's schemes name the table store, *+advisory the
+// advisory locks.
+void SchemesNameTheRightStore(void**) {
+  std::vector<std::string> schemes = ipclock::SupportedDsnSchemes();
+  for (const ipclock::StoreInfo& info : ipclock::KnownStores()) {
+    auto has = [&](const char* s) {
+      for (const std::string& x : info.schemes) {
+        if (x == s) return true;
+      }
+      return false;
+    };
+    if (info.name == "postgresql") {
+      assert_true(has("postgres") && has("pgsql") && !has("postgresql+advisory"));
+      assert_string_equal(info.feature.c_str(), "postgres");
+    } else if (info.name == "postgresql+advisory") {
+      assert_true(has("pgsql+advisory") && has("postgres+advisory") && !has("postgresql"));
+    } else if (info.name == "mysql") {
+      assert_true(has("mysql2") && !has("mysql+advisory"));
+      assert_string_equal(info.feature.c_str(), "mysql");
+    } else if (info.name == "mysql+advisory") {
+      assert_string_equal(info.feature.c_str(), "mysql");
+    } else if (info.name == "sqlite") {
+      assert_true(has("sqlite3"));
+      assert_true(info.scope == ipclock::Scope::kLocal);
+      assert_string_equal(info.feature.c_str(), "sqlite");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ipclock_test
+
+int main() {
+  using namespace ipclock_test;
+  SetUpDatabases();
+  static Db* dbs[3] = {&g_dbs[0], &g_dbs[1], &g_dbs[2]};
+  std::vector<CMUnitTest> tests;
+  const std::vector<std::pair<const char*, CMUnitTestFunction>> per_db = {
+      {"RowAsSymfonyWritesIt", RowAsSymfonyWritesIt},
+      {"PhpHoldsIpclockWaits", PhpHoldsIpclockWaits},
+      {"IpclockHoldsPhpWaits", IpclockHoldsPhpWaits},
+      {"ExpiredRowsAreTakenOver", ExpiredRowsAreTakenOver},
+      {"TableAndColumnOptions", TableAndColumnOptions},
+      {"ExpiredRowsAreCollected", ExpiredRowsAreCollected},
+      {"LostRowIsReported", LostRowIsReported},
+      {"RefreshAndRenewal", RefreshAndRenewal},
+      {"HandedToAnotherProcess", HandedToAnotherProcess},
+      {"PdoFormIsTheSameStore", PdoFormIsTheSameStore},
+      {"ListShowsTheRows", ListShowsTheRows},
+  };
+  static std::vector<std::string> names;
+  names.reserve(per_db.size() * 3);
+  for (Db*& db : dbs) {
+    for (const auto& [name, fn] : per_db) {
+      names.push_back(absl::StrCat(name, " ", db->name));
+      tests.push_back(CMUnitTest{names.back().c_str(), fn, nullptr, nullptr, db});
+    }
+  }
+  tests.push_back(cmocka_unit_test(SqliteFileSpecifics));
+  tests.push_back(cmocka_unit_test(SqliteFileRemovedUnderAHolder));
+  tests.push_back(cmocka_unit_test(BadServerDsns));
+  tests.push_back(cmocka_unit_test(SchemesNameTheRightStore));
+  return _cmocka_run_group_tests("table_store_test", tests.data(), tests.size(), nullptr,
+                                 nullptr);
+}

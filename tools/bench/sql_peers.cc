@@ -1,0 +1,199 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "sql_peers.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/dsn.h"
+#include "ipclock_config.h"
+
+#if IPCLOCK_HAVE_POSTGRES
+#include <libpq-fe.h>
+#endif
+#if IPCLOCK_HAVE_MYSQL
+#include <mysql.h>
+#endif
+#if IPCLOCK_HAVE_SQLITE
+#include <sqlite3.h>
+#endif
+
+namespace ipclock_bench {
+
+double MysqlSelect1(const RunShape& shape, const std::string& dsn, std::string* why) {
+#if IPCLOCK_HAVE_MYSQL
+  absl::StatusOr<ipclock::Dsn> parsed = ipclock::Dsn::Parse(dsn);
+  if (!parsed.ok()) {
+    *why = std::string(parsed.status().message());
+    return -1;
+  }
+  MYSQL* conn = mysql_init(nullptr);
+  const std::string db = parsed->path().empty() ? "" : parsed->path().substr(1);
+  if (mysql_real_connect(conn, parsed->host().c_str(), parsed->user().c_str(),
+                         parsed->password().c_str(), db.c_str(),
+                         static_cast<unsigned>(parsed->port()), nullptr, 0) == nullptr) {
+    *why = absl::StrCat("cannot connect: ", mysql_error(conn));
+    mysql_close(conn);
+    return -1;
+  }
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (mysql_query(conn, "SELECT 1") != 0) return false;
+      MYSQL_RES* res = mysql_store_result(conn);
+      if (res == nullptr) return false;
+      mysql_free_result(res);
+    }
+    return true;
+  });
+  mysql_close(conn);
+  return ns;
+#else
+  (void)shape;
+  (void)dsn;
+  *why = "MariaDB Connector/C not built in";
+  return -1;
+#endif
+}
+
+double SqliteSelect1(const RunShape& shape, const std::string& path, std::string* why) {
+#if IPCLOCK_HAVE_SQLITE
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      nullptr) != SQLITE_OK) {
+    *why = absl::StrCat("cannot open ", path);
+    sqlite3_close_v2(db);
+    return -1;
+  }
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      sqlite3_stmt* stmt = nullptr;
+      if (sqlite3_prepare_v2(db, "SELECT 1", -1, &stmt, nullptr) != SQLITE_OK) return false;
+      const bool ok = sqlite3_step(stmt) == SQLITE_ROW;
+      sqlite3_finalize(stmt);
+      if (!ok) return false;
+    }
+    return true;
+  });
+  sqlite3_close_v2(db);
+  return ns;
+#else
+  (void)shape;
+  (void)path;
+  *why = "libsqlite3 not built in";
+  return -1;
+#endif
+}
+
+namespace {
+
+// Symfony's statements on the table bench_raw, for `now` (the database's
+// "now" expression).
+std::string Insert(const char* now) {
+  return absl::StrCat(
+      "INSERT INTO bench_raw (key_id, key_token, key_expiration) VALUES ('",
+      std::string(64, 'a'), "', '", std::string(44, 't'), "', ", now, " + 301)");
+}
+std::string Delete() {
+  return absl::StrCat("DELETE FROM bench_raw WHERE key_id = '", std::string(64, 'a'),
+                      "' AND key_token = '", std::string(44, 't'), "'");
+}
+
+}  // namespace
+
+double RawInsertDelete(const RunShape& shape, const std::string& kind, const std::string& dsn,
+                       std::string* why) {
+  const std::string create =
+      "CREATE TABLE IF NOT EXISTS bench_raw (key_id VARCHAR(64) NOT NULL PRIMARY KEY, "
+      "key_token VARCHAR(64) NOT NULL, key_expiration INTEGER)";
+#if IPCLOCK_HAVE_POSTGRES
+  if (kind == "pgsql") {
+    PGconn* conn = PQconnectdb(dsn.c_str());
+    if (PQstatus(conn) != CONNECTION_OK) {
+      *why = absl::StrCat("cannot connect: ", PQerrorMessage(conn));
+      PQfinish(conn);
+      return -1;
+    }
+    auto exec = [&](const std::string& sql) {
+      PGresult* r = PQexec(conn, sql.c_str());
+      const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+      PQclear(r);
+      return ok;
+    };
+    exec(create);
+    const std::string insert = Insert("CAST(EXTRACT(epoch FROM NOW()) AS INT)");
+    double ns = MedianNsPerOp(shape, [&](int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        if (!exec(insert) || !exec(Delete())) return false;
+      }
+      return true;
+    });
+    PQfinish(conn);
+    return ns;
+  }
+#endif
+#if IPCLOCK_HAVE_MYSQL
+  if (kind == "mysql") {
+    absl::StatusOr<ipclock::Dsn> parsed = ipclock::Dsn::Parse(dsn);
+    if (!parsed.ok()) {
+      *why = std::string(parsed.status().message());
+      return -1;
+    }
+    MYSQL* conn = mysql_init(nullptr);
+    const std::string db = parsed->path().empty() ? "" : parsed->path().substr(1);
+    if (mysql_real_connect(conn, parsed->host().c_str(), parsed->user().c_str(),
+                           parsed->password().c_str(), db.c_str(),
+                           static_cast<unsigned>(parsed->port()), nullptr, 0) == nullptr) {
+      *why = absl::StrCat("cannot connect: ", mysql_error(conn));
+      mysql_close(conn);
+      return -1;
+    }
+    mysql_query(conn, create.c_str());
+    const std::string insert = Insert("UNIX_TIMESTAMP()");
+    const std::string del = Delete();
+    double ns = MedianNsPerOp(shape, [&](int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        if (mysql_query(conn, insert.c_str()) != 0 || mysql_query(conn, del.c_str()) != 0) {
+          return false;
+        }
+      }
+      return true;
+    });
+    mysql_close(conn);
+    return ns;
+  }
+#endif
+#if IPCLOCK_HAVE_SQLITE
+  if (kind == "sqlite") {
+    sqlite3* conn = nullptr;
+    if (sqlite3_open_v2(dsn.c_str(), &conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                        nullptr) != SQLITE_OK) {
+      *why = absl::StrCat("cannot open ", dsn);
+      sqlite3_close_v2(conn);
+      return -1;
+    }
+    // As the store sets it up.
+    sqlite3_exec(conn, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    sqlite3_exec(conn, "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr);
+    sqlite3_exec(conn, create.c_str(), nullptr, nullptr, nullptr);
+    const std::string insert = Insert("strftime('%s','now')");
+    const std::string del = Delete();
+    double ns = MedianNsPerOp(shape, [&](int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        if (sqlite3_exec(conn, insert.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK ||
+            sqlite3_exec(conn, del.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+          return false;
+        }
+      }
+      return true;
+    });
+    sqlite3_close_v2(conn);
+    return ns;
+  }
+#endif
+  (void)shape;
+  (void)dsn;
+  (void)create;
+  *why = absl::StrCat("no ", kind, " client built in");
+  return -1;
+}
+
+}  // namespace ipclock_bench
