@@ -5,6 +5,7 @@
 
 #include <mbedtls/md.h>
 #include <mbedtls/md5.h>
+#include <mbedtls/sha1.h>
 #include <mbedtls/sha256.h>
 #include <mbedtls/version.h>
 
@@ -14,9 +15,11 @@ namespace ipclock {
 #if MBEDTLS_VERSION_MAJOR < 3
 #define IPCLOCK_SHA256 mbedtls_sha256_ret
 #define IPCLOCK_MD5 mbedtls_md5_ret
+#define IPCLOCK_SHA1 mbedtls_sha1_ret
 #else
 #define IPCLOCK_SHA256 mbedtls_sha256
 #define IPCLOCK_MD5 mbedtls_md5
+#define IPCLOCK_SHA1 mbedtls_sha1
 #endif
 
 Sha256Digest Sha256(absl::string_view data) {
@@ -30,6 +33,13 @@ Md5Digest Md5(absl::string_view data) {
   Md5Digest out;
   IPCLOCK_MD5(reinterpret_cast<const unsigned char*>(data.data()), data.size(),
               out.data());
+  return out;
+}
+
+Sha1Digest Sha1(absl::string_view data) {
+  Sha1Digest out;
+  IPCLOCK_SHA1(reinterpret_cast<const unsigned char*>(data.data()), data.size(),
+               out.data());
   return out;
 }
 

@@ -16,9 +16,12 @@ namespace ipclock {
 
 using Sha256Digest = std::array<uint8_t, 32>;
 using Md5Digest = std::array<uint8_t, 16>;
+using Sha1Digest = std::array<uint8_t, 20>;
 
 Sha256Digest Sha256(absl::string_view data);
 Md5Digest Md5(absl::string_view data);
+// SHA-1, for Symfony's ZooKeeper node names only (not for security).
+Sha1Digest Sha1(absl::string_view data);
 // HMAC-SHA256 of `data` under `secret`.
 Sha256Digest HmacSha256(absl::string_view secret, absl::string_view data);
 
