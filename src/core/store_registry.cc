@@ -7,6 +7,7 @@
 #include "stores/combined_store.h"
 #include "stores/flock_store.h"
 #include "stores/in_memory_store.h"
+#include "stores/memcached_store.h"
 #include "stores/posix_semaphore_store.h"
 #include "stores/postgres_store.h"
 #include "stores/redis_store.h"
@@ -26,6 +27,7 @@ constexpr absl::string_view kRedisSchemes[] = {"redis", "rediss"};
 constexpr absl::string_view kPostgresSchemes[] = {
     "postgresql+advisory", "pgsql+advisory", "postgres+advisory", "postgresql",
     "postgres"};
+constexpr absl::string_view kMemcachedSchemes[] = {"memcached"};
 
 // name, schemes, scope, what RemoveIPC may delete, Meson feature, driver.
 const StoreEntry kRegistry[] = {
@@ -39,6 +41,8 @@ const StoreEntry kRegistry[] = {
     {"redis", kRedisSchemes, Scope::kRemote, std::nullopt, "redis", kRedisDriverIfBuilt},
     {"postgresql+advisory", kPostgresSchemes, Scope::kRemote, std::nullopt, "postgres",
      kPostgresDriverIfBuilt},
+    {"memcached", kMemcachedSchemes, Scope::kRemote, std::nullopt, "memcached",
+     kMemcachedDriverIfBuilt},
 };
 
 }  // namespace
