@@ -13,6 +13,7 @@
 #include "stores/redis_store.h"
 #include "stores/shm_mutex_store.h"
 #include "stores/sysv_semaphore_store.h"
+#include "stores/zookeeper_store.h"
 
 namespace ipclock {
 namespace {
@@ -28,6 +29,7 @@ constexpr absl::string_view kPostgresSchemes[] = {
     "postgresql+advisory", "pgsql+advisory", "postgres+advisory", "postgresql",
     "postgres"};
 constexpr absl::string_view kMemcachedSchemes[] = {"memcached"};
+constexpr absl::string_view kZooKeeperSchemes[] = {"zookeeper"};
 
 // name, schemes, scope, what RemoveIPC may delete, Meson feature, driver.
 const StoreEntry kRegistry[] = {
@@ -43,6 +45,8 @@ const StoreEntry kRegistry[] = {
      kPostgresDriverIfBuilt},
     {"memcached", kMemcachedSchemes, Scope::kRemote, std::nullopt, "memcached",
      kMemcachedDriverIfBuilt},
+    {"zookeeper", kZooKeeperSchemes, Scope::kRemote, std::nullopt, "zookeeper",
+     kZooKeeperDriverIfBuilt},
 };
 
 }  // namespace

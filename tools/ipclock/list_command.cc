@@ -9,9 +9,11 @@
 #include <algorithm>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "core/store_registry.h"
 #include "exit_codes.h"
 #include "getopt_util.h"
 #include "ipclock/flock_store.h"
@@ -48,6 +50,23 @@ absl::StatusOr<std::vector<LockRow>> ListStore(ipclock::Dsn& dsn,
                                                const ListOptions& options,
                                                std::string* describe) {
   const std::string& scheme = dsn.scheme();
+  // Stores that list their own locks (a remote store reads its server).
+  const ipclock::StoreEntry* entry = ipclock::FindStoreEntry(scheme);
+  if (entry != nullptr && entry->driver != nullptr && entry->driver->list != nullptr) {
+    ipclock::ListRequest request;
+    if (options.key) request.resource = *options.key;
+    *describe = dsn.redacted();
+    absl::StatusOr<std::vector<ipclock::HeldLock>> held = entry->driver->list(dsn, request);
+    if (!held.ok()) return held.status();
+    std::vector<LockRow> rows;
+    for (ipclock::HeldLock& h : *held) {
+      rows.push_back(LockRow{std::move(h.resource), std::move(h.object), std::move(h.mode),
+                             h.pid, std::move(h.command), h.since, std::move(h.since_source),
+                             h.fence, h.waiters, std::move(h.text_details),
+                             std::move(h.number_details)});
+    }
+    return rows;
+  }
   if (scheme != "semaphore" && scheme != "posix-semaphore" && options.key) {
     return Usage(absl::StrCat("--key applies to the semaphore and posix-semaphore "
                               "stores, which keep only a hash of the name; ",
@@ -140,7 +159,8 @@ void PrintTable(const std::vector<LockRow>& rows, absl::string_view store) {
       {"RESOURCE", "MODE", "PID", "COMMAND", "SINCE", "FENCE", "WAITERS", "DETAILS"}};
   bool mtime_note = false;
   for (const LockRow& row : rows) {
-    mtime_note = mtime_note || row.since.has_value();
+    mtime_note = mtime_note || (row.since.has_value() &&
+                                absl::StrContains(row.since_source, "mtime"));
     // Escaped: a name may hold tabs, newlines or escape sequences.
     cells.push_back({row.resource.empty() ? "?" : absl::CHexEscape(row.resource), row.mode,
                      row.pid == 0 ? "?" : absl::StrCat(row.pid),
