@@ -21,6 +21,9 @@ void FlockSection(const Settings& s, const Workspace& ws, Report* report);
 void SemaphoreSections(const Settings& s, const Workspace& ws, Report* report);
 // sections_remote.cc: skipped with a note when the env var is unset.
 void RemoteSections(const Settings& s, const Workspace& ws, Report* report);
+// sections_cache_zk.cc: memcached and ZooKeeper, each skipped with a note
+// when its env var is unset.
+void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* report);
 // sections_cross.cc
 void HandoffSection(const Settings& s, const Workspace& ws, Report* report);
 void ScalingSection(const Settings& s, const Workspace& ws, Report* report);
