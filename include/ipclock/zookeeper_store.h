@@ -86,10 +86,19 @@
 // one multi-op. The next holder that finds "owner" left behind reports
 // previous_owner_died(): the holder's session ended (it died, or was cut off
 // past the session timeout) or its node was deleted while it held the lock.
+// That is what ipclock chose "death" to mean here: ZooKeeper cannot tell a
+// crashed process from one that lost its session, and for what the lock
+// protects both are the same, a holder stopped at an unknown point.
 // Readers report it too; the next writer clears it. A holder that dies in
 // the one round trip between getting the lock and recording itself is not
 // reported (it had not been told it held the lock). The symfony format has
 // no owner death.
+//
+// Deadlines. A wait ends at its deadline, but a request in flight then may
+// take up to two thirds of the session timeout to fail (the client's limit
+// on a silent server), and opening a new session (the first use after an
+// expiry or a fork) up to connect_timeout. A ZooKeeper that cannot be
+// reached is Unavailable, never "busy".
 //
 // Cost: an uncontended acquire is 3 round trips (create, getChildren, the
 // owner record; readers 2), a release 1 (a multi-op); symfony format: 1 and
