@@ -79,7 +79,11 @@
 // client's thread signals); while connected, a check is one exists()
 // round trip. After an expiry the store opens a new session for new
 // acquisitions. A forked child opens its own session and never touches its
-// parent's (nor releases the parent's locks).
+// parent's (nor releases the parent's locks). Caveat: glibc's getaddrinfo()
+// is not fork-safe, and the client resolves the server names again after a
+// lost connection; a fork() at that moment can leave the child unable to
+// resolve names (its first session then hangs). The store asks the client
+// not to re-resolve names otherwise (by default it does so continually).
 //
 // Owner death (recipe format): an exclusive holder records its node's name
 // in a persistent child "owner" of P, and a clean release deletes both in

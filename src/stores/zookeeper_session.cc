@@ -311,6 +311,12 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
     }
     return ErrnoError(err, settings.describe, "", "zookeeper_init");
   }
+  // By default the client's I/O thread resolves the server names again on
+  // every turn of its loop. glibc's getaddrinfo() holds a process-wide lock
+  // meanwhile, and a fork() that lands then leaves the child with that lock
+  // taken forever: its first getaddrinfo() (its own session) hangs. Names
+  // are resolved again only after a lost connection.
+  zoo_set_servers_resolution_delay(zh, -1);
   {
     std::unique_lock<std::mutex> lock(s->mu_);
     s->zh_ = zh;
