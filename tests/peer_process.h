@@ -30,6 +30,8 @@ class PeerProcess {
   std::string ReadLine(double timeout_sec = 20);
   // Closes the peer's stdin (its signal to let go).
   void CloseStdin();
+  // The peer's pid, to signal it (SIGSTOP, SIGKILL).
+  pid_t pid() const { return pid_; }
   // Waits for the peer to exit: its exit code, 128+N for signal N, -1 on
   // timeout (it is then killed).
   int Wait(double timeout_sec = 30);
