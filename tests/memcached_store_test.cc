@@ -425,6 +425,17 @@ void LostLockIsReported(void**) {
   assert_non_null(strstr(held.message().data(), "another owner"));
   // ...and its release leaves the other owner's key alone.
   assert_string_equal(MetaGet(port, r).value.c_str(), other.c_str());
+  // A lock handed to another process (serialized) and lost there too.
+  r = UniqueResource("handed");
+  Lock handed = LockOrFail(store, r);
+  assert_true(TryOrFail(handed));
+  absl::StatusOr<std::string> text = handed.Serialize();
+  ASSERT_OK(text);
+  auto elsewhere = Open(Dsn());
+  absl::StatusOr<Lock> received = Lock::FromSerialized(elsewhere, *text);
+  ASSERT_OK(received);
+  Command(port, absl::StrCat("delete ", r, "\r\n"));
+  ASSERT_CODE(received->Release(), absl::StatusCode::kAborted);
 }
 
 void WatchReportsDeletedKey(void**) {

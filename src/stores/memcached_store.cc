@@ -371,10 +371,6 @@ absl::Status MemcachedStore::Delete(Key& key) {
                                      " (the release is retried when the server "
                                      "answers again; the lease ends it otherwise)"));
   }
-  if (held_state == nullptr && absl::IsAborted(released)) {
-    // A deserialized key that was never held here: nothing was lost here.
-    return absl::OkStatus();
-  }
   return released;
 }
 
