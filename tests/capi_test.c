@@ -113,6 +113,57 @@ static void bad_dsns(void **state) {
 #endif
 }
 
+/* A remote store through its DSN: the test server's (tools/test-servers)
+ * DSN from `env` plus `query`; skipped without it, failed under CI=true. */
+static void remote_store(const char *env, const char *query, int has_fence) {
+  const char *base = getenv(env);
+  if (base == NULL || base[0] == '\0') {
+    const char *ci = getenv("CI");
+    if (ci != NULL && strcmp(ci, "true") == 0) fail_msg("%s is unset under CI=true", env);
+    print_message("skipped: %s is unset\n", env);
+    skip();
+  }
+  char dsn[512];
+  char name[64];
+  snprintf(dsn, sizeof(dsn), "%s%s", base, query);
+  snprintf(name, sizeof(name), "capi-remote-%d", (int)getpid());
+  ipclock_store *store = open_store(dsn);
+  ipclock_lock *a = make_lock(store, name, NULL);
+  ipclock_lock *b = make_lock(store, name, NULL);
+  assert_int_equal(ipclock_lock_acquire(a, IPCLOCK_NONBLOCK, 0), 0);
+  assert_int_equal(ipclock_lock_acquire(b, IPCLOCK_NONBLOCK, 0), IPCLOCK_BUSY);
+  uint64_t fence = 0;
+  assert_int_equal(ipclock_lock_fence(a, &fence), has_fence ? 0 : -ENODATA);
+  assert_int_equal(ipclock_lock_release(a), 0);
+  assert_int_equal(ipclock_lock_acquire(b, 0, 1000), 0);
+  assert_int_equal(ipclock_lock_release(b), 0);
+  ipclock_lock_destroy(a);
+  ipclock_lock_destroy(b);
+  ipclock_store_close(store);
+}
+
+static void memcached_store(void **state) {
+  (void)state;
+#if IPCLOCK_HAVE_MEMCACHED
+  remote_store("IPCLOCK_TEST_MEMCACHED", "?secret=none", 0);
+#else
+  ipclock_store *store = (ipclock_store *)1;
+  assert_int_equal(ipclock_store_open("memcached://127.0.0.1:1", &store), -ENOSYS);
+  assert_null(store);
+#endif
+}
+
+static void zookeeper_store(void **state) {
+  (void)state;
+#if IPCLOCK_HAVE_ZOOKEEPER
+  remote_store("IPCLOCK_TEST_ZOOKEEPER", "?secret=none", 1);
+#else
+  ipclock_store *store = (ipclock_store *)1;
+  assert_int_equal(ipclock_store_open("zookeeper://127.0.0.1:1", &store), -ENOSYS);
+  assert_null(store);
+#endif
+}
+
 static void bad_lock_arguments(void **state) {
   (void)state;
   ipclock_store *store = open_store("in-memory");
@@ -559,6 +610,8 @@ int main(void) {
       cmocka_unit_test(store_errors_map_to_codes),
       cmocka_unit_test(strerror_covers_every_code),
       cmocka_unit_test(sql_stores),
+      cmocka_unit_test(memcached_store),
+      cmocka_unit_test(zookeeper_store),
   };
   return cmocka_run_group_tests_name("capi", tests, setup, teardown);
 }

@@ -2,12 +2,17 @@
 # Runs tools/torture against a server store whose DSN is in an environment
 # variable, set by tools/test-servers/*.sh when tools/dev starts the server.
 #
-#   torture_remote.sh VAR TORTURE [torture args...]
+#   torture_remote.sh VAR[?QUERY] TORTURE [torture args...]
+#
+# ?QUERY, if given, is appended to the DSN (store options such as a session
+# timeout).
 #
 # Without VAR the test is skipped (exit 77), except under CI=true, where a
 # missing server is a failure: CI must not pass by skipping.
 set -eu
-var="$1"
+var="${1%%\?*}"
+query=""
+case "$1" in *\?*) query="?${1#*\?}" ;; esac
 torture="$2"
 shift 2
 eval "dsn=\${$var:-}"
@@ -19,4 +24,4 @@ if [ -z "$dsn" ]; then
   echo "$var is not set: skipped (tools/dev test starts the server)" >&2
   exit 77
 fi
-exec "$torture" --store "$dsn" "$@"
+exec "$torture" --store "$dsn$query" "$@"

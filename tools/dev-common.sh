@@ -12,11 +12,11 @@ packages=(
   "${build_packages[@]}"
   dpkg-dev cmake python3 clang libclang-rt-14-dev
   liburing-dev libcmocka-dev libxxhash-dev libhiredis-dev libpq-dev
-  libmariadb-dev libsqlite3-dev
+  libmariadb-dev libsqlite3-dev libmemcached-dev libzookeeper-mt-dev
   util-linux procps
   man-db groff-base
-  php-cli php-symfony-lock php-redis php-pgsql php-mysql php-sqlite3
-  redis-server postgresql mariadb-server
+  php-cli php-symfony-lock php-redis php-pgsql php-mysql php-sqlite3 php-memcached
+  redis-server postgresql mariadb-server memcached zookeeperd
 )
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }

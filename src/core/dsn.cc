@@ -262,6 +262,21 @@ std::optional<std::string> Dsn::TakeOption(absl::string_view name) {
   return std::nullopt;
 }
 
+std::vector<std::pair<std::string, std::string>> Dsn::TakeIndexedOptions(
+    absl::string_view name) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (Option& o : options_) {
+    absl::string_view n = o.name;
+    if (n.size() > name.size() + 1 && absl::StartsWith(n, name) &&
+        n[name.size()] == '[' && n.back() == ']') {
+      o.used = true;
+      out.emplace_back(std::string(n.substr(name.size() + 1, n.size() - name.size() - 2)),
+                       o.value);
+    }
+  }
+  return out;
+}
+
 std::optional<std::string> Dsn::PeekOption(absl::string_view name) const {
   for (const Option& o : options_) {
     if (o.name == name) return o.value;

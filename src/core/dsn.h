@@ -45,6 +45,11 @@ class Dsn {
   // The value of query option `name`, left for the store's own parser to
   // take (checks that run before the store is built read options this way).
   std::optional<std::string> PeekOption(absl::string_view name) const;
+  // Takes every option named `name[INDEX]` (PHP's array syntax, as in
+  // Symfony's `memcached:?host[h1:11211]=1&host[h2:11211]=2`): each INDEX
+  // and value, in the order given.
+  std::vector<std::pair<std::string, std::string>> TakeIndexedOptions(
+      absl::string_view name);
   // InvalidArgument naming the first option nobody took: a misspelt option
   // must not be silently ignored.
   absl::Status CheckAllOptionsUsed() const;

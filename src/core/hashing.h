@@ -20,7 +20,8 @@ using Sha1Digest = std::array<uint8_t, 20>;
 
 Sha256Digest Sha256(absl::string_view data);
 Md5Digest Md5(absl::string_view data);
-// SHA-1, for MySQL lock names in Laravel's scheme (SQL's SHA1()).
+// SHA-1, for MySQL lock names in Laravel's scheme (SQL's SHA1()) and
+// Symfony's ZooKeeper node names; never for security.
 Sha1Digest Sha1(absl::string_view data);
 // HMAC-SHA256 of `data` under `secret`.
 Sha256Digest HmacSha256(absl::string_view secret, absl::string_view data);

@@ -8,12 +8,14 @@
 #include "stores/flock_store.h"
 #include "stores/in_memory_store.h"
 #include "stores/mysql_store.h"
+#include "stores/memcached_store.h"
 #include "stores/posix_semaphore_store.h"
 #include "stores/postgres_store.h"
 #include "stores/redis_store.h"
 #include "stores/shm_mutex_store.h"
 #include "stores/sysv_semaphore_store.h"
 #include "stores/table_store.h"
+#include "stores/zookeeper_store.h"
 
 namespace ipclock {
 namespace {
@@ -31,6 +33,8 @@ constexpr absl::string_view kMysqlAdvisorySchemes[] = {"mysql+advisory"};
 constexpr absl::string_view kPostgresTableSchemes[] = {"postgresql", "postgres", "pgsql"};
 constexpr absl::string_view kMysqlTableSchemes[] = {"mysql", "mysql2"};
 constexpr absl::string_view kSqliteTableSchemes[] = {"sqlite", "sqlite3"};
+constexpr absl::string_view kMemcachedSchemes[] = {"memcached"};
+constexpr absl::string_view kZooKeeperSchemes[] = {"zookeeper"};
 
 // name, schemes, scope, what RemoveIPC may delete, Meson feature, driver.
 const StoreEntry kRegistry[] = {
@@ -51,6 +55,10 @@ const StoreEntry kRegistry[] = {
     {"mysql", kMysqlTableSchemes, Scope::kRemote, std::nullopt, "mysql", kMysqlTableDriverIfBuilt},
     {"sqlite", kSqliteTableSchemes, Scope::kLocal, std::nullopt, "sqlite",
      kSqliteTableDriverIfBuilt},
+    {"memcached", kMemcachedSchemes, Scope::kRemote, std::nullopt, "memcached",
+     kMemcachedDriverIfBuilt},
+    {"zookeeper", kZooKeeperSchemes, Scope::kRemote, std::nullopt, "zookeeper",
+     kZooKeeperDriverIfBuilt},
 };
 
 }  // namespace

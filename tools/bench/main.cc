@@ -9,8 +9,8 @@
 //
 // Writes bench.md (the table, also on stdout), bench.json, handoff.dat and
 // handoff.png (with gnuplot) into DIR (default: the current dir). Remote
-// stores are measured when IPCLOCK_TEST_REDIS / IPCLOCK_TEST_POSTGRES name a
-// server. Nothing is pinned: the machine's CPU and load are reported.
+// stores are measured when IPCLOCK_TEST_REDIS / IPCLOCK_TEST_POSTGRES /
+// IPCLOCK_TEST_MEMCACHED / IPCLOCK_TEST_ZOOKEEPER name a server. Nothing is pinned: the machine's CPU and load are reported.
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   report.AddMedianOf(rounds);
   ipclock_bench::RemoteSections(settings, ws, &report);
   ipclock_bench::SqlSections(settings, ws, &report);
+  ipclock_bench::CacheAndZooKeeperSections(settings, ws, &report);
   ipclock_bench::HandoffSection(settings, ws, &report);
   ipclock_bench::ScalingSection(settings, ws, &report);
   ipclock_bench::MemorySection(ws, BENCH_EXAMPLE_PATH, &report);

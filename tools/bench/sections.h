@@ -23,6 +23,9 @@ void SemaphoreSections(const Settings& s, const Workspace& ws, Report* report);
 void RemoteSections(const Settings& s, const Workspace& ws, Report* report);
 // sections_sql.cc: the SQL stores; skipped with a note when unset.
 void SqlSections(const Settings& s, const Workspace& ws, Report* report);
+// sections_cache_zk.cc: memcached and ZooKeeper, each skipped with a note
+// when its env var is unset.
+void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* report);
 // sections_cross.cc
 void HandoffSection(const Settings& s, const Workspace& ws, Report* report);
 void ScalingSection(const Settings& s, const Workspace& ws, Report* report);

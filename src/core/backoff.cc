@@ -1,0 +1,34 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "core/backoff.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
+#include <random>
+#include <thread>
+
+#include "absl/time/clock.h"
+
+namespace ipclock {
+
+void Backoff::Sleep(Deadline deadline) {
+  // Seeded per thread from the clock, the pid and the thread, and again in
+  // a forked child, which must not repeat its parent's sequence.
+  thread_local std::minstd_rand rng;
+  thread_local pid_t seeded_for = 0;
+  if (seeded_for != getpid()) {
+    seeded_for = getpid();
+    rng.seed(static_cast<unsigned>(
+        Deadline::NowNanos() ^ (static_cast<int64_t>(seeded_for) << 20) ^
+        static_cast<int64_t>(std::hash<std::thread::id>()(std::this_thread::get_id()))));
+  }
+  std::uniform_real_distribution<double> jitter(0.75, 1.25);
+  const absl::Duration step = next_ * jitter(rng);
+  next_ = std::min(next_ * 2, max_);
+  absl::SleepFor(std::min(step, deadline.Remaining()));
+}
+
+}  // namespace ipclock

@@ -1,0 +1,32 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A jittered, bounded exponential backoff, for stores whose waits poll a
+// server (memcached) and for retries while a server is unreachable. The
+// jitter (+/-25 %) keeps processes that started waiting together from
+// asking together ever after.
+
+#ifndef IPCLOCK_CORE_BACKOFF_H_
+#define IPCLOCK_CORE_BACKOFF_H_
+
+#include "absl/time/time.h"
+#include "ipclock/deadline.h"
+
+namespace ipclock {
+
+class Backoff {
+ public:
+  // Steps start at `first` and double up to `max`.
+  Backoff(absl::Duration first, absl::Duration max) : next_(first), max_(max) {}
+
+  // Sleeps for the next step, never past `deadline`.
+  void Sleep(Deadline deadline);
+
+ private:
+  absl::Duration next_;
+  absl::Duration max_;
+};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_CORE_BACKOFF_H_

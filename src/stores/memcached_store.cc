@@ -1,0 +1,475 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// MemcachedStore. See include/ipclock/memcached_store.h for the contract and
+// spec/interop.md ("Memcached") for Symfony's format. Every operation is a
+// short sequence of memcached's own commands (add, gets, cas, delete, get)
+// on one key: memcached has no scripts, so each check-then-act step is a
+// compare-and-swap on the value's CAS id, and the caveats of each sequence
+// are written beside it.
+
+#include "stores/memcached_store.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/backoff.h"
+#include "core/key_naming.h"
+#include "ipclock/store_interface.h"
+#include "platform/errors.h"
+#include "stores/memcached_conn.h"
+
+namespace ipclock {
+namespace {
+
+constexpr absl::string_view kName = "memcached";
+
+// memcached's text protocol: keys of at most 250 bytes, no space or control
+// byte. Values here are 44-byte tokens.
+constexpr size_t kMaxKeyBytes = 250;
+// An expiry above 30 days is read by memcached as a Unix time.
+constexpr int64_t kMaxRelativeExpiry = 30 * 24 * 3600;
+// Symfony's release first moves the expiry to 2 s (see Delete()).
+constexpr time_t kReleaseExpiry = 2;
+
+constexpr absl::Duration kPollFirst = absl::Milliseconds(5);
+constexpr absl::Duration kPollMax = absl::Milliseconds(50);
+constexpr absl::Duration kReconnectFirst = absl::Milliseconds(50);
+constexpr absl::Duration kReconnectMax = absl::Seconds(1);
+constexpr size_t kMaxOrphans = 256;
+
+// The expiry to send for a lease of `ttl`: the server's clock ticks once a
+// second, so a key stored for N seconds may expire after N-1 of them. One
+// second more than the lease keeps the key alive at least as long as the
+// client believes it holds the lock.
+int64_t ExpiryFor(absl::Duration ttl) {
+  const double seconds = std::ceil(absl::ToDoubleSeconds(ttl));
+  return static_cast<int64_t>(std::max(seconds, 1.0)) + 1;
+}
+
+struct MemcachedKeyState final : KeyState {
+  // Whether this key holds the lock as far as this process knows, so that a
+  // release can tell "never held" (OK, touches nothing) from "held and
+  // lost" (Aborted).
+  bool held = false;
+};
+
+class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
+ public:
+  MemcachedStore(const MemcachedStoreOptions& options, KeyNaming naming,
+                 const std::string& describe)
+      : options_(options), naming_(std::move(naming)), describe_(describe),
+        conn_(options, describe) {}
+
+  absl::string_view name() const override { return kName; }
+  std::string Describe() const override { return describe_; }
+
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.blocking = false;     // waits poll
+    c.expiring = true;
+    c.serializable = true;  // the token alone refreshes or releases
+    c.scope = Scope::kRemote;
+    return c;
+  }
+
+  void WarnIfNoSecret() const { ipclock::WarnIfNoSecret(naming_, describe_); }
+
+  // Connects and asks every server for its version.
+  absl::Status Start() {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (absl::Status s = conn_.Ensure(); !s.ok()) return s;
+    memcached_return_t rc = conn_.Version();
+    if (rc != MEMCACHED_SUCCESS) {
+      return StoreError(absl::StatusCode::kUnavailable, describe_, "",
+                        absl::StrCat("cannot reach ", conn_.servers(), ": ",
+                                     conn_.ErrorText(rc)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
+  absl::Status Delete(Key& key) override;
+  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status CheckHeld(Key& key) override;
+
+ private:
+  struct Orphan {
+    std::string name;
+    std::string token;
+  };
+
+  // The server-side key of `resource` (without prefix_key, which
+  // libmemcached adds), or InvalidArgument if memcached cannot store it.
+  absl::StatusOr<std::string> KeyName(const std::string& resource) const;
+
+  // conn_.Ensure(), and in a forked child the parent's pending releases
+  // dropped (the parent retries its own).
+  absl::Status EnsureLocked();
+  // Symfony's release: gets, then cas of our token to a short expiry, then
+  // delete. OK when it released; Aborted saying what it found otherwise.
+  absl::Status ReleaseLocked(const std::string& name, absl::string_view token,
+                             absl::string_view resource);
+  void ReleaseOrphansLocked();
+
+  const MemcachedStoreOptions options_;
+  const KeyNaming naming_;
+  const std::string describe_;
+
+  std::mutex mu_;
+  MemcachedConn conn_;           // guarded by mu_
+  std::vector<Orphan> orphans_;  // guarded by mu_
+};
+
+absl::StatusOr<std::string> MemcachedStore::KeyName(const std::string& resource) const {
+  absl::StatusOr<std::string> name = naming_.Name(resource);
+  if (!name.ok()) return name.status();
+  const size_t total = options_.prefix_key.size() + name->size();
+  if (total > kMaxKeyBytes) {
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_, resource,
+                      absl::StrCat("memcached keys are at most ", kMaxKeyBytes,
+                                   " bytes; this one would be ", total,
+                                   " (use a secret= to name keys by a 64-digit "
+                                   "hash)"));
+  }
+  for (unsigned char c : *name) {
+    if (c <= 0x20 || c == 0x7f) {
+      return StoreError(absl::StatusCode::kInvalidArgument, describe_, resource,
+                        "memcached keys cannot hold spaces or control bytes "
+                        "(use a secret= to name keys by a 64-digit hash)");
+    }
+  }
+  return name;
+}
+
+
+
+absl::Status MemcachedStore::ReleaseLocked(const std::string& name, absl::string_view token,
+                                           absl::string_view resource) {
+  MemcachedFound found;
+  memcached_return_t rc = conn_.Gets(name, &found);
+  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, resource, "release (gets)", name);
+  if (!found.present) {
+    return StoreError(absl::StatusCode::kAborted, describe_, resource,
+                      "the lock was already gone at release: its key was evicted, "
+                      "flushed, deleted or expired while held");
+  }
+  if (found.value != token) {
+    return StoreError(absl::StatusCode::kAborted, describe_, resource,
+                      "the lock was lost before release: its key now holds another "
+                      "owner's token (ours was evicted, flushed or expired, and "
+                      "someone else took the lock)");
+  }
+  // Symfony's order. The cas succeeds only if nobody changed the key since
+  // the gets, and leaves it ours for at least one more second (memcached's
+  // clock ticks once a second): the delete right after it then deletes our
+  // key, not one that a new owner added after ours expired. A delete that
+  // reaches the server more than a second later could still remove a new
+  // owner's key; nothing in memcached's commands closes that window.
+  rc = conn_.Cas(name, token, kReleaseExpiry, found.cas);
+  if (rc == MEMCACHED_DATA_EXISTS || rc == MEMCACHED_NOTFOUND) {
+    return StoreError(absl::StatusCode::kAborted, describe_, resource,
+                      "the lock was lost during release: its key changed between "
+                      "gets and cas");
+  }
+  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, resource, "release (cas)", name);
+  rc = conn_.Delete(name);
+  if (rc == MEMCACHED_SUCCESS || rc == MEMCACHED_NOTFOUND) return absl::OkStatus();
+  // The key is ours for two more seconds at most: the release is done
+  // either way.
+  return conn_.Failure(rc, resource, "release (delete)", name);
+}
+
+absl::Status MemcachedStore::EnsureLocked() {
+  bool fresh = false;
+  if (absl::Status s = conn_.Ensure(&fresh); !s.ok()) return s;
+  if (fresh) orphans_.clear();  // a forked child's copy: the parent's to retry
+  return absl::OkStatus();
+}
+
+void MemcachedStore::ReleaseOrphansLocked() {
+  std::vector<Orphan> orphans;
+  orphans.swap(orphans_);
+  for (size_t i = 0; i < orphans.size(); ++i) {
+    absl::Status s = ReleaseLocked(orphans[i].name, orphans[i].token, "");
+    if (absl::IsUnavailable(s)) {
+      // Still unreachable: keep this and the rest for the next call.
+      for (; i < orphans.size(); ++i) orphans_.push_back(std::move(orphans[i]));
+      return;
+    }
+  }
+}
+
+absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline deadline) {
+  if (mode == LockMode::kShared) {
+    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
+                      "memcached locks are exclusive");
+  }
+  const absl::Duration ttl = key.RemainingLifetime();
+  if (ttl == absl::InfiniteDuration()) {
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
+                      "a memcached lock needs a finite TTL (LockOptions::ttl)");
+  }
+  if (ttl <= absl::ZeroDuration()) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "the lease ran out before the lock was acquired");
+  }
+  const int64_t expiry = ExpiryFor(ttl);
+  if (expiry > kMaxRelativeExpiry) {
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
+                      "memcached takes leases of at most 30 days (a longer expiry "
+                      "would be read as a date)");
+  }
+  absl::StatusOr<std::string> name = KeyName(key.resource());
+  if (!name.ok()) return name.status();
+  MemcachedKeyState* held_state = state(key);
+  const bool held_nothing = held_state != nullptr ? !held_state->held : !key.has_token();
+  absl::StatusOr<absl::string_view> token = key.Token();
+  if (!token.ok()) return token.status();
+
+  Backoff poll(kPollFirst, kPollMax);
+  Backoff reconnect(kReconnectFirst, kReconnectMax);
+  bool ambiguous = false;  // an add may have stored our token, its reply lost
+  int vanished = 0;        // keys that expired between add and gets, in a row
+  for (;;) {
+    const int64_t sent = Deadline::NowNanos();
+    memcached_return_t rc;
+    bool ours = false;
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      if (absl::Status s = EnsureLocked(); !s.ok()) return s;
+      if (!orphans_.empty()) ReleaseOrphansLocked();
+      rc = conn_.Add(*name, *token, expiry);
+      if (rc == MEMCACHED_SUCCESS) {
+        ours = true;
+      } else if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) {
+        // Someone has the key. Symfony goes on to a refresh, which succeeds
+        // only if it is our own token (a second save by the holder, or an
+        // add whose reply was lost).
+        MemcachedFound found;
+        rc = conn_.Gets(*name, &found);
+        if (rc == MEMCACHED_SUCCESS && found.present && found.value == *token) {
+          rc = conn_.Cas(*name, *token, expiry, found.cas);
+          ours = rc == MEMCACHED_SUCCESS;
+          // Changed since the gets: look again.
+          if (rc == MEMCACHED_DATA_EXISTS || rc == MEMCACHED_NOTFOUND) rc = MEMCACHED_SUCCESS;
+        } else if (rc == MEMCACHED_SUCCESS && !found.present && ++vanished < 3) {
+          // Expired between add and gets: try the add again at once.
+          continue;
+        }
+        if (rc == MEMCACHED_SUCCESS && !ours) rc = MEMCACHED_NOTSTORED;
+      }
+    }
+    if (ours) {
+      // The lease counts from before the request was sent, so it ends
+      // before the server's expiry does.
+      key.ResetLifetime();
+      key.ReduceLifetime(ttl - absl::Nanoseconds(Deadline::NowNanos() - sent));
+      key.set_fence(std::nullopt);
+      key.set_previous_owner_died(false);
+      if (held_state == nullptr) held_state = &EnsureState(key);
+      held_state->held = true;
+      return true;
+    }
+    vanished = 0;
+    if (rc == MEMCACHED_NOTSTORED) {
+      ambiguous = false;  // the server answered: our token is not there
+      if (deadline.has_passed()) return false;
+      poll.Sleep(deadline);
+      continue;
+    }
+    absl::Status failure;
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      failure = conn_.Failure(rc, key.resource(), "acquire", *name);
+      if (IsMemcachedServerTrouble(rc)) ambiguous = true;
+      if ((!absl::IsUnavailable(failure) || deadline.has_passed()) && ambiguous &&
+          held_nothing && orphans_.size() < kMaxOrphans) {
+        // The add may have stored our token: release it once the server
+        // answers again rather than leave it for a whole lease.
+        orphans_.push_back(Orphan{*name, std::string(*token)});
+      }
+    }
+    if (!absl::IsUnavailable(failure) || deadline.has_passed()) return failure;
+    reconnect.Sleep(deadline);
+  }
+}
+
+absl::Status MemcachedStore::PutOffExpiration(Key& key, absl::Duration ttl) {
+  if (ttl == absl::InfiniteDuration()) {
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
+                      "a memcached lock needs a finite TTL");
+  }
+  if (!key.has_token()) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "cannot refresh: this key never held the lock");
+  }
+  const int64_t expiry = ExpiryFor(ttl);
+  if (expiry > kMaxRelativeExpiry) {
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
+                      "memcached takes leases of at most 30 days");
+  }
+  absl::StatusOr<std::string> name = KeyName(key.resource());
+  if (!name.ok()) return name.status();
+  absl::StatusOr<absl::string_view> token = key.Token();
+  if (!token.ok()) return token.status();
+  std::lock_guard<std::mutex> guard(mu_);
+  if (absl::Status s = EnsureLocked(); !s.ok()) return s;
+  MemcachedFound found;
+  memcached_return_t rc = conn_.Gets(*name, &found);
+  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "refresh (gets)", *name);
+  // Symfony adds the key again when it finds it gone; we report the loss:
+  // someone may have held the lock in between.
+  if (!found.present) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "cannot refresh: the lock's key is gone (evicted, flushed, "
+                      "deleted or expired)");
+  }
+  if (found.value != *token) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "cannot refresh: the key holds another owner's token (the "
+                      "lock was lost and taken over)");
+  }
+  rc = conn_.Cas(*name, *token, expiry, found.cas);
+  if (rc == MEMCACHED_DATA_EXISTS || rc == MEMCACHED_NOTFOUND) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "cannot refresh: the key changed between gets and cas");
+  }
+  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "refresh (cas)", *name);
+  return absl::OkStatus();
+}
+
+absl::Status MemcachedStore::Delete(Key& key) {
+  if (!key.has_token()) return absl::OkStatus();
+  MemcachedKeyState* held_state = state(key);
+  // A deserialized key (a token, no state) may hold the lock; a key this
+  // store saw release holds nothing.
+  if (held_state != nullptr && !held_state->held) return absl::OkStatus();
+  if (held_state != nullptr) held_state->held = false;
+  absl::StatusOr<std::string> name = KeyName(key.resource());
+  if (!name.ok()) return name.status();
+  absl::StatusOr<absl::string_view> token = key.Token();
+  if (!token.ok()) return token.status();
+  std::lock_guard<std::mutex> guard(mu_);
+  if (absl::Status s = EnsureLocked(); !s.ok()) return s;
+  absl::Status released = ReleaseLocked(*name, *token, key.resource());
+  if (absl::IsUnavailable(released) && orphans_.size() < kMaxOrphans) {
+    orphans_.push_back(Orphan{*name, std::string(*token)});
+    return absl::Status(released.code(),
+                        absl::StrCat(released.message(),
+                                     " (the release is retried when the server "
+                                     "answers again; the lease ends it otherwise)"));
+  }
+  return released;
+}
+
+absl::StatusOr<bool> MemcachedStore::Exists(Key& key) {
+  if (!key.has_token()) return false;
+  absl::StatusOr<std::string> name = KeyName(key.resource());
+  if (!name.ok()) return name.status();
+  absl::StatusOr<absl::string_view> token = key.Token();
+  if (!token.ok()) return token.status();
+  std::lock_guard<std::mutex> guard(mu_);
+  if (absl::Status s = EnsureLocked(); !s.ok()) return s;
+  MemcachedFound found;
+  memcached_return_t rc = conn_.Gets(*name, &found);
+  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "get", *name);
+  return found.present && found.value == *token;
+}
+
+absl::Status MemcachedStore::CheckHeld(Key& key) {
+  if (key.IsExpired()) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "the lease ran out");
+  }
+  if (!key.has_token()) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "the lock is not held");
+  }
+  absl::StatusOr<std::string> name = KeyName(key.resource());
+  if (!name.ok()) return name.status();
+  absl::StatusOr<absl::string_view> token = key.Token();
+  if (!token.ok()) return token.status();
+  std::lock_guard<std::mutex> guard(mu_);
+  if (absl::Status s = EnsureLocked(); !s.ok()) return s;
+  MemcachedFound found;
+  memcached_return_t rc = conn_.Gets(*name, &found);
+  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "check (get)", *name);
+  if (!found.present) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "the lock's key is gone: evicted (memcached was short of "
+                      "memory), flushed, deleted, or the server restarted");
+  }
+  if (found.value != *token) {
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      "the lock's key holds another owner's token: ours was lost "
+                      "(evicted, flushed or expired) and the lock taken over");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> NewMemcachedStore(
+    const MemcachedStoreOptions& options) {
+  const std::string where = options.servers.empty()
+                                ? std::string("memcached://")
+                                : absl::StrCat("memcached://", options.servers[0].host);
+  if (options.servers.empty()) {
+    return StoreError(absl::StatusCode::kInvalidArgument, where, "", "no server given");
+  }
+  for (const MemcachedStoreOptions::Server& s : options.servers) {
+    if (s.host.empty()) {
+      return StoreError(absl::StatusCode::kInvalidArgument, where, "", "a server has no host");
+    }
+    if (s.host[0] != '/' && (s.port < 1 || s.port > 65535)) {
+      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                        "the port must be from 1 to 65535");
+    }
+    if (s.weight < 0) {
+      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                        "a server weight must be 0 or more");
+    }
+  }
+  if (options.connect_timeout_ms < 0 || options.poll_timeout_ms < 0 ||
+      options.send_timeout_us < 0 || options.recv_timeout_us < 0 ||
+      options.retry_timeout_s < 0) {
+    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                      "timeouts must not be negative");
+  }
+  for (unsigned char c : options.prefix_key) {
+    if (c <= 0x20 || c == 0x7f) {
+      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                        "prefix_key cannot hold spaces or control bytes");
+    }
+  }
+  // libmemcached's own limit on its namespace.
+  if (options.prefix_key.size() >= 128) {
+    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                      "prefix_key must be shorter than 128 bytes");
+  }
+  KeyNamingOptions naming_options;
+  naming_options.prefix = options.name_prefix;
+  naming_options.secret = options.secret;
+  naming_options.secret_none = !options.warn_without_secret;
+  absl::StatusOr<KeyNaming> naming = KeyNaming::Create(std::move(naming_options), where);
+  if (!naming.ok()) return naming.status();
+  auto store = std::make_shared<MemcachedStore>(
+      options, *std::move(naming), absl::StrCat("memcached://", MemcachedServerList(options)));
+  if (absl::Status s = store->Start(); !s.ok()) return s;
+  store->WarnIfNoSecret();
+  return std::shared_ptr<Store>(std::move(store));
+}
+
+}  // namespace ipclock

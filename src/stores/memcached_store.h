@@ -1,0 +1,37 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The memcached store's place in the registry. memcached_store.cc (the store)
+// is compiled only when libmemcached is found (Meson feature `memcached`);
+// memcached_dsn.cc (the DSN forms) is always compiled, so that a build
+// without it still answers `NewMemcachedStore()` with Unimplemented.
+
+#ifndef IPCLOCK_STORES_MEMCACHED_STORE_H_
+#define IPCLOCK_STORES_MEMCACHED_STORE_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/dsn.h"
+#include "core/store_registry.h"
+#include "ipclock_config.h"
+#include "ipclock/memcached_store.h"
+
+namespace ipclock {
+
+// Builds a MemcachedStore from a parsed `memcached` DSN (see
+// include/ipclock/memcached_store.h for the forms and options).
+absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
+    Dsn& dsn, const StoreOptions& store_options);
+
+// The registry's entry (core/store_registry.h); null in a build without it.
+#if IPCLOCK_HAVE_MEMCACHED
+extern const StoreDriver kMemcachedDriver;
+inline constexpr const StoreDriver* kMemcachedDriverIfBuilt = &kMemcachedDriver;
+#else
+inline constexpr const StoreDriver* kMemcachedDriverIfBuilt = nullptr;
+#endif
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_MEMCACHED_STORE_H_

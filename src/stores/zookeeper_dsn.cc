@@ -1,0 +1,165 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The `zookeeper://` DSN (include/ipclock/zookeeper_store.h) and the store's
+// factory. Compiled in every build: without the ZooKeeper C client,
+// `NewZooKeeperStore()` is Unimplemented here.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/key_naming.h"
+#include "platform/errors.h"
+#include "stores/zookeeper_store.h"
+#if IPCLOCK_HAVE_ZOOKEEPER
+#include "stores/zookeeper_lock.h"
+#endif
+
+namespace ipclock {
+
+namespace {
+
+constexpr int kDefaultPort = 2181;
+
+}  // namespace
+
+#if !IPCLOCK_HAVE_ZOOKEEPER
+absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOptions&) {
+  return absl::UnimplementedError(
+      "ipclock: the zookeeper store is not in this build (Meson option "
+      "-Dzookeeper=enabled, with libzookeeper-mt-dev installed, builds it)");
+}
+#else
+
+absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOptions& options) {
+  const std::string where = absl::StrCat("zookeeper://", options.servers);
+  if (options.servers.empty()) {
+    return StoreError(absl::StatusCode::kInvalidArgument, where, "", "no server given");
+  }
+  if (!options.path.empty()) {
+    if (options.path[0] != '/') {
+      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                        "the path must be absolute");
+    }
+    std::vector<absl::string_view> parts =
+        absl::StrSplit(options.path, '/', absl::SkipEmpty());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (absl::Status s = ValidZooKeeperName(parts[i], i == 0); !s.ok()) {
+        return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                          absl::StrCat("path ", options.path, ": ", s.message()));
+      }
+    }
+    if (parts.empty() && options.format == ZooKeeperStoreOptions::Format::kRecipe) {
+      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                        "the recipe format keeps one node per resource: give it a "
+                        "path of its own (/ipclock by default), not the root");
+    }
+  }
+  if (options.session_timeout < absl::Milliseconds(1) ||
+      options.session_timeout > absl::Hours(24)) {
+    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                      "session_timeout must be from 1 ms to 24 h");
+  }
+  if (options.connect_timeout <= absl::ZeroDuration()) {
+    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                      "connect_timeout must be positive");
+  }
+  KeyNamingOptions naming_options;
+  naming_options.prefix = options.name_prefix;
+  naming_options.secret = options.secret;
+  naming_options.secret_none = !options.warn_without_secret;
+  absl::StatusOr<KeyNaming> naming = KeyNaming::Create(std::move(naming_options), where);
+  if (!naming.ok()) return naming.status();
+  auto store = std::make_shared<ZooKeeperStore>(options, *std::move(naming));
+  if (absl::Status s = store->Start(); !s.ok()) return s;
+  store->WarnIfNoSecret();
+  return std::shared_ptr<Store>(std::move(store));
+}
+
+#endif  // IPCLOCK_HAVE_ZOOKEEPER
+
+absl::StatusOr<ZooKeeperStoreOptions> ZooKeeperOptionsFromDsn(Dsn& dsn) {
+  if (!dsn.has_authority() || dsn.host().empty()) {
+    return BadDsn(dsn, "expected zookeeper://host:port[,host:port...][/path]");
+  }
+  if (!dsn.user().empty() || dsn.has_password()) {
+    return BadDsn(dsn, "ZooKeeper authentication (user:password@) is not supported");
+  }
+  ZooKeeperStoreOptions options;
+  // The DSN parser splits the authority at its last ':': a list
+  // "h1:p1,h2:p2" arrives as host "h1:p1,h2" and port p2.
+  std::string hosts = dsn.host();
+  if (dsn.port() != 0) absl::StrAppend(&hosts, ":", dsn.port());
+  std::vector<std::string> servers;
+  if (hosts.find(',') == std::string::npos && dsn.host().find(':') != std::string::npos) {
+    // One IPv6 address.
+    servers.push_back(absl::StrCat("[", dsn.host(), "]:",
+                                   dsn.port() != 0 ? dsn.port() : kDefaultPort));
+  } else {
+    for (absl::string_view part : absl::StrSplit(hosts, ',')) {
+      if (part.empty()) return BadDsn(dsn, "an empty server in the list");
+      if (part.find('[') != absl::string_view::npos) {
+        return BadDsn(dsn, "IPv6 addresses are accepted only as a single server");
+      }
+      const size_t colon = part.rfind(':');
+      if (colon == absl::string_view::npos) {
+        servers.push_back(absl::StrCat(part, ":", kDefaultPort));
+        continue;
+      }
+      int port;
+      if (colon == 0 || !absl::SimpleAtoi(part.substr(colon + 1), &port) || port < 1 ||
+          port > 65535) {
+        return BadDsn(dsn, absl::StrCat("server \"", part, "\": expected host:port with a "
+                                        "port from 1 to 65535"));
+      }
+      servers.emplace_back(part);
+    }
+  }
+  options.servers = absl::StrJoin(servers, ",");
+  options.path = dsn.path();
+
+  std::optional<std::string> format = dsn.TakeOption("format");
+  if (format && *format != "recipe" && *format != "symfony") {
+    return BadDsn(dsn, absl::StrCat("option format=", *format, ": expected recipe or symfony"));
+  }
+  if (format && *format == "symfony") options.format = ZooKeeperStoreOptions::Format::kSymfony;
+  absl::StatusOr<double> session_timeout = dsn.TakeSeconds("session_timeout", 10);
+  if (!session_timeout.ok()) return session_timeout.status();
+  absl::StatusOr<double> connect_timeout = dsn.TakeSeconds("connect_timeout", 5);
+  if (!connect_timeout.ok()) return connect_timeout.status();
+  if (*session_timeout <= 0 || *connect_timeout <= 0) {
+    return BadDsn(dsn, "session_timeout and connect_timeout must be positive");
+  }
+  options.session_timeout = absl::Seconds(*session_timeout);
+  options.connect_timeout = absl::Seconds(*connect_timeout);
+  absl::StatusOr<KeyNamingOptions> naming =
+      KeyNamingOptionsFromDsn(dsn, absl::StrCat("zookeeper://", options.servers));
+  if (!naming.ok()) return naming.status();
+  if (naming->scheme != KeyNamingOptions::Scheme::kPlain) {
+    return BadDsn(dsn, "naming=parse-lock is Parse::Lock's Redis naming; ZooKeeper "
+                       "nodes are named plain (prefix=, secret=)");
+  }
+  options.name_prefix = naming->prefix;
+  options.secret = naming->secret;
+  options.warn_without_secret = !naming->secret_none;
+  return options;
+}
+
+absl::StatusOr<std::shared_ptr<Store>> ZooKeeperStoreFromDsn(
+    Dsn& dsn, const StoreOptions& /*store_options*/) {
+  absl::StatusOr<ZooKeeperStoreOptions> options = ZooKeeperOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  return NewZooKeeperStore(*options);
+}
+
+#if IPCLOCK_HAVE_ZOOKEEPER
+const StoreDriver kZooKeeperDriver = {&ZooKeeperStoreFromDsn, &ListZooKeeperLocks};
+#endif
+
+}  // namespace ipclock

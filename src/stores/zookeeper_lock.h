@@ -1,0 +1,114 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The ZooKeeper store's class, shared by its files: zookeeper_store.cc (the
+// session, checks, the symfony format, the factory) and zookeeper_recipe.cc
+// (the lock recipe). The contract is in include/ipclock/zookeeper_store.h.
+
+#ifndef IPCLOCK_STORES_ZOOKEEPER_LOCK_H_
+#define IPCLOCK_STORES_ZOOKEEPER_LOCK_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/key_naming.h"
+#include "ipclock/store_interface.h"
+#include "ipclock/zookeeper_store.h"
+#include "stores/zookeeper_names.h"
+#include "stores/zookeeper_session.h"
+
+namespace ipclock {
+
+// One acquisition's state: the session that holds its node, and the node.
+struct ZkKeyState final : KeyState {
+  ~ZkKeyState() override;
+  // Stops ringing `bell` for this node.
+  void Unregister();
+
+  std::shared_ptr<ZkSession> session;
+  bool held = false;
+  LockMode mode = LockMode::kExclusive;
+  std::string parent;  // recipe: the resource node; symfony: the base path
+  std::string node;    // the lock node's path
+  int64_t czxid = 0;   // its creation zxid: the fence, and its identity
+  // Recipe, exclusive: the version of the "owner" record we wrote.
+  int owner_version = -1;
+  // Rung by the session's events and the node's deletion; made when the
+  // watch on held locks asks for its descriptor.
+  std::shared_ptr<ZkBell> bell;
+};
+
+class ZooKeeperStore final : public StoreWithState<ZkKeyState> {
+ public:
+  ZooKeeperStore(const ZooKeeperStoreOptions& options, KeyNaming naming);
+
+  absl::string_view name() const override { return "zookeeper"; }
+  std::string Describe() const override { return describe_; }
+  Capabilities capabilities() const override;
+
+  // Opens the first session and makes the base path (from NewZooKeeperStore).
+  absl::Status Start();
+  void WarnIfNoSecret() const { ipclock::WarnIfNoSecret(naming_, describe_); }
+
+  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status Delete(Key& key) override;
+  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status CheckHeld(Key& key) override;
+  WatchTargets GetWatchTargets(Key& key) override;
+
+ private:
+  bool symfony() const { return options_.format == ZooKeeperStoreOptions::Format::kSymfony; }
+
+  // The session for new requests: a new one after an expiry or a fork.
+  absl::StatusOr<std::shared_ptr<ZkSession>> CurrentSession();
+  // Creates the missing nodes of `path` (persistent), its last one as
+  // `last_mode`.
+  absl::Status EnsurePath(ZkSession& session, const std::string& path, int last_mode,
+                          absl::string_view resource);
+  // A status for a ZooKeeper result.
+  absl::Status Failure(const ZkResult& r, absl::string_view resource,
+                       absl::string_view what) const;
+  // The lock's state as the session knows it without asking the servers:
+  // Aborted once the session expired (or may have), Unavailable while
+  // disconnected, OK while connected.
+  absl::Status SessionVerdict(const ZkKeyState& st, absl::string_view resource) const;
+  absl::Duration CallWait(const ZkSession& session) const { return session.timeout(); }
+
+  // zookeeper_recipe.cc
+  absl::StatusOr<bool> SaveRecipe(Key& key, LockMode mode, Deadline deadline);
+  absl::Status DeleteRecipe(Key& key, ZkKeyState& st);
+  // Queues `me` and waits until it holds the lock or `deadline`; on false or
+  // an error the node is deleted.
+  absl::StatusOr<bool> WaitInQueue(ZkSession& session, const std::string& parent,
+                                   const LockChild& me, Deadline deadline,
+                                   absl::string_view resource, bool* owner_left);
+  // Records an exclusive holder in "owner"; its version, or an error.
+  absl::StatusOr<int> RecordOwner(ZkSession& session, const std::string& parent,
+                                  const std::string& me, bool left_behind,
+                                  absl::string_view resource);
+
+  // zookeeper_store.cc, symfony format
+  absl::StatusOr<bool> SaveSymfony(Key& key, Deadline deadline);
+  absl::Status DeleteSymfony(Key& key, ZkKeyState& st);
+
+  // The node name of `resource` (recipe: the resource node; symfony: the
+  // lock node), or InvalidArgument.
+  absl::StatusOr<std::string> NodeName(absl::string_view resource) const;
+  std::string Child(const std::string& parent, absl::string_view name) const;
+
+  const ZooKeeperStoreOptions options_;
+  const KeyNaming naming_;
+  std::string base_;      // the path, without a trailing '/' ("" for the root)
+  std::string describe_;
+  std::string node_data_;  // what recipe lock nodes hold: who made them
+
+  std::mutex mu_;
+  std::shared_ptr<ZkSession> session_;  // guarded by mu_
+};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_ZOOKEEPER_LOCK_H_

@@ -1,0 +1,45 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The ZooKeeper store's place in the registry. The store itself
+// (zookeeper_lock.h and the files it names) is compiled only when the
+// ZooKeeper C client is found (Meson feature `zookeeper`); zookeeper_dsn.cc
+// is always compiled, so that a build without it still answers
+// `NewZooKeeperStore()` with Unimplemented.
+
+#ifndef IPCLOCK_STORES_ZOOKEEPER_STORE_H_
+#define IPCLOCK_STORES_ZOOKEEPER_STORE_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/dsn.h"
+#include "core/store_registry.h"
+#include "ipclock_config.h"
+#include "ipclock/inspect.h"
+#include "ipclock/zookeeper_store.h"
+
+namespace ipclock {
+
+// Reads a `zookeeper` DSN (include/ipclock/zookeeper_store.h).
+absl::StatusOr<ZooKeeperStoreOptions> ZooKeeperOptionsFromDsn(Dsn& dsn);
+
+absl::StatusOr<std::shared_ptr<Store>> ZooKeeperStoreFromDsn(
+    Dsn& dsn, const StoreOptions& store_options);
+
+// `ipclock list`: the lock nodes under the DSN's path, read with a session
+// of its own (zookeeper_list.cc).
+absl::StatusOr<HeldLocks> ListZooKeeperLocks(Dsn& dsn, const ListRequest& request);
+
+// The registry's entry (core/store_registry.h); null in a build without it.
+#if IPCLOCK_HAVE_ZOOKEEPER
+extern const StoreDriver kZooKeeperDriver;
+inline constexpr const StoreDriver* kZooKeeperDriverIfBuilt = &kZooKeeperDriver;
+#else
+inline constexpr const StoreDriver* kZooKeeperDriverIfBuilt = nullptr;
+#endif
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_ZOOKEEPER_STORE_H_

@@ -1,0 +1,576 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The memcached store against the servers of tools/test-servers/memcached.sh
+// ($IPCLOCK_TEST_MEMCACHED, _2) and servers it starts itself
+// ($IPCLOCK_TEST_PORT_BASE+90.., to stop, starve or flush): Symfony's format
+// on the wire (memcached's own text protocol, read raw), keys memcached
+// cannot store refused, PHP's Symfony MemcachedStore as a peer both ways
+// (binary and text protocol, one server and two), and every way a held lock
+// is lost (deleted, flushed, taken over, evicted, server restart) reported
+// as Aborted, while a server that is only down is Unavailable.
+//
+// Skipped without the servers (failed under CI=true); PHP's absence fails
+// only with --require-php.
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "core/lock_access.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_watch.h"
+#include "ipclock/memcached_store.h"
+#include "ipclock/store_factory.h"
+#include "own_server.h"
+#include "peer_process.h"
+#include "spawn_util.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+namespace {
+
+using ipclock::Lock;
+using ipclock::LockOptions;
+using ipclock::Store;
+
+bool g_require_php = false;
+
+const char* Env(const char* name) {
+  const char* v = getenv(name);
+  return v != nullptr && v[0] != '\0' ? v : nullptr;
+}
+
+// Skips (or fails under CI=true) without the test server.
+#define REQUIRE_SERVER()                                                     \
+  do {                                                                       \
+    if (Env("IPCLOCK_TEST_MEMCACHED") == nullptr) {                          \
+      if (Env("CI") != nullptr && strcmp(getenv("CI"), "true") == 0) {       \
+        fail_msg("IPCLOCK_TEST_MEMCACHED is unset under CI=true");           \
+      }                                                                      \
+      print_message("skipped: IPCLOCK_TEST_MEMCACHED is unset "              \
+                    "(tools/test-servers/memcached.sh starts one)\n");      \
+      skip();                                                                \
+    }                                                                        \
+  } while (0)
+
+std::string Dsn(const std::string& options = "secret=none") {
+  return absl::StrCat(Env("IPCLOCK_TEST_MEMCACHED"), options.empty() ? "" : "?", options);
+}
+int Port() { return DsnPort(Env("IPCLOCK_TEST_MEMCACHED")); }
+
+std::shared_ptr<Store> Open(const std::string& dsn) {
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
+  return *store;
+}
+
+// A memcached command in the text protocol, raw; the reply up to its end.
+std::string Command(int port, const std::string& command, double timeout_sec = 5) {
+  return RawExchange(port, command, [](const std::string& r) {
+    for (const char* end : {"END\r\n", "STORED\r\n", "DELETED\r\n", "NOT_FOUND\r\n", "OK\r\n",
+                            "EXISTS\r\n", "ERROR\r\n", "EN\r\n", "HD\r\n"}) {
+      if (absl::EndsWith(r, end)) return true;
+    }
+    // A meta get with a value: "VA <size> <flags>\r\n<data>\r\n".
+    if (absl::StartsWith(r, "VA ")) {
+      size_t eol = r.find("\r\n");
+      size_t size = 0;
+      std::vector<absl::string_view> head = absl::StrSplit(r.substr(3, eol - 3), ' ');
+      return eol != std::string::npos && absl::SimpleAtoi(head[0], &size) &&
+             r.size() >= eol + 2 + size + 2;
+    }
+    return false;
+  }, timeout_sec);
+}
+
+// The key's value and remaining TTL through a meta get ("mg KEY v t f").
+struct Raw {
+  bool present = false;
+  std::string value;
+  long ttl = -2;
+  long flags = -1;
+};
+Raw MetaGet(int port, const std::string& key) {
+  std::string r = Command(port, absl::StrCat("mg ", key, " v t f\r\n"));
+  Raw raw;
+  if (!absl::StartsWith(r, "VA ")) return raw;
+  raw.present = true;
+  const size_t eol = r.find("\r\n");
+  for (absl::string_view field : absl::StrSplit(r.substr(3, eol - 3), ' ')) {
+    if (absl::ConsumePrefix(&field, "t")) (void)absl::SimpleAtoi(field, &raw.ttl);
+    if (absl::ConsumePrefix(&field, "f")) (void)absl::SimpleAtoi(field, &raw.flags);
+  }
+  raw.value = r.substr(eol + 2, r.size() - eol - 4);
+  return raw;
+}
+
+std::string TokenOf(Lock& lock) {
+  absl::StatusOr<absl::string_view> t = ipclock::internal::LockAccess::key(lock).Token();
+  if (!t.ok()) fail_msg("token: %s", t.status().ToString().c_str());
+  return std::string(*t);
+}
+
+// --- A memcached of our own --------------------------------------------------------
+
+class OwnMemcached {
+ public:
+  ~OwnMemcached() { Stop(); }
+
+  // Why it cannot start, or nullptr. `extra` are more memcached flags;
+  // "{socket}" stands for socket_path().
+  const char* Start(const std::vector<std::string>& extra = {}) {
+    if (FindInPath("memcached").empty()) return "memcached is not installed";
+    if (dir_.empty()) dir_ = MakeTempDir();
+    if (port_ == 0) port_ = FreeOwnPort(92);
+    if (port_ == 0) return "no free port in $IPCLOCK_TEST_PORT_BASE+92..98";
+    extra_ = extra;
+    for (std::string& e : extra_) {
+      if (e == "{socket}") e = socket_path();
+    }
+    Launch();
+    return nullptr;
+  }
+  void Stop() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    WaitPlain(pid_, 10);
+    ForgetOwnServer(pid_);
+    pid_ = -1;
+  }
+  void Restart() {
+    Stop();
+    Launch();
+  }
+  int port() const { return port_; }
+  std::string socket_path() const { return absl::StrCat(dir_, "/memcached.sock"); }
+  std::string dsn() const { return absl::StrCat("memcached://127.0.0.1:", port_); }
+
+ private:
+  void Launch() {
+    std::vector<std::string> argv = {"memcached", "-l", "127.0.0.1", "-p", absl::StrCat(port_),
+                                     "-U", "0"};
+    if (geteuid() == 0) argv.insert(argv.end(), {"-u", "root"});
+    argv.insert(argv.end(), extra_.begin(), extra_.end());
+    // Its output to files: a server that outlived a crashed test must not
+    // hold the test's stdout open (the runner waits for it).
+    SpawnOptions options;
+    options.stdout_path = absl::StrCat(dir_, "/memcached.out");
+    options.stderr_path = absl::StrCat(dir_, "/memcached.err");
+    pid_ = Spawn(argv, options);
+    RegisterOwnServer(pid_);
+    for (int i = 0; i < 200; ++i) {
+      if (absl::StrContains(Command(port_, "version\r\n", 0.2), "VERSION")) return;
+      // A socket-only server does not listen on TCP.
+      if (access(socket_path().c_str(), F_OK) == 0) return;
+      usleep(20 * 1000);
+    }
+    fail_msg("our memcached on port %d did not start", port_);
+  }
+  std::string dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+  std::vector<std::string> extra_;
+};
+
+// --- PHP ------------------------------------------------------------------------------
+
+std::string PeerScript() {
+  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
+  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/memcached_peer.php");
+}
+
+const char* PhpMissing() {
+  static std::string why;
+  const std::string autoload = "/usr/share/php/Symfony/Component/Lock/autoload.php";
+  int code = 0;
+  if (FindInPath("php").empty()) {
+    why = "php is not installed (apt-get install php-cli php-memcached php-symfony-lock)";
+  } else if (!FileExists(autoload)) {
+    why = "Symfony Lock is not installed (apt-get install php-symfony-lock)";
+  } else if (RunForOutput({"php", "-r", "echo extension_loaded('memcached') ? 'y' : 'n';"},
+                          &code) != "y") {
+    why = "php-memcached is not installed (apt-get install php-memcached)";
+  } else {
+    return nullptr;
+  }
+  return why.c_str();
+}
+
+#define REQUIRE_PHP()                                 \
+  do {                                                \
+    const char* why_missing = PhpMissing();           \
+    if (why_missing != nullptr) {                     \
+      if (g_require_php) fail_msg("%s", why_missing); \
+      print_message("skipped: %s\n", why_missing);    \
+      skip();                                         \
+    }                                                 \
+  } while (0)
+
+std::string PhpTry(const std::string& servers, const char* protocol, const std::string& resource) {
+  int code = 0;
+  return RunForOutput({"php", PeerScript(), servers, protocol, resource, "try"}, &code);
+}
+
+// --- Tests ------------------------------------------------------------------------------
+
+void DsnFormsAndBadInput(void**) {
+  REQUIRE_SERVER();
+  const std::string base = Env("IPCLOCK_TEST_MEMCACHED");
+  const std::string host_port = base.substr(strlen("memcached://"));
+  // Symfony's forms.
+  for (const std::string& dsn :
+       {absl::StrCat(base, "/5?secret=none"), absl::StrCat(base, "?weight=3&secret=none"),
+        absl::StrCat("memcached:?host[", host_port, "]=2&secret=none"),
+        absl::StrCat("memcached:?host[", host_port, "]&secret=none"),
+        absl::StrCat(base, "?prefix_key=app_&connect_timeout=500&poll_timeout=500&"
+                           "send_timeout=100000&recv_timeout=100000&retry_timeout=1&"
+                           "serializer=igbinary&compression=false&tcp_nodelay=1&no_block=0&"
+                           "libketama_compatible=1&binary_protocol=0&secret=none")}) {
+    auto store = Open(dsn);
+    Lock lock = LockOrFail(store, UniqueResource("dsn"));
+    assert_true(TryOrFail(lock));
+    ASSERT_OK(lock.Release());
+  }
+  // Bad input: each one a clear InvalidArgument, nothing made.
+  for (const std::string& dsn :
+       {absl::StrCat("memcached://user:pw@", host_port), absl::StrCat(base, "?binary_protocol=true"),
+        absl::StrCat(base, "?weight=-1"), std::string("memcached:?host[127.0.0.1:99999]=1"),
+        std::string("memcached:?host[:11211]=1"), absl::StrCat(base, "?serializer=bogus"),
+        absl::StrCat(base, "?naming=parse-lock"), absl::StrCat(base, "?bogus=1"),
+        std::string("memcached:relative/socket"), std::string("memcached://"),
+        absl::StrCat(base, "?prefix_key=a%20b"), absl::StrCat(base, "?connect_timeout=-5"),
+        absl::StrCat(base, "?secret=short"), std::string("memcached:?weight=3")}) {
+    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+    if (store.status().code() != absl::StatusCode::kInvalidArgument) {
+      fail_msg("%s: expected InvalidArgument, got %s", dsn.c_str(),
+               store.status().ToString().c_str());
+    }
+  }
+  // Nothing listens: Unavailable, naming the server.
+  const int free_port = FreeOwnPort(90);
+  const std::string nobody = absl::StrCat("memcached://127.0.0.1:", free_port,
+                                          "?connect_timeout=300&secret=none");
+  absl::StatusOr<std::shared_ptr<Store>> down = ipclock::StoreFromDsn(nobody);
+  ASSERT_CODE(down, absl::StatusCode::kUnavailable);
+  assert_non_null(strstr(down.status().message().data(), absl::StrCat(free_port).c_str()));
+}
+
+void UnixSocketServer(void**) {
+  OwnMemcached own;
+  // Only the socket: memcached then listens on no TCP port.
+  const char* why = own.Start({"-s", "{socket}", "-a", "0700"});
+  if (why != nullptr) {
+    print_message("skipped: %s\n", why);
+    skip();
+  }
+  auto store = Open(absl::StrCat("memcached://", own.socket_path(), "?secret=none"));
+  std::string r = UniqueResource("sock");
+  Lock a = LockOrFail(store, r), b = LockOrFail(store, r);
+  assert_true(TryOrFail(a));
+  assert_false(TryOrFail(b));
+  ASSERT_OK(a.Release());
+  assert_true(TryOrFail(b));
+}
+
+void SymfonyFormatOnTheWire(void**) {
+  REQUIRE_SERVER();
+  auto store = Open(Dsn());
+  LockOptions options;
+  options.ttl = absl::Seconds(10);
+  const std::string r = UniqueResource("wire");
+  Lock lock = LockOrFail(store, r, options);
+  assert_true(TryOrFail(lock));
+  Raw raw = MetaGet(Port(), r);
+  assert_true(raw.present);
+  // The key is the resource, the value the 44-byte token, flags 0.
+  assert_string_equal(raw.value.c_str(), TokenOf(lock).c_str());
+  assert_int_equal(raw.value.size(), 44);
+  assert_int_equal(raw.flags, 0);
+  // ceil(ttl) + 1 s: the key outlives the lease on a clock of whole seconds.
+  assert_true(raw.ttl >= 10 && raw.ttl <= 11);
+  ASSERT_OK(lock.Refresh(absl::Seconds(20)));
+  raw = MetaGet(Port(), r);
+  assert_true(raw.ttl >= 20 && raw.ttl <= 21);
+  ASSERT_OK(lock.Release());
+  assert_false(MetaGet(Port(), r).present);
+  // A lease memcached would read as a date is refused.
+  options.ttl = absl::Hours(24 * 31);
+  Lock too_long = LockOrFail(store, UniqueResource("month"), options);
+  ASSERT_CODE(too_long.TryAcquire(), absl::StatusCode::kInvalidArgument);
+}
+
+void KeysMemcachedCannotStoreAreRefused(void**) {
+  REQUIRE_SERVER();
+  auto plain = Open(Dsn());
+  const std::string tag = UniqueResource("k");
+  for (const std::string& bad : {tag + " space", tag + "\nnewline", tag + std::string(1, '\x7f'),
+                                 tag + std::string(1, '\0'), std::string(251, 'x')}) {
+    Lock lock = LockOrFail(plain, bad);
+    ASSERT_CODE(lock.TryAcquire(), absl::StatusCode::kInvalidArgument);
+    assert_false(lock.is_acquired());
+  }
+  std::string longest = tag;
+  longest.resize(250, 'y');
+  Lock ok = LockOrFail(plain, longest);
+  assert_true(TryOrFail(ok));
+  // prefix_key counts: 2 + 250 bytes.
+  auto prefixed = Open(Dsn("prefix_key=p_&secret=none"));
+  Lock over = LockOrFail(prefixed, longest);
+  ASSERT_CODE(over.TryAcquire(), absl::StatusCode::kInvalidArgument);
+  // With a secret any name is a 64-digit key.
+  auto hashed = Open(Dsn("secret=memcached-test-0123456789"));
+  Lock odd = LockOrFail(hashed, tag + " space\n\x01");
+  assert_true(TryOrFail(odd));
+}
+
+void PhpPeerBothWays(void**) {
+  REQUIRE_SERVER();
+  REQUIRE_PHP();
+  const std::string servers = absl::StrCat("127.0.0.1:", Port());
+  auto store = Open(Dsn());
+  for (const char* protocol : {"binary", "text"}) {
+    // PHP holds; ipclock is kept out, then gets it once PHP lets go.
+    const std::string r = UniqueResource("php");
+    PeerProcess php({"php", PeerScript(), servers, protocol, r, "hold"});
+    assert_string_equal(php.ReadLine().c_str(), "locked");
+    Lock ours = LockOrFail(store, r);
+    assert_false(TryOrFail(ours));
+    php.CloseStdin();
+    assert_string_equal(php.ReadLine().c_str(), "released");
+    assert_int_equal(php.Wait(), 0);
+    assert_true(TryOrFail(ours));
+    // ipclock holds; PHP sees our token and is kept out.
+    int code = 0;
+    assert_string_equal(
+        RunForOutput({"php", PeerScript(), servers, protocol, r, "get"}, &code).c_str(),
+        TokenOf(ours).c_str());
+    assert_string_equal(PhpTry(servers, protocol, r).c_str(), "busy");
+    ASSERT_OK(ours.Release());
+    assert_string_equal(PhpTry(servers, protocol, r).c_str(), "acquired");
+  }
+}
+
+void SeveralServersPlaceKeysAsPhpDoes(void**) {
+  REQUIRE_SERVER();
+  if (Env("IPCLOCK_TEST_MEMCACHED_2") == nullptr) {
+    print_message("skipped: IPCLOCK_TEST_MEMCACHED_2 is unset\n");
+    skip();
+  }
+  REQUIRE_PHP();
+  const int p1 = Port();
+  const int p2 = DsnPort(Env("IPCLOCK_TEST_MEMCACHED_2"));
+  auto store = Open(absl::StrCat("memcached:?host[127.0.0.1:", p1, "]&host[127.0.0.1:", p2,
+                                 "]&secret=none"));
+  std::vector<Lock> held;
+  std::vector<std::string> names;
+  int on1 = 0, on2 = 0;
+  for (int i = 0; i < 12; ++i) {
+    names.push_back(UniqueResource("spread"));
+    held.push_back(LockOrFail(store, names.back()));
+    assert_true(TryOrFail(held.back()));
+    on1 += MetaGet(p1, names.back()).present ? 1 : 0;
+    on2 += MetaGet(p2, names.back()).present ? 1 : 0;
+  }
+  print_message("keys on the first server: %d, on the second: %d\n", on1, on2);
+  assert_int_equal(on1 + on2, 12);  // each key on exactly one server
+  assert_true(on1 > 0 && on2 > 0);  // and both in use
+  const std::string servers = absl::StrCat("127.0.0.1:", p1, ",127.0.0.1:", p2);
+  for (const char* protocol : {"binary", "text"}) {
+    for (const std::string& n : names) {
+      assert_string_equal(PhpTry(servers, protocol, n).c_str(), "busy");
+    }
+  }
+}
+
+void LostLockIsReported(void**) {
+  REQUIRE_SERVER();
+  auto store = Open(Dsn());
+  const int port = Port();
+  // Deleted behind our back.
+  std::string r = UniqueResource("gone");
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
+  assert_true(absl::StrContains(Command(port, absl::StrCat("delete ", r, "\r\n")), "DELETED"));
+  absl::Status held = lock.CheckAcquired();
+  ASSERT_CODE(held, absl::StatusCode::kAborted);
+  assert_non_null(strstr(held.message().data(), "gone"));
+  // A release that finds it gone says so.
+  r = UniqueResource("gone-release");
+  Lock second = LockOrFail(store, r);
+  assert_true(TryOrFail(second));
+  Command(port, absl::StrCat("delete ", r, "\r\n"));
+  ASSERT_CODE(second.Release(), absl::StatusCode::kAborted);
+  // Taken over: another token in the key.
+  r = UniqueResource("taken");
+  Lock third = LockOrFail(store, r);
+  assert_true(TryOrFail(third));
+  const std::string other(44, 'Z');
+  assert_true(absl::StrContains(
+      Command(port, absl::StrCat("set ", r, " 0 60 44\r\n", other, "\r\n")), "STORED"));
+  ASSERT_CODE(third.Refresh(), absl::StatusCode::kAborted);
+  held = third.CheckAcquired();
+  ASSERT_CODE(held, absl::StatusCode::kAborted);
+  assert_non_null(strstr(held.message().data(), "another owner"));
+  // ...and its release leaves the other owner's key alone.
+  assert_string_equal(MetaGet(port, r).value.c_str(), other.c_str());
+  // A lock handed to another process (serialized) and lost there too.
+  r = UniqueResource("handed");
+  Lock handed = LockOrFail(store, r);
+  assert_true(TryOrFail(handed));
+  absl::StatusOr<std::string> text = handed.Serialize();
+  ASSERT_OK(text);
+  auto elsewhere = Open(Dsn());
+  absl::StatusOr<Lock> received = Lock::FromSerialized(elsewhere, *text);
+  ASSERT_OK(received);
+  Command(port, absl::StrCat("delete ", r, "\r\n"));
+  ASSERT_CODE(received->Release(), absl::StatusCode::kAborted);
+}
+
+void WatchReportsDeletedKey(void**) {
+  REQUIRE_SERVER();
+  auto store = Open(Dsn());
+  const std::string r = UniqueResource("watched");
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
+  std::atomic<int> lost{0};
+  ipclock::LockWatch watch;
+  ipclock::WatchOptions options;
+  options.check_interval = absl::Milliseconds(100);
+  options.on_lost = [&](const ipclock::LockLoss& loss) {
+    if (absl::IsAborted(loss.status)) lost = 1;
+  };
+  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);
+  ASSERT_OK(watched);
+  absl::SleepFor(absl::Milliseconds(300));
+  assert_int_equal(lost.load(), 0);  // a healthy lock raises nothing
+  const double t0 = NowSeconds();
+  Command(Port(), absl::StrCat("delete ", r, "\r\n"));
+  while (lost.load() == 0 && NowSeconds() - t0 < 20) absl::SleepFor(absl::Milliseconds(10));
+  assert_int_equal(lost.load(), 1);
+  print_message("deleted key noticed after %.0f ms (interval 100 ms)\n",
+                (NowSeconds() - t0) * 1e3);
+  assert_true(watched->lost());
+  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+}
+
+void EvictionLosesTheLock(void**) {
+  OwnMemcached own;
+  const char* why = own.Start({"-m", "2"});
+  if (why != nullptr) {
+    print_message("skipped: %s\n", why);
+    skip();
+  }
+  auto store = Open(absl::StrCat(own.dsn(), "?secret=none"));
+  const std::string r = UniqueResource("evicted");
+  LockOptions options;
+  options.ttl = absl::Seconds(120);
+  Lock lock = LockOrFail(store, r, options);
+  assert_true(TryOrFail(lock));
+  // Fill the 2 MB (about 17,000 keys of the lock's size) fifteen times over
+  // with keys and values of the lock's sizes, so that they share its slab
+  // class (memcached evicts within a class). The lock's key is not read
+  // meanwhile: a read would make it recent and keep it.
+  const std::string value(44, 'v');
+  const int filled = 250000;
+  std::string sets;
+  for (int i = 0; i < filled; ++i) {
+    std::string key = absl::StrCat("f", i);
+    key.resize(r.size(), '_');
+    absl::StrAppend(&sets, "set ", key, " 0 0 44 noreply\r\n", value, "\r\n");
+  }
+  absl::StrAppend(&sets, "version\r\n");
+  RawExchange(own.port(), sets,
+              [](const std::string& reply) { return absl::StrContains(reply, "VERSION"); }, 60);
+  print_message("the lock's key was evicted after %d other keys\n", filled);
+  absl::Status held = lock.CheckAcquired();
+  ASSERT_CODE(held, absl::StatusCode::kAborted);
+  assert_non_null(strstr(held.message().data(), "evicted"));
+}
+
+void ServerDownIsUnavailableRestartIsLoss(void**) {
+  OwnMemcached own;
+  const char* why = own.Start();
+  if (why != nullptr) {
+    print_message("skipped: %s\n", why);
+    skip();
+  }
+  auto store = Open(absl::StrCat(own.dsn(), "?secret=none&connect_timeout=300&retry_timeout=1"));
+  const std::string r = UniqueResource("down");
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
+  own.Stop();
+  // Down is not lost: the key may be back when the server is.
+  ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kUnavailable);
+  Lock other = LockOrFail(store, UniqueResource("down-other"));
+  ASSERT_CODE(other.TryAcquire(), absl::StatusCode::kUnavailable);
+  ASSERT_CODE(other.Acquire(absl::Milliseconds(300)), absl::StatusCode::kUnavailable);
+  assert_false(other.is_acquired());
+  // A restart empties memcached: the lock is gone.
+  own.Restart();
+  absl::Status held = absl::UnavailableError("");
+  const double t0 = NowSeconds();
+  for (int i = 0; i < 100 && absl::IsUnavailable(held); ++i) {
+    held = lock.CheckAcquired();  // the client retries the server after 1 s
+    if (absl::IsUnavailable(held)) absl::SleepFor(absl::Milliseconds(100));
+  }
+  print_message("the loss was seen %.1f s after the restart\n", NowSeconds() - t0);
+  ASSERT_CODE(held, absl::StatusCode::kAborted);
+}
+
+void ForkedChildUsesItsOwnConnection(void**) {
+  REQUIRE_SERVER();
+  auto store = Open(Dsn());
+  const std::string r = UniqueResource("fork");
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<Lock> mine = Lock::Create(store, r);
+    if (!mine.ok()) return 2;
+    absl::StatusOr<bool> got = mine->TryAcquire();
+    if (!got.ok() || *got) return 3;  // the parent holds it
+    absl::StatusOr<Lock> other = Lock::Create(store, r + "-child");
+    if (!other.ok() || !other->TryAcquire().value_or(false)) return 4;
+    if (!other->Release().ok()) return 5;
+    return 0;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  // The parent's connection was not disturbed.
+  ASSERT_OK(lock.CheckAcquired());
+  ASSERT_OK(lock.Release());
+}
+
+}  // namespace
+}  // namespace ipclock_test
+
+int main(int argc, char** argv) {
+  using namespace ipclock_test;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--require-php") == 0) g_require_php = true;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(DsnFormsAndBadInput, StopOwnServers),
+      cmocka_unit_test_teardown(UnixSocketServer, StopOwnServers),
+      cmocka_unit_test_teardown(SymfonyFormatOnTheWire, StopOwnServers),
+      cmocka_unit_test_teardown(KeysMemcachedCannotStoreAreRefused, StopOwnServers),
+      cmocka_unit_test_teardown(PhpPeerBothWays, StopOwnServers),
+      cmocka_unit_test_teardown(SeveralServersPlaceKeysAsPhpDoes, StopOwnServers),
+      cmocka_unit_test_teardown(LostLockIsReported, StopOwnServers),
+      cmocka_unit_test_teardown(WatchReportsDeletedKey, StopOwnServers),
+      cmocka_unit_test_teardown(EvictionLosesTheLock, StopOwnServers),
+      cmocka_unit_test_teardown(ServerDownIsUnavailableRestartIsLoss, StopOwnServers),
+      cmocka_unit_test_teardown(ForkedChildUsesItsOwnConnection, StopOwnServers),
+  };
+  return cmocka_run_group_tests_name("memcached_store", tests, nullptr, nullptr);
+}

@@ -1,0 +1,122 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "own_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "ipclock/deadline.h"
+#include "spawn_util.h"
+
+namespace ipclock_test {
+
+namespace {
+
+int Connect(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  struct sockaddr_in a = {};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<struct sockaddr*>(&a), sizeof(a)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+bool Listening(int port) {
+  int fd = Connect(port);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+int FreeOwnPort(int from) {
+  const char* env = getenv("IPCLOCK_TEST_PORT_BASE");
+  int base = 0;
+  if (env == nullptr || !absl::SimpleAtoi(env, &base) || base <= 0) base = 21300;
+  for (int p = base + from; p <= base + 98; ++p) {
+    if (!Listening(p)) return p;
+  }
+  return 0;
+}
+
+std::string RawExchange(int port, const std::string& request,
+                        const std::function<bool(const std::string&)>& done,
+                        double timeout_sec) {
+  int fd = Connect(port);
+  if (fd < 0) return "";
+  size_t sent = 0;
+  while (sent < request.size()) {
+    ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  std::string reply;
+  const int64_t until =
+      ipclock::Deadline::NowNanos() + static_cast<int64_t>(timeout_sec * 1e9);
+  char buf[65536];
+  while (!done(reply)) {
+    const int64_t left_ms = (until - ipclock::Deadline::NowNanos()) / 1000000;
+    struct pollfd p = {fd, POLLIN, 0};
+    if (left_ms <= 0 || poll(&p, 1, static_cast<int>(left_ms)) <= 0) break;
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return reply;
+}
+
+namespace {
+std::vector<pid_t>& OwnServers() {
+  static std::vector<pid_t>* pids = new std::vector<pid_t>();
+  return *pids;
+}
+}  // namespace
+
+void RegisterOwnServer(pid_t pid) { OwnServers().push_back(pid); }
+
+void ForgetOwnServer(pid_t pid) {
+  auto& v = OwnServers();
+  v.erase(std::remove(v.begin(), v.end(), pid), v.end());
+}
+
+int StopOwnServers(void**) {
+  for (pid_t pid : OwnServers()) {
+    kill(pid, SIGKILL);
+    WaitPlain(pid, 10);
+  }
+  OwnServers().clear();
+  return 0;
+}
+
+int DsnPort(const std::string& dsn) {
+  size_t authority = dsn.find("://");
+  if (authority == std::string::npos) return 0;
+  authority += 3;
+  size_t end = dsn.find_first_of("/?,", authority);
+  std::string host_port = dsn.substr(authority, end == std::string::npos ? end : end - authority);
+  size_t colon = host_port.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(host_port.substr(colon + 1), &port)) {
+    return 0;
+  }
+  return port;
+}
+
+}  // namespace ipclock_test

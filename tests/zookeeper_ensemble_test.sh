@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# A three-server ZooKeeper ensemble on loopback, tortured: tools/torture
+# kills lock holders and waiters with SIGKILL while this script kills one
+# server of the ensemble with SIGKILL (the leader, so that the others must
+# elect a new one), then starts it again. Passes when no two holders ever
+# overlapped, no update was lost and no waiter starved (torture's
+# violations); store errors while the leader is down are expected, counted
+# and printed, not failures.
+#
+#   zookeeper_ensemble_test.sh TORTURE [SECONDS]     (default 40)
+#
+# Ports: $IPCLOCK_TEST_PORT_BASE+41..43 for clients, +44..46 quorum,
+# +47..49 election (tools/test-servers/ports.sh). Skipped (77) without Java
+# or the ZooKeeper jars, except under CI=true. Prints how long the ensemble
+# took to start, how long the election took, and torture's figures.
+#
+# It takes about a minute and starts three JVMs, so `meson test` runs it
+# only when asked (otherwise it skips):
+#
+#   IPCLOCK_TEST_ENSEMBLE=1 meson test -C build --suite zookeeper-ensemble
+set -euo pipefail
+
+if [ "${IPCLOCK_TEST_ENSEMBLE:-}" != "1" ]; then
+  echo "the ensemble test runs only with IPCLOCK_TEST_ENSEMBLE=1 (it takes a minute): skipped" >&2
+  exit 77
+fi
+torture="$1"
+seconds="${2:-40}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+server="$here/tools/test-servers/zookeeper-server"
+base="${IPCLOCK_TEST_PORT_BASE:-21300}"
+
+if ! "$server" available; then
+  if [ "${CI:-}" = "true" ]; then
+    echo "no java or ZooKeeper jars under CI=true" >&2
+    exit 1
+  fi
+  echo "no java or ZooKeeper jars (apt-get install zookeeperd): skipped" >&2
+  exit 77
+fi
+
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+dir="$(mktemp -d /tmp/ipclock-ensemble-XXXXXX)"
+cleanup() {
+  for i in 1 2 3; do "$server" kill "$dir/s$i" || true; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+members=""
+for i in 1 2 3; do
+  members+="${members:+,}$i=$((base + 40 + i)):$((base + 43 + i)):$((base + 46 + i))"
+done
+for i in 1 2 3; do
+  port=$((base + 40 + i))
+  if { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
+    exec 3<&- 3>&-
+    echo "something already listens on 127.0.0.1:$port" >&2
+    exit 1
+  fi
+done
+
+t0=$(ms)
+for i in 1 2 3; do
+  "$server" start "$dir/s$i" $((base + 40 + i)) "$i" "$members"
+done
+for i in 1 2 3; do
+  "$server" wait "$dir/s$i" $((base + 40 + i)) 120
+done
+echo "ensemble: three servers serving after $(( $(ms) - t0 )) ms"
+
+dsn="zookeeper://127.0.0.1:$((base + 41)),127.0.0.1:$((base + 42)),127.0.0.1:$((base + 43))/ipclock-ensemble?session_timeout=2&secret=none"
+out="$dir/torture.json"
+"$torture" --store "$dsn" --seconds "$seconds" --procs 4 --kill-every-ms 4000 --kill holders \
+  --wait-bound-ms 60000 --json >"$out" 2>"$dir/torture.err" &
+torture_pid=$!
+
+# A third of the way in, kill -9 the leader.
+sleep $(( seconds / 3 ))
+leader=""
+for i in 1 2 3; do
+  if { exec 3<>"/dev/tcp/127.0.0.1/$((base + 40 + i))" && printf srvr >&3 && timeout 2 cat <&3; } 2>/dev/null |
+      grep -q '^Mode: leader'; then
+    leader=$i
+  fi
+  exec 3<&- 3>&- 2>/dev/null || true
+done
+if [ -z "$leader" ]; then
+  echo "no leader found" >&2
+  exit 1
+fi
+t_kill=$(ms)
+"$server" kill "$dir/s$leader"
+echo "ensemble: killed server $leader (the leader) with SIGKILL"
+# A new leader among the other two.
+elected=""
+while [ -z "$elected" ] && [ $(( $(ms) - t_kill )) -lt 120000 ]; do
+  for i in 1 2 3; do
+    [ "$i" = "$leader" ] && continue
+    if { exec 3<>"/dev/tcp/127.0.0.1/$((base + 40 + i))" && printf srvr >&3 && timeout 2 cat <&3; } 2>/dev/null |
+        grep -q '^Mode: leader'; then
+      elected=$i
+    fi
+    exec 3<&- 3>&- 2>/dev/null || true
+  done
+  [ -z "$elected" ] && sleep 0.05
+done
+if [ -z "$elected" ]; then
+  echo "no new leader within 120 s" >&2
+  exit 1
+fi
+echo "ensemble: server $elected was elected leader $(( $(ms) - t_kill )) ms after the kill"
+sleep $(( seconds / 3 ))
+t_back=$(ms)
+"$server" start "$dir/s$leader" $((base + 40 + leader)) "$leader" "$members"
+"$server" wait "$dir/s$leader" $((base + 40 + leader)) 120
+echo "ensemble: server $leader rejoined after $(( $(ms) - t_back )) ms"
+
+status=0
+wait "$torture_pid" || status=$?
+cat "$out"
+if [ ! -s "$out" ]; then
+  echo "torture printed nothing:" >&2
+  cat "$dir/torture.err" >&2
+  exit 1
+fi
+violations="$(sed -n 's/.*"violations": \([0-9]*\).*/\1/p' "$out")"
+errors="$(sed -n 's/.*"errors": \([0-9]*\).*/\1/p' "$out")"
+echo "ensemble: violations $violations, store errors $errors (torture exit $status)"
+[ "$violations" = "0" ]

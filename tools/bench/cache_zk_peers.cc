@@ -1,0 +1,133 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "cache_zk_peers.h"
+
+#include <unistd.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "ipclock_config.h"
+
+#if IPCLOCK_HAVE_MEMCACHED
+#include <libmemcached/memcached.h>
+#endif
+#if IPCLOCK_HAVE_ZOOKEEPER
+// libzookeeper_mt declares its synchronous calls only for threaded builds.
+#define THREADED 1
+#include <zookeeper/zookeeper.h>
+#endif
+
+namespace ipclock_bench {
+
+namespace {
+
+// "host:port" of scheme://host:port[/...][?...].
+std::string Authority(const std::string& dsn, absl::string_view scheme) {
+  absl::string_view rest = dsn;
+  if (!absl::ConsumePrefix(&rest, scheme)) return "";
+  return std::string(rest.substr(0, rest.find_first_of("/?")));
+}
+
+#if IPCLOCK_HAVE_MEMCACHED
+memcached_st* ConnectMemcached(const std::string& dsn, std::string* why) {
+  std::string hp = Authority(dsn, "memcached://");
+  size_t colon = hp.rfind(':');
+  int port = 11211;
+  if (colon != std::string::npos) (void)absl::SimpleAtoi(hp.substr(colon + 1), &port);
+  const std::string host = colon == std::string::npos ? hp : hp.substr(0, colon);
+  memcached_st* mc = memcached_create(nullptr);
+  memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+  if (mc == nullptr ||
+      memcached_server_add(mc, host.c_str(), static_cast<in_port_t>(port)) != MEMCACHED_SUCCESS ||
+      memcached_version(mc) != MEMCACHED_SUCCESS) {
+    *why = absl::StrCat("cannot reach memcached at ", hp);
+    if (mc != nullptr) memcached_free(mc);
+    return nullptr;
+  }
+  return mc;
+}
+#endif
+
+}  // namespace
+
+double MemcachedVersion(const RunShape& shape, const std::string& dsn, std::string* why) {
+#if IPCLOCK_HAVE_MEMCACHED
+  memcached_st* mc = ConnectMemcached(dsn, why);
+  if (mc == nullptr) return -1;
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (memcached_version(mc) != MEMCACHED_SUCCESS) return false;
+    }
+    return true;
+  });
+  memcached_free(mc);
+  return ns;
+#else
+  (void)shape;
+  (void)dsn;
+  *why = "built without libmemcached";
+  return -1;
+#endif
+}
+
+double MemcachedGetMissing(const RunShape& shape, const std::string& dsn, std::string* why) {
+#if IPCLOCK_HAVE_MEMCACHED
+  memcached_st* mc = ConnectMemcached(dsn, why);
+  if (mc == nullptr) return -1;
+  const std::string key = absl::StrCat("bench-missing-", getpid());
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      size_t len = 0;
+      uint32_t flags = 0;
+      memcached_return_t rc;
+      char* v = memcached_get(mc, key.data(), key.size(), &len, &flags, &rc);
+      free(v);
+      if (rc != MEMCACHED_NOTFOUND) return false;
+    }
+    return true;
+  });
+  memcached_free(mc);
+  return ns;
+#else
+  (void)shape;
+  (void)dsn;
+  *why = "built without libmemcached";
+  return -1;
+#endif
+}
+
+double ZooKeeperExists(const RunShape& shape, const std::string& dsn, std::string* why) {
+#if IPCLOCK_HAVE_ZOOKEEPER
+  const std::string servers = Authority(dsn, "zookeeper://");
+  zoo_set_log_stream(fopen("/dev/null", "w"));
+  zhandle_t* zh = zookeeper_init(servers.c_str(), nullptr, 10000, nullptr, nullptr, 0);
+  for (int i = 0; zh != nullptr && i < 200 && zoo_state(zh) != ZOO_CONNECTED_STATE; ++i) {
+    usleep(25000);
+  }
+  if (zh == nullptr || zoo_state(zh) != ZOO_CONNECTED_STATE) {
+    *why = absl::StrCat("cannot reach ZooKeeper at ", servers);
+    if (zh != nullptr) zookeeper_close(zh);
+    return -1;
+  }
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      struct Stat stat;
+      if (zoo_exists(zh, "/", 0, &stat) != ZOK) return false;
+    }
+    return true;
+  });
+  zookeeper_close(zh);
+  return ns;
+#else
+  (void)shape;
+  (void)dsn;
+  *why = "built without the ZooKeeper C client";
+  return -1;
+#endif
+}
+
+}  // namespace ipclock_bench
