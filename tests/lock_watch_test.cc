@@ -198,6 +198,66 @@ void DeletedLockFileIsReportedOnce(void**) {
   ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
 }
 
+// Once a WatchedLock is released, no on_lost of it runs or is still running:
+// its owner may free what the callback uses. A report under way when the
+// release comes is waited for.
+void ReleaseWaitsForAReportUnderWay(void**) {
+  const std::string dir = MakeTempDir();
+  ipclock::FlockStoreOptions options;
+  options.dir = dir;
+  auto store = ipclock::NewFlockStore(options);
+  ASSERT_OK(store);
+  Lock lock = LockOrFail(*store, "slow-report");
+  assert_true(TryOrFail(lock));
+  std::atomic<bool> started{false};
+  std::atomic<bool> ended{false};
+  WatchOptions slow;
+  slow.check_interval = absl::Milliseconds(50);
+  slow.on_lost = [&](const LockLoss&) {
+    started = true;
+    absl::SleepFor(absl::Milliseconds(300));
+    ended = true;
+  };
+  absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(std::move(lock), slow);
+  ASSERT_OK(watched);
+  assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("slow-report")).c_str()), 0);
+  assert_true(Eventually([&] { return started.load(); }));
+  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+  assert_true(ended.load());
+}
+
+// An on_lost may release its own WatchedLock (the release does not wait for
+// the report it is part of).
+void OnLostMayReleaseItsOwnLock(void**) {
+  const std::string dir = MakeTempDir();
+  ipclock::FlockStoreOptions options;
+  options.dir = dir;
+  auto store = ipclock::NewFlockStore(options);
+  ASSERT_OK(store);
+  Lock lock = LockOrFail(*store, "self-release");
+  assert_true(TryOrFail(lock));
+  WatchedLock* self = nullptr;
+  std::atomic<bool> released{false};
+  std::mutex mu;
+  WatchOptions o;
+  o.check_interval = absl::Milliseconds(50);
+  o.on_lost = [&](const LockLoss&) {
+    std::lock_guard<std::mutex> guard(mu);
+    assert_non_null(self);
+    ASSERT_CODE(self->Release(), absl::StatusCode::kAborted);
+    released = true;
+  };
+  absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(std::move(lock), o);
+  ASSERT_OK(watched);
+  {
+    std::lock_guard<std::mutex> guard(mu);
+    self = &*watched;
+  }
+  assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("self-release")).c_str()), 0);
+  assert_true(Eventually([&] { return released.load(); }));
+  ASSERT_CODE(watched->Release(), absl::StatusCode::kFailedPrecondition);
+}
+
 // The default report goes to the message sink.
 void DefaultReportGoesToTheSink(void**) {
   static std::mutex mu;
@@ -334,6 +394,8 @@ int main() {
       cmocka_unit_test(RenewsLeasesForManyTtls),
       cmocka_unit_test(FailedRenewalsLoseTheLockWhenTheLeaseRunsOut),
       cmocka_unit_test(DeletedLockFileIsReportedOnce),
+      cmocka_unit_test(ReleaseWaitsForAReportUnderWay),
+      cmocka_unit_test(OnLostMayReleaseItsOwnLock),
       cmocka_unit_test(DefaultReportGoesToTheSink),
       cmocka_unit_test(NoFalseAlarm),
       cmocka_unit_test(TakeHandsTheLockBack),

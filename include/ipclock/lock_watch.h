@@ -92,10 +92,14 @@ struct WatchOptions {
   // How often the store is asked when nothing is reported sooner. At least
   // 1 ms.
   absl::Duration check_interval = absl::Seconds(1);
-  // Runs once per lost lock, on the watch's thread, with no watch or
-  // WatchedLock mutex held: it may call the WatchedLock (e.g. `lost()`), but
-  // must not destroy the watch, and it delays the checks of other locks
-  // while it runs. Empty: a warning to the message sink (messages.h).
+  // Runs once per lost lock, on the watch's thread (or in the thread that
+  // called `WatchedLock::CheckNow()` and found the loss), with no watch or
+  // WatchedLock mutex held: it may call the WatchedLock (e.g. `lost()`, or
+  // `Release()`), but must not destroy the watch, and it delays the checks
+  // of other locks while it runs. It never runs once the WatchedLock has
+  // been released, taken back or destroyed: that call waits for an on_lost
+  // under way, so what the callback uses may be freed after it. Empty: a
+  // warning to the message sink (messages.h).
   std::function<void(const LockLoss&)> on_lost;
 };
 
@@ -121,7 +125,8 @@ class WatchedLock {
   absl::Status CheckNow();
 
   // Ends the watching and releases the lock (see `Lock::Release()`: Aborted
-  // for a lock that was lost). FailedPrecondition if this WatchedLock was
+  // for a lock that was lost, whether the watch or the release found it
+  // out). FailedPrecondition if this WatchedLock was
   // released, taken back or moved from.
   absl::Status Release();
 
@@ -138,7 +143,8 @@ class WatchedLock {
   WatchedLock(std::shared_ptr<internal::WatchEntry> entry,
               std::shared_ptr<internal::WatchCore> core);
   // Ends the watching and moves the Lock out; empty if already done.
-  std::optional<Lock> Finish();
+  // `*found_lost`, if given, gets the loss the watch found, if any.
+  std::optional<Lock> Finish(absl::Status* found_lost = nullptr);
 
   std::shared_ptr<internal::WatchEntry> entry_;
   std::shared_ptr<internal::WatchCore> core_;

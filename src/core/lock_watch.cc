@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -65,6 +66,16 @@ struct WatchEntry {
   std::vector<int> poll_fds;
   // Set by the owner (under WatchCore::mu) when it is done with the entry.
   bool done = false;
+
+  // A check and the report of what it found run under report_mu (the report
+  // with no other mutex held: on_lost may call the WatchedLock). Finish()
+  // takes report_mu after leaving the watch, so that once it returns no
+  // on_lost of this lock runs or will run, and a loss that lost() showed
+  // has been reported: a caller may then free what its callback uses. A call
+  // from inside on_lost is told apart by `reporter` and does not wait.
+  std::mutex report_mu;
+  bool finished = false;  // guarded by report_mu
+  std::atomic<std::thread::id> reporter{};
 };
 
 class WatchCore {
@@ -152,13 +163,26 @@ int64_t NextRenewal(const Lock& lock) {
   return Now() + absl::ToInt64Nanoseconds(lease / 3);
 }
 
-void Report(const WatchOptions& options, const LockLoss& loss) {
-  if (options.on_lost) {
-    options.on_lost(loss);
+// Takes entry.report_mu unless this thread is running entry's on_lost,
+// which holds it already.
+std::unique_lock<std::mutex> ReportTurn(WatchEntry& entry) {
+  if (entry.reporter.load() == std::this_thread::get_id()) {
+    return std::unique_lock<std::mutex>();
+  }
+  return std::unique_lock<std::mutex>(entry.report_mu);
+}
+
+// Under entry.report_mu.
+void Report(WatchEntry& entry, const LockLoss& loss) {
+  if (entry.finished) return;  // its owner is done with it: nobody to tell
+  if (!entry.options.on_lost) {
+    EmitMessage(MessageSeverity::kWarning,
+                absl::StrCat("ipclock: warning: lost a held lock: ", loss.status.message()));
     return;
   }
-  EmitMessage(MessageSeverity::kWarning,
-              absl::StrCat("ipclock: warning: lost a held lock: ", loss.status.message()));
+  entry.reporter.store(std::this_thread::get_id());
+  entry.options.on_lost(loss);
+  entry.reporter.store(std::thread::id());
 }
 
 // The check itself, under entry.mu. Returns the loss to report, if this
@@ -319,6 +343,8 @@ void WatchCore::Mark(const KernelEvents::Fired& fired) {
 }
 
 void WatchCore::Service(WatchEntry& entry, int64_t now) {
+  std::unique_lock<std::mutex> turn = ReportTurn(entry);
+  if (entry.finished) return;
   bool renew;
   {
     std::lock_guard<std::mutex> guard(mu_);
@@ -354,10 +380,11 @@ void WatchCore::Service(WatchEntry& entry, int64_t now) {
       entry.poll_quiet = true;
     }
   }
-  if (loss) Report(entry.options, *loss);
+  if (loss) Report(entry, *loss);
 }
 
 absl::Status WatchCore::CheckNow(WatchEntry& entry) {
+  std::unique_lock<std::mutex> turn = ReportTurn(entry);
   std::optional<LockLoss> loss;
   absl::Status result;
   {
@@ -374,7 +401,7 @@ absl::Status WatchCore::CheckNow(WatchEntry& entry) {
       result = absl::FailedPreconditionError("ipclock: the watched lock is not held");
     }
   }
-  if (loss) Report(entry.options, *loss);
+  if (loss) Report(entry, *loss);
   return result;
 }
 
@@ -422,14 +449,20 @@ WatchedLock& WatchedLock::operator=(WatchedLock&& other) noexcept {
 
 WatchedLock::~WatchedLock() { Finish(); }
 
-std::optional<Lock> WatchedLock::Finish() {
+std::optional<Lock> WatchedLock::Finish(absl::Status* found_lost) {
   if (entry_ == nullptr) return std::nullopt;
   // Out of the watch first, so that no check starts on a lock being released.
   core_->Remove(entry_.get());
+  {
+    // Waits for a check or report under way; none starts after this.
+    std::unique_lock<std::mutex> turn = internal::ReportTurn(*entry_);
+    entry_->finished = true;
+  }
   std::optional<Lock> lock;
   {
     std::lock_guard<std::mutex> guard(entry_->mu);
     lock.swap(entry_->lock);
+    if (found_lost != nullptr && entry_->lost) *found_lost = entry_->error;
   }
   entry_.reset();
   core_.reset();
@@ -457,13 +490,18 @@ absl::Status WatchedLock::CheckNow() {
 }
 
 absl::Status WatchedLock::Release() {
-  std::optional<Lock> lock = Finish();
+  absl::Status found_lost;
+  std::optional<Lock> lock = Finish(&found_lost);
   if (!lock) {
     return absl::FailedPreconditionError(
         "ipclock: WatchedLock::Release on a lock already released, taken back "
         "or moved from");
   }
-  return lock->Release();
+  absl::Status released = lock->Release();
+  // The store may no longer see the loss the watch found (a check skipped
+  // as too recent, a lock dir re-created since): the watch's word stands.
+  if (released.ok() && !found_lost.ok()) return found_lost;
+  return released;
 }
 
 absl::StatusOr<Lock> WatchedLock::Take() {
