@@ -427,7 +427,7 @@ void ForkedChildCannotUseParentsKey(void**) {
   assert_false(OtherProcessGets(r));
 }
 
-// README.md: acquire + release on an open connection costs two round trips.
+// doc/stores.md: acquire + release on an open connection costs two round trips.
 // The server counts them: every simple-query message outside a transaction
 // block runs as one transaction, and pg_stat_database.xact_commit counts
 // each (read-only ones too), so the commits of a database that only the

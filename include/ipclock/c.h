@@ -112,7 +112,7 @@ struct ipclock_lock_options {
 /* --- Stores --------------------------------------------------------------- */
 
 /* Opens the store that `dsn` names ("flock", "flock:///run/lock/app",
- * "in-memory", ...; README.md lists every scheme and option) and sets `*out`
+ * "in-memory", ...; doc/stores.md lists every scheme and option) and sets `*out`
  * to it, or to NULL on failure. Returns 0, or -EINVAL for a malformed DSN,
  * -ENOSYS for a store not in this build, or the store's error. The message
  * is in `ipclock_last_error()`. Close the store with `ipclock_store_close()`. */

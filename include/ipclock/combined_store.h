@@ -67,7 +67,7 @@
 // address), so two members of the same kind (two flock dirs, two Redis
 // servers) coexist. The same store object may appear only once.
 //
-// DSN (README.md, "combined"):
+// DSN (doc/stores.md, "combined"):
 //
 //   combined:?strategy=consensus&store1=DSN&store2=DSN&store3=DSN
 //

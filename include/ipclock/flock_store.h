@@ -24,7 +24,7 @@
 // write the dir can swap lock files under us, and whoever can write a dir
 // above it can rename it away. A symbolic link as the lock dir is refused.
 // The default dir is `/run/lock/ipclock` for root, else
-// `$XDG_RUNTIME_DIR/ipclock`, else `/tmp/ipclock-<uid>` (README.md says what
+// `$XDG_RUNTIME_DIR/ipclock`, else `/tmp/ipclock-<uid>` (doc/stores.md says what
 // each choice risks).
 //
 // Holder record. In Symfony naming mode the store writes a 64-byte record at

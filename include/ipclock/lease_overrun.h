@@ -18,7 +18,7 @@
 // the message sink (messages.h, stderr unless the program set another); set
 // an empty handler to say nothing of overruns.
 //
-// `ipclock::LeaseKeeper` (lease_keeper.h) refreshes leases from a background
+// `ipclock::LockWatch` (lock_watch.h) renews leases from a background
 // thread so that a lock held by a live owner does not run out.
 
 #ifndef IPCLOCK_LEASE_OVERRUN_H_

@@ -13,7 +13,7 @@
 // `NewMysqlAdvisoryStore()` does not exist. `MysqlLockName()` is in every
 // build.
 //
-// DSNs (see README.md, "MySQL and MariaDB"):
+// DSNs (see doc/stores.md, "MySQL and MariaDB"):
 //
 //   mysql+advisory://user:password@host:3306/db
 //   mysql+advisory://user:password@localhost/db?unix_socket=/run/mysqld/mysqld.sock

@@ -100,7 +100,7 @@
 // FailedPrecondition rather than shared.
 //
 // Caveat: systemd-logind empties /dev/shm of a user's objects at logout
-// when RemoveIPC=yes (the default for non-system users): see README.md.
+// when RemoveIPC=yes (the default for non-system users): see doc/stores.md.
 
 #ifndef IPCLOCK_POSIX_SEMAPHORE_STORE_H_
 #define IPCLOCK_POSIX_SEMAPHORE_STORE_H_

@@ -10,7 +10,7 @@
 // without it the DSNs below are Unimplemented and `NewPostgresStore()` does
 // not exist. `PostgresLockId()` is in every build.
 //
-// DSNs (see README.md, "PostgreSQL"):
+// DSNs (see doc/stores.md, "PostgreSQL"):
 //
 //   postgresql+advisory://user:password@host:5432/db    Symfony's name
 //   pgsql+advisory://...   postgres+advisory://...      the same

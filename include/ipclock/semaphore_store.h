@@ -93,7 +93,7 @@
 //   * SysV IPC objects are per IPC namespace: containers with their own
 //     namespace do not share locks with the host.
 //   * systemd-logind removes a user's SysV objects at logout when
-//     RemoveIPC=yes (the default for non-system users): see README.md.
+//     RemoveIPC=yes (the default for non-system users): see doc/stores.md.
 //   * A resource whose digest starts with four zero bytes would map to
 //     IPC_PRIVATE (key 0), which the kernel never shares; such names are
 //     refused (1 in 2^32; PHP has the same hole without noticing).

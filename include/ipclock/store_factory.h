@@ -14,7 +14,7 @@
 //   in-memory                  this process only (tests, single-process use)
 //
 // and later stores add their own (`semaphore`, `posix-semaphore`,
-// `shm://NAME`, `redis://...`, `postgresql+advisory://...`); README.md lists
+// `shm://NAME`, `redis://...`, `postgresql+advisory://...`); doc/stores.md lists
 // every scheme and its query options. A DSN naming a store that this build
 // left out (a disabled Meson feature) is Unimplemented, never silently
 // replaced by another store.

@@ -12,7 +12,7 @@
 // (`postgres`: libpq, `mysql`: MariaDB Connector/C, `sqlite`: libsqlite3);
 // a DSN of a database this build left out is Unimplemented.
 //
-// DSNs, as Symfony's StoreFactory reads them (README.md, "SQL tables"):
+// DSNs, as Symfony's StoreFactory reads them (doc/stores.md, "SQL tables"):
 //
 //   postgresql://user:password@host:5432/db    also postgres://, pgsql://
 //   pgsql:host=H;port=P;dbname=D?user=U&password=P        (PDO's form)

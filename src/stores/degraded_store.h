@@ -23,7 +23,7 @@
 // place. A program that wants the remote store back builds its store again.
 //
 // The fallback excludes only what its own scope covers: processes on this
-// host, not other hosts that still use the remote server. README.md says so
+// host, not other hosts that still use the remote server. doc/stores.md ("Degraded mode") says so
 // under "Degraded mode".
 
 #ifndef IPCLOCK_STORES_DEGRADED_STORE_H_

@@ -16,7 +16,7 @@ namespace ipclock {
 
 // Builds a PostgreSQL store from a parsed `postgresql+advisory`,
 // `pgsql+advisory` or `postgres+advisory` DSN (options in
-// include/ipclock/postgres_store.h and README.md).
+// include/ipclock/postgres_store.h and doc/stores.md).
 absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 
