@@ -75,7 +75,7 @@ absl::StatusOr<std::optional<std::vector<Found>>> FromServerTables(
     for (const auto& row : r->rows) {
       Found f;
       f.name = Value(row, 0);
-      absl::SimpleAtoi(Value(row, 1), &f.session);
+      if (!absl::SimpleAtoi(Value(row, 1), &f.session)) f.session = 0;  // unknown
       int64_t ms;
       if (absl::SimpleAtoi(Value(row, 2), &ms)) f.held_ms = ms;
       out.push_back(std::move(f));
@@ -110,7 +110,7 @@ absl::StatusOr<std::optional<std::vector<Found>>> FromServerTables(
   for (const auto& row : r->rows) {
     Found f;
     f.name = Value(row, 0);
-    absl::SimpleAtoi(Value(row, 1), &f.session);
+    if (!absl::SimpleAtoi(Value(row, 1), &f.session)) f.session = 0;  // unknown
     out.push_back(std::move(f));
   }
   return std::optional<std::vector<Found>>(std::move(out));
