@@ -215,9 +215,12 @@ struct Report {
     WatchOptions o;
     o.check_interval = interval;
     o.on_lost = [this](const LockLoss& loss) {
-      at_nanos.store(ipclock::Deadline::NowNanos());
-      std::lock_guard<std::mutex> guard(mu);
-      losses.push_back(loss);
+      const int64_t now = ipclock::Deadline::NowNanos();
+      {
+        std::lock_guard<std::mutex> guard(mu);
+        losses.push_back(loss);
+      }
+      at_nanos.store(now);  // last: Wait() returning means the loss is in `losses`
     };
     return o;
   }
