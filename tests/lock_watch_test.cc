@@ -107,6 +107,22 @@ class FailingRefreshStore final : public ipclock::StoreWithState<ipclock::KeySta
   std::shared_ptr<Store> inner_;
 };
 
+// A lock on `resource`, held, in a flock store on `dir`.
+Lock HeldInDir(const std::string& dir, const std::string& resource) {
+  ipclock::FlockStoreOptions options;
+  options.dir = dir;
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::NewFlockStore(options);
+  ASSERT_OK(store);
+  Lock lock = LockOrFail(*store, resource);
+  assert_true(TryOrFail(lock));
+  return lock;
+}
+
+// Loses the lock HeldInDir() took: its file is deleted.
+void DeleteLockFile(const std::string& dir, const std::string& resource) {
+  assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName(resource)).c_str()), 0);
+}
+
 void RenewsLeasesForManyTtls(void**) {
   auto store = ipclock::NewInMemoryStore();
   LockWatch watch;
@@ -176,19 +192,14 @@ void FailedRenewalsLoseTheLockWhenTheLeaseRunsOut(void**) {
 
 void DeletedLockFileIsReportedOnce(void**) {
   const std::string dir = MakeTempDir();
-  ipclock::FlockStoreOptions options;
-  options.dir = dir;
-  auto store = ipclock::NewFlockStore(options);
-  ASSERT_OK(store);
   Losses losses;
-  Lock lock = LockOrFail(*store, "deleted");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldInDir(dir, "deleted");
   absl::StatusOr<WatchedLock> watched =
       LockWatch::Default().Watch(std::move(lock), losses.Options(absl::Milliseconds(100)));
   ASSERT_OK(watched);
   absl::SleepFor(absl::Milliseconds(300));
   assert_false(watched->lost());
-  assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("deleted")).c_str()), 0);
+  DeleteLockFile(dir, "deleted");
   assert_true(Eventually([&] { return watched->lost(); }));
   ASSERT_CODE(watched->status(), absl::StatusCode::kAborted);
   assert_true(absl::StrContains(watched->status().message(), "deleted"));
@@ -203,12 +214,7 @@ void DeletedLockFileIsReportedOnce(void**) {
 // release comes is waited for.
 void ReleaseWaitsForAReportUnderWay(void**) {
   const std::string dir = MakeTempDir();
-  ipclock::FlockStoreOptions options;
-  options.dir = dir;
-  auto store = ipclock::NewFlockStore(options);
-  ASSERT_OK(store);
-  Lock lock = LockOrFail(*store, "slow-report");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldInDir(dir, "slow-report");
   std::atomic<bool> started{false};
   std::atomic<bool> ended{false};
   WatchOptions slow;
@@ -220,7 +226,7 @@ void ReleaseWaitsForAReportUnderWay(void**) {
   };
   absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(std::move(lock), slow);
   ASSERT_OK(watched);
-  assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("slow-report")).c_str()), 0);
+  DeleteLockFile(dir, "slow-report");
   assert_true(Eventually([&] { return started.load(); }));
   ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
   assert_true(ended.load());
@@ -230,12 +236,7 @@ void ReleaseWaitsForAReportUnderWay(void**) {
 // the report it is part of).
 void OnLostMayReleaseItsOwnLock(void**) {
   const std::string dir = MakeTempDir();
-  ipclock::FlockStoreOptions options;
-  options.dir = dir;
-  auto store = ipclock::NewFlockStore(options);
-  ASSERT_OK(store);
-  Lock lock = LockOrFail(*store, "self-release");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldInDir(dir, "self-release");
   WatchedLock* self = nullptr;
   std::atomic<bool> released{false};
   std::mutex mu;
@@ -253,7 +254,7 @@ void OnLostMayReleaseItsOwnLock(void**) {
     std::lock_guard<std::mutex> guard(mu);
     self = &*watched;
   }
-  assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("self-release")).c_str()), 0);
+  DeleteLockFile(dir, "self-release");
   assert_true(Eventually([&] { return released.load(); }));
   ASSERT_CODE(watched->Release(), absl::StatusCode::kFailedPrecondition);
 }
@@ -267,17 +268,12 @@ void DefaultReportGoesToTheSink(void**) {
     lines.push_back(m.text);
   });
   const std::string dir = MakeTempDir();
-  ipclock::FlockStoreOptions options;
-  options.dir = dir;
-  auto store = ipclock::NewFlockStore(options);
-  ASSERT_OK(store);
-  Lock lock = LockOrFail(*store, "sink");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldInDir(dir, "sink");
   WatchOptions fast;
   fast.check_interval = absl::Milliseconds(50);
   absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(std::move(lock), fast);
   ASSERT_OK(watched);
-  assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("sink")).c_str()), 0);
+  DeleteLockFile(dir, "sink");
   assert_true(Eventually([&] { return watched->lost(); }));
   watched->Release().IgnoreError();
   ipclock::SetMessageSink(previous);
