@@ -143,7 +143,13 @@ class Key {
   // Each store object keeps its own state in the key (store_interface.h,
   // StoreWithState), found by the store's address.
   friend class Store;
-  KeyState* state(const Store* store) const;
+  // Inline: every reused acquisition and release looks its state up.
+  KeyState* state(const Store* store) const {
+    for (const StateEntry& e : states_) {
+      if (e.store == store) return e.state.get();
+    }
+    return nullptr;
+  }
   void set_state(const Store* store, std::unique_ptr<KeyState> state);
   std::unique_ptr<KeyState> take_state(const Store* store);
 

@@ -66,6 +66,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -187,6 +188,9 @@ class Lock {
 
   absl::StatusOr<bool> AcquireUntil(Deadline deadline, LockMode mode);
   absl::Status BusyError(absl::Duration timeout) const;
+  // Release() through the store's full operation, with the lease-overrun
+  // report; kept out of line so that the fast path stays small.
+  ABSL_ATTRIBUTE_NOINLINE absl::Status ReleaseFully();
   // Release() without the lease-overrun report.
   absl::Status DeleteFromStore();
 
@@ -195,6 +199,9 @@ class Lock {
   LockOptions options_;
   LockMode mode_ = LockMode::kExclusive;
   Capabilities caps_;
+  // Whether TryAcquire() and Release() ask the store's fast path first: on
+  // stores without leases, never on a moved-from Lock.
+  bool fast_path_ = false;
   bool acquired_ = false;
 };
 

@@ -77,6 +77,15 @@ class StoreCalls;
 struct WaitWord;
 struct WatchTargets;
 
+// What a store's fast path did (store_interface.h).
+enum class FastResult : uint8_t {
+  kDone,      // the key now holds the lock (a release: has let it go)
+  kBusy,      // another holder has it
+  kFailed,    // the store failed: the error is in the out parameter
+  kFull,      // not answered here: the key holds nothing new, and the
+              // store's full operation must be called
+};
+
 class Store {
  public:
   Store(const Store&) = delete;
@@ -98,7 +107,7 @@ class Store {
 
   // The slot in `key` that belongs to this store object. Typed access is in
   // `StoreWithState` (store_interface.h); nothing else should use these.
-  KeyState* StateSlot(const Key& key) const;
+  KeyState* StateSlot(const Key& key) const;  // inline, in store_interface.h
   void SetStateSlot(Key& key, std::unique_ptr<KeyState> state) const;
   std::unique_ptr<KeyState> TakeStateSlot(Key& key) const;
 
@@ -114,6 +123,12 @@ class Store {
   virtual absl::Status CheckHeld(Key& key);
   virtual WatchTargets GetWatchTargets(Key& key);
   virtual absl::StatusOr<WaitWord> GetWaitWord(Key& key);
+  // The reused handle's fast path (store_interface.h): a single exclusive
+  // try, and a release, answered without building a status unless the
+  // store failed. The defaults
+  // send every call to the full operations.
+  virtual FastResult TrySaveFast(Key& key, absl::Status* error);
+  virtual FastResult DeleteFast(Key& key, absl::Status* error);
 };
 
 }  // namespace ipclock

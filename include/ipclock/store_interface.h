@@ -43,6 +43,16 @@
 //     `WatchTargets`); the default is nothing, and the watch then checks at
 //     its interval only.
 //   * `GetWaitWord(key)` gives a futex word for async waits (async.h).
+//   * `TrySaveFast(key, error)` and `DeleteFast(key, error)` are the reused
+//     handle's path, for stores whose acquire and release can be a few
+//     instructions around the kernel primitive: `Lock` calls them first for
+//     an exclusive `TryAcquire()` of a key that holds nothing and for its
+//     release, on stores without leases. Each answers kDone, kBusy (a try
+//     only) or kFailed with `*error` set, exactly as `Save()` with
+//     `Deadline::Past()` or `Delete()` would have; or kFull, having changed
+//     nothing, when anything unusual needs the full operation's checks (a
+//     first acquisition, a lock to report lost, a once-a-second look at a
+//     path). The defaults answer kFull.
 //
 // Every operation takes the `Key` of one acquisition, is called for one key
 // from one thread at a time, and must be safe to call for different keys
@@ -119,7 +129,21 @@ class StoreCalls {
   static absl::Status CheckHeld(Store& store, Key& key);
   static WatchTargets GetWatchTargets(Store& store, Key& key);
   static absl::StatusOr<WaitWord> GetWaitWord(Store& store, Key& key);
+  // A store's failure as `Save()` reports it: DeadlineExceeded becomes
+  // Unavailable.
+  static absl::Status AsSaveError(absl::Status error);
+  // The fast path, unchecked: only for an exclusive lock, with a key that
+  // holds nothing, on a store without leases (as `Lock` calls it).
+  static FastResult TrySaveFast(Store& store, Key& key, absl::Status* error) {
+    return store.TrySaveFast(key, error);
+  }
+  static FastResult DeleteFast(Store& store, Key& key, absl::Status* error) {
+    return store.DeleteFast(key, error);
+  }
 };
+
+// Inline: every reused acquisition and release looks its state up.
+inline KeyState* Store::StateSlot(const Key& key) const { return key.state(this); }
 
 // Per-store key state: whatever a store keeps for one acquisition. The key
 // destroys it when the key is destroyed.

@@ -79,13 +79,6 @@ absl::Duration Key::RemainingLifetime() const {
   return expiry_->Remaining();
 }
 
-KeyState* Key::state(const Store* store) const {
-  for (const StateEntry& e : states_) {
-    if (e.store == store) return e.state.get();
-  }
-  return nullptr;
-}
-
 void Key::set_state(const Store* store, std::unique_ptr<KeyState> state) {
   for (StateEntry& e : states_) {
     if (e.store == store) {

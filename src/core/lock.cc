@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
 #include "core/lease_overrun.h"
@@ -75,6 +76,7 @@ Lock::Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options)
   // Read once: a store's capabilities are fixed for its life, and the hot
   // path should not pay a virtual call per check.
   caps_ = store_->capabilities();
+  fast_path_ = !caps_.expiring;
 }
 
 Lock::Lock(Lock&& other) noexcept
@@ -83,6 +85,7 @@ Lock::Lock(Lock&& other) noexcept
       options_(other.options_),
       mode_(other.mode_),
       caps_(other.caps_),
+      fast_path_(std::exchange(other.fast_path_, false)),
       acquired_(std::exchange(other.acquired_, false)) {}
 
 Lock& Lock::operator=(Lock&& other) noexcept {
@@ -93,6 +96,7 @@ Lock& Lock::operator=(Lock&& other) noexcept {
     options_ = other.options_;
     caps_ = other.caps_;
     mode_ = other.mode_;
+    fast_path_ = std::exchange(other.fast_path_, false);
     acquired_ = std::exchange(other.acquired_, false);
   }
   return *this;
@@ -151,6 +155,23 @@ absl::Status Lock::BusyError(absl::Duration timeout) const {
 }
 
 absl::StatusOr<bool> Lock::TryAcquire(LockMode mode) {
+  // The reused handle's path: no lease to set, no conversion, and the store
+  // answers without a status unless it failed.
+  if (ABSL_PREDICT_TRUE(fast_path_ && !acquired_ && mode == LockMode::kExclusive)) {
+    absl::Status error;
+    switch (StoreCalls::TrySaveFast(*store_, key_, &error)) {
+      case FastResult::kDone:
+        acquired_ = true;
+        mode_ = mode;
+        return true;
+      case FastResult::kBusy:
+        return false;
+      case FastResult::kFailed:
+        return StoreCalls::AsSaveError(std::move(error));
+      case FastResult::kFull:
+        break;
+    }
+  }
   return AcquireUntil(Deadline::Past(), mode);
 }
 
@@ -195,6 +216,27 @@ absl::Status Lock::Refresh(std::optional<absl::Duration> ttl) {
 
 absl::Status Lock::Release() {
   if (!acquired_ || store_ == nullptr) return absl::OkStatus();
+  // Without a lease there is no overrun to report.
+  if (ABSL_PREDICT_TRUE(fast_path_)) {
+    absl::Status error;
+    switch (StoreCalls::DeleteFast(*store_, key_, &error)) {
+      case FastResult::kDone:
+        acquired_ = false;
+        return absl::OkStatus();
+      case FastResult::kFailed:
+        // As after a failed Delete(): this object's claim ends, and the
+        // store's error says what state the lock is in.
+        acquired_ = false;
+        return error;
+      case FastResult::kBusy:
+      case FastResult::kFull:
+        break;
+    }
+  }
+  return ReleaseFully();
+}
+
+absl::Status Lock::ReleaseFully() {
   // Measured before the store is asked, and reported only after it released
   // the lock: the lock goes either way, and a second Release() finds it
   // released, so each lock is reported once.

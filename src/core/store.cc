@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "platform/errors.h"
@@ -14,8 +15,6 @@
 namespace ipclock {
 
 Store::~Store() = default;
-
-KeyState* Store::StateSlot(const Key& key) const { return key.state(this); }
 
 void Store::SetStateSlot(Key& key, std::unique_ptr<KeyState> state) const {
   key.set_state(this, std::move(state));
@@ -41,6 +40,10 @@ WatchTargets Store::GetWatchTargets(Key&) { return WatchTargets(); }
 
 absl::StatusOr<WaitWord> Store::GetWaitWord(Key&) { return WaitWord(); }
 
+FastResult Store::TrySaveFast(Key&, absl::Status*) { return FastResult::kFull; }
+
+FastResult Store::DeleteFast(Key&, absl::Status*) { return FastResult::kFull; }
+
 absl::StatusOr<bool> StoreCalls::Save(Store& store, const Capabilities& caps,
                                       Key& key, LockMode mode, Deadline deadline) {
   if (mode == LockMode::kShared && !caps.shared) {
@@ -55,12 +58,17 @@ absl::StatusOr<bool> StoreCalls::Save(Store& store, const Capabilities& caps,
                                    "posix-semaphore, in-memory)"));
   }
   absl::StatusOr<bool> saved = store.Save(key, mode, deadline);
-  if (saved.status().code() == absl::StatusCode::kDeadlineExceeded) {
-    // DeadlineExceeded is reserved for a lock that stayed busy: a store
-    // whose server or call timed out is unavailable, not contended.
-    return absl::UnavailableError(saved.status().message());
+  if (ABSL_PREDICT_TRUE(saved.ok())) return saved;
+  return AsSaveError(saved.status());
+}
+
+absl::Status StoreCalls::AsSaveError(absl::Status error) {
+  // DeadlineExceeded is reserved for a lock that stayed busy: a store whose
+  // server or call timed out is unavailable, not contended.
+  if (error.code() == absl::StatusCode::kDeadlineExceeded) {
+    return absl::UnavailableError(error.message());
   }
-  return saved;
+  return error;
 }
 
 absl::Status StoreCalls::PutOffExpiration(Store& store, Key& key,

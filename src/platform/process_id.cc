@@ -12,10 +12,14 @@
 
 namespace ipclock {
 
+namespace process_id_internal {
+std::atomic<pid_t> g_pid{0};
+}  // namespace process_id_internal
+
 namespace {
 
 thread_local pid_t t_tid = 0;
-std::atomic<pid_t> g_pid{0};
+using process_id_internal::g_pid;
 std::atomic<uint64_t> g_start_time{0};
 
 void ResetIdsInChild() {
@@ -36,13 +40,10 @@ void RegisterAtfork() {
 
 }  // namespace
 
-pid_t CurrentPid() {
-  pid_t pid = g_pid.load(std::memory_order_relaxed);
-  if (pid == 0) {
-    RegisterAtfork();
-    pid = getpid();
-    g_pid.store(pid, std::memory_order_relaxed);
-  }
+pid_t process_id_internal::LoadPid() {
+  RegisterAtfork();
+  const pid_t pid = getpid();
+  g_pid.store(pid, std::memory_order_relaxed);
   return pid;
 }
 

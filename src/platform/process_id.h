@@ -18,11 +18,21 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 
 namespace ipclock {
 
-pid_t CurrentPid();
+namespace process_id_internal {
+extern std::atomic<pid_t> g_pid;  // 0 until cached, and in a new child
+pid_t LoadPid();
+}  // namespace process_id_internal
+
+// Inline: the shm store's acquisitions and releases ask for it.
+inline pid_t CurrentPid() {
+  const pid_t pid = process_id_internal::g_pid.load(std::memory_order_relaxed);
+  return pid != 0 ? pid : process_id_internal::LoadPid();
+}
 pid_t CurrentTid();
 
 // This process's start time as ProcessStartTime(CurrentPid()) reads it
