@@ -100,8 +100,11 @@ double MemcachedGetMissing(const RunShape& shape, const std::string& dsn, std::s
 #endif
 }
 
-double ZooKeeperExists(const RunShape& shape, const std::string& dsn, std::string* why) {
 #if IPCLOCK_HAVE_ZOOKEEPER
+namespace {
+
+// A session with the servers of `dsn`, or nullptr with `*why` set.
+zhandle_t* ConnectZooKeeper(const std::string& dsn, std::string* why) {
   const std::string servers = Authority(dsn, "zookeeper://");
   zoo_set_log_stream(fopen("/dev/null", "w"));
   zhandle_t* zh = zookeeper_init(servers.c_str(), nullptr, 10000, nullptr, nullptr, 0);
@@ -111,8 +114,44 @@ double ZooKeeperExists(const RunShape& shape, const std::string& dsn, std::strin
   if (zh == nullptr || zoo_state(zh) != ZOO_CONNECTED_STATE) {
     *why = absl::StrCat("cannot reach ZooKeeper at ", servers);
     if (zh != nullptr) zookeeper_close(zh);
-    return -1;
+    return nullptr;
   }
+  return zh;
+}
+
+}  // namespace
+#endif
+
+double ZooKeeperCreateDelete(const RunShape& shape, const std::string& dsn, std::string* why) {
+#if IPCLOCK_HAVE_ZOOKEEPER
+  zhandle_t* zh = ConnectZooKeeper(dsn, why);
+  if (zh == nullptr) return -1;
+  const std::string path = absl::StrCat("/ipclock-bench-floor-", getpid());
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (zoo_create(zh, path.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, nullptr, 0) !=
+          ZOK) {
+        return false;
+      }
+      if (zoo_delete(zh, path.c_str(), -1) != ZOK) return false;
+    }
+    return true;
+  });
+  zookeeper_close(zh);
+  if (ns < 0) *why = "create or delete of an ephemeral node failed";
+  return ns;
+#else
+  (void)shape;
+  (void)dsn;
+  *why = "built without the ZooKeeper C client";
+  return -1;
+#endif
+}
+
+double ZooKeeperExists(const RunShape& shape, const std::string& dsn, std::string* why) {
+#if IPCLOCK_HAVE_ZOOKEEPER
+  zhandle_t* zh = ConnectZooKeeper(dsn, why);
+  if (zh == nullptr) return -1;
   double ns = MedianNsPerOp(shape, [&](int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
       struct Stat stat;

@@ -23,6 +23,9 @@ double MemcachedGetMissing(const RunShape& shape, const std::string& dsn, std::s
 // exists() of "/" through the ZooKeeper C client (one synchronous call) to
 // the servers of a zookeeper://host:port[,...] DSN.
 double ZooKeeperExists(const RunShape& shape, const std::string& dsn, std::string* why);
+// zoo_create of an ephemeral node and its zoo_delete: the two quorum writes
+// (each synced to the server's log) that every ZooKeeper lock makes.
+double ZooKeeperCreateDelete(const RunShape& shape, const std::string& dsn, std::string* why);
 
 }  // namespace ipclock_bench
 

@@ -32,14 +32,17 @@
 
 namespace ipclock_bench {
 
-double RedisPing(const RunShape& shape, const std::string& dsn, std::string* why) {
 #if IPCLOCK_HAVE_REDIS
-  // redis://[user:password@]host[:port][/db][?options]; only host and port
-  // matter for a PING.
+namespace {
+
+// A connection to the server of `dsn`, or nullptr with `*why` set.
+// redis://[user:password@]host[:port][/db][?options]: only host and port
+// matter to the bench's own commands.
+redisContext* ConnectRedis(const std::string& dsn, std::string* why) {
   absl::string_view rest = dsn;
   if (!absl::ConsumePrefix(&rest, "redis://")) {
     *why = "not a redis:// DSN";
-    return -1;
+    return nullptr;
   }
   rest = rest.substr(0, rest.find_first_of("/?"));
   if (size_t at = rest.rfind('@'); at != absl::string_view::npos) rest.remove_prefix(at + 1);
@@ -54,8 +57,18 @@ double RedisPing(const RunShape& shape, const std::string& dsn, std::string* why
   if (c == nullptr || c->err != 0) {
     *why = absl::StrCat("cannot connect to ", host, ":", port);
     if (c != nullptr) redisFree(c);
-    return -1;
+    return nullptr;
   }
+  return c;
+}
+
+}  // namespace
+#endif
+
+double RedisPing(const RunShape& shape, const std::string& dsn, std::string* why) {
+#if IPCLOCK_HAVE_REDIS
+  redisContext* c = ConnectRedis(dsn, why);
+  if (c == nullptr) return -1;
   double ns = MedianNsPerOp(shape, [&](int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
       auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
@@ -69,6 +82,54 @@ double RedisPing(const RunShape& shape, const std::string& dsn, std::string* why
 #else
   (void)shape;
   (void)dsn;
+  *why = "hiredis not built in";
+  return -1;
+#endif
+}
+
+bool RedisResetCommandStats(const std::string& dsn, std::string* why) {
+#if IPCLOCK_HAVE_REDIS
+  redisContext* c = ConnectRedis(dsn, why);
+  if (c == nullptr) return false;
+  auto* reply = static_cast<redisReply*>(redisCommand(c, "CONFIG RESETSTAT"));
+  const bool ok = reply != nullptr && reply->type == REDIS_REPLY_STATUS;
+  if (!ok) *why = "CONFIG RESETSTAT was refused";
+  if (reply != nullptr) freeReplyObject(reply);
+  redisFree(c);
+  return ok;
+#else
+  (void)dsn;
+  *why = "hiredis not built in";
+  return false;
+#endif
+}
+
+double RedisServerMicrosPerCall(const std::string& dsn, const std::string& command,
+                                std::string* why) {
+#if IPCLOCK_HAVE_REDIS
+  redisContext* c = ConnectRedis(dsn, why);
+  if (c == nullptr) return -1;
+  auto* reply = static_cast<redisReply*>(redisCommand(c, "INFO commandstats"));
+  double micros = -1;
+  if (reply != nullptr && reply->type == REDIS_REPLY_STRING) {
+    // Lines "cmdstat_ping:calls=N,usec=N,usec_per_call=F,...".
+    const std::string text(reply->str, reply->len);
+    const std::string head = absl::StrCat("cmdstat_", command, ":");
+    size_t at = text.find(head);
+    size_t field = at == std::string::npos ? at : text.find("usec_per_call=", at);
+    if (field != std::string::npos) {
+      field += sizeof("usec_per_call=") - 1;
+      size_t end = text.find_first_of(",\r\n", field);
+      if (!absl::SimpleAtod(text.substr(field, end - field), &micros)) micros = -1;
+    }
+  }
+  if (micros < 0) *why = absl::StrCat("INFO commandstats has no ", command);
+  if (reply != nullptr) freeReplyObject(reply);
+  redisFree(c);
+  return micros;
+#else
+  (void)dsn;
+  (void)command;
   *why = "hiredis not built in";
   return -1;
 #endif

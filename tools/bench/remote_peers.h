@@ -17,6 +17,12 @@ namespace ipclock_bench {
 
 // PING through hiredis to the server of a redis:// DSN.
 double RedisPing(const RunShape& shape, const std::string& dsn, std::string* why);
+// The Redis server's own time per call of `command` ("ping", "evalsha")
+// since its statistics were last reset (INFO commandstats, usec_per_call),
+// in µs; < 0 with `*why` set when it cannot be read.
+bool RedisResetCommandStats(const std::string& dsn, std::string* why);
+double RedisServerMicrosPerCall(const std::string& dsn, const std::string& command,
+                                std::string* why);
 // `SELECT 1` through libpq to the server of a postgresql[+advisory]:// DSN.
 double PostgresSelect1(const RunShape& shape, const std::string& dsn, std::string* why);
 
