@@ -50,7 +50,9 @@
 // exactly as locks in different processes do, on every store. A Lock may be
 // acquired and released many times; keeping one for a resource that is
 // locked often is the fast path of every store (`LockGuard`, lock_guard.h,
-// holds one for a scope).
+// holds one for a scope). On the shm and flock stores, `TryAcquire()` and
+// `Release()` of such a Lock cost a few instructions around the kernel
+// primitive (doc/performance.md has the figures).
 //
 // A lock can be lost while held: its lock file deleted, its shared-memory
 // segment or semaphore removed (systemd-logind's RemoveIPC does so at

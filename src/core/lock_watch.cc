@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/lock_access.h"
 #include "core/messages.h"
@@ -191,8 +192,9 @@ std::optional<LockLoss> CheckLocked(WatchEntry& entry, bool renew) {
   if (!entry.lock || entry.lost || !entry.lock->is_acquired()) return std::nullopt;
   Lock& lock = *entry.lock;
   absl::Status found;
+  absl::Status renewed;
   if (renew) {
-    absl::Status renewed = lock.Refresh();
+    renewed = lock.Refresh();
     if (absl::IsAborted(renewed)) {
       found = renewed;
     } else if (!renewed.ok() && lock.IsExpired()) {
@@ -216,6 +218,14 @@ std::optional<LockLoss> CheckLocked(WatchEntry& entry, bool renew) {
     }
   }
   if (found.ok()) return std::nullopt;
+  if (!renewed.ok() && !absl::IsAborted(renewed) &&
+      !absl::StrContains(found.message(), renewed.message())) {
+    // The store found the lease gone a moment before the key did: the
+    // failed renewal is still why.
+    found = absl::Status(found.code(), absl::StrCat(found.message(),
+                                                    "; it could not be renewed: ",
+                                                    renewed.message()));
+  }
   entry.lost = true;
   entry.error = found;
   return LockLoss{lock.store().Describe(), lock.resource(), found};
