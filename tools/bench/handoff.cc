@@ -3,9 +3,15 @@
 
 #include "handoff.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/sem.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -15,8 +21,12 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <memory>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "ipclock/lock.h"
 #include "ipclock_rows.h"
 #include "measure.h"
@@ -183,8 +193,7 @@ Latency FutexHandoff(int count) {
   return Summarize(shared.samples, count);
 }
 
-Contention Contend(const std::string& dsn, const std::string& resource,
-                   int procs, int millis) {
+Contention ContendWith(int procs, int millis, const ContenderFactory& make) {
   Shared shared(procs);
   if (shared.board == nullptr) return {};
   Board* b = shared.board;
@@ -193,9 +202,7 @@ Contention Contend(const std::string& dsn, const std::string& resource,
     pid_t pid = fork();
     if (pid < 0) break;
     if (pid == 0) {
-      absl::StatusOr<std::shared_ptr<ipclock::Store>> own = OpenStore(dsn);
-      if (!own.ok()) ChildFailed(b, own.status());
-      absl::StatusOr<ipclock::Lock> mine = ipclock::Lock::Create(*own, resource);
+      absl::StatusOr<std::unique_ptr<Contender>> mine = make();
       if (!mine.ok()) ChildFailed(b, mine.status());
       b->ready.fetch_add(1);
       int64_t start;
@@ -203,14 +210,14 @@ Contention Contend(const std::string& dsn, const std::string& resource,
       int64_t ops = 0, worst = 0;
       const int64_t end = b->end_at.load();
       for (int64_t now = NowNs(); now < end; now = NowNs()) {
-        if (absl::Status st = mine->Acquire(); !st.ok()) ChildFailed(b, st);
+        if (absl::Status st = (*mine)->Acquire(); !st.ok()) ChildFailed(b, st);
         worst = std::max(worst, NowNs() - now);
-        if (absl::Status st = mine->Release(); !st.ok()) ChildFailed(b, st);
+        if (absl::Status st = (*mine)->Release(); !st.ok()) ChildFailed(b, st);
         ++ops;
       }
       shared.samples[2 * p] = ops;
       shared.samples[2 * p + 1] = worst;
-      { ipclock::Lock gone = *std::move(mine); }  // see StoreHandoff
+      mine->reset();  // see StoreHandoff
       _exit(0);
     }
     pids.push_back(pid);
@@ -235,6 +242,159 @@ Contention Contend(const std::string& dsn, const std::string& resource,
   out.ops_per_sec = static_cast<double>(ops) * 1000.0 / millis;
   out.worst_wait_us = static_cast<double>(worst) / 1000.0;
   return out;
+}
+
+namespace {
+
+class LockContender final : public Contender {
+ public:
+  explicit LockContender(ipclock::Lock lock) : lock_(std::move(lock)) {}
+  absl::Status Acquire() override { return lock_.Acquire(); }
+  absl::Status Release() override { return lock_.Release(); }
+
+ private:
+  ipclock::Lock lock_;
+};
+
+absl::Status Errno(const char* what) {
+  return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
+}
+
+class RobustMutexContender final : public Contender {
+ public:
+  explicit RobustMutexContender(pthread_mutex_t* mu) : mu_(mu) {}
+  absl::Status Acquire() override {
+    const int rc = pthread_mutex_lock(mu_);
+    if (rc == EOWNERDEAD) pthread_mutex_consistent(mu_);
+    return rc == 0 || rc == EOWNERDEAD ? absl::OkStatus()
+                                       : absl::InternalError("pthread_mutex_lock");
+  }
+  absl::Status Release() override {
+    return pthread_mutex_unlock(mu_) == 0 ? absl::OkStatus()
+                                          : absl::InternalError("pthread_mutex_unlock");
+  }
+
+ private:
+  pthread_mutex_t* const mu_;
+};
+
+class FlockContender final : public Contender {
+ public:
+  explicit FlockContender(int fd) : fd_(fd) {}
+  ~FlockContender() override { close(fd_); }
+  absl::Status Acquire() override {
+    return flock(fd_, LOCK_EX) == 0 ? absl::OkStatus() : Errno("flock(LOCK_EX)");
+  }
+  absl::Status Release() override {
+    return flock(fd_, LOCK_UN) == 0 ? absl::OkStatus() : Errno("flock(LOCK_UN)");
+  }
+
+ private:
+  const int fd_;
+};
+
+class SemopContender final : public Contender {
+ public:
+  explicit SemopContender(int id) : id_(id) {}
+  absl::Status Acquire() override {
+    sembuf take = {0, -1, SEM_UNDO};
+    return semop(id_, &take, 1) == 0 ? absl::OkStatus() : Errno("semop(-1)");
+  }
+  absl::Status Release() override {
+    sembuf give = {0, 1, SEM_UNDO};
+    return semop(id_, &give, 1) == 0 ? absl::OkStatus() : Errno("semop(+1)");
+  }
+
+ private:
+  const int id_;
+};
+
+class PosixSemContender final : public Contender {
+ public:
+  explicit PosixSemContender(sem_t* sem) : sem_(sem) {}
+  absl::Status Acquire() override {
+    while (sem_wait(sem_) != 0) {
+      if (errno != EINTR) return Errno("sem_wait");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Release() override {
+    return sem_post(sem_) == 0 ? absl::OkStatus() : Errno("sem_post");
+  }
+
+ private:
+  sem_t* const sem_;
+};
+
+}  // namespace
+
+Contention Contend(const std::string& dsn, const std::string& resource,
+                   int procs, int millis) {
+  return ContendWith(procs, millis, [&]() -> absl::StatusOr<std::unique_ptr<Contender>> {
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> own = OpenStore(dsn);
+    if (!own.ok()) return own.status();
+    absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(*own, resource);
+    if (!lock.ok()) return lock.status();
+    return std::unique_ptr<Contender>(new LockContender(*std::move(lock)));
+  });
+}
+
+Contention ContendRaw(RawPrimitive kind, const std::string& dir, int procs, int millis) {
+  switch (kind) {
+    case RawPrimitive::kRobustMutex: {
+      void* mem = mmap(nullptr, sizeof(pthread_mutex_t), PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      if (mem == MAP_FAILED) return {};
+      auto* mu = static_cast<pthread_mutex_t*>(mem);
+      pthread_mutexattr_t attr;
+      pthread_mutexattr_init(&attr);
+      pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+      pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+      pthread_mutex_init(mu, &attr);
+      pthread_mutexattr_destroy(&attr);
+      Contention c = ContendWith(procs, millis, [mu]() -> absl::StatusOr<std::unique_ptr<Contender>> {
+        return std::unique_ptr<Contender>(new RobustMutexContender(mu));
+      });
+      munmap(mem, sizeof(pthread_mutex_t));
+      return c;
+    }
+    case RawPrimitive::kFlock: {
+      const std::string path = absl::StrCat(dir, "/raw-contend.lock");
+      Contention c = ContendWith(procs, millis, [&]() -> absl::StatusOr<std::unique_ptr<Contender>> {
+        // Each process opens the file itself: its own open file description.
+        int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0) return Errno("open");
+        return std::unique_ptr<Contender>(new FlockContender(fd));
+      });
+      unlink(path.c_str());
+      return c;
+    }
+    case RawPrimitive::kSemop: {
+      const int id = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+      if (id < 0) return {};
+      sembuf up = {0, 1, 0};
+      semop(id, &up, 1);  // one permit, not undone: it belongs to the set
+      Contention c = ContendWith(procs, millis, [id]() -> absl::StatusOr<std::unique_ptr<Contender>> {
+        return std::unique_ptr<Contender>(new SemopContender(id));
+      });
+      semctl(id, 0, IPC_RMID);
+      return c;
+    }
+    case RawPrimitive::kPosixSem: {
+      void* mem = mmap(nullptr, sizeof(sem_t), PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      if (mem == MAP_FAILED) return {};
+      auto* sem = static_cast<sem_t*>(mem);
+      if (sem_init(sem, /*pshared=*/1, 1) != 0) return {};
+      Contention c = ContendWith(procs, millis, [sem]() -> absl::StatusOr<std::unique_ptr<Contender>> {
+        return std::unique_ptr<Contender>(new PosixSemContender(sem));
+      });
+      sem_destroy(sem);
+      munmap(mem, sizeof(sem_t));
+      return c;
+    }
+  }
+  return {};
 }
 
 }  // namespace ipclock_bench

@@ -8,7 +8,12 @@
 #ifndef IPCLOCK_TOOLS_BENCH_HANDOFF_H_
 #define IPCLOCK_TOOLS_BENCH_HANDOFF_H_
 
+#include <functional>
+#include <memory>
 #include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace ipclock_bench {
 
@@ -31,10 +36,27 @@ struct Contention {
   double worst_wait_us = -1;
 };
 
-// `procs` processes each loop Acquire + Release on one resource for
+// What one contending process does, made in that process after fork.
+class Contender {
+ public:
+  virtual ~Contender() = default;
+  virtual absl::Status Acquire() = 0;  // waits as long as it takes
+  virtual absl::Status Release() = 0;
+};
+using ContenderFactory = std::function<absl::StatusOr<std::unique_ptr<Contender>>()>;
+
+// `procs` processes each make a Contender and loop Acquire + Release for
 // `millis`; returns the total throughput and the longest single wait.
+Contention ContendWith(int procs, int millis, const ContenderFactory& make);
+// The same with an ipclock Lock on `resource` of `dsn` in each process.
 Contention Contend(const std::string& dsn, const std::string& resource,
                    int procs, int millis);
+// The same with the kernel primitive a local store is built on, called by
+// hand: a robust process-shared mutex, flock(2) on a file in `dir` (each
+// process opening it), semop(2) with SEM_UNDO on a private set, or
+// sem_wait + sem_post of a process-shared POSIX semaphore.
+enum class RawPrimitive { kRobustMutex, kFlock, kSemop, kPosixSem };
+Contention ContendRaw(RawPrimitive kind, const std::string& dir, int procs, int millis);
 
 }  // namespace ipclock_bench
 

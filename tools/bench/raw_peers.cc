@@ -3,13 +3,18 @@
 
 #include "raw_peers.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/sem.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -68,6 +73,32 @@ double RawOpenFlockClose(const RunShape& shape, const std::string& dir) {
     return true;
   });
   unlink(path.c_str());
+  return ns;
+}
+
+double RawOpenFlockCloseOver(const RunShape& shape, const std::string& dir, int files) {
+  const std::string sweep = absl::StrCat(dir, "/raw-sweep.", files);
+  if (mkdir(sweep.c_str(), 0700) != 0 && errno != EEXIST) return -1;
+  std::vector<std::string> paths;
+  paths.reserve(files);
+  for (int i = 0; i < files; ++i) {
+    paths.push_back(absl::StrCat(sweep, "/", i, ".lock"));
+    int made = open(paths.back().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (made < 0) return -1;
+    close(made);
+  }
+  size_t next = 0;
+  double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      int fd = open(paths[next].c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) return false;
+      close(fd);
+      if (++next == paths.size()) next = 0;
+    }
+    return true;
+  });
+  for (const std::string& p : paths) unlink(p.c_str());
+  rmdir(sweep.c_str());
   return ns;
 }
 

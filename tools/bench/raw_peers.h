@@ -21,6 +21,10 @@ double RawRobustMutexPair(const RunShape& shape);
 double RawFlockPair(const RunShape& shape, const std::string& dir);
 // open + flock(LOCK_EX|LOCK_NB) + close (which releases) of a file in `dir`.
 double RawOpenFlockClose(const RunShape& shape, const std::string& dir);
+// The same over `files` files of one dir, taken in turn: what any lock on
+// that many names pays in the kernel (lookups in a big dir, inodes the
+// caches no longer hold).
+double RawOpenFlockCloseOver(const RunShape& shape, const std::string& dir, int files);
 // semop(-1, IPC_NOWAIT|SEM_UNDO) + semop(+1, SEM_UNDO) on a private set:
 // SEM_UNDO because a lock must come back when its holder dies.
 double RawSemopPair(const RunShape& shape);
