@@ -432,9 +432,13 @@ void ReusedHandleKeepsGuarantees(void**) {
     ASSERT_OK(rival.Release());
   }
   if (!CrossProcess() || !Caps().owner_death) return;
+  // As in KilledHolderFreesLock: an expiring store frees a dead holder's
+  // lock when its lease runs out.
+  LockOptions child_options;
+  if (store->capabilities().expiring) child_options.ttl = absl::Seconds(2);
   Signal locked;
   pid_t child = ForkChild([&] {
-    absl::StatusOr<Lock> l = Lock::Create(store, r);
+    absl::StatusOr<Lock> l = Lock::Create(store, r, child_options);
     if (!l.ok()) return 2;
     for (int i = 0; i < 3; ++i) {  // the last two acquisitions reuse the handle
       if (!l->TryAcquire().value_or(false)) return 3;
