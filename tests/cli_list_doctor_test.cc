@@ -80,6 +80,9 @@ void test_list_flock(void** state) {
   ExpectContains(table.out, pid, "list shows the holder pid");
   ExpectContains(table.out, "ipclock", "list shows the holder's command");
   ExpectContains(table.out, "exclusive", "list shows the mode");
+  // A lock file's mtime is only a lower bound of when a holder that reuses
+  // its file took the lock (mapped writes leave mtime as it was).
+  ExpectContains(table.out, "taken then or later", "list says what SINCE is");
   // --key picks one lock, and names it in full.
   CliResult one = RunCli({"list", "--store", store, "--key", "list-me", "--json"});
   ExpectCode(one, 0, "list --key");

@@ -37,21 +37,26 @@ std::string ReadablePart(absl::string_view name) {
 // The holder record's fields, when the file has one of its holder's.
 void AddHolderRecord(const std::string& path, const ProcFlockLock& l, absl::string_view who,
                      HeldLock* row) {
-  // Reading needs no lock: the record is written in one pwrite(2) of 64
-  // bytes.
+  // Reading needs no lock: the record is copied once and only the copy is
+  // parsed (flock_record.h).
   absl::StatusOr<FileHead> head = ReadFileHead(path, FlockHolderRecordSize(), who);
   FlockHolderRecord record;
   if (!head.ok() || !ParseFlockHolderRecord(head->bytes, &record)) return;
   row->fence = static_cast<int64_t>(record.fence);
   row->text_details.emplace_back("held_mark", record.held ? "1" : "0");
-  // The record carries no time, but an exclusive holder rewrites it right
-  // after locking, and nothing else writes the file while the lock is held:
-  // its mtime is then the acquisition time. Only when the record is this
-  // holder's own (held mark set, same pid); a shared holder or a program
-  // that ignores the record (PHP, flock(1)) leaves an older time.
+  // The record carries no time. An exclusive holder writes it right after
+  // locking, and nothing else writes the file while the lock is held; but a
+  // holder that locks the same open file again writes it through a shared
+  // mapping, and a write to a mapped page that is already dirty does not
+  // update mtime (tmpfs and disk filesystems alike). So the mtime is a
+  // lower bound: the lock was taken at or after it. Only when the record
+  // is this holder's own (held mark set, same pid); a shared holder or a
+  // program that ignores the record (PHP, flock(1)) says nothing.
   if (l.write && record.held && record.pid == l.pid) {
     row->since = head->mtime_seconds;
-    row->since_source = "lock file mtime (the holder record is rewritten at acquisition)";
+    row->since_source =
+        "lock file mtime: taken at or after it (a holder that locks its file again "
+        "writes the record through a mapping, which leaves mtime as it was)";
   }
 }
 

@@ -113,8 +113,8 @@ void PrintTable(const ipclock::HeldLocks& held) {
     printf("%s\n", out.c_str());
   }
   if (mtime_note) {
-    printf("SINCE of a lock file is its mtime, which the holder record sets at "
-           "acquisition.\n");
+    printf("SINCE of a lock file is its mtime: the lock was taken then or later (a holder\n"
+           "that locks its file again leaves mtime as it was).\n");
   }
 }
 
