@@ -30,6 +30,7 @@
 #include "ipclock/lock.h"
 #include "ipclock_rows.h"
 #include "measure.h"
+#include "raw_peers.h"
 
 namespace ipclock_bench {
 
@@ -342,20 +343,12 @@ Contention Contend(const std::string& dsn, const std::string& resource,
 Contention ContendRaw(RawPrimitive kind, const std::string& dir, int procs, int millis) {
   switch (kind) {
     case RawPrimitive::kRobustMutex: {
-      void* mem = mmap(nullptr, sizeof(pthread_mutex_t), PROT_READ | PROT_WRITE,
-                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-      if (mem == MAP_FAILED) return {};
-      auto* mu = static_cast<pthread_mutex_t*>(mem);
-      pthread_mutexattr_t attr;
-      pthread_mutexattr_init(&attr);
-      pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-      pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-      pthread_mutex_init(mu, &attr);
-      pthread_mutexattr_destroy(&attr);
+      pthread_mutex_t* mu = MapRobustMutex();
+      if (mu == nullptr) return {};
       Contention c = ContendWith(procs, millis, [mu]() -> absl::StatusOr<std::unique_ptr<Contender>> {
         return std::unique_ptr<Contender>(new RobustMutexContender(mu));
       });
-      munmap(mem, sizeof(pthread_mutex_t));
+      UnmapRobustMutex(mu);
       return c;
     }
     case RawPrimitive::kFlock: {

@@ -20,10 +20,10 @@
 
 namespace ipclock_bench {
 
-double RawRobustMutexPair(const RunShape& shape) {
+pthread_mutex_t* MapRobustMutex() {
   void* mem = mmap(nullptr, sizeof(pthread_mutex_t), PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return -1;
+  if (mem == MAP_FAILED) return nullptr;
   auto* mu = static_cast<pthread_mutex_t*>(mem);
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
@@ -31,6 +31,17 @@ double RawRobustMutexPair(const RunShape& shape) {
   pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
   pthread_mutex_init(mu, &attr);
   pthread_mutexattr_destroy(&attr);
+  return mu;
+}
+
+void UnmapRobustMutex(pthread_mutex_t* mu) {
+  pthread_mutex_destroy(mu);
+  munmap(mu, sizeof(pthread_mutex_t));
+}
+
+double RawRobustMutexPair(const RunShape& shape) {
+  pthread_mutex_t* mu = MapRobustMutex();
+  if (mu == nullptr) return -1;
   double ns = MedianNsPerOp(shape, [&](int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
       if (pthread_mutex_lock(mu) != 0) return false;
@@ -38,8 +49,7 @@ double RawRobustMutexPair(const RunShape& shape) {
     }
     return true;
   });
-  pthread_mutex_destroy(mu);
-  munmap(mem, sizeof(pthread_mutex_t));
+  UnmapRobustMutex(mu);
   return ns;
 }
 

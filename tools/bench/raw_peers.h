@@ -8,12 +8,18 @@
 #ifndef IPCLOCK_TOOLS_BENCH_RAW_PEERS_H_
 #define IPCLOCK_TOOLS_BENCH_RAW_PEERS_H_
 
+#include <pthread.h>
+
 #include <string>
 
 #include "measure.h"
 
 namespace ipclock_bench {
 
+// A robust, process-shared mutex in a shared anonymous mapping (which a
+// fork()ed child shares), or nullptr; and its removal.
+pthread_mutex_t* MapRobustMutex();
+void UnmapRobustMutex(pthread_mutex_t* mu);
 // pthread_mutex_lock + unlock of a robust, process-shared mutex in a shared
 // mapping.
 double RawRobustMutexPair(const RunShape& shape);
