@@ -407,8 +407,8 @@ void KilledHolderFreesLock(void**) {
   }
 }
 
-// A Lock reused with TryAcquire() and Release(), the path a store may
-// answer without its full operations (store_interface.h, TrySaveFast),
+// A Lock reused with TryAcquire() and Release(), which on stores without
+// leases go to the store with none of Lock's lease handling (lock.cc),
 // keeps what a first acquisition gives: exclusion, a fence that grows, the
 // report of a holder that died and its clearing by a clean release.
 void ReusedHandleKeepsGuarantees(void**) {

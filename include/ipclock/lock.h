@@ -201,8 +201,9 @@ class Lock {
   LockOptions options_;
   LockMode mode_ = LockMode::kExclusive;
   Capabilities caps_;
-  // Whether TryAcquire() and Release() ask the store's fast path first: on
-  // stores without leases, never on a moved-from Lock.
+  // Whether an exclusive TryAcquire() of a Lock that holds nothing, and a
+  // Release(), go straight to the store, with none of the lease handling:
+  // on stores without leases, never on a moved-from Lock.
   bool fast_path_ = false;
   bool acquired_ = false;
 };

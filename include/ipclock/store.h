@@ -77,15 +77,6 @@ class StoreCalls;
 struct WaitWord;
 struct WatchTargets;
 
-// What a store's fast path did (store_interface.h).
-enum class FastResult : uint8_t {
-  kDone,      // the key now holds the lock (a release: has let it go)
-  kBusy,      // another holder has it
-  kFailed,    // the store failed: the error is in the out parameter
-  kFull,      // not answered here: the key holds nothing new, and the
-              // store's full operation must be called
-};
-
 class Store {
  public:
   Store(const Store&) = delete;
@@ -123,12 +114,6 @@ class Store {
   virtual absl::Status CheckHeld(Key& key);
   virtual WatchTargets GetWatchTargets(Key& key);
   virtual absl::StatusOr<WaitWord> GetWaitWord(Key& key);
-  // The reused handle's fast path (store_interface.h): a single exclusive
-  // try, and a release, answered without building a status unless the
-  // store failed. The defaults
-  // send every call to the full operations.
-  virtual FastResult TrySaveFast(Key& key, absl::Status* error);
-  virtual FastResult DeleteFast(Key& key, absl::Status* error);
 };
 
 }  // namespace ipclock

@@ -43,16 +43,6 @@
 //     `WatchTargets`); the default is nothing, and the watch then checks at
 //     its interval only.
 //   * `GetWaitWord(key)` gives a futex word for async waits (async.h).
-//   * `TrySaveFast(key, error)` and `DeleteFast(key, error)` are the reused
-//     handle's path, for stores whose acquire and release can be a few
-//     instructions around the kernel primitive: `Lock` calls them first for
-//     an exclusive `TryAcquire()` of a key that holds nothing and for its
-//     release, on stores without leases. Each answers kDone, kBusy (a try
-//     only) or kFailed with `*error` set, exactly as `Save()` with
-//     `Deadline::Past()` or `Delete()` would have; or kFull, having changed
-//     nothing, when anything unusual needs the full operation's checks (a
-//     first acquisition, a lock to report lost, a once-a-second look at a
-//     path). The defaults answer kFull.
 //
 // Every operation takes the `Key` of one acquisition, is called for one key
 // from one thread at a time, and must be safe to call for different keys
@@ -124,7 +114,7 @@ class StoreCalls {
   // a TTL that is not positive and finite.
   static absl::Status PutOffExpiration(Store& store, Key& key,
                                        absl::Duration ttl);
-  static absl::Status Delete(Store& store, Key& key);
+  static absl::Status Delete(Store& store, Key& key) { return store.Delete(key); }
   static absl::StatusOr<bool> Exists(Store& store, Key& key);
   static absl::Status CheckHeld(Store& store, Key& key);
   static WatchTargets GetWatchTargets(Store& store, Key& key);
@@ -132,13 +122,11 @@ class StoreCalls {
   // A store's failure as `Save()` reports it: DeadlineExceeded becomes
   // Unavailable.
   static absl::Status AsSaveError(absl::Status error);
-  // The fast path, unchecked: only for an exclusive lock, with a key that
-  // holds nothing, on a store without leases (as `Lock` calls it).
-  static FastResult TrySaveFast(Store& store, Key& key, absl::Status* error) {
-    return store.TrySaveFast(key, error);
-  }
-  static FastResult DeleteFast(Store& store, Key& key, absl::Status* error) {
-    return store.DeleteFast(key, error);
+  // One exclusive try, without the checks above: for `Lock`'s reused
+  // handle, which has made them (no lease to set, nothing held, a permit
+  // count checked at creation). A failure goes through `AsSaveError()`.
+  static absl::StatusOr<bool> TrySaveExclusive(Store& store, Key& key) {
+    return store.Save(key, LockMode::kExclusive, Deadline::Past());
   }
 };
 

@@ -155,22 +155,16 @@ absl::Status Lock::BusyError(absl::Duration timeout) const {
 }
 
 absl::StatusOr<bool> Lock::TryAcquire(LockMode mode) {
-  // The reused handle's path: no lease to set, no conversion, and the store
-  // answers without a status unless it failed.
+  // The reused handle's path: no lease to set, no conversion to undo, and
+  // the checks of StoreCalls::Save() made when the Lock was created.
   if (ABSL_PREDICT_TRUE(fast_path_ && !acquired_ && mode == LockMode::kExclusive)) {
-    absl::Status error;
-    switch (StoreCalls::TrySaveFast(*store_, key_, &error)) {
-      case FastResult::kDone:
-        acquired_ = true;
-        mode_ = mode;
-        return true;
-      case FastResult::kBusy:
-        return false;
-      case FastResult::kFailed:
-        return StoreCalls::AsSaveError(std::move(error));
-      case FastResult::kFull:
-        break;
+    absl::StatusOr<bool> got = StoreCalls::TrySaveExclusive(*store_, key_);
+    if (ABSL_PREDICT_FALSE(!got.ok())) return StoreCalls::AsSaveError(got.status());
+    if (*got) {
+      acquired_ = true;
+      mode_ = mode;
     }
+    return got;
   }
   return AcquireUntil(Deadline::Past(), mode);
 }
@@ -217,22 +211,7 @@ absl::Status Lock::Refresh(std::optional<absl::Duration> ttl) {
 absl::Status Lock::Release() {
   if (!acquired_ || store_ == nullptr) return absl::OkStatus();
   // Without a lease there is no overrun to report.
-  if (ABSL_PREDICT_TRUE(fast_path_)) {
-    absl::Status error;
-    switch (StoreCalls::DeleteFast(*store_, key_, &error)) {
-      case FastResult::kDone:
-        acquired_ = false;
-        return absl::OkStatus();
-      case FastResult::kFailed:
-        // As after a failed Delete(): this object's claim ends, and the
-        // store's error says what state the lock is in.
-        acquired_ = false;
-        return error;
-      case FastResult::kBusy:
-      case FastResult::kFull:
-        break;
-    }
-  }
+  if (ABSL_PREDICT_TRUE(fast_path_)) return DeleteFromStore();
   return ReleaseFully();
 }
 

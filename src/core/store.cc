@@ -40,10 +40,6 @@ WatchTargets Store::GetWatchTargets(Key&) { return WatchTargets(); }
 
 absl::StatusOr<WaitWord> Store::GetWaitWord(Key&) { return WaitWord(); }
 
-FastResult Store::TrySaveFast(Key&, absl::Status*) { return FastResult::kFull; }
-
-FastResult Store::DeleteFast(Key&, absl::Status*) { return FastResult::kFull; }
-
 absl::StatusOr<bool> StoreCalls::Save(Store& store, const Capabilities& caps,
                                       Key& key, LockMode mode, Deadline deadline) {
   if (mode == LockMode::kShared && !caps.shared) {
@@ -81,10 +77,6 @@ absl::Status StoreCalls::PutOffExpiration(Store& store, Key& key,
                                    absl::FormatDuration(ttl)));
   }
   return store.PutOffExpiration(key, ttl);
-}
-
-absl::Status StoreCalls::Delete(Store& store, Key& key) {
-  return store.Delete(key);
 }
 
 absl::StatusOr<bool> StoreCalls::Exists(Store& store, Key& key) {

@@ -16,7 +16,6 @@
 #include <mutex>
 #include <utility>
 
-#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "ipclock/store_interface.h"
 #include "platform/errors.h"
@@ -101,10 +100,6 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
-  // Save() and Delete() for a key whose file is open and was found in place
-  // within the last millisecond, where they make no check.
-  FastResult TrySaveFast(Key& key, absl::Status* error) override;
-  FastResult DeleteFast(Key& key, absl::Status* error) override;
 
   std::shared_ptr<FlockDir> CurrentDir() const {
     std::lock_guard<std::mutex> guard(dir_mu_);
@@ -122,9 +117,6 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
   // Lets go of what `st` holds after a failure, so that the key holds
   // nothing (fail closed).
   void Unlock(FlockKeyState* st);
-  // Delete() of a lock this process holds through `st`: clears the record,
-  // unlocks, and looks at the file's place if `check`.
-  absl::Status ReleaseHeld(const Key& key, FlockKeyState* st, int64_t now, bool check);
 
   const FlockStoreOptions options_;
   const std::string dir_path_;
@@ -402,36 +394,6 @@ absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline
   }
 }
 
-FastResult FlockStore::TrySaveFast(Key& key, absl::Status* error) {
-  FlockKeyState* st = state(key);
-  if (ABSL_PREDICT_FALSE(st == nullptr || st->held || st->file == nullptr ||
-                         st->file->pid != CurrentPid())) {
-    return FastResult::kFull;
-  }
-  FlockFile& f = *st->file;
-  // Save() would look at the file's place after the grant: let it.
-  if (ABSL_PREDICT_FALSE(CheckIsDue(f, Deadline::NowNanos()))) return FastResult::kFull;
-  if (int err = FlockUntil(f.fd.get(), LOCK_EX, Deadline::Past(), nullptr); err != 0) {
-    if (err == EWOULDBLOCK) return FastResult::kBusy;
-    *error = ErrnoError(err, describe_, key.resource(), absl::StrCat("flock ", f.Path()));
-    return FastResult::kFailed;
-  }
-  CountHeld(f, +1);
-  st->held = true;
-  // Counted before `retired` is read, as in Save() (see ReplaceDir).
-  if (ABSL_PREDICT_FALSE(f.dir && f.dir->retired.load(std::memory_order_seq_cst))) {
-    Unlock(st);
-    return FastResult::kFull;
-  }
-  st->mode = LockMode::kExclusive;
-  ++f.acquisitions;
-  if (absl::Status s = OnAcquired(key, st, LockMode::kExclusive); ABSL_PREDICT_FALSE(!s.ok())) {
-    *error = std::move(s);
-    return FastResult::kFailed;
-  }
-  return FastResult::kDone;
-}
-
 absl::Status FlockStore::Delete(Key& key) {
   FlockKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
@@ -445,32 +407,6 @@ absl::Status FlockStore::Delete(Key& key) {
     st->file.reset();
     return absl::OkStatus();
   }
-  const int64_t now = Deadline::NowNanos();
-  const bool check = CheckIsDue(f, now) ||
-                     (f.dir && f.dir->retired.load(std::memory_order_relaxed));
-  return ReleaseHeld(key, st, now, check);
-}
-
-FastResult FlockStore::DeleteFast(Key& key, absl::Status* error) {
-  FlockKeyState* st = state(key);
-  if (ABSL_PREDICT_FALSE(st == nullptr || !st->held || st->file->pid != CurrentPid())) {
-    return FastResult::kFull;
-  }
-  const FlockFile& f = *st->file;
-  const int64_t now = Deadline::NowNanos();
-  if (ABSL_PREDICT_FALSE(CheckIsDue(f, now) ||
-                         (f.dir && f.dir->retired.load(std::memory_order_relaxed)))) {
-    return FastResult::kFull;
-  }
-  absl::Status released = ReleaseHeld(key, st, now, /*check=*/false);
-  if (ABSL_PREDICT_TRUE(released.ok())) return FastResult::kDone;
-  *error = std::move(released);
-  return FastResult::kFailed;
-}
-
-absl::Status FlockStore::ReleaseHeld(const Key& key, FlockKeyState* st, int64_t now,
-                                     bool check) {
-  FlockFile& f = *st->file;
   absl::Status result;
   if (st->mode == LockMode::kExclusive && record_ && f.writable) {
     // The whole record, not just the mark: it also mends a record that a
@@ -481,6 +417,9 @@ absl::Status FlockStore::ReleaseHeld(const Key& key, FlockKeyState* st, int64_t 
                           absl::StrCat("clear holder record in ", f.Path()));
     }
   }
+  const int64_t now = Deadline::NowNanos();
+  const bool check = CheckIsDue(f, now) ||
+                     (f.dir && f.dir->retired.load(std::memory_order_relaxed));
   // The file stays open, so that the next acquisition by this key costs one
   // flock call; it goes to the store's idle files when the key is destroyed.
   CountHeld(f, -1);

@@ -109,13 +109,7 @@ class ShmMutexStore final : public StoreWithState<ShmKeyState> {
   // Async waits sleep on the futex word of the slot's mutex.
   absl::StatusOr<WaitWord> GetWaitWord(Key& key) override;
 
-  FastResult TrySaveFast(Key& key, absl::Status* error) override;
-  FastResult DeleteFast(Key& key, absl::Status* error) override;
-
   absl::StatusOr<ShmKeyState*> Bind(Key& key, Deadline deadline);
-  // Marks `st`'s slot as this thread's from now on: the holder PID, the
-  // fence, and the owner the release checks.
-  void RecordAcquisition(Key& key, ShmKeyState& st);
   // What Save() does when locking the slot did not simply succeed: true
   // once it holds the mutex after all (its last owner died), false for
   // contention, or the error.
@@ -245,58 +239,22 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) 
       st = nullptr;
       continue;
     }
-    RecordAcquisition(key, *st);
+    const pid_t pid = CurrentPid();
+    const int32_t previous_holder = slot.holder_pid;
+    key.set_previous_owner_died(previous_holder != 0);
+    slot.holder_pid = pid;
+    key.set_fence(++slot.fence);
+    // The futex word names the owner now: cheaper than asking for the TID.
+    st->owner_tid = futex_shows_owner_ ? MutexOwnerTid(&slot.mu) : CurrentTid();
+    st->owner_thread = CurrentThread();
+    st->owner_pid = pid;
+    st->held = true;
     return true;
   }
   return StoreError(absl::StatusCode::kUnavailable, Describe(), key.resource(),
                     absl::StrCat("its slot was taken for other names ", kMaxRebinds,
                                  " times in a row; the table is too small "
                                  "(raise the `capacity` DSN option)"));
-}
-
-void ShmMutexStore::RecordAcquisition(Key& key, ShmKeyState& st) {
-  ShmSlot& slot = *st.slot;
-  const pid_t pid = CurrentPid();
-  const int32_t previous_holder = slot.holder_pid;
-  key.set_previous_owner_died(previous_holder != 0);
-  slot.holder_pid = pid;
-  key.set_fence(++slot.fence);
-  // The futex word names the owner now: cheaper than asking for the TID.
-  st.owner_tid = futex_shows_owner_ ? MutexOwnerTid(&slot.mu) : CurrentTid();
-  st.owner_thread = CurrentThread();
-  st.owner_pid = pid;
-  st.held = true;
-}
-
-FastResult ShmMutexStore::TrySaveFast(Key& key, absl::Status* error) {
-  // Only a Key bound before, holding nothing, in a segment not known lost:
-  // what Save() checks first for such a key, and nothing else (a reused key
-  // does not look at the path).
-  ShmKeyState* st = state(key);
-  if (ABSL_PREDICT_FALSE(st == nullptr || st->held || segment_->loss() != Loss::kNone)) {
-    return FastResult::kFull;
-  }
-  ShmSlot& slot = *st->slot;
-  if (int rc = RobustMutexTryLock(&slot.mu); ABSL_PREDICT_FALSE(rc != 0)) {
-    absl::StatusOr<bool> locked = OnLockFailure(key, slot, rc, Deadline::Past());
-    if (!locked.ok()) {
-      *error = locked.status();
-      return FastResult::kFailed;
-    }
-    if (!*locked) return FastResult::kBusy;
-  }
-  if (ABSL_PREDICT_FALSE(slot.generation.load(std::memory_order_relaxed) != st->generation)) {
-    // Rebound to another name: Save() lets go and looks the name up again.
-    if (int err = RobustMutexUnlock(&slot.mu); err != 0) {
-      *error = ShmMutexError(*segment_, err, key.resource(),
-                             "pthread_mutex_unlock (a slot rebound to another name)");
-      return FastResult::kFailed;
-    }
-    TakeState(key);
-    return FastResult::kFull;
-  }
-  RecordAcquisition(key, *st);  // Save() marked the key unserializable when it bound it
-  return FastResult::kDone;
 }
 
 absl::StatusOr<bool> ShmMutexStore::OnLockFailure(const Key& key, ShmSlot& slot, int rc,
@@ -354,27 +312,6 @@ absl::Status ShmMutexStore::Delete(Key& key) {
   // one, made at most once a second.
   if (ABSL_PREDICT_TRUE(segment_->IntactThisSecond())) return absl::OkStatus();
   return LossAfterRelease(key);
-}
-
-FastResult ShmMutexStore::DeleteFast(Key& key, absl::Status* error) {
-  // Delete() when it has nothing to report: the caller's own held lock, in
-  // a segment whose path was looked at this second.
-  ShmKeyState* st = state(key);
-  if (ABSL_PREDICT_FALSE(st == nullptr || !st->held || !HeldByCaller(*st) ||
-                         !segment_->IntactThisSecond())) {
-    return FastResult::kFull;
-  }
-  ShmSlot& slot = *st->slot;
-  const int32_t holder = slot.holder_pid;
-  slot.holder_pid = 0;
-  if (int err = RobustMutexUnlock(&slot.mu); ABSL_PREDICT_FALSE(err != 0)) {
-    // Still held, by this Key, as after Delete()'s failure.
-    slot.holder_pid = holder;
-    *error = ShmMutexError(*segment_, err, key.resource(), "pthread_mutex_unlock");
-    return FastResult::kFailed;
-  }
-  st->held = false;
-  return FastResult::kDone;
 }
 
 absl::Status ShmMutexStore::RefuseRelease(const Key& key, ShmKeyState& st) {
