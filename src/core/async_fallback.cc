@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/platform_deadline.h"
 #include "platform/futex.h"
 
 namespace ipclock {
@@ -148,12 +149,12 @@ WaitJobResult WaitThreads::RunFutex(Active& a) {
       return r;
     }
     int rc = FutexWaitOrCancelUntil(a.job.word, a.job.expected, a.job.shared,
-                                    &a.cancel_word, a.job.deadline);
+                                    &a.cancel_word, ForPlatform(a.job.deadline));
     if (rc == ENOSYS) {
       // Before Linux 5.16 there is no futex_waitv: sleep on the lock's word
       // alone, in slices, so that a cancellation is seen within one.
       Deadline slice = std::min(a.job.deadline, Deadline::In(kSlice));
-      rc = FutexWaitUntil(a.job.word, a.job.expected, a.job.shared, slice);
+      rc = FutexWaitUntil(a.job.word, a.job.expected, a.job.shared, ForPlatform(slice));
       if (rc == ETIMEDOUT && !a.job.deadline.has_passed()) continue;
     }
     if (rc == EINTR) continue;

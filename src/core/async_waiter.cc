@@ -43,6 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/messages.h"
 #include "core/async_fallback.h"
+#include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "core/lock_access.h"
 #include "platform/futex.h"
@@ -276,7 +277,7 @@ absl::Status AsyncWaiterImpl::ArmFutex(Op& op) {
       v |= bit;
     }
     if (op.path == Path::kRing) {
-      absl::Status s = ring_->Wait(w, v, op.word.shared, op.deadline,
+      absl::Status s = ring_->Wait(w, v, op.word.shared, ForPlatform(op.deadline),
                                    RingData(op.id, kTagWait), RingData(op.id, kTagTimeout));
       if (!s.ok()) return s;
       op.outstanding += op.deadline.is_never() ? 1 : 2;

@@ -5,13 +5,11 @@
 
 #include <time.h>
 
+#include "platform/monotonic_deadline.h"
+
 namespace ipclock {
 
-int64_t Deadline::NowNanos() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+int64_t Deadline::NowNanos() { return MonotonicNowNanos(); }
 
 Deadline Deadline::In(absl::Duration timeout) {
   if (timeout == absl::InfiniteDuration()) return Never();
@@ -29,10 +27,7 @@ absl::Duration Deadline::Remaining() const {
 }
 
 struct timespec Deadline::ToMonotonicTimespec() const {
-  struct timespec ts;
-  ts.tv_sec = static_cast<time_t>(nanos_ / 1000000000);
-  ts.tv_nsec = static_cast<long>(nanos_ % 1000000000);
-  return ts;
+  return MonotonicDeadline::AtNanos(nanos_).ToTimespec();
 }
 
 }  // namespace ipclock

@@ -31,15 +31,15 @@ struct WaitvEntry {
 int ErrnoOf(long rc) { return rc == -1 ? errno : 0; }
 
 // The absolute timeout the calls take: null for no deadline.
-const struct timespec* AbsTimeout(Deadline deadline, struct timespec* storage) {
+const struct timespec* AbsTimeout(MonotonicDeadline deadline, struct timespec* storage) {
   if (deadline.is_never()) return nullptr;
-  *storage = deadline.ToMonotonicTimespec();
+  *storage = deadline.ToTimespec();
   return storage;
 }
 
 }  // namespace
 
-int FutexWaitUntil(uint32_t* word, uint32_t expected, bool shared, Deadline deadline) {
+int FutexWaitUntil(uint32_t* word, uint32_t expected, bool shared, MonotonicDeadline deadline) {
   // FUTEX_WAIT_BITSET takes an absolute timeout, on CLOCK_MONOTONIC unless
   // FUTEX_CLOCK_REALTIME is given; plain FUTEX_WAIT would take a relative one.
   const int op = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG);
@@ -50,7 +50,7 @@ int FutexWaitUntil(uint32_t* word, uint32_t expected, bool shared, Deadline dead
 }
 
 int FutexWaitOrCancelUntil(uint32_t* word, uint32_t expected, bool shared,
-                           uint32_t* cancel_word, Deadline deadline) {
+                           uint32_t* cancel_word, MonotonicDeadline deadline) {
   WaitvEntry entries[2] = {};
   entries[0].val = expected;
   entries[0].uaddr = reinterpret_cast<uintptr_t>(word);

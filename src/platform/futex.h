@@ -13,21 +13,21 @@
 
 #include <cstdint>
 
-#include "ipclock/deadline.h"
+#include "platform/monotonic_deadline.h"
 
 namespace ipclock {
 
 // Sleeps while `*word == expected`, until a FUTEX_WAKE on `word`, a signal,
 // or `deadline`. 0 when woken (possibly spuriously), EAGAIN if the word
 // already differed, ETIMEDOUT, EINTR, or another errno.
-int FutexWaitUntil(uint32_t* word, uint32_t expected, bool shared, Deadline deadline);
+int FutexWaitUntil(uint32_t* word, uint32_t expected, bool shared, MonotonicDeadline deadline);
 
 // Like FutexWaitUntil, but also ends, with ECANCELED, when `*cancel_word`
 // (a private word) stops being 0 and is woken; one futex_waitv(2) call, so a
 // cancellation that sets the word and wakes it between our check and the
 // sleep is never missed. ENOSYS on kernels before 5.16.
 int FutexWaitOrCancelUntil(uint32_t* word, uint32_t expected, bool shared,
-                           uint32_t* cancel_word, Deadline deadline);
+                           uint32_t* cancel_word, MonotonicDeadline deadline);
 
 // Wakes up to `count` sleepers on `word`. Returns how many were woken, or a
 // negative errno.

@@ -140,7 +140,7 @@ absl::StatusOr<std::unique_ptr<FutexRing>> FutexRing::Create(int eventfd,
 }
 
 absl::Status FutexRing::Wait(uint32_t* word, uint32_t expected, bool shared,
-                             Deadline deadline, uint64_t wait_data,
+                             MonotonicDeadline deadline, uint64_t wait_data,
                              uint64_t timeout_data) {
   const bool timed = !deadline.is_never();
   io_uring_sqe* sqe = impl_->Sqe(timed ? 2 : 1);
@@ -149,7 +149,7 @@ absl::Status FutexRing::Wait(uint32_t* word, uint32_t expected, bool shared,
   sqe->user_data = wait_data;
   if (timed) {
     sqe->flags |= IOSQE_IO_LINK;
-    const struct timespec ts = deadline.ToMonotonicTimespec();
+    const struct timespec ts = deadline.ToTimespec();
     impl_->scratch_ts.tv_sec = ts.tv_sec;
     impl_->scratch_ts.tv_nsec = ts.tv_nsec;
     io_uring_sqe* t = io_uring_get_sqe(&impl_->ring);
@@ -197,7 +197,7 @@ absl::StatusOr<std::unique_ptr<FutexRing>> FutexRing::Create(int, unsigned) {
   return absl::UnavailableError("ipclock was built without liburing (-Dio_uring)");
 }
 
-absl::Status FutexRing::Wait(uint32_t*, uint32_t, bool, Deadline, uint64_t, uint64_t) {
+absl::Status FutexRing::Wait(uint32_t*, uint32_t, bool, MonotonicDeadline, uint64_t, uint64_t) {
   return absl::UnimplementedError("io_uring");
 }
 

@@ -35,7 +35,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "ipclock/deadline.h"
+#include "platform/monotonic_deadline.h"
 
 namespace ipclock {
 
@@ -57,7 +57,7 @@ class FutexRing {
   // Submits a wait on `word` while it equals `expected`, completing with
   // `wait_data`; with a finite `deadline` it is linked to a timeout that
   // completes with `timeout_data`. `shared` for words in shared memory.
-  absl::Status Wait(uint32_t* word, uint32_t expected, bool shared, Deadline deadline,
+  absl::Status Wait(uint32_t* word, uint32_t expected, bool shared, MonotonicDeadline deadline,
                     uint64_t wait_data, uint64_t timeout_data);
 
   // Submits a cancellation of the request with `target_data`, completing

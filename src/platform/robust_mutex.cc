@@ -32,7 +32,7 @@ constexpr bool kTimedLocksInvisibleToTsan = false;
 // PI mutexes answer a valid monotonic timeout with EINVAL.
 std::atomic<bool> g_pi_needs_realtime{false};
 
-int PollUntil(pthread_mutex_t* mu, Deadline deadline) {
+int PollUntil(pthread_mutex_t* mu, MonotonicDeadline deadline) {
   for (;;) {
     const int rc = pthread_mutex_trylock(mu);
     if (rc != EBUSY || deadline.has_passed()) return rc;
@@ -42,8 +42,8 @@ int PollUntil(pthread_mutex_t* mu, Deadline deadline) {
 
 // A PI mutex on a kernel or glibc without FUTEX_LOCK_PI2: the remaining
 // time re-based onto the wall clock (see the header).
-int RealtimeLock(pthread_mutex_t* mu, Deadline deadline) {
-  const int64_t left = deadline.monotonic_nanos() - Deadline::NowNanos();
+int RealtimeLock(pthread_mutex_t* mu, MonotonicDeadline deadline) {
+  const int64_t left = deadline.nanos() - MonotonicNowNanos();
   if (left <= 0) return pthread_mutex_trylock(mu);
   struct timespec ts;
   if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return errno;
@@ -53,12 +53,12 @@ int RealtimeLock(pthread_mutex_t* mu, Deadline deadline) {
   return pthread_mutex_timedlock(mu, &ts);
 }
 
-int LockUntil(pthread_mutex_t* mu, Deadline deadline) {
-  if (deadline == Deadline::Past()) return pthread_mutex_trylock(mu);
+int LockUntil(pthread_mutex_t* mu, MonotonicDeadline deadline) {
+  if (deadline == MonotonicDeadline::Past()) return pthread_mutex_trylock(mu);
   if (deadline.is_never()) return pthread_mutex_lock(mu);
   if (kTimedLocksInvisibleToTsan) return PollUntil(mu, deadline);
   if (!g_pi_needs_realtime.load(std::memory_order_relaxed)) {
-    const struct timespec ts = deadline.ToMonotonicTimespec();
+    const struct timespec ts = deadline.ToTimespec();
     const int rc = pthread_mutex_clocklock(mu, CLOCK_MONOTONIC, &ts);
     if (rc != EINVAL) return rc;
     // Either a PI mutex on an older pair, or memory that is no mutex: the
@@ -88,7 +88,7 @@ int RobustMutexInit(pthread_mutex_t* mu, const RobustMutexOptions& options) {
   return rc != 0 ? rc : destroyed;
 }
 
-int RobustMutexLock(pthread_mutex_t* mu, Deadline deadline) {
+int RobustMutexLock(pthread_mutex_t* mu, MonotonicDeadline deadline) {
   if (int err = TakeFault(FaultPoint::kMutexLock); err != 0) return err;
   const int rc = LockUntil(mu, deadline);
   return rc == ETIMEDOUT ? EBUSY : rc;

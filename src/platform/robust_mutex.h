@@ -9,7 +9,7 @@
 //   RobustMutexOptions options;  // error-checking, no priority inheritance
 //   if (int err = RobustMutexInit(&page->mu, options); err != 0) ...
 //
-//   int rc = RobustMutexLock(&page->mu, Deadline::Never());
+//   int rc = RobustMutexLock(&page->mu, MonotonicDeadline::Never());
 //   if (rc == EOWNERDEAD) {
 //     // Held now, but the last owner died holding it: put right what the
 //     // mutex guards first, then
@@ -60,7 +60,7 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "ipclock/deadline.h"
+#include "platform/monotonic_deadline.h"
 #include "platform/faults.h"
 
 namespace ipclock {
@@ -78,17 +78,17 @@ struct RobustMutexOptions {
 [[nodiscard]] int RobustMutexInit(pthread_mutex_t* mu,
                                   const RobustMutexOptions& options);
 
-// Locks `mu`, waiting until `deadline` (Deadline::Past(): one try;
-// Deadline::Never(): no timeout). Returns
+// Locks `mu`, waiting until `deadline` (MonotonicDeadline::Past(): one try;
+// MonotonicDeadline::Never(): no timeout). Returns
 //   0                held;
 //   EOWNERDEAD       held, but its last owner died holding it (see above);
 //   EBUSY            another owner still held it at the deadline;
 //   EDEADLK          this thread holds it already (error-checking mutexes);
 //   ENOTRECOVERABLE  nobody can lock it any more;
 // or another errno (EINVAL for memory that is not such a mutex).
-[[nodiscard]] int RobustMutexLock(pthread_mutex_t* mu, Deadline deadline);
+[[nodiscard]] int RobustMutexLock(pthread_mutex_t* mu, MonotonicDeadline deadline);
 
-// RobustMutexLock(mu, Deadline::Past()), inline for the fast path.
+// RobustMutexLock(mu, MonotonicDeadline::Past()), inline for the fast path.
 [[nodiscard]] inline int RobustMutexTryLock(pthread_mutex_t* mu) {
   if (int err = TakeFault(FaultPoint::kMutexLock); err != 0) return err;
   return pthread_mutex_trylock(mu);

@@ -15,19 +15,17 @@
 #include <climits>
 #include <cstdint>
 
-#include "absl/time/time.h"
 
 namespace ipclock {
 
-SocketWait WaitSocket(int fd, bool for_write, Deadline until) {
+SocketWait WaitSocket(int fd, bool for_write, MonotonicDeadline until) {
   struct pollfd p = {fd, static_cast<short>(for_write ? POLLOUT : POLLIN), 0};
   for (;;) {
     int ms = -1;
     if (!until.is_never()) {
-      const absl::Duration left = until.Remaining();
-      if (left <= absl::ZeroDuration()) return SocketWait::kTimeout;
-      ms = static_cast<int>(std::min<int64_t>(
-          absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), INT_MAX));
+      const int64_t left = until.nanos() - MonotonicNowNanos();
+      if (left <= 0) return SocketWait::kTimeout;
+      ms = static_cast<int>(std::min<int64_t>((left + 999999) / 1000000, INT_MAX));
     }
     const int r = poll(&p, 1, ms);
     if (r > 0) return SocketWait::kReady;

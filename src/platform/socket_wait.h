@@ -9,7 +9,7 @@
 #ifndef IPCLOCK_PLATFORM_SOCKET_WAIT_H_
 #define IPCLOCK_PLATFORM_SOCKET_WAIT_H_
 
-#include "ipclock/deadline.h"
+#include "platform/monotonic_deadline.h"
 
 namespace ipclock {
 
@@ -22,7 +22,7 @@ enum class SocketWait {
 // Waits until `fd` is readable (`for_write` false) or writable, retrying on
 // EINTR. A descriptor poll(2) refuses counts as ready: the caller's next
 // read or write reports the error.
-SocketWait WaitSocket(int fd, bool for_write, Deadline until);
+SocketWait WaitSocket(int fd, bool for_write, MonotonicDeadline until);
 
 // Whether `fd` has input waiting, or is hung up or in error, right now. For
 // a connection on which we expect nothing (a session that holds a lock and

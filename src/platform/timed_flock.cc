@@ -46,13 +46,13 @@ int FlockRetryingEintr(int fd, int operation) {
   }
 }
 
-int PollUntil(int fd, int operation, Deadline deadline) {
+int PollUntil(int fd, int operation, MonotonicDeadline deadline) {
   int64_t step_ns = 1000000;
   for (;;) {
     int err = FlockRetryingEintr(fd, operation | LOCK_NB);
     if (err != EWOULDBLOCK) return err;
     if (deadline.has_passed()) return EWOULDBLOCK;
-    int64_t left = deadline.monotonic_nanos() - Deadline::NowNanos();
+    int64_t left = deadline.nanos() - MonotonicNowNanos();
     int64_t nap = std::min(step_ns, std::max<int64_t>(left, 0));
     struct timespec ts = {static_cast<time_t>(nap / 1000000000),
                           static_cast<long>(nap % 1000000000)};
@@ -69,7 +69,7 @@ int TimedWaitSignal() {
   return sig;
 }
 
-int FlockUntil(int fd, int operation, Deadline deadline, bool* waited) {
+int FlockUntil(int fd, int operation, MonotonicDeadline deadline, bool* waited) {
   if (waited != nullptr) *waited = false;
   int err = FlockRetryingEintr(fd, operation | LOCK_NB);
   if (err != EWOULDBLOCK || deadline.has_passed()) return err;
@@ -88,7 +88,7 @@ int FlockUntil(int fd, int operation, Deadline deadline, bool* waited) {
     return PollUntil(fd, operation, deadline);
   }
   struct itimerspec its = {};
-  its.it_value = deadline.ToMonotonicTimespec();
+  its.it_value = deadline.ToTimespec();
   its.it_interval.tv_nsec = 1000000;
   sigset_t just_sig, old_mask;
   sigemptyset(&just_sig);

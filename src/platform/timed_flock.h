@@ -26,16 +26,16 @@
 #ifndef IPCLOCK_PLATFORM_TIMED_FLOCK_H_
 #define IPCLOCK_PLATFORM_TIMED_FLOCK_H_
 
-#include "ipclock/deadline.h"
+#include "platform/monotonic_deadline.h"
 
 namespace ipclock {
 
 // Locks `fd` with `operation` (LOCK_EX or LOCK_SH) by `deadline`. Returns 0
 // once locked, EWOULDBLOCK if another holder still has it at the deadline, or
-// the errno of a failure. `Deadline::Past()` tries once without waiting.
+// the errno of a failure. `MonotonicDeadline::Past()` tries once without waiting.
 // `*waited`, if given, says whether the first try found the lock busy (so
 // that the lock, if granted, was granted after a wait).
-int FlockUntil(int fd, int operation, Deadline deadline, bool* waited = nullptr);
+int FlockUntil(int fd, int operation, MonotonicDeadline deadline, bool* waited = nullptr);
 
 // The signal timed waits use, or 0 if none could be claimed (polling). For
 // tests and `ipclock doctor`.

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ipclock/store_interface.h"
+#include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "platform/files.h"
 #include "platform/process_id.h"
@@ -343,7 +344,7 @@ absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline
       }
     }
     bool waited = false;
-    int err = FlockUntil(f.fd.get(), operation, deadline, &waited);
+    int err = FlockUntil(f.fd.get(), operation, ForPlatform(deadline), &waited);
     if (err == EWOULDBLOCK) {
       if (converting) {
         // Linux drops our shared lock before it checks for conflicts with

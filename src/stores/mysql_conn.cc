@@ -15,6 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "platform/sigpipe_block.h"
 #include "platform/socket_wait.h"
@@ -215,7 +216,7 @@ absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
     sent = mysql_send_query(m, sql.data(), static_cast<unsigned long>(sql.size()));
   }
   if (sent != 0) return absl::UnavailableError(absl::StrCat("send: ", ConnError(m)));
-  if (WaitSocket(fd, /*for_write=*/false, reply_by) == SocketWait::kTimeout) {
+  if (WaitSocket(fd, /*for_write=*/false, ForPlatform(reply_by)) == SocketWait::kTimeout) {
     return absl::UnavailableError(
         "the server sent no reply in time (network or server down?)");
   }

@@ -24,6 +24,7 @@
 #include "core/dsn.h"
 #include "core/removeipc_guard.h"
 #include "ipclock/store_interface.h"
+#include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "platform/mutex_futex.h"
 #include "platform/process_id.h"
@@ -223,7 +224,7 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) 
     }
     ShmSlot& slot = *st->slot;
     const int rc = deadline == Deadline::Past() ? RobustMutexTryLock(&slot.mu)
-                                                 : RobustMutexLock(&slot.mu, deadline);
+                                                 : RobustMutexLock(&slot.mu, ForPlatform(deadline));
     if (rc != 0) {
       absl::StatusOr<bool> locked = OnLockFailure(key, slot, rc, deadline);
       if (!locked.ok() || !*locked) return locked;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "core/hashing.h"
+#include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "platform/robust_mutex.h"
 
@@ -288,7 +289,7 @@ absl::StatusOr<ShmBinding> ShmBindName(ShmSegment& segment, const ShmSlotName& n
     const absl::Duration grace = absl::Nanoseconds(kTableGraceNanos);
     if (deadline.Remaining() < grace) table_deadline = Deadline::In(grace);
   }
-  int rc = RobustMutexLock(&h.table_mu, table_deadline);
+  int rc = RobustMutexLock(&h.table_mu, ForPlatform(table_deadline));
   if (rc == EOWNERDEAD) {
     // A process died holding table_mu: in a lookup (nothing to repair), or
     // in a rebind (one tag to repair; see the header). At worst a reference
