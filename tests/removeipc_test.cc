@@ -30,6 +30,7 @@
 #include "ipclock/shm_store.h"
 #include "ipclock/store_factory.h"
 #include "platform/removeipc.h"
+#include "stores/flock_store.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace {
@@ -458,7 +459,7 @@ void StoreFromDsnRefusesARuntimeDir(void**) {
   Put(root, "etc/passwd", absl::StrCat("carol:x:", kOtherUid, ":100::/:/bin/sh\n"));
   Put(root, "var/lib/systemd/linger/carol", "");
   // (Checked without building a store, which would make the dir.)
-  ASSERT_OK(ipclock::GuardRemoveIpc(IpcKind::kLockDir, dir, RemoveIpcPolicy::kRefuse,
+  ASSERT_OK(ipclock::GuardRemoveIpc(ipclock::kFlockEntry, dir, RemoveIpcPolicy::kRefuse,
                                     absl::StrCat("flock://", dir)));
 }
 

@@ -82,11 +82,11 @@ absl::StatusOr<RemoveIpcPolicy> TakeRemoveIpcPolicy(Dsn& dsn,
                                   ": expected warn, refuse or ignore"));
 }
 
-absl::Status GuardRemoveIpc(IpcKind kind, absl::string_view lock_dir,
+absl::Status GuardRemoveIpc(const StoreEntry& entry, absl::string_view lock_dir,
                             RemoveIpcPolicy policy, absl::string_view store) {
-  if (policy == RemoveIpcPolicy::kIgnore) return absl::OkStatus();
+  if (policy == RemoveIpcPolicy::kIgnore || !entry.ipc) return absl::OkStatus();
   // The effective uid owns what the store creates (files, IPC objects).
-  RemoveIpcReport report = CheckRemoveIpc(RemoveIpcRoot(), geteuid(), kind, lock_dir);
+  RemoveIpcReport report = CheckRemoveIpc(RemoveIpcRoot(), geteuid(), *entry.ipc, lock_dir);
   return ApplyRemoveIpcPolicy(policy, report, store);
 }
 

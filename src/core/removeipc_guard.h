@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
+#include "core/store_entry.h"
 #include "ipclock/remove_ipc.h"
 #include "platform/removeipc.h"
 
@@ -34,11 +35,12 @@ absl::Status ApplyRemoveIpcPolicy(RemoveIpcPolicy policy,
                                   const RemoveIpcReport& report,
                                   absl::string_view store);
 
-// Checks what a store keeping its locks in `kind` (and `lock_dir`, for
-// kLockDir) risks for this process's effective uid, and applies `policy`.
-// Each local store's factory calls it before it creates anything, so that a
-// refused store leaves nothing behind.
-absl::Status GuardRemoveIpc(IpcKind kind, absl::string_view lock_dir,
+// Checks what the store of `entry` risks for this process's effective uid,
+// keeping its locks where its entry's `ipc` says (and in `lock_dir`, for
+// kLockDir), and applies `policy`; OK for a store RemoveIPC leaves alone.
+// Each local store's factory calls it with its own entry before it creates
+// anything, so that a refused store leaves nothing behind.
+absl::Status GuardRemoveIpc(const StoreEntry& entry, absl::string_view lock_dir,
                             RemoveIpcPolicy policy, absl::string_view store);
 
 // Takes the `removeipc=warn|refuse|ignore` option from `dsn`: its value, or

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Facts about this host and about system trees on it, for `ipclock doctor`
-// (core/host_check): paths and their owners, filesystems, users, io_uring.
+// (registry/host_check): paths and their owners, filesystems, users, io_uring.
 // Everything here only looks.
 
 #ifndef IPCLOCK_PLATFORM_HOST_PROBE_H_

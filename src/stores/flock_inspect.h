@@ -30,7 +30,7 @@ struct FlockDsnTarget {
 // dir. Other options are left for the store's own parser.
 absl::StatusOr<FlockDsnTarget> ReadFlockDsn(const Dsn& dsn);
 
-// The registry's lister (core/store_registry.h): the lock files of the dir
+// The lister of its entry (core/store_entry.h): the lock files of the dir
 // that are locked now, from /proc/locks, with their holder records.
 absl::StatusOr<HeldLocks> ListFlockLocks(Dsn& dsn, const ListRequest& request);
 

@@ -88,7 +88,7 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
     c.shared = true;
     c.fencing = record_;
     c.owner_death = record_;
-    c.scope = Scope::kLocal;
+    c.scope = kFlockEntry.scope;
     return c;
   }
 

@@ -13,7 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
+#include "core/store_entry.h"
 #include "ipclock/flock_store.h"
 
 namespace ipclock {
@@ -56,8 +56,13 @@ bool ParseFlockHolderRecord(absl::string_view bytes, FlockHolderRecord* out);
 // How many bytes ParseFlockHolderRecord() needs.
 size_t FlockHolderRecordSize();
 
-// The registry's entry (core/store_registry.h).
+// Its entry's driver.
 extern const StoreDriver kFlockDriver;
+
+// Its entry (core/store_entry.h), which the registry lists.
+inline constexpr absl::string_view kFlockSchemes[] = {"flock"};
+inline constexpr StoreEntry kFlockEntry = {
+    "flock", kFlockSchemes, Scope::kLocal, IpcKind::kLockDir, "", &kFlockDriver};
 
 }  // namespace ipclock
 

@@ -44,7 +44,7 @@ absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& op
   if (options.naming == FlockStoreOptions::Naming::kSymfony || !dir.empty()) {
     if (dir.empty()) dir = DefaultFlockDir();
     const std::string describe = absl::StrCat("flock://", dir);
-    if (absl::Status s = GuardRemoveIpc(IpcKind::kLockDir, dir, options.remove_ipc, describe);
+    if (absl::Status s = GuardRemoveIpc(kFlockEntry, dir, options.remove_ipc, describe);
         !s.ok()) {
       return s;
     }

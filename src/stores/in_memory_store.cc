@@ -58,7 +58,7 @@ class InMemoryStore final : public StoreWithState<Holder> {
     c.fencing = true;
     c.owner_death = false;
     c.counting = true;
-    c.scope = Scope::kProcess;
+    c.scope = kInMemoryEntry.scope;
     return c;
   }
 

@@ -79,7 +79,7 @@ class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
     c.blocking = false;     // waits poll
     c.expiring = true;
     c.serializable = true;  // the token alone refreshes or releases
-    c.scope = Scope::kRemote;
+    c.scope = kMemcachedEntry.scope;
     return c;
   }
 

@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
+#include "core/store_entry.h"
 #include "ipclock_config.h"
 #include "ipclock/memcached_store.h"
 
@@ -24,13 +24,19 @@ namespace ipclock {
 absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 
-// The registry's entry (core/store_registry.h); null in a build without it.
+// Its entry's driver; null in a build without it.
 #if IPCLOCK_HAVE_MEMCACHED
 extern const StoreDriver kMemcachedDriver;
 inline constexpr const StoreDriver* kMemcachedDriverIfBuilt = &kMemcachedDriver;
 #else
 inline constexpr const StoreDriver* kMemcachedDriverIfBuilt = nullptr;
 #endif
+
+// Its entry (core/store_entry.h), which the registry lists.
+inline constexpr absl::string_view kMemcachedSchemes[] = {"memcached"};
+inline constexpr StoreEntry kMemcachedEntry = {
+    "memcached", kMemcachedSchemes, Scope::kRemote, std::nullopt, "memcached",
+    kMemcachedDriverIfBuilt};
 
 }  // namespace ipclock
 

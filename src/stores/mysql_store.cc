@@ -58,7 +58,7 @@ class MysqlAdvisoryStore final : public StoreWithState<MyKeyState> {
   Capabilities capabilities() const override {
     Capabilities c;
     c.blocking = true;
-    c.scope = Scope::kRemote;
+    c.scope = kMysqlAdvisoryEntry.scope;
     return c;
   }
 

@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
+#include "core/store_entry.h"
 #include "ipclock/inspect.h"
 #include "ipclock/mysql_store.h"
 #include "ipclock_config.h"
@@ -31,13 +31,19 @@ absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
 absl::StatusOr<HeldLocks> ListMysqlAdvisoryLocks(
     Dsn& dsn, const ListRequest& request);
 
-// The registry's entry (core/store_registry.h); null in a build without it.
+// Its entry's driver; null in a build without it.
 #if IPCLOCK_HAVE_MYSQL
 extern const StoreDriver kMysqlAdvisoryDriver;
 inline constexpr const StoreDriver* kMysqlAdvisoryDriverIfBuilt = &kMysqlAdvisoryDriver;
 #else
 inline constexpr const StoreDriver* kMysqlAdvisoryDriverIfBuilt = nullptr;
 #endif
+
+// Its entry (core/store_entry.h), which the registry lists.
+inline constexpr absl::string_view kMysqlAdvisorySchemes[] = {"mysql+advisory"};
+inline constexpr StoreEntry kMysqlAdvisoryEntry = {
+    "mysql+advisory", kMysqlAdvisorySchemes, Scope::kRemote, std::nullopt, "mysql",
+    kMysqlAdvisoryDriverIfBuilt};
 
 }  // namespace ipclock
 

@@ -17,7 +17,7 @@
 
 namespace ipclock {
 
-// The registry's lister (core/store_registry.h) for `posix-semaphore` DSNs;
+// The lister of its entry (core/store_entry.h) for `posix-semaphore` DSNs;
 // reads the `prefix` option as the store does.
 absl::StatusOr<HeldLocks> ListPosixSemaphoreLocks(Dsn& dsn, const ListRequest& request);
 

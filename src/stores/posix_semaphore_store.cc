@@ -113,7 +113,7 @@ class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
     c.blocking = true;
     c.counting = true;
     c.owner_death = true;
-    c.scope = Scope::kLocal;
+    c.scope = kPosixSemaphoreEntry.scope;
     return c;
   }
 
@@ -345,7 +345,7 @@ absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(
         "\": expected 1 to 64 of [A-Za-z0-9._-] (no '/': a name has one, "
         "at its start)"));
   }
-  if (absl::Status s = GuardRemoveIpc(IpcKind::kPosixShm, "", options.remove_ipc,
+  if (absl::Status s = GuardRemoveIpc(kPosixSemaphoreEntry, "", options.remove_ipc,
                                       "posix-semaphore");
       !s.ok()) {
     return s;

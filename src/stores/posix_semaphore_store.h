@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
+#include "core/store_entry.h"
 #include "ipclock/posix_semaphore_store.h"
 
 namespace ipclock {
@@ -18,8 +18,14 @@ namespace ipclock {
 absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 
-// The registry's entry (core/store_registry.h).
+// Its entry's driver.
 extern const StoreDriver kPosixSemaphoreDriver;
+
+// Its entry (core/store_entry.h), which the registry lists.
+inline constexpr absl::string_view kPosixSemaphoreSchemes[] = {"posix-semaphore"};
+inline constexpr StoreEntry kPosixSemaphoreEntry = {
+    "posix-semaphore", kPosixSemaphoreSchemes, Scope::kLocal, IpcKind::kPosixShm, "",
+    &kPosixSemaphoreDriver};
 
 }  // namespace ipclock
 

@@ -117,7 +117,7 @@ class PostgresStore final : public StoreWithState<PgKeyState> {
     Capabilities c;
     c.blocking = true;
     c.shared = true;
-    c.scope = Scope::kRemote;
+    c.scope = kPostgresEntry.scope;
     return c;
   }
 

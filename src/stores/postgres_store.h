@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
+#include "core/store_entry.h"
 #include "ipclock_config.h"
 #include "ipclock/postgres_store.h"
 
@@ -20,13 +20,20 @@ namespace ipclock {
 absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 
-// The registry's entry (core/store_registry.h); null in a build without it.
+// Its entry's driver; null in a build without it.
 #if IPCLOCK_HAVE_POSTGRES
 extern const StoreDriver kPostgresDriver;
 inline constexpr const StoreDriver* kPostgresDriverIfBuilt = &kPostgresDriver;
 #else
 inline constexpr const StoreDriver* kPostgresDriverIfBuilt = nullptr;
 #endif
+
+// Its entry (core/store_entry.h), which the registry lists.
+inline constexpr absl::string_view kPostgresSchemes[] = {
+    "postgresql+advisory", "pgsql+advisory", "postgres+advisory"};
+inline constexpr StoreEntry kPostgresEntry = {
+    "postgresql+advisory", kPostgresSchemes, Scope::kRemote, std::nullopt, "postgres",
+    kPostgresDriverIfBuilt};
 
 }  // namespace ipclock
 

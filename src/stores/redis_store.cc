@@ -113,7 +113,7 @@ class RedisStore final : public StoreWithState<RedisKeyState> {
     c.fencing = options_.fencing;
     c.owner_death = options_.fencing;
     c.counting = false;
-    c.scope = Scope::kRemote;
+    c.scope = kRedisEntry.scope;
     return c;
   }
 

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
+#include "core/store_entry.h"
 #include "ipclock_config.h"
 #include "ipclock/redis_store.h"
 
@@ -22,13 +22,18 @@ namespace ipclock {
 absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 
-// The registry's entry (core/store_registry.h); null in a build without it.
+// Its entry's driver; null in a build without it.
 #if IPCLOCK_HAVE_REDIS
 extern const StoreDriver kRedisDriver;
 inline constexpr const StoreDriver* kRedisDriverIfBuilt = &kRedisDriver;
 #else
 inline constexpr const StoreDriver* kRedisDriverIfBuilt = nullptr;
 #endif
+
+// Its entry (core/store_entry.h), which the registry lists.
+inline constexpr absl::string_view kRedisSchemes[] = {"redis", "rediss"};
+inline constexpr StoreEntry kRedisEntry = {
+    "redis", kRedisSchemes, Scope::kRemote, std::nullopt, "redis", kRedisDriverIfBuilt};
 
 }  // namespace ipclock
 

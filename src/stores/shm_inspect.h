@@ -13,7 +13,7 @@
 
 namespace ipclock {
 
-// The registry's lister (core/store_registry.h) for `shm://NAME`. A slot is
+// The lister of its entry (core/store_entry.h) for `shm://NAME`. A slot is
 // held when its holder pid is set and that process is alive; the mutex is
 // never tried, since a trylock that succeeded would make us a holder, and
 // one taken from a dead holder would use up the owner-death report meant

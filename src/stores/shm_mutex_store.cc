@@ -92,7 +92,7 @@ class ShmMutexStore final : public StoreWithState<ShmKeyState> {
     c.blocking = true;
     c.fencing = true;
     c.owner_death = true;
-    c.scope = Scope::kLocal;
+    c.scope = kShmEntry.scope;
     return c;
   }
 
@@ -406,7 +406,7 @@ absl::StatusOr<std::shared_ptr<Store>> NewShmStore(const ShmStoreOptions& option
     return absl::InvalidArgumentError(absl::StrCat(
         "ipclock: shm://", options.name, ": mode must be a permission mode (0 to 0777)"));
   }
-  if (absl::Status s = GuardRemoveIpc(IpcKind::kPosixShm, "", options.remove_ipc,
+  if (absl::Status s = GuardRemoveIpc(kShmEntry, "", options.remove_ipc,
                                       absl::StrCat("shm://", options.name));
       !s.ok()) {
     return s;

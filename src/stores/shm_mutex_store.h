@@ -33,7 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
+#include "core/store_entry.h"
 #include "ipclock/shm_store.h"
 
 namespace ipclock {
@@ -136,8 +136,13 @@ inline constexpr uint64_t ShmSegmentSize(uint32_t capacity) {
 absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 
-// The registry's entry (core/store_registry.h).
+// Its entry's driver.
 extern const StoreDriver kShmDriver;
+
+// Its entry (core/store_entry.h), which the registry lists.
+inline constexpr absl::string_view kShmSchemes[] = {"shm"};
+inline constexpr StoreEntry kShmEntry = {
+    "shm", kShmSchemes, Scope::kLocal, IpcKind::kPosixShm, "", &kShmDriver};
 
 }  // namespace ipclock
 

@@ -22,7 +22,7 @@
 
 namespace ipclock {
 
-// The registry's lister (core/store_registry.h) for `semaphore` DSNs; reads
+// The lister of its entry (core/store_entry.h) for `semaphore` DSNs; reads
 // the `key_scheme` option as the store does.
 absl::StatusOr<HeldLocks> ListSemaphoreLocks(Dsn& dsn, const ListRequest& request);
 

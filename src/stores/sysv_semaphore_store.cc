@@ -103,7 +103,7 @@ class SemaphoreStore final : public StoreWithState<SemKeyState> {
     c.blocking = true;
     c.counting = true;
     c.owner_death = true;
-    c.scope = Scope::kLocal;
+    c.scope = kSemaphoreEntry.scope;
     return c;
   }
 
@@ -275,7 +275,7 @@ absl::StatusOr<std::shared_ptr<Store>> NewSemaphoreStore(
     return absl::InvalidArgumentError(absl::StrCat(
         "semaphore: keep_idle=", options.keep_idle, ": at most ", SemaphoreStoreOptions::kMaxKeepIdle));
   }
-  if (absl::Status s = GuardRemoveIpc(IpcKind::kSysV, "", options.remove_ipc, kName);
+  if (absl::Status s = GuardRemoveIpc(kSemaphoreEntry, "", options.remove_ipc, kName);
       !s.ok()) {
     return s;
   }

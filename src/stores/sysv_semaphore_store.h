@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
+#include "core/store_entry.h"
 #include "ipclock/semaphore_store.h"
 
 namespace ipclock {
@@ -41,8 +41,13 @@ struct SemaphoreSetInfo {
 // apart, and it is a hash of the resource.
 absl::StatusOr<std::vector<SemaphoreSetInfo>> ListSemaphoreSets();
 
-// The registry's entry (core/store_registry.h).
+// Its entry's driver.
 extern const StoreDriver kSemaphoreDriver;
+
+// Its entry (core/store_entry.h), which the registry lists.
+inline constexpr absl::string_view kSemaphoreSchemes[] = {"semaphore"};
+inline constexpr StoreEntry kSemaphoreEntry = {
+    "semaphore", kSemaphoreSchemes, Scope::kLocal, IpcKind::kSysV, "", &kSemaphoreDriver};
 
 }  // namespace ipclock
 

@@ -107,7 +107,7 @@ absl::StatusOr<std::shared_ptr<Store>> MysqlTableStoreFromDsn(Dsn& dsn, const St
   absl::StatusOr<std::unique_ptr<MyTableBackend>> backend = BackendFromDsn(dsn, &options);
   if (!backend.ok()) return backend.status();
   if (absl::Status s = (*backend)->Check(); !s.ok()) return s;
-  return MakeTableStore(kName, DescribeMysql(kName, options.connection), Scope::kRemote,
+  return MakeTableStore(kName, DescribeMysql(kName, options.connection), kMysqlTableEntry.scope,
                         options.table, *std::move(backend));
 }
 
@@ -127,7 +127,7 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlTableStore(
   auto backend = std::make_unique<MyTableBackend>(options.connection, options.max_idle,
                                                   describe);
   if (absl::Status s = backend->Check(); !s.ok()) return s;
-  return MakeTableStore(kName, describe, Scope::kRemote, options.table, std::move(backend));
+  return MakeTableStore(kName, describe, kMysqlTableEntry.scope, options.table, std::move(backend));
 }
 
 const StoreDriver kMysqlTableDriver = {&MysqlTableStoreFromDsn, &ListMysqlTableLocks};

@@ -254,8 +254,8 @@ absl::StatusOr<std::shared_ptr<Store>> PostgresTableStoreFromDsn(Dsn& dsn,
   absl::StatusOr<std::unique_ptr<PgTableBackend>> backend = BackendFromDsn(dsn, &options);
   if (!backend.ok()) return backend.status();
   if (absl::Status s = (*backend)->Check(); !s.ok()) return s;
-  return MakeTableStore(kName, DescribePg(options.conninfo), Scope::kRemote, options.table,
-                        *std::move(backend));
+  return MakeTableStore(kName, DescribePg(options.conninfo), kPostgresTableEntry.scope,
+                        options.table, *std::move(backend));
 }
 
 absl::StatusOr<HeldLocks> ListPostgresTableLocks(Dsn& dsn, const ListRequest& request) {
@@ -281,7 +281,8 @@ absl::StatusOr<std::shared_ptr<Store>> NewPostgresTableStore(
   const std::string describe = DescribePg(conninfo);
   auto backend = std::make_unique<PgTableBackend>(conninfo, given.max_idle, describe);
   if (absl::Status s = backend->Check(); !s.ok()) return s;
-  return MakeTableStore(kName, describe, Scope::kRemote, given.table, std::move(backend));
+  return MakeTableStore(kName, describe, kPostgresTableEntry.scope, given.table,
+                        std::move(backend));
 }
 
 const StoreDriver kPostgresTableDriver = {&PostgresTableStoreFromDsn,

@@ -277,7 +277,7 @@ absl::StatusOr<std::shared_ptr<Store>> SqliteTableStoreFromDsn(Dsn& dsn, const S
   absl::StatusOr<std::unique_ptr<SqliteTableBackend>> backend = BackendFromDsn(dsn, &options);
   if (!backend.ok()) return backend.status();
   if (absl::Status s = (*backend)->Check(); !s.ok()) return s;
-  return MakeTableStore(kName, absl::StrCat(kName, "://", options.path), Scope::kLocal,
+  return MakeTableStore(kName, absl::StrCat(kName, "://", options.path), kSqliteTableEntry.scope,
                         options.table, *std::move(backend));
 }
 
@@ -306,7 +306,8 @@ absl::StatusOr<std::shared_ptr<Store>> NewSqliteTableStore(
   auto backend =
       std::make_unique<SqliteTableBackend>(options.path, options.busy_timeout, describe);
   if (absl::Status s = backend->Check(); !s.ok()) return s;
-  return MakeTableStore(kName, describe, Scope::kLocal, options.table, std::move(backend));
+  return MakeTableStore(kName, describe, kSqliteTableEntry.scope, options.table,
+                        std::move(backend));
 }
 
 const StoreDriver kSqliteTableDriver = {&SqliteTableStoreFromDsn, &ListSqliteTableLocks};

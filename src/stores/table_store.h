@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
+#include "core/store_entry.h"
 #include "ipclock/inspect.h"
 #include "ipclock/table_store.h"
 #include "ipclock_config.h"
@@ -41,8 +41,8 @@ absl::StatusOr<HeldLocks> ListTableLocks(TableBackend& backend, absl::string_vie
                                          const TableStoreOptions& options,
                                          const ListRequest& request);
 
-// The registry's entries (core/store_registry.h); null in a build without
-// the database's library.
+// The drivers of its entries; null in a build without the database's
+// library.
 #if IPCLOCK_HAVE_POSTGRES
 extern const StoreDriver kPostgresTableDriver;
 inline constexpr const StoreDriver* kPostgresTableDriverIfBuilt = &kPostgresTableDriver;
@@ -61,6 +61,19 @@ inline constexpr const StoreDriver* kSqliteTableDriverIfBuilt = &kSqliteTableDri
 #else
 inline constexpr const StoreDriver* kSqliteTableDriverIfBuilt = nullptr;
 #endif
+
+// Their entries: one store, three databases.
+inline constexpr absl::string_view kPostgresTableSchemes[] = {"postgresql", "postgres", "pgsql"};
+inline constexpr StoreEntry kPostgresTableEntry = {
+    "postgresql", kPostgresTableSchemes, Scope::kRemote, std::nullopt, "postgres",
+    kPostgresTableDriverIfBuilt};
+inline constexpr absl::string_view kMysqlTableSchemes[] = {"mysql", "mysql2"};
+inline constexpr StoreEntry kMysqlTableEntry = {
+    "mysql", kMysqlTableSchemes, Scope::kRemote, std::nullopt, "mysql", kMysqlTableDriverIfBuilt};
+inline constexpr absl::string_view kSqliteTableSchemes[] = {"sqlite", "sqlite3"};
+inline constexpr StoreEntry kSqliteTableEntry = {
+    "sqlite", kSqliteTableSchemes, Scope::kLocal, std::nullopt, "sqlite",
+    kSqliteTableDriverIfBuilt};
 
 }  // namespace ipclock
 

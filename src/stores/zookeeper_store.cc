@@ -72,7 +72,7 @@ Capabilities ZooKeeperStore::capabilities() const {
   c.serializable = false;  // tied to this process's session
   c.fencing = true;        // the node's creation zxid
   c.owner_death = !symfony();
-  c.scope = Scope::kRemote;
+  c.scope = kZooKeeperEntry.scope;
   return c;
 }
 

@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
+#include "core/store_entry.h"
 #include "ipclock_config.h"
 #include "ipclock/inspect.h"
 #include "ipclock/zookeeper_store.h"
@@ -32,13 +32,19 @@ absl::StatusOr<std::shared_ptr<Store>> ZooKeeperStoreFromDsn(
 // of its own (zookeeper_list.cc).
 absl::StatusOr<HeldLocks> ListZooKeeperLocks(Dsn& dsn, const ListRequest& request);
 
-// The registry's entry (core/store_registry.h); null in a build without it.
+// Its entry's driver; null in a build without it.
 #if IPCLOCK_HAVE_ZOOKEEPER
 extern const StoreDriver kZooKeeperDriver;
 inline constexpr const StoreDriver* kZooKeeperDriverIfBuilt = &kZooKeeperDriver;
 #else
 inline constexpr const StoreDriver* kZooKeeperDriverIfBuilt = nullptr;
 #endif
+
+// Its entry (core/store_entry.h), which the registry lists.
+inline constexpr absl::string_view kZooKeeperSchemes[] = {"zookeeper"};
+inline constexpr StoreEntry kZooKeeperEntry = {
+    "zookeeper", kZooKeeperSchemes, Scope::kRemote, std::nullopt, "zookeeper",
+    kZooKeeperDriverIfBuilt};
 
 }  // namespace ipclock
 

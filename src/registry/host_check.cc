@@ -12,11 +12,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/dsn.h"
-#include "core/host_check_internal.h"
-#include "core/store_registry.h"
 #include "ipclock/flock_store.h"
 #include "ipclock/store_factory.h"
 #include "platform/host_probe.h"
+#include "registry/host_check_internal.h"
+#include "registry/store_registry.h"
 #include "stores/flock_inspect.h"
 
 namespace ipclock {

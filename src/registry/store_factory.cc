@@ -6,17 +6,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/dsn.h"
-#include "core/store_registry.h"
 #include "ipclock/inspect.h"
-#include "stores/degraded_store.h"
+#include "registry/degraded_store.h"
+#include "registry/store_registry.h"
 
 namespace ipclock {
 
 std::vector<std::string> SupportedDsnSchemes() {
   std::vector<std::string> schemes;
-  for (const StoreEntry& entry : StoreRegistry()) {
-    if (entry.driver == nullptr) continue;
-    for (absl::string_view s : entry.schemes) schemes.emplace_back(s);
+  for (const StoreEntry* entry : StoreRegistry()) {
+    if (entry->driver == nullptr) continue;
+    for (absl::string_view s : entry->schemes) schemes.emplace_back(s);
   }
   return schemes;
 }
@@ -52,7 +52,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
                                                     const StoreOptions& options) {
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
-  // `fallback=`/`degraded=` (stores/degraded_store.h): built again without
+  // `fallback=`/`degraded=` (registry/degraded_store.h): built again without
   // them, through this function.
   if (WantsDegradedMode(*dsn)) return DegradedStoreFromDsn(text, options);
   absl::StatusOr<const StoreEntry*> entry = EntryFor(*dsn);
@@ -62,7 +62,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
 
 std::vector<StoreInfo> KnownStores() {
   std::vector<StoreInfo> out;
-  for (const StoreEntry& entry : StoreRegistry()) out.push_back(InfoOf(entry));
+  for (const StoreEntry* entry : StoreRegistry()) out.push_back(InfoOf(*entry));
   return out;
 }
 

@@ -26,8 +26,8 @@
 // host, not other hosts that still use the remote server. doc/stores.md ("Degraded mode") says so
 // under "Degraded mode".
 
-#ifndef IPCLOCK_STORES_DEGRADED_STORE_H_
-#define IPCLOCK_STORES_DEGRADED_STORE_H_
+#ifndef IPCLOCK_REGISTRY_DEGRADED_STORE_H_
+#define IPCLOCK_REGISTRY_DEGRADED_STORE_H_
 
 #include <memory>
 
@@ -51,4 +51,4 @@ absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(
 
 }  // namespace ipclock
 
-#endif  // IPCLOCK_STORES_DEGRADED_STORE_H_
+#endif  // IPCLOCK_REGISTRY_DEGRADED_STORE_H_

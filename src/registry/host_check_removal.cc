@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "core/host_check_internal.h"
+#include "registry/host_check_internal.h"
 #include "platform/host_probe.h"
 #include "platform/lock_dir.h"
 

@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-#include "stores/degraded_store.h"
+#include "registry/degraded_store.h"
 
 #include <stdio.h>
 

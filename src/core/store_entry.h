@@ -1,28 +1,24 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The registry of stores: the one place that knows every store kind. Each
-// entry says what schemes name the store, its scope, what systemd-logind may
-// delete of it, which Meson feature builds it, and, when this build has it,
-// how to build one from a DSN and how to list its locks. `StoreFromDsn()`,
-// `SupportedDsnSchemes()`, `KnownStores()`, `ListHeldLocks()` and the
-// RemoveIPC guard all read it.
+// What one store kind says of itself: the schemes that name it, its scope,
+// what systemd-logind or a tmp cleaner may delete of its locks, the Meson
+// feature that builds it, and, when this build has it, how to build one
+// from a DSN and how to list its locks.
 //
-// Adding a store: one file pair in stores/ that defines a `StoreDriver`, and
-// one line in store_registry.cc. A store behind a Meson feature keeps its
-// line when the feature is off; its driver pointer is then null and every
-// use of its schemes is Unimplemented, never another store in its place.
-//
-// Stores are listed explicitly rather than registered by static
-// constructors: a static library drops objects nobody references, and their
-// registrations with them.
+// Each store defines its `StoreEntry` in its own header (stores/), the one
+// place its scope and its IPC kind are written: its capabilities, its
+// RemoveIPC guard (core/removeipc_guard.h) and `ipclock doctor` read them
+// from there. The registry (registry/store_registry.h), the only code that
+// knows every store, lists the entries. A store behind a Meson feature
+// defines its entry in every build, with a null driver when the feature is
+// off, so that its schemes are Unimplemented rather than unknown.
 
-#ifndef IPCLOCK_CORE_STORE_REGISTRY_H_
-#define IPCLOCK_CORE_STORE_REGISTRY_H_
+#ifndef IPCLOCK_CORE_STORE_ENTRY_H_
+#define IPCLOCK_CORE_STORE_ENTRY_H_
 
 #include <memory>
 #include <optional>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -61,15 +57,6 @@ struct StoreEntry {
   const StoreDriver* driver;
 };
 
-// Every store kind, in a fixed order (local stores first).
-absl::Span<const StoreEntry> StoreRegistry();
-
-// The entry whose schemes include `scheme`, or nullptr.
-const StoreEntry* FindStoreEntry(absl::string_view scheme);
-
-// Unimplemented, naming the store and the Meson feature that builds it.
-absl::Status StoreNotBuilt(const StoreEntry& entry);
-
 }  // namespace ipclock
 
-#endif  // IPCLOCK_CORE_STORE_REGISTRY_H_
+#endif  // IPCLOCK_CORE_STORE_ENTRY_H_

@@ -4,8 +4,8 @@
 // The parts of CheckHost() (ipclock/host_check.h): the target it resolves
 // from the options, and one function per group of checks.
 
-#ifndef IPCLOCK_CORE_HOST_CHECK_INTERNAL_H_
-#define IPCLOCK_CORE_HOST_CHECK_INTERNAL_H_
+#ifndef IPCLOCK_REGISTRY_HOST_CHECK_INTERNAL_H_
+#define IPCLOCK_REGISTRY_HOST_CHECK_INTERNAL_H_
 
 #include <sys/types.h>
 
@@ -64,4 +64,4 @@ void CheckTimedWaitSignal(const Target& target, std::vector<HostFinding>* out);
 }  // namespace host_check
 }  // namespace ipclock
 
-#endif  // IPCLOCK_CORE_HOST_CHECK_INTERNAL_H_
+#endif  // IPCLOCK_REGISTRY_HOST_CHECK_INTERNAL_H_

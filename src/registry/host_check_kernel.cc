@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "core/host_check_internal.h"
+#include "registry/host_check_internal.h"
 #include "platform/host_probe.h"
 #include "platform/ipc_probe.h"
 #include "platform/small_file.h"

@@ -1,0 +1,38 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The combined store's DSN (include/ipclock/combined_store.h, "DSN"): its
+// members are built by StoreFromDsn(), so this part of the combined store
+// sits in the registry's layer, above the stores it combines. The store
+// itself (NewCombinedStore()) is stores/combined_store.cc.
+
+#ifndef IPCLOCK_REGISTRY_COMBINED_DSN_H_
+#define IPCLOCK_REGISTRY_COMBINED_DSN_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/dsn.h"
+#include "core/store_entry.h"
+#include "ipclock/combined_store.h"
+#include "ipclock/store_factory.h"
+
+namespace ipclock {
+
+// Builds a combined store from a parsed `combined` DSN: option `strategy`
+// (consensus, the default, or unanimous) and members `store1`, `store2`, ...
+// each built by StoreFromDsn() with `options`.
+absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
+    Dsn& dsn, const StoreOptions& options);
+
+// Its entry's driver, and its entry (core/store_entry.h). The scope is the
+// widest a combined store can have; each one's capabilities say its own
+// (the narrowest member's).
+extern const StoreDriver kCombinedDriver;
+inline constexpr absl::string_view kCombinedSchemes[] = {"combined"};
+inline constexpr StoreEntry kCombinedEntry = {
+    "combined", kCombinedSchemes, Scope::kRemote, std::nullopt, "", &kCombinedDriver};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_REGISTRY_COMBINED_DSN_H_

@@ -1,0 +1,60 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "registry/store_registry.h"
+
+#include "absl/strings/str_cat.h"
+#include "registry/combined_dsn.h"
+#include "stores/flock_store.h"
+#include "stores/in_memory_store.h"
+#include "stores/memcached_store.h"
+#include "stores/mysql_store.h"
+#include "stores/posix_semaphore_store.h"
+#include "stores/postgres_store.h"
+#include "stores/redis_store.h"
+#include "stores/shm_mutex_store.h"
+#include "stores/sysv_semaphore_store.h"
+#include "stores/table_store.h"
+#include "stores/zookeeper_store.h"
+
+namespace ipclock {
+namespace {
+
+const StoreEntry* const kRegistry[] = {
+    &kFlockEntry,
+    &kShmEntry,
+    &kSemaphoreEntry,
+    &kPosixSemaphoreEntry,
+    &kInMemoryEntry,
+    &kCombinedEntry,
+    &kRedisEntry,
+    &kPostgresEntry,
+    &kMysqlAdvisoryEntry,
+    &kPostgresTableEntry,
+    &kMysqlTableEntry,
+    &kSqliteTableEntry,
+    &kMemcachedEntry,
+    &kZooKeeperEntry,
+};
+
+}  // namespace
+
+absl::Span<const StoreEntry* const> StoreRegistry() { return kRegistry; }
+
+const StoreEntry* FindStoreEntry(absl::string_view scheme) {
+  for (const StoreEntry* entry : kRegistry) {
+    for (absl::string_view s : entry->schemes) {
+      if (s == scheme) return entry;
+    }
+  }
+  return nullptr;
+}
+
+absl::Status StoreNotBuilt(const StoreEntry& entry) {
+  return absl::UnimplementedError(absl::StrCat(
+      "ipclock: the ", entry.name, " store is not in this build (Meson option -D",
+      entry.feature, "=enabled, with its library installed, builds it); no "
+      "other store is used in its place"));
+}
+
+}  // namespace ipclock

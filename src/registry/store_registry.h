@@ -1,0 +1,47 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The registry of stores: the one place that knows every store kind. It
+// lists each store's entry (core/store_entry.h: its schemes, scope, what
+// systemd-logind may delete of it, its Meson feature and its driver).
+// `StoreFromDsn()`, `SupportedDsnSchemes()`, `KnownStores()`,
+// `ListHeldLocks()` and `CheckHost()`, all in this layer, read it.
+//
+// Layers: platform <- core <- stores <- registry <- C API, CLI, tools. The
+// registry includes every store's header; nothing below it includes the
+// registry. A store that builds other stores from DSNs (a combined store's
+// members, a degraded store's fallback) has its DSN part here
+// (registry/combined_dsn.h, registry/degraded_store.h).
+//
+// Adding a store: one file pair in stores/ that defines its `StoreEntry`,
+// and one line in store_registry.cc. A store behind a Meson feature keeps
+// its line when the feature is off; its driver pointer is then null and
+// every use of its schemes is Unimplemented, never another store in its
+// place.
+//
+// Stores are listed explicitly rather than registered by static
+// constructors: a static library drops objects nobody references, and their
+// registrations with them.
+
+#ifndef IPCLOCK_REGISTRY_STORE_REGISTRY_H_
+#define IPCLOCK_REGISTRY_STORE_REGISTRY_H_
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/store_entry.h"
+
+namespace ipclock {
+
+// Every store kind, in a fixed order (local stores first).
+absl::Span<const StoreEntry* const> StoreRegistry();
+
+// The entry whose schemes include `scheme`, or nullptr.
+const StoreEntry* FindStoreEntry(absl::string_view scheme);
+
+// Unimplemented, naming the store and the Meson feature that builds it.
+absl::Status StoreNotBuilt(const StoreEntry& entry);
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_REGISTRY_STORE_REGISTRY_H_
