@@ -19,7 +19,7 @@
 #include "cli_util.h"
 #include "ipclock_config.h"
 #include "ipclock/inspect.h"
-#include "ipclock/posix_semaphore_store.h"
+#include "ipclock/stores/posix_semaphore_store.h"
 #include "ipclock/store_factory.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h

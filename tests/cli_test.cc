@@ -20,7 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli_util.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/stores/flock_store.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 

@@ -36,7 +36,7 @@
 #include "absl/strings/str_split.h"
 #include "cli_util.h"
 #include "ipclock_config.h"
-#include "ipclock/posix_semaphore_store.h"
+#include "ipclock/stores/posix_semaphore_store.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 

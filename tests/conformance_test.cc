@@ -28,7 +28,7 @@
 #include "absl/time/clock.h"
 #include "core/lock_access.h"
 #include "ipclock/lock.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "ipclock/lock_factory.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"

@@ -30,7 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "ipclock/lock.h"
-#include "ipclock/posix_semaphore_store.h"
+#include "ipclock/stores/posix_semaphore_store.h"
 #include "ipclock/store_factory.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 

@@ -18,7 +18,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/stores/flock_store.h"
 #include "platform/lock_dir.h"
 #include "flock_test_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h

@@ -24,7 +24,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "flock_test_util.h"

@@ -18,7 +18,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
 #include "platform/faults.h"
 #include "stores/flock_record.h"

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
 #include "ipclock/store_factory.h"
 #include "flock_test_util.h"

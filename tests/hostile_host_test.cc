@@ -25,11 +25,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/stores/flock_store.h"
 #include "ipclock/c.h"
 #include "ipclock/lock.h"
-#include "ipclock/posix_semaphore_store.h"
-#include "ipclock/semaphore_store.h"
+#include "ipclock/stores/posix_semaphore_store.h"
+#include "ipclock/stores/semaphore_store.h"
 #include "ipclock/store_factory.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h

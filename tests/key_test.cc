@@ -8,13 +8,15 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/time/clock.h"
-#include "ipclock/key.h"
+#include "ipclock/spi/key.h"
+#include "ipclock/spi/key_state.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace {
 
 using ipclock::Key;
 using ipclock::KeyOptions;
+using ipclock::KeyWriter;
 
 void ValidatesResource(void**) {
   ASSERT_CODE(Key::Create(""), absl::StatusCode::kInvalidArgument);
@@ -55,14 +57,14 @@ void LeaseArithmetic(void**) {
   ASSERT_OK(key);
   assert_false(key->has_expiry());
   assert_true(key->RemainingLifetime() == absl::InfiniteDuration());
-  key->ReduceLifetime(absl::Seconds(10));
-  key->ReduceLifetime(absl::Seconds(20));  // never extends
+  KeyWriter(*key).ReduceLifetime(absl::Seconds(10));
+  KeyWriter(*key).ReduceLifetime(absl::Seconds(20));  // never extends
   assert_true(key->RemainingLifetime() <= absl::Seconds(10));
   assert_true(key->RemainingLifetime() > absl::Seconds(9));
-  key->ReduceLifetime(absl::ZeroDuration());
+  KeyWriter(*key).ReduceLifetime(absl::ZeroDuration());
   assert_true(key->IsExpired());
   assert_true(key->RemainingLifetime() == absl::ZeroDuration());
-  key->ResetLifetime();
+  KeyWriter(*key).ResetLifetime();
   assert_false(key->IsExpired());
 }
 
@@ -70,8 +72,8 @@ void SerializationRoundTrips(void**) {
   std::string resource("inv\0oice \xff 42", 13);
   absl::StatusOr<Key> key = Key::Create(resource);
   ASSERT_OK(key);
-  key->ReduceLifetime(absl::Seconds(60));
-  key->set_fence(77);
+  KeyWriter(*key).ReduceLifetime(absl::Seconds(60));
+  KeyWriter(*key).set_fence(77);
   absl::StatusOr<std::string> text = key->Serialize();
   ASSERT_OK(text);
   absl::StatusOr<Key> back = Key::Deserialize(*text);
@@ -102,7 +104,7 @@ void DeserializationRejectsCorruption(void**) {
 void UnserializableKeyRefuses(void**) {
   absl::StatusOr<Key> key = Key::Create("held-by-fd");
   ASSERT_OK(key);
-  key->MarkUnserializable();
+  KeyWriter(*key).MarkUnserializable();
   ASSERT_CODE(key->Serialize(), absl::StatusCode::kFailedPrecondition);
 }
 

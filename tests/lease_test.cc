@@ -14,10 +14,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
-#include "ipclock/in_memory_store.h"
+#include "ipclock/stores/in_memory_store.h"
 #include "ipclock/lease_overrun.h"
 #include "ipclock/lock.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "ipclock/store.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 

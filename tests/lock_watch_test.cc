@@ -18,13 +18,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
-#include "ipclock/flock_store.h"
-#include "ipclock/in_memory_store.h"
+#include "ipclock/stores/flock_store.h"
+#include "ipclock/stores/in_memory_store.h"
 #include "ipclock/lease_overrun.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/messages.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace {

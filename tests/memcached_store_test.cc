@@ -31,7 +31,7 @@
 #include "core/lock_access.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
-#include "ipclock/memcached_store.h"
+#include "ipclock/stores/memcached_store.h"
 #include "ipclock/store_factory.h"
 #include "own_server.h"
 #include "peer_process.h"

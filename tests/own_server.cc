@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "spawn_util.h"
 
 namespace ipclock_test {

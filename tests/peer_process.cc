@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "absl/strings/ascii.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "spawn_util.h"
 
 namespace ipclock_test {

@@ -23,7 +23,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h

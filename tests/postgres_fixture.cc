@@ -16,7 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "ipclock/postgres_store.h"
+#include "ipclock/stores/postgres_store.h"
 #include "spawn_util.h"
 #include "postgres_fixture.h"  // last: it pulls in cmocka.h
 

@@ -29,7 +29,7 @@
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/store.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "redis_fixture.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {

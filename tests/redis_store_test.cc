@@ -45,10 +45,10 @@
 #include "core/dsn.h"
 #include "core/lock_access.h"
 #include "ipclock/lock.h"
-#include "ipclock/redis_store.h"
+#include "ipclock/stores/redis_store.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "spawn_util.h"
 #include "redis_fixture.h"  // last: it pulls in cmocka.h
 

@@ -23,7 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "ipclock/lock.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 #include "ipclock/store_factory.h"
 #include "platform/faults.h"
 #include "shm_test_util.h"  // last: it pulls in cmocka.h

@@ -19,7 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ipclock/lock.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 #include "ipclock/store_factory.h"
 #include "stores/shm_mutex_store.h"
 #include "shm_test_util.h"  // last: it pulls in cmocka.h

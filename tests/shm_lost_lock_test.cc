@@ -25,7 +25,7 @@
 #include "ipclock/lock.h"
 #include "ipclock/lock_factory.h"
 #include "ipclock/lock_watch.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 #include "ipclock/store_factory.h"
 #include "spawn_util.h"
 #include "shm_test_util.h"  // last: it pulls in cmocka.h

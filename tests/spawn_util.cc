@@ -17,7 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 
 namespace ipclock_test {
 

@@ -28,7 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "ipclock/lock.h"
-#include "ipclock/semaphore_store.h"
+#include "ipclock/stores/semaphore_store.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
 #include "ipclock_config.h"

@@ -36,7 +36,7 @@
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "peer_process.h"
 #include "spawn_util.h"
 #include "ipclock_config.h"

@@ -25,7 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "ipclock/lock.h"
 
 // cmocka.h defines macros (fail, skip, ...) that clash with the C++ library:

@@ -35,7 +35,7 @@
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"
-#include "ipclock/zookeeper_store.h"
+#include "ipclock/stores/zookeeper_store.h"
 #include "own_server.h"
 #include "peer_process.h"
 #include "spawn_util.h"

@@ -73,7 +73,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "ipclock/key.h"
+#include "ipclock/spi/key.h"
 #include "ipclock/store.h"
 
 namespace ipclock {

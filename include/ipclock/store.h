@@ -14,7 +14,7 @@
 // The operations that take and release locks are private: `Lock` calls them,
 // through `StoreCalls`, which checks every call against the store's
 // capabilities first. Writers of new stores derive from `StoreWithState`
-// (ipclock/store_interface.h), which documents each operation's contract.
+// (ipclock/spi/store_interface.h), which documents each operation's contract.
 //
 // Stores are thread-safe: one store may serve many threads and Locks at once.
 
@@ -29,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 
 namespace ipclock {
 
@@ -97,13 +97,13 @@ class Store {
   Store() = default;
 
   // The slot in `key` that belongs to this store object. Typed access is in
-  // `StoreWithState` (store_interface.h); nothing else should use these.
-  KeyState* StateSlot(const Key& key) const;  // inline, in store_interface.h
+  // `StoreWithState` (spi/store_interface.h); nothing else should use these.
+  KeyState* StateSlot(const Key& key) const;  // inline, in spi/store_interface.h
   void SetStateSlot(Key& key, std::unique_ptr<KeyState> state) const;
   std::unique_ptr<KeyState> TakeStateSlot(Key& key) const;
 
  private:
-  // The operations. store_interface.h states the contract of each; callers
+  // The operations. spi/store_interface.h states the contract of each; callers
   // go through `StoreCalls`, which checks the request first.
   friend class StoreCalls;
   virtual absl::StatusOr<bool> Save(Key& key, LockMode mode,

@@ -30,9 +30,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "ipclock/lock.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 
 namespace ipclock {
 

@@ -48,7 +48,7 @@
 #include "core/lock_access.h"
 #include "platform/futex.h"
 #include "platform/io_uring_futex.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/scoped_fd.h"
 
 namespace ipclock {

@@ -10,7 +10,7 @@
 #define IPCLOCK_CORE_BACKOFF_H_
 
 #include "absl/time/time.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 
 namespace ipclock {
 

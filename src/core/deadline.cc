@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 
 #include <time.h>
 

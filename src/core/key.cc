@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-#include "ipclock/key.h"
+#include "ipclock/spi/key.h"
 
 #include <algorithm>
 #include <vector>
@@ -13,7 +13,7 @@
 #include "absl/time/clock.h"
 #include "platform/errors.h"
 #include "core/hashing.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/random.h"
 
 namespace ipclock {

@@ -10,7 +10,7 @@
 #include "platform/errors.h"
 #include "core/lease_overrun.h"
 #include "ipclock/lock_factory.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 
 namespace ipclock {
 
@@ -39,7 +39,7 @@ absl::StatusOr<Lock> Lock::Create(std::shared_ptr<Store> store,
                                    "positive, not ",
                                    absl::FormatDuration(options.ttl)));
   }
-  key->set_permits(options.permits);
+  KeyWriter(*key).set_permits(options.permits);
   return Lock(std::move(store), *std::move(key), options);
 }
 
@@ -57,7 +57,7 @@ absl::StatusOr<Lock> Lock::FromSerialized(std::shared_ptr<Store> store,
   }
   absl::StatusOr<Key> key = Key::Deserialize(text, options.key_options);
   if (!key.ok()) return key.status();
-  key->set_permits(options.permits);
+  KeyWriter(*key).set_permits(options.permits);
   Lock lock(std::move(store), *std::move(key), options);
   absl::StatusOr<bool> held = StoreCalls::Exists(*lock.store_, lock.key_);
   if (!held.ok()) return held.status();
@@ -117,12 +117,12 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   // must stay as it was too.
   const std::optional<Deadline> previous_expiry = key_.expiry();
   if (expiring) {
-    key_.ResetLifetime();
-    key_.ReduceLifetime(options_.ttl);
+    KeyWriter(key_).ResetLifetime();
+    KeyWriter(key_).ReduceLifetime(options_.ttl);
   }
   absl::StatusOr<bool> saved = StoreCalls::Save(*store_, caps_, key_, mode, deadline);
   if (!saved.ok() || !*saved) {
-    if (expiring) key_.set_expiry(previous_expiry);
+    if (expiring) KeyWriter(key_).set_expiry(previous_expiry);
     if (!saved.ok()) return saved.status();
     // A failed conversion may have cost the lock we held (flock drops a
     // shared lock before it queues for an exclusive one): ask the store.
@@ -191,12 +191,12 @@ absl::Status Lock::Refresh(std::optional<absl::Duration> ttl) {
   }
   absl::Duration lease = ttl.value_or(options_.ttl);
   const std::optional<Deadline> previous_expiry = key_.expiry();
-  key_.ResetLifetime();
-  key_.ReduceLifetime(lease);
+  KeyWriter(key_).ResetLifetime();
+  KeyWriter(key_).ReduceLifetime(lease);
   if (absl::Status s = StoreCalls::PutOffExpiration(*store_, key_, lease);
       !s.ok()) {
     // The store's lease is what it was (or gone): so is ours.
-    key_.set_expiry(previous_expiry);
+    KeyWriter(key_).set_expiry(previous_expiry);
     return s;
   }
   if (key_.IsExpired()) {

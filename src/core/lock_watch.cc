@@ -29,7 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/lock_access.h"
 #include "core/messages.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/kernel_events.h"
 #include "platform/thread.h"

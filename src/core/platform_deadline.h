@@ -9,7 +9,7 @@
 #ifndef IPCLOCK_CORE_PLATFORM_DEADLINE_H_
 #define IPCLOCK_CORE_PLATFORM_DEADLINE_H_
 
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "platform/monotonic_deadline.h"
 
 namespace ipclock {

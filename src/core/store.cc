@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "platform/errors.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 
 namespace ipclock {
 

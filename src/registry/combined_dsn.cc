@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 
 namespace ipclock {
 namespace {

@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The combined store's DSN (include/ipclock/combined_store.h, "DSN"): its
+// The combined store's DSN (include/ipclock/stores/combined_store.h, "DSN"): its
 // members are built by StoreFromDsn(), so this part of the combined store
 // sits in the registry's layer, above the stores it combines. The store
 // itself (NewCombinedStore()) is stores/combined_store.cc.
@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
 #include "core/store_entry.h"
-#include "ipclock/combined_store.h"
+#include "ipclock/stores/combined_store.h"
 #include "ipclock/store_factory.h"
 
 namespace ipclock {

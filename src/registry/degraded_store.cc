@@ -16,7 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "core/messages.h"
 #include "platform/errors.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 
 namespace ipclock {
 namespace {

@@ -2,12 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // CombinedStore: one lock held in several member stores under a strategy
-// (include/ipclock/combined_store.h has the rules). The combined store keeps
+// (include/ipclock/stores/combined_store.h has the rules). The combined store keeps
 // its own state in the Key beside the members' states: which members hold
 // the key and in which mode, so that a failed attempt can give back exactly
 // what it took and a failed conversion can put back what was held before.
 
-#include "ipclock/combined_store.h"
+#include "ipclock/stores/combined_store.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -19,7 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "platform/errors.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/random.h"
 
 namespace ipclock {
@@ -103,13 +103,13 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     uint64_t rng = 0;
     for (;;) {
       Tally t = TryOnce(key, mode, st);
-      key.set_fence(std::nullopt);  // see the header: no fence is sound here
+      KeyWriter(key).set_fence(std::nullopt);  // see the header: no fence is sound here
       if (IsMet(t.succeeded)) {
         st.mode = mode;
-        key.set_previous_owner_died(t.owner_died);
+        KeyWriter(key).set_previous_owner_died(t.owner_died);
         return true;
       }
-      key.set_previous_owner_died(false);
+      KeyWriter(key).set_previous_owner_died(false);
       GiveBack(key, st, before, before_mode, t.took);
       // Even if every member that refused let go later, the members that
       // failed would keep the strategy from being met: waiting is pointless
@@ -283,7 +283,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     Tally t;
     t.took.assign(members_.size(), false);
     for (size_t i = 0; i < members_.size(); ++i) {
-      key.set_previous_owner_died(false);
+      KeyWriter(key).set_previous_owner_died(false);
       absl::StatusOr<bool> saved = StoreCalls::Save(*members_[i], key, mode, Deadline::Past());
       if (!saved.ok()) {
         t.AddError(saved.status());

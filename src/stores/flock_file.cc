@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "platform/errors.h"
 #include "platform/files.h"
 #include "platform/lock_dir.h"

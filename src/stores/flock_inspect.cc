@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/dsn.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/stores/flock_store.h"
 #include "platform/dir_scan.h"
 #include "platform/proc_locks.h"
 #include "platform/proc_pid.h"

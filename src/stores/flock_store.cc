@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// FlockStore. See include/ipclock/flock_store.h for the contract (what is
+// FlockStore. See include/ipclock/stores/flock_store.h for the contract (what is
 // checked when, the holder record, the idle files); the caveats of flock(2)
 // are written beside the code that deals with them.
 
@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "platform/files.h"
@@ -276,8 +276,8 @@ void FlockStore::Unlock(FlockKeyState* st) {
 }
 
 absl::Status FlockStore::OnAcquired(Key& key, FlockKeyState* st, LockMode mode) {
-  key.set_previous_owner_died(false);
-  key.set_fence(std::nullopt);
+  KeyWriter(key).set_previous_owner_died(false);
+  KeyWriter(key).set_fence(std::nullopt);
   if (!record_) return absl::OkStatus();
   FlockFile& f = *st->file;
   if (f.acquisitions > 1) f.MapRecordIfUseful();
@@ -294,7 +294,7 @@ absl::Status FlockStore::OnAcquired(Key& key, FlockKeyState* st, LockMode mode) 
   if (valid) f.last_fence = std::max(f.last_fence, record.fence);
   // A set mark under a lock we were just granted means its writer never ran
   // its release: it died holding the lock (flock itself released on death).
-  key.set_previous_owner_died(valid && record.held);
+  KeyWriter(key).set_previous_owner_died(valid && record.held);
   if (mode != LockMode::kExclusive || !f.writable) return absl::OkStatus();
   FlockRecordFields mine;
   mine.fence = f.last_fence + 1;
@@ -309,12 +309,12 @@ absl::Status FlockStore::OnAcquired(Key& key, FlockKeyState* st, LockMode mode) 
                       absl::StrCat("write holder record to ", path));
   }
   f.last_fence = mine.fence;
-  key.set_fence(mine.fence);
+  KeyWriter(key).set_fence(mine.fence);
   return absl::OkStatus();
 }
 
 absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline) {
-  key.MarkUnserializable();
+  KeyWriter(key).MarkUnserializable();
   FlockKeyState* st = &EnsureState(key, cache_);
   if (st->held && st->mode == mode) return true;
   if (st->file != nullptr && !st->held && st->file->pid != CurrentPid()) {

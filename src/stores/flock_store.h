@@ -14,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
 #include "core/store_entry.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/stores/flock_store.h"
 
 namespace ipclock {
 
@@ -33,7 +33,7 @@ std::shared_ptr<Store> MakeFlockStore(const FlockStoreOptions& options,
                                       std::shared_ptr<FlockDir> dir);
 
 // How old the last check of a lock file and its dir may be before an
-// acquisition or a release checks again (include/ipclock/flock_store.h,
+// acquisition or a release checks again (include/ipclock/stores/flock_store.h,
 // "What is checked, and when").
 constexpr int64_t kFlockCheckAfterNanos = 1000 * 1000;
 

@@ -21,7 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 
 namespace ipclock {
 namespace {
@@ -64,7 +64,7 @@ class InMemoryStore final : public StoreWithState<Holder> {
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode,
                             Deadline deadline) override {
-    key.MarkUnserializable();
+    KeyWriter(key).MarkUnserializable();
     Holder* holder = state(key);
     if (holder == nullptr) holder = &EnsureState(key, next_holder_id_.fetch_add(1));
     const uint64_t id = holder->id;
@@ -186,7 +186,7 @@ class InMemoryStore final : public StoreWithState<Holder> {
       if (e.exclusive.size() >= e.permits) return false;
       e.shared.erase(holder);
       e.exclusive.insert_or_assign(holder, expiry);
-      key.set_fence(++fence_);
+      KeyWriter(key).set_fence(++fence_);
       return true;
     }
     if (is_shared) {

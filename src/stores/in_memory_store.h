@@ -5,7 +5,7 @@
 #define IPCLOCK_STORES_IN_MEMORY_STORE_H_
 
 #include "core/store_entry.h"
-#include "ipclock/in_memory_store.h"
+#include "ipclock/stores/in_memory_store.h"
 
 namespace ipclock {
 

@@ -24,7 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "ipclock/memcached_store.h"
+#include "ipclock/stores/memcached_store.h"
 
 namespace ipclock {
 

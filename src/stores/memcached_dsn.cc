@@ -3,7 +3,7 @@
 //
 // The `memcached://` DSN forms, read as Symfony's
 // MemcachedAdapter::createConnection() reads them (see
-// include/ipclock/memcached_store.h). Compiled in every build: without
+// include/ipclock/stores/memcached_store.h). Compiled in every build: without
 // libmemcached, `NewMemcachedStore()` is Unimplemented here.
 
 #include <algorithm>

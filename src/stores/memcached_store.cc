@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// MemcachedStore. See include/ipclock/memcached_store.h for the contract and
+// MemcachedStore. See include/ipclock/stores/memcached_store.h for the contract and
 // spec/interop.md ("Memcached") for Symfony's format. Every operation is a
 // short sequence of memcached's own commands (add, gets, cas, delete, get)
 // on one key: memcached has no scripts, so each check-then-act step is a
@@ -25,7 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "core/backoff.h"
 #include "core/key_naming.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "stores/memcached_conn.h"
 
@@ -274,10 +274,10 @@ absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline dead
     if (ours) {
       // The lease counts from before the request was sent, so it ends
       // before the server's expiry does.
-      key.ResetLifetime();
-      key.ReduceLifetime(ttl - absl::Nanoseconds(Deadline::NowNanos() - sent));
-      key.set_fence(std::nullopt);
-      key.set_previous_owner_died(false);
+      KeyWriter(key).ResetLifetime();
+      KeyWriter(key).ReduceLifetime(ttl - absl::Nanoseconds(Deadline::NowNanos() - sent));
+      KeyWriter(key).set_fence(std::nullopt);
+      KeyWriter(key).set_previous_owner_died(false);
       if (held_state == nullptr) held_state = &EnsureState(key);
       held_state->held = true;
       return true;

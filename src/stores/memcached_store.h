@@ -15,12 +15,12 @@
 #include "core/dsn.h"
 #include "core/store_entry.h"
 #include "ipclock_config.h"
-#include "ipclock/memcached_store.h"
+#include "ipclock/stores/memcached_store.h"
 
 namespace ipclock {
 
 // Builds a MemcachedStore from a parsed `memcached` DSN (see
-// include/ipclock/memcached_store.h for the forms and options).
+// include/ipclock/stores/memcached_store.h for the forms and options).
 absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 

@@ -27,8 +27,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "ipclock/deadline.h"
-#include "ipclock/mysql_store.h"
+#include "ipclock/spi/deadline.h"
+#include "ipclock/stores/mysql_store.h"
 
 namespace ipclock {
 

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
-#include "ipclock/mysql_store.h"
+#include "ipclock/stores/mysql_store.h"
 
 namespace ipclock {
 

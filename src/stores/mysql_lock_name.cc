@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/hashing.h"
-#include "ipclock/mysql_store.h"
+#include "ipclock/stores/mysql_store.h"
 
 namespace ipclock {
 

@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The pieces of MysqlLockName() (include/ipclock/mysql_store.h), exposed for
+// The pieces of MysqlLockName() (include/ipclock/stores/mysql_store.h), exposed for
 // tests. No connector: these are in every build.
 
 #ifndef IPCLOCK_STORES_MYSQL_LOCK_NAME_H_

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // MySQL/MariaDB named locks (GET_LOCK), one server session per held Key.
-// See include/ipclock/mysql_store.h for the contract; the caveats of named
+// See include/ipclock/stores/mysql_store.h for the contract; the caveats of named
 // locks are written beside the code that deals with them.
 
 #include "stores/mysql_store.h"
@@ -15,7 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "stores/connection_pool.h"
 #include "stores/mysql_conn.h"
@@ -168,7 +168,7 @@ absl::Status MysqlAdvisoryStore::MarkLost(Key& key, MyKeyState* st,
 absl::StatusOr<bool> MysqlAdvisoryStore::Save(Key& key, LockMode, Deadline deadline) {
   // The lock belongs to this process's session; no other process can
   // release it.
-  key.MarkUnserializable();
+  KeyWriter(key).MarkUnserializable();
   MyKeyState* st = &EnsureState(key);
   if (st->conn.valid() && !st->conn.ours()) return Foreign(key);
   // Named locks stack in a session: a second GET_LOCK succeeds at once and

@@ -13,13 +13,13 @@
 #include "core/dsn.h"
 #include "core/store_entry.h"
 #include "ipclock/inspect.h"
-#include "ipclock/mysql_store.h"
+#include "ipclock/stores/mysql_store.h"
 #include "ipclock_config.h"
 
 namespace ipclock {
 
 // Builds a MySQL advisory store from a parsed `mysql+advisory` DSN (forms
-// and options in include/ipclock/mysql_store.h).
+// and options in include/ipclock/stores/mysql_store.h).
 absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 

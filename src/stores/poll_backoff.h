@@ -11,7 +11,7 @@
 #define IPCLOCK_STORES_POLL_BACKOFF_H_
 
 #include "absl/time/time.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 
 namespace ipclock {
 

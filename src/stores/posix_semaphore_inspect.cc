@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "ipclock/posix_semaphore_store.h"
+#include "ipclock/stores/posix_semaphore_store.h"
 #include "platform/dir_scan.h"
 #include "platform/errors.h"
 #include "platform/host_probe.h"

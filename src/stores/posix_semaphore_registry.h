@@ -5,7 +5,7 @@
 // shared-memory registry of the processes attached to it, which says who
 // holds a permit (so that the permit of a holder that died can be given
 // back), and the named semaphore on which waiters sleep until a permit is
-// given back. See include/ipclock/posix_semaphore_store.h for the contract.
+// given back. See include/ipclock/stores/posix_semaphore_store.h for the contract.
 //
 // Registry layout (shm "/<prefix>.<hex>.reg", stores/posix_semaphore_page.h):
 // a header (magic, permits, pid namespace, the identity of the semaphore

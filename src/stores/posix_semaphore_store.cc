@@ -5,7 +5,7 @@
 // holds the permits, plus a named semaphore on which its waiters sleep
 // (stores/posix_semaphore_registry.h), with the attachments that no Lock
 // uses kept for the next one (stores/semaphore_idle_cache.h). See
-// include/ipclock/posix_semaphore_store.h for the contract.
+// include/ipclock/stores/posix_semaphore_store.h for the contract.
 
 #include "stores/posix_semaphore_store.h"
 
@@ -24,7 +24,7 @@
 #include "absl/time/time.h"
 #include "core/hashing.h"
 #include "core/removeipc_guard.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/coarse_clock.h"
 #include "platform/errors.h"
 #include "platform/posix_sem.h"
@@ -199,7 +199,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
                       key.resource(), "POSIX semaphores have no shared locks");
   }
   // The registry names this process as the holder.
-  key.MarkUnserializable();
+  KeyWriter(key).MarkUnserializable();
   if (key.permits() == 0 || key.permits() > kRegistrySlots) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
                       absl::StrCat("permits=", key.permits(), ": expected 1 to ",
@@ -248,7 +248,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
       }
       registry->set_link_checked_at(now);
     }
-    key.set_previous_owner_died(died);
+    KeyWriter(key).set_previous_owner_died(died);
     st->held = true;
     return true;
   }

@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
 #include "core/store_entry.h"
-#include "ipclock/posix_semaphore_store.h"
+#include "ipclock/stores/posix_semaphore_store.h"
 
 namespace ipclock {
 

@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The digests behind PostgresLockId() (include/ipclock/postgres_store.h),
+// The digests behind PostgresLockId() (include/ipclock/stores/postgres_store.h),
 // exposed for their test vectors. No libpq: these are in every build.
 
 #ifndef IPCLOCK_STORES_POSTGRES_LOCK_ID_H_
@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-#include "ipclock/postgres_store.h"
+#include "ipclock/stores/postgres_store.h"
 
 namespace ipclock {
 

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // PostgreSqlStore: advisory session locks, one server session per held Key.
-// See include/ipclock/postgres_store.h for the contract; the caveats of
+// See include/ipclock/stores/postgres_store.h for the contract; the caveats of
 // advisory locks are written beside the code that deals with them.
 
 #include "stores/postgres_store.h"
@@ -22,7 +22,7 @@
 #include "absl/strings/strip.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "stores/postgres_conn.h"
 #include "stores/postgres_lock_id.h"
 
@@ -363,7 +363,7 @@ absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
                                          Deadline deadline) {
   // The lock belongs to this process's session; no other process can
   // release it.
-  key.MarkUnserializable();
+  KeyWriter(key).MarkUnserializable();
   PgKeyState* st = &EnsureState(key);
   if (st->conn.valid() && !st->conn.ours()) return Foreign(key);
   // Advisory locks stack: a second pg_advisory_lock in the same session
@@ -554,7 +554,7 @@ absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn,
       return bad(
           "level=transaction: transaction-level advisory locks belong to "
           "the caller's own transaction; use ipclock::PostgresTransactionLock "
-          "with your PGconn (include/ipclock/postgres_store.h)");
+          "with your PGconn (include/ipclock/stores/postgres_store.h)");
     }
     if (*level != "session") return bad(absl::StrCat("level=", *level, ": expected session"));
   }

@@ -10,13 +10,13 @@
 #include "core/dsn.h"
 #include "core/store_entry.h"
 #include "ipclock_config.h"
-#include "ipclock/postgres_store.h"
+#include "ipclock/stores/postgres_store.h"
 
 namespace ipclock {
 
 // Builds a PostgreSQL store from a parsed `postgresql+advisory`,
 // `pgsql+advisory` or `postgres+advisory` DSN (options in
-// include/ipclock/postgres_store.h and doc/stores.md).
+// include/ipclock/stores/postgres_store.h and doc/stores.md).
 absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // PostgresTransactionLock: pg_advisory_xact_lock on the caller's connection.
-// See include/ipclock/postgres_store.h.
+// See include/ipclock/stores/postgres_store.h.
 
 #include <libpq-fe.h>
 
@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
-#include "ipclock/deadline.h"
-#include "ipclock/postgres_store.h"
+#include "ipclock/spi/deadline.h"
+#include "ipclock/stores/postgres_store.h"
 #include "stores/postgres_conn.h"
 
 namespace ipclock {

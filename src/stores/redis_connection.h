@@ -28,7 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "ipclock/redis_store.h"
+#include "ipclock/stores/redis_store.h"
 #include "stores/redis_scripts.h"
 
 struct redisContext;

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The `redis` DSN: redis://[user:password@]host[:port][/db][?options] or
-// redis:///path/to/socket (include/ipclock/redis_store.h lists the forms and
+// redis:///path/to/socket (include/ipclock/stores/redis_store.h lists the forms and
 // options), turned into RedisStoreOptions.
 
 #include <cstdint>

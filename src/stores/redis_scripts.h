@@ -22,7 +22,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "ipclock/redis_store.h"
+#include "ipclock/stores/redis_store.h"
 
 struct redisReply;
 

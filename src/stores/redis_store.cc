@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// RedisStore: the operations. See include/ipclock/redis_store.h for the
+// RedisStore: the operations. See include/ipclock/stores/redis_store.h for the
 // contract, stores/redis_scripts.h for the protocol (one EVALSHA per
 // operation), stores/redis_connection.h for the connection and
 // redis_dsn.cc for the DSN.
@@ -28,7 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/key_naming.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
 #include "stores/redis_connection.h"
@@ -252,12 +252,12 @@ absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline
         // clock starts before the request went out, so it ends first.
         const absl::Duration since_sent =
             absl::Nanoseconds(Deadline::NowNanos() - sent);
-        key.ResetLifetime();
-        key.ReduceLifetime(ttl - since_sent);
-        key.set_fence(mode == LockMode::kExclusive && options_.fencing
+        KeyWriter(key).ResetLifetime();
+        KeyWriter(key).ReduceLifetime(ttl - since_sent);
+        KeyWriter(key).set_fence(mode == LockMode::kExclusive && options_.fencing
                           ? std::optional<uint64_t>(got->fence)
                           : std::nullopt);
-        key.set_previous_owner_died(got->previous_owner_died);
+        KeyWriter(key).set_previous_owner_died(got->previous_owner_died);
         st.held = Held::kYes;
         st.epoch = epoch;
         return true;

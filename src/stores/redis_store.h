@@ -12,12 +12,12 @@
 #include "core/dsn.h"
 #include "core/store_entry.h"
 #include "ipclock_config.h"
-#include "ipclock/redis_store.h"
+#include "ipclock/stores/redis_store.h"
 
 namespace ipclock {
 
 // Builds a RedisStore from a parsed `redis` DSN (see
-// include/ipclock/redis_store.h for the forms and options). `rediss` is
+// include/ipclock/stores/redis_store.h for the forms and options). `rediss` is
 // Unimplemented.
 absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);

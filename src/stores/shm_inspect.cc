@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/hashing.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 #include "platform/errors.h"
 #include "platform/host_probe.h"
 #include "platform/proc_pid.h"

@@ -16,7 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/hashing.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 #include "platform/errors.h"
 #include "platform/proc_pid.h"
 #include "platform/scoped_fd.h"

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // ShmMutexStore: the operations of the shm store. See
-// include/ipclock/shm_store.h for the contract, shm_segment.h for the
+// include/ipclock/stores/shm_store.h for the contract, shm_segment.h for the
 // segment, shm_slot_table.h for how a name finds its slot. The caveats of
 // robust pthread mutexes are in platform/robust_mutex.h; those of this
 // store's use of them are written beside the code below.
@@ -23,7 +23,7 @@
 #include "absl/time/clock.h"
 #include "core/dsn.h"
 #include "core/removeipc_guard.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "platform/mutex_futex.h"
@@ -191,7 +191,7 @@ absl::StatusOr<ShmKeyState*> ShmMutexStore::Bind(Key& key, Deadline deadline) {
 
 absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) {
   // StoreCalls refuses shared locks here: this store has none.
-  key.MarkUnserializable();
+  KeyWriter(key).MarkUnserializable();
   ShmKeyState* st = state(key);
   if (st != nullptr && st->held) {
     if (st->owner_pid == CurrentPid() && StillOwnsMutex(*st)) {
@@ -242,9 +242,9 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) 
     }
     const pid_t pid = CurrentPid();
     const int32_t previous_holder = slot.holder_pid;
-    key.set_previous_owner_died(previous_holder != 0);
+    KeyWriter(key).set_previous_owner_died(previous_holder != 0);
     slot.holder_pid = pid;
-    key.set_fence(++slot.fence);
+    KeyWriter(key).set_fence(++slot.fence);
     // The futex word names the owner now: cheaper than asking for the TID.
     st->owner_tid = futex_shows_owner_ ? MutexOwnerTid(&slot.mu) : CurrentTid();
     st->owner_thread = CurrentThread();

@@ -34,7 +34,7 @@
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
 #include "core/store_entry.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 
 namespace ipclock {
 

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
 #include "platform/robust_mutex.h"

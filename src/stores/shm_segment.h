@@ -32,7 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 #include "platform/scoped_fd.h"
 #include "platform/shm_mapping.h"
 #include "stores/shm_mutex_store.h"

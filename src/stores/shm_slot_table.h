@@ -47,7 +47,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "stores/shm_mutex_store.h"
 #include "stores/shm_segment.h"
 

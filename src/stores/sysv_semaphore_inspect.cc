@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ipclock/semaphore_store.h"
+#include "ipclock/stores/semaphore_store.h"
 #include "platform/proc_pid.h"
 #include "stores/sysv_semaphore_store.h"
 

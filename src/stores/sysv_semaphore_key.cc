@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "core/hashing.h"
-#include "ipclock/semaphore_store.h"
+#include "ipclock/stores/semaphore_store.h"
 #include "ipclock_config.h"
 
 #if IPCLOCK_HAVE_XXHASH

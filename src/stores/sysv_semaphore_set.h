@@ -4,7 +4,7 @@
 // One SysV semaphore set in PHP's sem_get() layout, as the semaphore store
 // uses it: attaching and detaching by PHP's protocol, taking and giving back
 // a permit, telling a dead holder from one that released, and checking that
-// a held set is still the one we hold. See include/ipclock/semaphore_store.h
+// a held set is still the one we hold. See include/ipclock/stores/semaphore_store.h
 // for the contract; the caveats of SysV semaphores are written beside the
 // code that deals with them.
 
@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 
 namespace ipclock {
 

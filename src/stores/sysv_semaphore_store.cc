@@ -4,7 +4,7 @@
 // SemaphoreStore: System V semaphore sets in PHP's sem_get() layout
 // (stores/sysv_semaphore_set.h), with the attachments that no Lock uses
 // kept for the next one (stores/semaphore_idle_cache.h). See
-// include/ipclock/semaphore_store.h for the contract.
+// include/ipclock/stores/semaphore_store.h for the contract.
 
 #include "stores/sysv_semaphore_store.h"
 
@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/removeipc_guard.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/coarse_clock.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
@@ -172,7 +172,7 @@ absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode, Deadline dead
                       key.resource(), "SysV semaphores have no shared locks");
   }
   // SEM_UNDO ties the permit to this process.
-  key.MarkUnserializable();
+  KeyWriter(key).MarkUnserializable();
   if (key.permits() == 0 || key.permits() > kSysvMaxPermits) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
                       absl::StrCat("permits=", key.permits(),
@@ -218,7 +218,7 @@ absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode, Deadline dead
     }
     if (*step == SysvStep::kBusy) return false;
     st->held = true;
-    key.set_previous_owner_died(died);
+    KeyWriter(key).set_previous_owner_died(died);
     return true;
   }
   return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),

@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
 #include "core/store_entry.h"
-#include "ipclock/semaphore_store.h"
+#include "ipclock/stores/semaphore_store.h"
 
 namespace ipclock {
 

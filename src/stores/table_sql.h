@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "ipclock/table_store.h"
+#include "ipclock/stores/table_store.h"
 #include "stores/table_backend.h"
 
 namespace ipclock {

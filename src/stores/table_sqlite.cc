@@ -4,7 +4,7 @@
 // The table store on SQLite: one database file of this host, connections in
 // a pool, Symfony's sqlite SQL, and the `sqlite:///PATH`, `sqlite3:///PATH`
 // and PDO `sqlite:/PATH` DSNs. The caveats of a file database are in
-// include/ipclock/table_store.h; the ones of each call are beside it.
+// include/ipclock/stores/table_store.h; the ones of each call are beside it.
 
 #include <sqlite3.h>
 #include <unistd.h>

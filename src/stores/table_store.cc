@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The table store's database-neutral core: Symfony's PdoStore semantics on
-// one row per lock. See include/ipclock/table_store.h for the contract.
+// one row per lock. See include/ipclock/stores/table_store.h for the contract.
 
 #include "stores/table_store.h"
 
@@ -18,7 +18,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "core/hashing.h"
-#include "ipclock/store_interface.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/random.h"
 #include "stores/poll_backoff.h"
@@ -222,8 +222,8 @@ absl::StatusOr<bool> TableStore::Save(Key& key, LockMode, Deadline deadline) {
     if (*got) {
       // The lease counts from before the request went out, as the row's
       // does from when the server ran it: ours ends first.
-      key.ResetLifetime();
-      key.ReduceLifetime(ttl - absl::Nanoseconds(Deadline::NowNanos() - sent));
+      KeyWriter(key).ResetLifetime();
+      KeyWriter(key).ReduceLifetime(ttl - absl::Nanoseconds(Deadline::NowNanos() - sent));
       EnsureState(key).held = true;
       MaybePrune();
       return true;

@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The table store (include/ipclock/table_store.h): Symfony's PdoStore format
+// The table store (include/ipclock/stores/table_store.h): Symfony's PdoStore format
 // over a TableBackend. The core is database-neutral; each database's
 // backend, DSN reading and registry driver live in table_postgres.cc,
 // table_mysql.cc and table_sqlite.cc, each compiled with its Meson feature.
@@ -17,7 +17,7 @@
 #include "core/dsn.h"
 #include "core/store_entry.h"
 #include "ipclock/inspect.h"
-#include "ipclock/table_store.h"
+#include "ipclock/stores/table_store.h"
 #include "ipclock_config.h"
 #include "stores/table_backend.h"
 

@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The `zookeeper://` DSN (include/ipclock/zookeeper_store.h) and the store's
+// The `zookeeper://` DSN (include/ipclock/stores/zookeeper_store.h) and the store's
 // factory. Compiled in every build: without the ZooKeeper C client,
 // `NewZooKeeperStore()` is Unimplemented here.
 

@@ -3,7 +3,7 @@
 //
 // The ZooKeeper store's class, shared by its files: zookeeper_store.cc (the
 // session, checks, the symfony format, the factory) and zookeeper_recipe.cc
-// (the lock recipe). The contract is in include/ipclock/zookeeper_store.h.
+// (the lock recipe). The contract is in include/ipclock/stores/zookeeper_store.h.
 
 #ifndef IPCLOCK_STORES_ZOOKEEPER_LOCK_H_
 #define IPCLOCK_STORES_ZOOKEEPER_LOCK_H_
@@ -15,8 +15,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/key_naming.h"
-#include "ipclock/store_interface.h"
-#include "ipclock/zookeeper_store.h"
+#include "ipclock/spi/store_interface.h"
+#include "ipclock/stores/zookeeper_store.h"
 #include "stores/zookeeper_names.h"
 #include "stores/zookeeper_session.h"
 

@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Node names of the ZooKeeper store (include/ipclock/zookeeper_store.h) and
+// Node names of the ZooKeeper store (include/ipclock/stores/zookeeper_store.h) and
 // the lock recipe's ordering rules, apart from any session so that they can
 // be tested alone and shared with `ipclock list`.
 //

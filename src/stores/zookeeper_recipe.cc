@@ -3,7 +3,7 @@
 //
 // ZooKeeper's lock recipe ("Locks" and "Shared Locks" in the ZooKeeper
 // docs), as the ZooKeeper store's default format. The layout and the rules
-// are in include/ipclock/zookeeper_store.h; the ordering rules in
+// are in include/ipclock/stores/zookeeper_store.h; the ordering rules in
 // zookeeper_names.h.
 //
 // Caveats handled here:
@@ -283,10 +283,10 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
       session->Listen(st.node, st.bell);
       session->WatchNode(st.node);
     }
-    key.set_fence(mode == LockMode::kExclusive ? std::optional<uint64_t>(czxid)
+    KeyWriter(key).set_fence(mode == LockMode::kExclusive ? std::optional<uint64_t>(czxid)
                                                : std::nullopt);
-    key.set_previous_owner_died(owner_left);
-    key.MarkUnserializable();
+    KeyWriter(key).set_previous_owner_died(owner_left);
+    KeyWriter(key).MarkUnserializable();
     return true;
   }
 }

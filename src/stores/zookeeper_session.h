@@ -56,7 +56,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "platform/event_signal.h"
 
 namespace ipclock {

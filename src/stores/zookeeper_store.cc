@@ -3,7 +3,7 @@
 //
 // ZooKeeperStore: sessions, checks of held locks, and Symfony's layout. The
 // lock recipe is in zookeeper_recipe.cc; the contract in
-// include/ipclock/zookeeper_store.h.
+// include/ipclock/stores/zookeeper_store.h.
 
 #include <unistd.h>
 
@@ -335,9 +335,9 @@ absl::StatusOr<bool> ZooKeeperStore::SaveSymfony(Key& key, Deadline deadline) {
     st.parent = base_;
     st.node = path;
     st.czxid = czxid;
-    key.set_fence(static_cast<uint64_t>(czxid));
-    key.set_previous_owner_died(false);
-    key.MarkUnserializable();
+    KeyWriter(key).set_fence(static_cast<uint64_t>(czxid));
+    KeyWriter(key).set_previous_owner_died(false);
+    KeyWriter(key).MarkUnserializable();
     return true;
   }
 }

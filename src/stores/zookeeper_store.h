@@ -18,11 +18,11 @@
 #include "core/store_entry.h"
 #include "ipclock_config.h"
 #include "ipclock/inspect.h"
-#include "ipclock/zookeeper_store.h"
+#include "ipclock/stores/zookeeper_store.h"
 
 namespace ipclock {
 
-// Reads a `zookeeper` DSN (include/ipclock/zookeeper_store.h).
+// Reads a `zookeeper` DSN (include/ipclock/stores/zookeeper_store.h).
 absl::StatusOr<ZooKeeperStoreOptions> ZooKeeperOptionsFromDsn(Dsn& dsn);
 
 absl::StatusOr<std::shared_ptr<Store>> ZooKeeperStoreFromDsn(

@@ -15,8 +15,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "ipclock/deadline.h"
-#include "ipclock/flock_store.h"
+#include "ipclock/spi/deadline.h"
+#include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "measure.h"

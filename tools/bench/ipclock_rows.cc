@@ -12,7 +12,7 @@
 #include "ipclock/lock.h"
 #include "ipclock/lock_factory.h"
 #include "ipclock/lock_watch.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 #include "ipclock/store_factory.h"
 
 namespace ipclock_bench {

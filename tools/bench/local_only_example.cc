@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "ipclock/flock_store.h"
+#include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 
 int main(int argc, char** argv) {
   absl::StatusOr<std::shared_ptr<ipclock::Store>> store;

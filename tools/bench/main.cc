@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 #include "ipclock_rows.h"
 #include "machine.h"
 #include "output.h"

@@ -15,11 +15,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_factory.h"
 #include "ipclock/lock_watch.h"
-#include "ipclock/postgres_store.h"
+#include "ipclock/stores/postgres_store.h"
 #include "ipclock/store_factory.h"
 #include "ipclock_config.h"
 

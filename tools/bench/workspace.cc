@@ -9,7 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 
 namespace ipclock_bench {
 

@@ -18,7 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "exit_codes.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "terminal_text.h"
 
 namespace ipclock_cli {

@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "ipclock/shm_store.h"
+#include "ipclock/stores/shm_store.h"
 
 namespace ipclock_torture {
 

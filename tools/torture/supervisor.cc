@@ -13,7 +13,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "ipclock/lock.h"
 #include "ipclock/store_factory.h"
 #include "torture/record.h"

@@ -34,7 +34,7 @@
 #include <random>
 
 #include "absl/status/status.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 #include "ipclock/lock.h"
 #include "ipclock/store_factory.h"
 #include "platform/proc_pid.h"

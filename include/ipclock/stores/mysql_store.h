@@ -2,8 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: mysql_store.h
+// File: stores/mysql_store.h
 // -----------------------------------------------------------------------------
+//
+// Not needed by programs that build stores with `StoreFromDsn()`
+// (store_factory.h), which takes the same options in the DSN: this is the
+// store's typed factory, for building it in code, with the helpers that
+// go with it. The comment below is the store's reference.
 //
 // Locks held as MySQL/MariaDB named locks (GET_LOCK), for processes on many
 // hosts that share one database server, and for PHP applications that lock

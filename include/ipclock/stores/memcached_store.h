@@ -2,8 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: memcached_store.h
+// File: stores/memcached_store.h
 // -----------------------------------------------------------------------------
+//
+// Not needed by programs that build stores with `StoreFromDsn()`
+// (store_factory.h), which takes the same options in the DSN: this is the
+// store's typed factory, for building it in code, with the helpers that
+// go with it. The comment below is the store's reference.
 //
 // Locks on memcached (DSN `memcached://...`), with leases the server expires.
 // Built only with the `memcached` Meson feature (libmemcached); without it

@@ -2,8 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: zookeeper_store.h
+// File: stores/zookeeper_store.h
 // -----------------------------------------------------------------------------
+//
+// Not needed by programs that build stores with `StoreFromDsn()`
+// (store_factory.h), which takes the same options in the DSN: this is the
+// store's typed factory, for building it in code, with the helpers that
+// go with it. The comment below is the store's reference.
 //
 // Locks on a ZooKeeper ensemble (DSN `zookeeper://...`): the one store here
 // whose locks stay correct when a server fails, since ZooKeeper replicates

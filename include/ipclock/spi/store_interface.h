@@ -2,16 +2,19 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: store_interface.h
+// File: spi/store_interface.h
 // -----------------------------------------------------------------------------
 //
+// For store writers (the store SPI). Programs never include this header:
+// they take locks with ipclock/ipclock.h.
+//
 // What a store implements, and how code that sits between `Lock` and a store
-// (a combined store, a test) calls one. Programs that only take locks need
-// none of this: they use ipclock/ipclock.h.
+// (a combined store, a test) calls one.
 //
 // A store derives from `StoreWithState<State>`, where `State` is what the
 // store keeps per acquisition in the `Key` (an open file, a slot index, a
-// connection), and overrides the private operations of `Store`:
+// connection; spi/key_state.h), records what it found in the key with
+// `KeyWriter`, and overrides the private operations of `Store`:
 //
 //   * `Save(key, mode, deadline)` acquires. True once the key holds the lock;
 //     false when another holder still has it at `deadline` (contention is a
@@ -48,8 +51,8 @@
 // from one thread at a time, and must be safe to call for different keys
 // from many threads at once.
 
-#ifndef IPCLOCK_STORE_INTERFACE_H_
-#define IPCLOCK_STORE_INTERFACE_H_
+#ifndef IPCLOCK_SPI_STORE_INTERFACE_H_
+#define IPCLOCK_SPI_STORE_INTERFACE_H_
 
 #include <cstdint>
 #include <memory>
@@ -60,8 +63,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "ipclock/deadline.h"
-#include "ipclock/key.h"
+#include "ipclock/spi/deadline.h"
+#include "ipclock/spi/key.h"
+#include "ipclock/spi/key_state.h"
 #include "ipclock/store.h"
 
 namespace ipclock {
@@ -133,13 +137,6 @@ class StoreCalls {
 // Inline: every reused acquisition and release looks its state up.
 inline KeyState* Store::StateSlot(const Key& key) const { return key.state(this); }
 
-// Per-store key state: whatever a store keeps for one acquisition. The key
-// destroys it when the key is destroyed.
-class KeyState {
- public:
-  virtual ~KeyState() = default;
-};
-
 // The base of every store: typed access to the store's own state in each
 // key. Each store object has one slot per key, so two stores of one kind
 // (two lock dirs, the members of a combined store) never see each other's.
@@ -171,4 +168,4 @@ class StoreWithState : public Store {
 
 }  // namespace ipclock
 
-#endif  // IPCLOCK_STORE_INTERFACE_H_
+#endif  // IPCLOCK_SPI_STORE_INTERFACE_H_

@@ -2,8 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: key.h
+// File: spi/key.h
 // -----------------------------------------------------------------------------
+//
+// For store writers (the store SPI). Programs never include this header:
+// `ipclock::Lock` (lock.h) owns a `Key` and shows what it holds.
 //
 // A `Key` is the state of one acquisition of one resource: the resource name,
 // the owner token that tells this holder from every other, the lease expiry
@@ -12,7 +15,8 @@
 // open file, a connection, a slot index).
 //
 // Programs never touch a `Key`: they use `ipclock::Lock`, which owns one.
-// Stores read and set it (store_interface.h).
+// Stores read it here and record what they found through `KeyWriter`
+// (spi/key_state.h); nothing else may change it.
 //
 // Resource names are byte strings: any bytes are allowed, including NUL and
 // invalid UTF-8. A name must be non-empty and at most
@@ -22,8 +26,8 @@
 //
 // A `Key` is movable, not copyable, and not thread-safe.
 
-#ifndef IPCLOCK_KEY_H_
-#define IPCLOCK_KEY_H_
+#ifndef IPCLOCK_SPI_KEY_H_
+#define IPCLOCK_SPI_KEY_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -37,7 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "ipclock/deadline.h"
+#include "ipclock/spi/deadline.h"
 
 namespace ipclock {
 
@@ -50,8 +54,10 @@ struct KeyOptions {
   size_t max_resource_bytes = 1024;
 };
 
-// Per-store state carried by a Key (store_interface.h).
+// Per-store state carried by a Key, and what a store records in one
+// (spi/key_state.h).
 class KeyState;
+class KeyWriter;
 
 class Key {
  public:
@@ -83,18 +89,11 @@ class Key {
   // default) makes a mutex; stores without the `counting` capability refuse
   // anything else.
   uint32_t permits() const { return permits_; }
-  void set_permits(uint32_t permits) { permits_ = permits; }
 
   // --- Lease (expiring stores only) -----------------------------------------
 
-  // Drops any expiry: the key does not expire until a store reduces it.
-  void ResetLifetime() { expiry_.reset(); }
-  // The expiry itself, to put back an earlier one (a failed conversion
-  // leaves the lease the store had).
+  // The expiry, if the key has one (KeyWriter sets it).
   std::optional<Deadline> expiry() const { return expiry_; }
-  void set_expiry(std::optional<Deadline> expiry) { expiry_ = expiry; }
-  // Moves the expiry to now + `ttl` unless it is already earlier.
-  void ReduceLifetime(absl::Duration ttl);
   bool has_expiry() const { return expiry_.has_value(); }
   bool IsExpired() const { return expiry_ && expiry_->has_passed(); }
   // Time until the lease expires: infinite when there is none, zero once it
@@ -115,19 +114,16 @@ class Key {
   // https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html
   // for why a lease alone is not enough).
   std::optional<uint64_t> fence() const { return fence_; }
-  void set_fence(std::optional<uint64_t> fence) { fence_ = fence; }
 
   // True when the previous holder died (was killed, crashed, let its lease
   // run out) while holding the lock, for stores with the `owner_death`
   // capability. Whatever it was protecting may be half-updated.
   bool previous_owner_died() const { return previous_owner_died_; }
-  void set_previous_owner_died(bool died) { previous_owner_died_ = died; }
 
   // --- Moving a lock between processes ----------------------------------------
 
-  // Stores that tie a lock to the process holding it (an open file, a kernel
-  // mutex) mark the key unserializable when they acquire it.
-  void MarkUnserializable() { serializable_ = false; }
+  // False once a store that ties a lock to the process holding it (an open
+  // file, a kernel mutex) acquired through this key.
   bool serializable() const { return serializable_; }
 
   // A self-checking text form of the key (resource, token, remaining lease,
@@ -140,9 +136,11 @@ class Key {
                                          const KeyOptions& options = KeyOptions());
 
  private:
-  // Each store object keeps its own state in the key (store_interface.h,
+  // Each store object keeps its own state in the key (spi/store_interface.h,
   // StoreWithState), found by the store's address.
   friend class Store;
+  // What stores and Lock record in the key (spi/key_state.h).
+  friend class KeyWriter;
   // Inline: every reused acquisition and release looks its state up.
   KeyState* state(const Store* store) const {
     for (const StateEntry& e : states_) {
@@ -154,6 +152,9 @@ class Key {
   std::unique_ptr<KeyState> take_state(const Store* store);
 
   explicit Key(std::string resource);
+
+  // Moves the expiry to now + `ttl` unless it is already earlier.
+  void ReduceLifetime(absl::Duration ttl);
 
   struct StateEntry {
     const Store* store;
@@ -172,4 +173,4 @@ class Key {
 
 }  // namespace ipclock
 
-#endif  // IPCLOCK_KEY_H_
+#endif  // IPCLOCK_SPI_KEY_H_

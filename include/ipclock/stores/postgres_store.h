@@ -2,8 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: postgres_store.h
+// File: stores/postgres_store.h
 // -----------------------------------------------------------------------------
+//
+// Not needed by programs that build stores with `StoreFromDsn()`
+// (store_factory.h), which takes the same options in the DSN: this is the
+// store's typed factory, for building it in code, with the helpers that
+// go with it. The comment below is the store's reference.
 //
 // Locks held as PostgreSQL advisory locks, for processes on many hosts that
 // share one database server. Built with the `postgres` Meson feature (libpq);
@@ -16,7 +21,7 @@
 //   pgsql+advisory://...   postgres+advisory://...      the same
 //
 // (`postgresql://`, `postgres://` and `pgsql://` are Symfony's table store
-// on PostgreSQL, as in Symfony's factory: include/ipclock/table_store.h.)
+// on PostgreSQL, as in Symfony's factory: include/ipclock/stores/table_store.h.)
 //
 // Query options: `scheme=native|symfony|laravel` (how a resource becomes a
 // lock id, below), `connect_timeout=SECONDS` (10 by default), `max_idle=N`

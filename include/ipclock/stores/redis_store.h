@@ -2,8 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: redis_store.h
+// File: stores/redis_store.h
 // -----------------------------------------------------------------------------
+//
+// Not needed by programs that build stores with `StoreFromDsn()`
+// (store_factory.h), which takes the same options in the DSN: this is the
+// store's typed factory, for building it in code, with the helpers that
+// go with it. The comment below is the store's reference.
 //
 // Locks on one Redis server (DSN `redis://...`), with leases that the server
 // expires on its own clock. Built only with the `redis` Meson feature

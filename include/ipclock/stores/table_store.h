@@ -2,8 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: table_store.h
+// File: stores/table_store.h
 // -----------------------------------------------------------------------------
+//
+// Not needed by programs that build stores with `StoreFromDsn()`
+// (store_factory.h), which takes the same options in the DSN: this is the
+// store's typed factory, for building it in code, with the helpers that
+// go with it. The comment below is the store's reference.
 //
 // Locks kept as rows of a database table in the format of Symfony Lock's
 // PdoStore and DoctrineDbalStore, on PostgreSQL, MySQL/MariaDB or SQLite: a
@@ -95,7 +100,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "ipclock/mysql_store.h"
+#include "ipclock/stores/mysql_store.h"
 #include "ipclock/store.h"
 
 namespace ipclock {

@@ -2,8 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: shm_store.h
+// File: stores/shm_store.h
 // -----------------------------------------------------------------------------
+//
+// Not needed by programs that build stores with `StoreFromDsn()`
+// (store_factory.h), which takes the same options in the DSN: this is the
+// store's typed factory, for building it in code, with the helpers that
+// go with it. The comment below is the store's reference.
 //
 // The fast store: a table of robust, process-shared pthread mutexes in one
 // POSIX shared memory segment (DSN `shm://NAME`, segment `/dev/shm/ipclock.NAME`).

@@ -2,8 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: deadline.h
+// File: spi/deadline.h
 // -----------------------------------------------------------------------------
+//
+// For store writers (the store SPI), and for programs that hand deadlines
+// on (the CLI does); programs that only take locks pass durations.
 //
 // A `Deadline` is a point on the monotonic clock (CLOCK_MONOTONIC) by which a
 // wait must end. Waits in ipclock take deadlines rather than durations so that
@@ -12,8 +15,8 @@
 // that a change of the wall clock (NTP, an RTC set at boot on a device without
 // a battery) neither shortens nor stretches a wait.
 
-#ifndef IPCLOCK_DEADLINE_H_
-#define IPCLOCK_DEADLINE_H_
+#ifndef IPCLOCK_SPI_DEADLINE_H_
+#define IPCLOCK_SPI_DEADLINE_H_
 
 #include <time.h>
 
@@ -67,4 +70,4 @@ class Deadline {
 
 }  // namespace ipclock
 
-#endif  // IPCLOCK_DEADLINE_H_
+#endif  // IPCLOCK_SPI_DEADLINE_H_
