@@ -18,7 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "cli_util.h"
 #include "ipclock_config.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 #include "ipclock/stores/posix_semaphore_store.h"
 #include "ipclock/store_factory.h"
 #include "spawn_util.h"

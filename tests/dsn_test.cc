@@ -15,7 +15,7 @@
 #include "absl/strings/str_replace.h"
 #include "core/dsn.h"
 #include "ipclock_config.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 #include "ipclock/store_factory.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 

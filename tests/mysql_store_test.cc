@@ -36,7 +36,7 @@
 #include "absl/time/clock.h"
 #include "core/dsn.h"
 #include "core/lock_access.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/stores/mysql_store.h"

@@ -31,7 +31,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "core/lock_access.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"

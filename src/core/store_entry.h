@@ -24,7 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/dsn.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
 #include "platform/removeipc.h"

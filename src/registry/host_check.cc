@@ -4,7 +4,7 @@
 // CheckHost(): resolves the user, the store and its lock dirs, then runs
 // the checks of host_check_lock_dirs.cc and host_check_kernel.cc.
 
-#include "ipclock/host_check.h"
+#include "ipclock/admin/host_check.h"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The parts of CheckHost() (ipclock/host_check.h): the target it resolves
+// The parts of CheckHost() (ipclock/admin/host_check.h): the target it resolves
 // from the options, and one function per group of checks.
 
 #ifndef IPCLOCK_REGISTRY_HOST_CHECK_INTERNAL_H_
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "ipclock/host_check.h"
+#include "ipclock/admin/host_check.h"
 #include "platform/removeipc.h"
 
 namespace ipclock {

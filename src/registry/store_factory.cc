@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/dsn.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 #include "registry/degraded_store.h"
 #include "registry/store_registry.h"
 

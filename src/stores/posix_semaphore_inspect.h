@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 
 namespace ipclock {
 

@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 
 namespace ipclock {
 

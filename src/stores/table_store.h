@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
 #include "core/store_entry.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 #include "ipclock/stores/table_store.h"
 #include "ipclock_config.h"
 #include "stores/table_backend.h"

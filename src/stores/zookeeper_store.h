@@ -17,7 +17,7 @@
 #include "core/dsn.h"
 #include "core/store_entry.h"
 #include "ipclock_config.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 #include "ipclock/stores/zookeeper_store.h"
 
 namespace ipclock {

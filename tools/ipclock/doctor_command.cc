@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "exit_codes.h"
 #include "getopt_util.h"
-#include "ipclock/host_check.h"
+#include "ipclock/admin/host_check.h"
 #include "json.h"
 #include "terminal_text.h"
 

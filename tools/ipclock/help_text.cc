@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "exit_codes.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 #include "ipclock/store_factory.h"
 
 namespace ipclock_cli {

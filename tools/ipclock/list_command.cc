@@ -16,7 +16,7 @@
 #include "absl/time/time.h"
 #include "exit_codes.h"
 #include "getopt_util.h"
-#include "ipclock/inspect.h"
+#include "ipclock/admin/inspect.h"
 #include "ipclock/store_factory.h"
 #include "json.h"
 #include "terminal_text.h"

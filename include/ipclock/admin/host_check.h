@@ -2,8 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: host_check.h
+// File: admin/host_check.h
 // -----------------------------------------------------------------------------
+//
+// For tools that inspect or check a host, as the `ipclock` CLI does; programs
+// that only take locks do not need it.
 //
 // What on this host, or in a system tree such as an image before it boots,
 // would break the locks of one user's programs, and what to change: this is
@@ -34,8 +37,8 @@
 // (opened non-blocking, so a FIFO planted in an untrusted tree is refused,
 // never waited on).
 
-#ifndef IPCLOCK_HOST_CHECK_H_
-#define IPCLOCK_HOST_CHECK_H_
+#ifndef IPCLOCK_ADMIN_HOST_CHECK_H_
+#define IPCLOCK_ADMIN_HOST_CHECK_H_
 
 #include <sys/types.h>
 
@@ -97,4 +100,4 @@ absl::StatusOr<HostReport> CheckHost(const HostCheckOptions& options);
 
 }  // namespace ipclock
 
-#endif  // IPCLOCK_HOST_CHECK_H_
+#endif  // IPCLOCK_ADMIN_HOST_CHECK_H_

@@ -2,16 +2,19 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // -----------------------------------------------------------------------------
-// File: inspect.h
+// File: admin/inspect.h
 // -----------------------------------------------------------------------------
+//
+// For tools that inspect or check a host, as the `ipclock` CLI does; programs
+// that only take locks do not need it.
 //
 // Looking at stores from outside, as `ipclock list` does: which stores this
 // build has, and which locks are held in one now. Nothing here takes, tries
 // or creates anything (a probe would itself be a holder for an instant, and
 // listing a store that does not exist yet lists nothing).
 
-#ifndef IPCLOCK_INSPECT_H_
-#define IPCLOCK_INSPECT_H_
+#ifndef IPCLOCK_ADMIN_INSPECT_H_
+#define IPCLOCK_ADMIN_INSPECT_H_
 
 #include <sys/types.h>
 
@@ -96,4 +99,4 @@ absl::StatusOr<StoreInfo> FindStore(absl::string_view dsn);
 
 }  // namespace ipclock
 
-#endif  // IPCLOCK_INSPECT_H_
+#endif  // IPCLOCK_ADMIN_INSPECT_H_
