@@ -366,7 +366,7 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
     std::atomic<int64_t> reported_at{0};
     ipclock::WatchOptions options;
     options.check_interval = absl::Milliseconds(250);
-    options.on_lost = [&](const ipclock::LockLoss&) {
+    options.diagnostics = [&](const ipclock::Diagnostic&) {
       reported_at = ipclock::Deadline::NowNanos();
       ++reports;
     };

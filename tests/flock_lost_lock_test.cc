@@ -33,7 +33,7 @@
 namespace {
 
 using ipclock::Lock;
-using ipclock::LockLoss;
+using ipclock::Diagnostic;
 using ipclock::LockWatch;
 using ipclock::Store;
 using ipclock::WatchedLock;
@@ -209,12 +209,12 @@ void ExactPathLost(void**) {
 
 struct Report {
   std::mutex mu;
-  std::vector<LockLoss> losses;
+  std::vector<Diagnostic> losses;
   std::atomic<int64_t> at_nanos{0};
   WatchOptions Options(absl::Duration interval) {
     WatchOptions o;
     o.check_interval = interval;
-    o.on_lost = [this](const LockLoss& loss) {
+    o.diagnostics = [this](const Diagnostic& loss) {
       const int64_t now = ipclock::Deadline::NowNanos();
       {
         std::lock_guard<std::mutex> guard(mu);

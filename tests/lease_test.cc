@@ -3,7 +3,8 @@
 //
 // Leases at the Lock level, on the in-memory store (expiring) with short
 // TTLs: a lock released after its lease ran out is reported (Aborted from
-// Release, and the lease-overrun handler once per lock). Bounds are
+// Release, and a kLeaseOverrun diagnostic once per lock, to the store's sink
+// or the process default). Bounds are
 // generous: the checks are about several TTLs, never about milliseconds.
 
 #include <algorithm>
@@ -15,16 +16,18 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "ipclock/stores/in_memory_store.h"
-#include "ipclock/lease_overrun.h"
+#include "ipclock/diagnostics.h"
 #include "ipclock/lock.h"
 #include "ipclock/spi/store_interface.h"
 #include "ipclock/store.h"
+#include "ipclock/store_factory.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace {
 
 using ipclock::Key;
-using ipclock::LeaseOverrun;
+using ipclock::Diagnostic;
+using ipclock::DiagnosticKind;
 using ipclock::Lock;
 using ipclock::LockMode;
 using ipclock::LockOptions;
@@ -39,9 +42,10 @@ LockOptions Ttl(absl::Duration ttl) {
   return options;
 }
 
-// Collects the reports from construction on; the destructor puts the
-// default handler back. The reports live in static storage, so a test that
-// fails (and longjmps past the destructor) leaves a handler that still works.
+// Collects the overruns that reach the process default sink from
+// construction on; the destructor puts the first default back. The reports
+// live in static storage, so a test that fails (and longjmps past the
+// destructor) leaves a sink that still works.
 class OverrunRecorder {
  public:
   OverrunRecorder() {
@@ -49,23 +53,26 @@ class OverrunRecorder {
       std::lock_guard<std::mutex> guard(mu_);
       seen_.clear();
     }
-    ipclock::SetLeaseOverrunHandler([](const LeaseOverrun& o) {
-      std::lock_guard<std::mutex> guard(mu_);
-      seen_.push_back(o);
-    });
+    ipclock::SetDefaultDiagnosticSink(Record);
   }
-  ~OverrunRecorder() { ipclock::SetLeaseOverrunHandler(ipclock::WriteLeaseOverrunMessage); }
-  std::vector<LeaseOverrun> seen() {
+  ~OverrunRecorder() { ipclock::SetDefaultDiagnosticSink(ipclock::WriteDiagnosticToStderr); }
+  // A sink that records, for a store of its own.
+  static void Record(const Diagnostic& d) {
+    if (d.kind != DiagnosticKind::kLeaseOverrun) return;
+    std::lock_guard<std::mutex> guard(mu_);
+    seen_.push_back(d);
+  }
+  std::vector<Diagnostic> seen() {
     std::lock_guard<std::mutex> guard(mu_);
     return seen_;
   }
 
  private:
   static std::mutex mu_;
-  static std::vector<LeaseOverrun> seen_;
+  static std::vector<Diagnostic> seen_;
 };
 std::mutex OverrunRecorder::mu_;
-std::vector<LeaseOverrun> OverrunRecorder::seen_;
+std::vector<Diagnostic> OverrunRecorder::seen_;
 
 // --- Overrun reports ------------------------------------------------------------
 
@@ -83,11 +90,13 @@ void OverrunIsReportedOnRelease(void**) {
   ASSERT_CODE(s, absl::StatusCode::kAborted);
   assert_true(absl::StrContains(s.message(), "before release"));
   assert_false(lock.is_acquired());
-  std::vector<LeaseOverrun> seen = recorder.seen();
+  std::vector<Diagnostic> seen = recorder.seen();
   assert_int_equal(seen.size(), 1);
   assert_string_equal(seen[0].resource.c_str(), r.c_str());
   assert_true(seen[0].overrun >= absl::Milliseconds(200));
   assert_true(seen[0].ttl == absl::Milliseconds(100));
+  ASSERT_CODE(seen[0].status, absl::StatusCode::kAborted);
+  assert_true(absl::StrContains(seen[0].text, "before release"));
   // Once per lock.
   ASSERT_OK(lock.Release());
   assert_int_equal(recorder.seen().size(), 1);
@@ -113,8 +122,37 @@ void DestructorReportsToo(void**) {
   assert_int_equal(recorder.seen().size(), 1);
 }
 
-void DefaultHandlerWritesOneLine(void**) {
-  ipclock::SetLeaseOverrunHandler(ipclock::WriteLeaseOverrunMessage);
+// A store built with a sink of its own (StoreOptions::diagnostics) tells
+// that sink, and the process default hears nothing.
+void StoreSinkGetsItsOverruns(void**) {
+  static std::atomic<int> own{0};
+  own = 0;
+  OverrunRecorder recorder;  // the process default
+  ipclock::StoreOptions options;
+  options.diagnostics = [](const Diagnostic& d) {
+    if (d.kind == DiagnosticKind::kLeaseOverrun) own++;
+  };
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn("in-memory", options);
+  ASSERT_OK(store.status());
+  Lock lock = LockOrFail(*store, UniqueResource("own-sink"), Ttl(absl::Milliseconds(50)));
+  assert_true(TryOrFail(lock));
+  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_CODE(lock.Release(), absl::StatusCode::kAborted);
+  assert_int_equal(own.load(), 1);
+  assert_int_equal(recorder.seen().size(), 0);
+  // Set on a store afterwards, the same.
+  std::shared_ptr<Store> typed = ipclock::NewInMemoryStore();
+  typed->SetDiagnosticSink(OverrunRecorder::Record);
+  ipclock::SetDefaultDiagnosticSink(nullptr);
+  Lock other = LockOrFail(typed, UniqueResource("set-sink"), Ttl(absl::Milliseconds(50)));
+  assert_true(TryOrFail(other));
+  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_CODE(other.Release(), absl::StatusCode::kAborted);
+  assert_int_equal(recorder.seen().size(), 1);
+}
+
+void DefaultSinkWritesOneLine(void**) {
+  ipclock::SetDefaultDiagnosticSink(ipclock::WriteDiagnosticToStderr);
   auto store = ipclock::NewInMemoryStore();
   std::string r = UniqueResource("stderr");
   Lock lock = LockOrFail(store, r, Ttl(absl::Milliseconds(50)));
@@ -148,9 +186,9 @@ void FailedConversionKeepsTheLease(void**) {
   absl::SleepFor(absl::Milliseconds(300));
   // The store dropped the reader when its lease ran out; so does the key.
   assert_true(reader.IsExpired());
-  ipclock::LeaseOverrunHandler quiet = ipclock::SetLeaseOverrunHandler(nullptr);
+  ipclock::DiagnosticSink quiet = ipclock::SetDefaultDiagnosticSink(nullptr);
   ASSERT_CODE(reader.Release(), absl::StatusCode::kAborted);
-  ipclock::SetLeaseOverrunHandler(quiet);
+  ipclock::SetDefaultDiagnosticSink(quiet);
 }
 
 }  // namespace
@@ -159,7 +197,8 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(OverrunIsReportedOnRelease),
       cmocka_unit_test(DestructorReportsToo),
-      cmocka_unit_test(DefaultHandlerWritesOneLine),
+      cmocka_unit_test(StoreSinkGetsItsOverruns),
+      cmocka_unit_test(DefaultSinkWritesOneLine),
       cmocka_unit_test(FailedConversionKeepsTheLease),
   };
   return cmocka_run_group_tests_name("lease", tests, nullptr, nullptr);

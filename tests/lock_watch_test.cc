@@ -20,10 +20,9 @@
 #include "absl/time/clock.h"
 #include "ipclock/stores/flock_store.h"
 #include "ipclock/stores/in_memory_store.h"
-#include "ipclock/lease_overrun.h"
+#include "ipclock/diagnostics.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
-#include "ipclock/messages.h"
 #include "ipclock/spi/store_interface.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -31,7 +30,7 @@ namespace {
 
 using ipclock::Key;
 using ipclock::Lock;
-using ipclock::LockLoss;
+using ipclock::Diagnostic;
 using ipclock::LockMode;
 using ipclock::LockOptions;
 using ipclock::LockWatch;
@@ -59,14 +58,14 @@ bool Eventually(Fn done, double seconds = 10) {
   return done();
 }
 
-// Collects losses reported to one watch option's `on_lost`.
+// Collects losses reported to one watch option's `diagnostics`.
 struct Losses {
   std::mutex mu;
-  std::vector<LockLoss> seen;
+  std::vector<Diagnostic> seen;
   WatchOptions Options(absl::Duration interval) {
     WatchOptions o;
     o.check_interval = interval;
-    o.on_lost = [this](const LockLoss& l) {
+    o.diagnostics = [this](const Diagnostic& l) {
       std::lock_guard<std::mutex> guard(mu);
       seen.push_back(l);
     };
@@ -108,11 +107,14 @@ class FailingRefreshStore final : public ipclock::StoreWithState<ipclock::KeySta
 };
 
 // A lock on `resource`, held, in a flock store on `dir`.
-Lock HeldInDir(const std::string& dir, const std::string& resource) {
+// `sink`, if set, is the store's diagnostic sink.
+Lock HeldInDir(const std::string& dir, const std::string& resource,
+               ipclock::DiagnosticSink sink = nullptr) {
   ipclock::FlockStoreOptions options;
   options.dir = dir;
   absl::StatusOr<std::shared_ptr<Store>> store = ipclock::NewFlockStore(options);
   ASSERT_OK(store);
+  (*store)->SetDiagnosticSink(std::move(sink));
   Lock lock = LockOrFail(*store, resource);
   assert_true(TryOrFail(lock));
   return lock;
@@ -185,9 +187,9 @@ void FailedRenewalsLoseTheLockWhenTheLeaseRunsOut(void**) {
   absl::SleepFor(kTtl);
   assert_int_equal(store->refreshes.load(), refreshes);
   assert_int_equal(losses.size(), 1);
-  ipclock::LeaseOverrunHandler quiet = ipclock::SetLeaseOverrunHandler(nullptr);
+  ipclock::DiagnosticSink quiet = ipclock::SetDefaultDiagnosticSink(nullptr);
   ASSERT_CODE(kept->Release(), absl::StatusCode::kAborted);
-  ipclock::SetLeaseOverrunHandler(quiet);
+  ipclock::SetDefaultDiagnosticSink(quiet);
 }
 
 void DeletedLockFileIsReportedOnce(void**) {
@@ -209,7 +211,7 @@ void DeletedLockFileIsReportedOnce(void**) {
   ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
 }
 
-// Once a WatchedLock is released, no on_lost of it runs or is still running:
+// Once a WatchedLock is released, no report of it runs or is still running:
 // its owner may free what the callback uses. A report under way when the
 // release comes is waited for.
 void ReleaseWaitsForAReportUnderWay(void**) {
@@ -219,7 +221,7 @@ void ReleaseWaitsForAReportUnderWay(void**) {
   std::atomic<bool> ended{false};
   WatchOptions slow;
   slow.check_interval = absl::Milliseconds(50);
-  slow.on_lost = [&](const LockLoss&) {
+  slow.diagnostics = [&](const Diagnostic&) {
     started = true;
     absl::SleepFor(absl::Milliseconds(300));
     ended = true;
@@ -232,7 +234,7 @@ void ReleaseWaitsForAReportUnderWay(void**) {
   assert_true(ended.load());
 }
 
-// An on_lost may release its own WatchedLock (the release does not wait for
+// A watch's sink may release its own WatchedLock (the release does not wait for
 // the report it is part of).
 void OnLostMayReleaseItsOwnLock(void**) {
   const std::string dir = MakeTempDir();
@@ -242,7 +244,7 @@ void OnLostMayReleaseItsOwnLock(void**) {
   std::mutex mu;
   WatchOptions o;
   o.check_interval = absl::Milliseconds(50);
-  o.on_lost = [&](const LockLoss&) {
+  o.diagnostics = [&](const Diagnostic&) {
     std::lock_guard<std::mutex> guard(mu);
     assert_non_null(self);
     ASSERT_CODE(self->Release(), absl::StatusCode::kAborted);
@@ -259,27 +261,43 @@ void OnLostMayReleaseItsOwnLock(void**) {
   ASSERT_CODE(watched->Release(), absl::StatusCode::kFailedPrecondition);
 }
 
-// The default report goes to the message sink.
-void DefaultReportGoesToTheSink(void**) {
+// A watch without a sink of its own reports to the lock's store's sink, and
+// to the process default when the store has none either.
+void ReportWithoutWatchSinkGoesToStoreOrDefault(void**) {
   static std::mutex mu;
-  static std::vector<std::string> lines;
-  ipclock::MessageSink previous = ipclock::SetMessageSink([](const ipclock::Message& m) {
-    std::lock_guard<std::mutex> guard(mu);
-    lines.push_back(m.text);
-  });
-  const std::string dir = MakeTempDir();
-  Lock lock = HeldInDir(dir, "sink");
+  static std::vector<std::string> by_default;
+  static std::vector<Diagnostic> by_store;
+  ipclock::DiagnosticSink previous =
+      ipclock::SetDefaultDiagnosticSink([](const Diagnostic& d) {
+        std::lock_guard<std::mutex> guard(mu);
+        by_default.push_back(d.text);
+      });
   WatchOptions fast;
   fast.check_interval = absl::Milliseconds(50);
-  absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(std::move(lock), fast);
+  const std::string dir = MakeTempDir();
+  Lock own = HeldInDir(dir, "store-sink", [](const Diagnostic& d) {
+    std::lock_guard<std::mutex> guard(mu);
+    by_store.push_back(d);
+  });
+  Lock plain = HeldInDir(dir, "default-sink");
+  absl::StatusOr<WatchedLock> watched_own = LockWatch::Default().Watch(std::move(own), fast);
+  ASSERT_OK(watched_own);
+  absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(std::move(plain), fast);
   ASSERT_OK(watched);
-  DeleteLockFile(dir, "sink");
-  assert_true(Eventually([&] { return watched->lost(); }));
+  DeleteLockFile(dir, "store-sink");
+  DeleteLockFile(dir, "default-sink");
+  assert_true(Eventually([&] { return watched_own->lost() && watched->lost(); }));
+  watched_own->Release().IgnoreError();
   watched->Release().IgnoreError();
-  ipclock::SetMessageSink(previous);
+  ipclock::SetDefaultDiagnosticSink(previous);
   std::lock_guard<std::mutex> guard(mu);
-  assert_int_equal(lines.size(), 1);
-  assert_true(absl::StartsWith(lines[0], "ipclock: warning: lost a held lock: "));
+  assert_int_equal(by_store.size(), 1);
+  assert_true(by_store[0].kind == ipclock::DiagnosticKind::kLockLost);
+  assert_string_equal(by_store[0].resource.c_str(), "store-sink");
+  ASSERT_CODE(by_store[0].status, absl::StatusCode::kAborted);
+  assert_int_equal(by_default.size(), 1);
+  assert_true(absl::StartsWith(by_default[0], "ipclock: warning: lost a held lock: "));
+  assert_true(absl::StrContains(by_default[0], "default-sink"));
 }
 
 // A healthy lock checked a hundred times is never reported.
@@ -363,7 +381,7 @@ void ForkedChildWatchesItsOwnLocks(void**) {
   assert_true(TryOrFail(parent_lock));
   WatchOptions fast;
   fast.check_interval = absl::Milliseconds(50);
-  fast.on_lost = [](const LockLoss&) {};
+  fast.diagnostics = [](const Diagnostic&) {};
   absl::StatusOr<WatchedLock> parent = LockWatch::Default().Watch(std::move(parent_lock), fast);
   ASSERT_OK(parent);
   pid_t child = ForkChild([&] {
@@ -392,7 +410,7 @@ int main() {
       cmocka_unit_test(DeletedLockFileIsReportedOnce),
       cmocka_unit_test(ReleaseWaitsForAReportUnderWay),
       cmocka_unit_test(OnLostMayReleaseItsOwnLock),
-      cmocka_unit_test(DefaultReportGoesToTheSink),
+      cmocka_unit_test(ReportWithoutWatchSinkGoesToStoreOrDefault),
       cmocka_unit_test(NoFalseAlarm),
       cmocka_unit_test(TakeHandsTheLockBack),
       cmocka_unit_test(DestroyedWatchedLockReleases),

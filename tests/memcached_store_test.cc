@@ -448,7 +448,7 @@ void WatchReportsDeletedKey(void**) {
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
   options.check_interval = absl::Milliseconds(100);
-  options.on_lost = [&](const ipclock::LockLoss& loss) {
+  options.diagnostics = [&](const ipclock::Diagnostic& loss) {
     if (absl::IsAborted(loss.status)) lost = 1;
   };
   absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);

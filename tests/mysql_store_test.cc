@@ -512,7 +512,7 @@ void WatchHearsTheKillAtOnce(void**) {
   // Only the socket can tell the watch in time: no interval check before
   // the test gives up.
   options.check_interval = absl::Hours(1);
-  options.on_lost = [](const ipclock::LockLoss&) {};
+  options.diagnostics = [](const ipclock::Diagnostic&) {};
   absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);
   ASSERT_OK(watched);
   absl::SleepFor(absl::Milliseconds(200));
@@ -542,7 +542,7 @@ void ServerRestartLosesTheLock(void**) {
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
   options.check_interval = absl::Hours(1);
-  options.on_lost = [](const ipclock::LockLoss&) {};
+  options.diagnostics = [](const ipclock::Diagnostic&) {};
   absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(watched_lock), options);
   ASSERT_OK(watched);
   assert_int_equal(WaitPlain(Spawn({restart}), 60), 0);

@@ -29,7 +29,7 @@ namespace ipclock_test {
 namespace {
 
 using ipclock::Lock;
-using ipclock::LockLoss;
+using ipclock::Diagnostic;
 using ipclock::LockWatch;
 using ipclock::Store;
 using ipclock::WatchedLock;
@@ -66,7 +66,7 @@ class FirstLoss {
   WatchOptions Options() {
     WatchOptions o;
     o.check_interval = kInterval;
-    o.on_lost = [this](const LockLoss& loss) {
+    o.diagnostics = [this](const Diagnostic& loss) {
       std::lock_guard<std::mutex> guard(mu_);
       if (count_++ == 0) {
         loss_ = loss;
@@ -89,7 +89,7 @@ class FirstLoss {
     std::lock_guard<std::mutex> guard(mu_);
     return count_;
   }
-  LockLoss loss() {
+  Diagnostic loss() {
     std::lock_guard<std::mutex> guard(mu_);
     return loss_;
   }
@@ -102,7 +102,7 @@ class FirstLoss {
   std::mutex mu_;
   std::condition_variable cv_;
   int count_ = 0;
-  LockLoss loss_;
+  Diagnostic loss_;
   double at_ = 0;
 };
 

@@ -36,7 +36,7 @@ namespace ipclock_test {
 namespace {
 
 using ipclock::Lock;
-using ipclock::LockLoss;
+using ipclock::Diagnostic;
 using ipclock::LockMode;
 using ipclock::LockWatch;
 using ipclock::WatchedLock;
@@ -52,7 +52,7 @@ class LossLog {
   WatchOptions Options(absl::Duration interval) {
     WatchOptions o;
     o.check_interval = interval;
-    o.on_lost = [this](const LockLoss& loss) {
+    o.diagnostics = [this](const Diagnostic& loss) {
       std::lock_guard<std::mutex> guard(mu_);
       seen_.push_back(loss);
       at_.push_back(NowSeconds());
@@ -74,7 +74,7 @@ class LossLog {
     std::lock_guard<std::mutex> guard(mu_);
     return seen_.size();
   }
-  LockLoss first() {
+  Diagnostic first() {
     std::lock_guard<std::mutex> guard(mu_);
     return seen_.at(0);
   }
@@ -86,7 +86,7 @@ class LossLog {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<LockLoss> seen_;
+  std::vector<Diagnostic> seen_;
   std::vector<double> at_;
 };
 

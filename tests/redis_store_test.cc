@@ -398,7 +398,7 @@ void OwnerDeathAfterSigkill(void**) {
     Lock slow = MakeLock(store, r, absl::Milliseconds(200));
     assert_true(Try(slow));
     absl::SleepFor(absl::Milliseconds(400));
-    // Released (Lock may report the overrun as Aborted: include/ipclock/lease_overrun.h).
+    // Released (Lock may report the overrun as Aborted: a kLeaseOverrun diagnostic).
     absl::Status late = slow.Release();
     if (!late.ok() && late.code() != absl::StatusCode::kAborted) {
       fail_msg("late release: %s", late.ToString().c_str());

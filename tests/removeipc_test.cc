@@ -480,6 +480,30 @@ void StoreFromDsnOptionValues(void**) {
 
 // The kernel-object stores: refused exactly when this process's uid is a
 // non-system user, which a fake login.defs arranges unless we are root.
+// What building a store finds goes to StoreOptions::diagnostics, and the
+// process default hears nothing of it; without a sink, to the default.
+void StoreSinkGetsWhatTheBuildFound(void**) {
+  std::string root = ipclock_test::MakeTempDir();
+  UseRoot(root);
+  const std::string dir = ipclock_test::MakeTempDir();  // under /tmp: cleaned by age
+  static std::vector<ipclock::Diagnostic> got;
+  got.clear();
+  ipclock::StoreOptions options;
+  options.diagnostics = [](const ipclock::Diagnostic& d) { got.push_back(d); };
+  ipclock::ResetRemoveIpcWarningsForTesting();
+  std::string out = CaptureStderr(
+      [&] { ASSERT_OK(ipclock::StoreFromDsn(absl::StrCat("flock://", dir), options)); });
+  assert_true(out.empty());
+  assert_int_equal(got.size(), 1);
+  assert_true(got[0].kind == ipclock::DiagnosticKind::kNotice);
+  assert_true(Contains(got[0].text, absl::StrCat("ipclock: warning: flock://", dir)));
+
+  ipclock::ResetRemoveIpcWarningsForTesting();
+  out = CaptureStderr([&] { ASSERT_OK(ipclock::StoreFromDsn(absl::StrCat("flock://", dir))); });
+  assert_int_equal(Lines(out), 1);
+  assert_int_equal(got.size(), 1);
+}
+
 void IpcSchemesFollowTheUid(void**) {
   std::string root = ipclock_test::MakeTempDir();
   UseRoot(root);
@@ -538,6 +562,7 @@ int main() {
       cmocka_unit_test(RefusePolicyFailsOnlyRealRisks),
       cmocka_unit_test(StoreFromDsnRefusesARuntimeDir),
       cmocka_unit_test(StoreFromDsnOptionValues),
+      cmocka_unit_test(StoreSinkGetsWhatTheBuildFound),
       cmocka_unit_test(IpcSchemesFollowTheUid),
   };
   return cmocka_run_group_tests_name("removeipc", tests, nullptr, nullptr);

@@ -195,7 +195,7 @@ void CheckWatchReportsLoss(Lock lock, absl::Duration interval,
   ipclock::WatchOptions options;
   options.check_interval = interval;
   std::atomic<int> losses{0};
-  options.on_lost = [&](const ipclock::LockLoss&) { losses++; };
+  options.diagnostics = [&](const ipclock::Diagnostic&) { losses++; };
   ipclock::LockWatch watch;
   absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);
   ASSERT_OK(watched);

@@ -84,7 +84,7 @@ void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
     ipclock::LockWatch watch;
     ipclock::WatchOptions options;
     options.check_interval = absl::Hours(1);
-    options.on_lost = [report](const ipclock::LockLoss& loss) {
+    options.diagnostics = [report](const ipclock::Diagnostic& loss) {
       report->lost_at_ns = ipclock::Deadline::NowNanos();
       CopyMessage(loss.status, report->lost_message);
       report->lost_calls++;

@@ -512,7 +512,7 @@ void LostRowIsReported(void** state) {
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
   options.check_interval = absl::Milliseconds(100);
-  options.on_lost = [](const ipclock::LockLoss&) {};
+  options.diagnostics = [](const ipclock::Diagnostic&) {};
   absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(other), options);
   ASSERT_OK(watched);
   absl::SleepFor(absl::Milliseconds(400));
@@ -538,7 +538,7 @@ void RefreshAndRenewal(void** state) {
   // The watch renews a 3 s lease every second: held well past 3 s.
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
-  options.on_lost = [](const ipclock::LockLoss&) {};
+  options.diagnostics = [](const ipclock::Diagnostic&) {};
   Lock renewed = MakeLock(store, UniqueResource("renew"), absl::Seconds(3));
   assert_true(Try(renewed));
   absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(renewed), options);
@@ -709,7 +709,7 @@ void SqliteFileRemovedUnderAHolder(void**) {
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
   options.check_interval = absl::Hours(1);
-  options.on_lost = [](const ipclock::LockLoss&) {};
+  options.diagnostics = [](const ipclock::Diagnostic&) {};
   absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(watched_lock), options);
   ASSERT_OK(watched);
   absl::SleepFor(absl::Milliseconds(200));

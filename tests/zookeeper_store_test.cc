@@ -491,7 +491,7 @@ void DeletedNodeIsLossSeenByTheWatch(void**) {
     // Far longer than the test waits: only the node's watch event can be
     // what tells.
     options.check_interval = absl::Seconds(60);
-    options.on_lost = [&](const ipclock::LockLoss& loss) {
+    options.diagnostics = [&](const ipclock::Diagnostic& loss) {
       if (absl::IsAborted(loss.status)) lost_at = ipclock::Deadline::NowNanos();
     };
     absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);
@@ -522,7 +522,7 @@ void DisconnectShorterThanSessionIsNotLoss(void**) {
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
   options.check_interval = absl::Milliseconds(200);
-  options.on_lost = [&](const ipclock::LockLoss&) { lost = 1; };
+  options.diagnostics = [&](const ipclock::Diagnostic&) { lost = 1; };
   absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);
   ASSERT_OK(watched);
   own.Freeze();
@@ -595,7 +595,7 @@ void LostOnceTheSessionCanHaveExpired(void**) {
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
   options.check_interval = absl::Milliseconds(200);
-  options.on_lost = [&](const ipclock::LockLoss& loss) {
+  options.diagnostics = [&](const ipclock::Diagnostic& loss) {
     if (!absl::IsAborted(loss.status)) return;
     lost_message = std::string(loss.status.message());
     lost_at = NowSeconds();
@@ -788,7 +788,7 @@ int HoldForTests(const char* dsn, const char* resource) {
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
   options.check_interval = absl::Milliseconds(200);
-  options.on_lost = [&](const ipclock::LockLoss& loss) {
+  options.diagnostics = [&](const ipclock::Diagnostic& loss) {
     why = std::string(loss.status.message());
     lost = 1;
   };

@@ -19,7 +19,7 @@
 #include "ipclock/lock_factory.h"   // IWYU pragma: export
 #include "ipclock/lock_guard.h"     // IWYU pragma: export
 #include "ipclock/lock_watch.h"     // IWYU pragma: export
-#include "ipclock/messages.h"       // IWYU pragma: export
+#include "ipclock/diagnostics.h"    // IWYU pragma: export
 #include "ipclock/store_factory.h"  // IWYU pragma: export
 
 #endif  // IPCLOCK_IPCLOCK_H_

@@ -23,8 +23,10 @@
 //     dies;
 //   * when a lock is lost it says so: `WatchedLock::lost()` turns true,
 //     `status()` names the store, the resource and what happened (Aborted),
-//     and `on_lost` runs once (by default a warning to the message sink,
-//     messages.h).
+//     and one `Diagnostic` of kind kLockLost goes to the watch's sink
+//     (`WatchOptions::diagnostics`), else to the store's, else to the
+//     process default (diagnostics.h: a warning on stderr unless the program
+//     set another).
 //
 // Example:
 //
@@ -62,7 +64,6 @@
 #define IPCLOCK_LOCK_WATCH_H_
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,6 +71,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ipclock/diagnostics.h"
 #include "ipclock/lock.h"
 
 namespace ipclock {
@@ -79,28 +81,23 @@ struct WatchEntry;
 class WatchCore;
 }  // namespace internal
 
-struct LockLoss {
-  std::string store;     // Store::Describe() of the lock's store
-  std::string resource;  // the resource name, as given (any bytes)
-  // Aborted, saying what happened: e.g. "lock file ... was deleted",
-  // "segment ... was removed", "the lease ran out while ... could not be
-  // renewed: ...".
-  absl::Status status;
-};
-
 struct WatchOptions {
   // How often the store is asked when nothing is reported sooner. At least
   // 1 ms.
   absl::Duration check_interval = absl::Seconds(1);
-  // Runs once per lost lock, on the watch's thread (or in the thread that
-  // called `WatchedLock::CheckNow()` and found the loss), with no watch or
-  // WatchedLock mutex held: it may call the WatchedLock (e.g. `lost()`, or
-  // `Release()`), but must not destroy the watch, and it delays the checks
-  // of other locks while it runs. It never runs once the WatchedLock has
-  // been released, taken back or destroyed: that call waits for an on_lost
-  // under way, so what the callback uses may be freed after it. Empty: a
-  // warning to the message sink (messages.h).
-  std::function<void(const LockLoss&)> on_lost;
+  // Gets one kLockLost `Diagnostic` per lost lock (diagnostics.h): its
+  // `store`, `resource` and `status` (Aborted, saying what happened: e.g.
+  // "lock file ... was deleted", "segment ... was removed", "the lease ran
+  // out while ... could not be renewed: ..."). It runs on the watch's thread
+  // (or in the thread that called `WatchedLock::CheckNow()` and found the
+  // loss), with no watch or WatchedLock mutex held: it may call the
+  // WatchedLock (e.g. `lost()`, or `Release()`), but must not destroy the
+  // watch, and it delays the checks of other locks while it runs. It never
+  // runs once the WatchedLock has been released, taken back or destroyed:
+  // that call waits for a report under way, so what the sink uses may be
+  // freed after it. Empty: the lock's store's sink, else the process
+  // default.
+  DiagnosticSink diagnostics;
 };
 
 // A lock handed to a `LockWatch`. Movable, not copyable. Its methods may be
@@ -117,7 +114,7 @@ class WatchedLock {
 
   // True once the watch found the lock lost: another holder may have it now.
   bool lost() const;
-  // OK, or what the watch found (see `LockLoss::status`).
+  // OK, or what the watch found (see `Diagnostic::status`).
   absl::Status status() const;
 
   // Asks the store now, as the watch would, and returns what it found (a

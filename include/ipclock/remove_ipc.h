@@ -27,7 +27,7 @@
 namespace ipclock {
 
 enum class RemoveIpcPolicy {
-  kWarn,    // one message per risk and process (messages.h), then go on
+  kWarn,    // one diagnostic per risk and process (diagnostics.h), then go on
   kRefuse,  // fail store creation with FailedPrecondition
   kIgnore,  // say nothing
 };

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "ipclock/diagnostics.h"
 #include "ipclock/spi/deadline.h"
 
 namespace ipclock {
@@ -93,6 +94,15 @@ class Store {
   // Fixed for the life of the store.
   virtual Capabilities capabilities() const = 0;
 
+  // Where diagnostics about this store and its locks go (diagnostics.h):
+  // lease overruns of its locks, losses found by a watch that has no sink of
+  // its own, acquisitions on a fallback store. `StoreFromDsn()` sets
+  // `StoreOptions::diagnostics` here; empty (the default) leaves them to the
+  // process default. Thread-safe; a diagnostic already on its way may still
+  // reach the previous sink.
+  void SetDiagnosticSink(DiagnosticSink sink);
+  DiagnosticSink diagnostic_sink() const;
+
  protected:
   Store() = default;
 
@@ -114,6 +124,9 @@ class Store {
   virtual absl::Status CheckHeld(Key& key);
   virtual WatchTargets GetWatchTargets(Key& key);
   virtual absl::StatusOr<WaitWord> GetWaitWord(Key& key);
+
+  // Read and replaced whole, with std::atomic_load/atomic_store.
+  std::shared_ptr<const DiagnosticSink> diagnostic_sink_;
 };
 
 }  // namespace ipclock

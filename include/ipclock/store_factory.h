@@ -28,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/diagnostics.h"
 #include "ipclock/remove_ipc.h"
 #include "ipclock/store.h"
 
@@ -37,6 +38,11 @@ struct StoreOptions {
   // For the local stores whose locks systemd-logind may delete (remove_ipc.h);
   // a DSN's `removeipc=` option takes precedence.
   RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;
+  // Where this store's diagnostics go (diagnostics.h): what is found while
+  // it is built (a RemoveIPC risk, keys named without a secret, a fallback
+  // in use) and, through `Store::SetDiagnosticSink()`, what the store and
+  // its locks report afterwards. Empty: the process default.
+  DiagnosticSink diagnostics;
 };
 
 // The DSN of the default store: "flock".

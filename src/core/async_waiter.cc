@@ -41,7 +41,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "core/messages.h"
+#include "core/diagnostics.h"
 #include "core/async_fallback.h"
 #include "core/platform_deadline.h"
 #include "platform/errors.h"
@@ -69,7 +69,7 @@ bool FallbackForcedByEnv() {
 void ReportFallbackOnce(const absl::Status& why) {
   static std::atomic<bool> reported{false};
   if (reported.exchange(true)) return;
-  EmitMessage(MessageSeverity::kInfo,
+  EmitNotice(DiagnosticSeverity::kInfo,
               absl::StrCat("ipclock: async lock waits use helper threads, not "
                            "io_uring: ", why.message()));
 }

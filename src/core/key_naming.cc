@@ -1,7 +1,6 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-#include "core/messages.h"
 #include "core/key_naming.h"
 
 #include <errno.h>
@@ -16,9 +15,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/diagnostics.h"
+#include "core/hashing.h"
 #include "platform/errors.h"
 #include "platform/small_file.h"
-#include "core/hashing.h"
 
 namespace ipclock {
 
@@ -176,7 +176,7 @@ void WarnIfNoSecret(const KeyNaming& naming, absl::string_view store) {
       "this program. Add secret_file=PATH (16 bytes or more; HMAC-SHA256 "
       "names), or secret=none to say the plain names are meant (e.g. to "
       "share locks with Symfony). This warning is shown once per process.");
-  EmitMessage(MessageSeverity::kWarning, text);
+  EmitNotice(DiagnosticSeverity::kWarning, text);
 }
 
 }  // namespace ipclock

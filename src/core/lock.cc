@@ -8,7 +8,7 @@
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
-#include "core/lease_overrun.h"
+#include "core/diagnostics.h"
 #include "ipclock/lock_factory.h"
 #include "ipclock/spi/store_interface.h"
 
@@ -222,8 +222,7 @@ absl::Status Lock::ReleaseFully() {
   const absl::Duration overrun = key_.ExpiredFor();
   absl::Status s = DeleteFromStore();
   if (overrun <= absl::ZeroDuration()) return s;
-  absl::Status reported = ReportLeaseOverrun(store_->Describe(), key_.resource(),
-                                             options_.ttl, overrun);
+  absl::Status reported = ReportLeaseOverrun(*store_, key_.resource(), options_.ttl, overrun);
   // The store may have found the lock gone (Aborted too): the overrun says
   // more about why.
   return s.ok() || absl::IsAborted(s) ? reported : s;

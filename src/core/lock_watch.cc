@@ -28,7 +28,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/lock_access.h"
-#include "core/messages.h"
+#include "core/diagnostics.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/kernel_events.h"
@@ -69,11 +69,11 @@ struct WatchEntry {
   bool done = false;
 
   // A check and the report of what it found run under report_mu (the report
-  // with no other mutex held: on_lost may call the WatchedLock). Finish()
+  // with no other mutex held: its sink may call the WatchedLock). Finish()
   // takes report_mu after leaving the watch, so that once it returns no
-  // on_lost of this lock runs or will run, and a loss that lost() showed
+  // report of this lock runs or will run, and a loss that lost() showed
   // has been reported: a caller may then free what its callback uses. A call
-  // from inside on_lost is told apart by `reporter` and does not wait.
+  // from inside a sink is told apart by `reporter` and does not wait.
   std::mutex report_mu;
   bool finished = false;  // guarded by report_mu
   std::atomic<std::thread::id> reporter{};
@@ -164,7 +164,7 @@ int64_t NextRenewal(const Lock& lock) {
   return Now() + absl::ToInt64Nanoseconds(lease / 3);
 }
 
-// Takes entry.report_mu unless this thread is running entry's on_lost,
+// Takes entry.report_mu unless this thread is running entry's report,
 // which holds it already.
 std::unique_lock<std::mutex> ReportTurn(WatchEntry& entry) {
   if (entry.reporter.load() == std::this_thread::get_id()) {
@@ -173,22 +173,28 @@ std::unique_lock<std::mutex> ReportTurn(WatchEntry& entry) {
   return std::unique_lock<std::mutex>(entry.report_mu);
 }
 
+// A loss to report, and the store whose sink gets it when the watch has
+// none of its own.
+struct LossReport {
+  Diagnostic diagnostic;
+  std::shared_ptr<Store> store;
+};
+
 // Under entry.report_mu.
-void Report(WatchEntry& entry, const LockLoss& loss) {
+void Report(WatchEntry& entry, const LossReport& loss) {
   if (entry.finished) return;  // its owner is done with it: nobody to tell
-  if (!entry.options.on_lost) {
-    EmitMessage(MessageSeverity::kWarning,
-                absl::StrCat("ipclock: warning: lost a held lock: ", loss.status.message()));
-    return;
-  }
   entry.reporter.store(std::this_thread::get_id());
-  entry.options.on_lost(loss);
+  if (entry.options.diagnostics) {
+    entry.options.diagnostics(loss.diagnostic);
+  } else {
+    EmitDiagnostic(loss.store.get(), loss.diagnostic);
+  }
   entry.reporter.store(std::thread::id());
 }
 
 // The check itself, under entry.mu. Returns the loss to report, if this
 // check is the one that found it.
-std::optional<LockLoss> CheckLocked(WatchEntry& entry, bool renew) {
+std::optional<LossReport> CheckLocked(WatchEntry& entry, bool renew) {
   if (!entry.lock || entry.lost || !entry.lock->is_acquired()) return std::nullopt;
   Lock& lock = *entry.lock;
   absl::Status found;
@@ -228,7 +234,15 @@ std::optional<LockLoss> CheckLocked(WatchEntry& entry, bool renew) {
   }
   entry.lost = true;
   entry.error = found;
-  return LockLoss{lock.store().Describe(), lock.resource(), found};
+  LossReport report;
+  report.store = LockAccess::shared_store(lock);
+  report.diagnostic.kind = DiagnosticKind::kLockLost;
+  report.diagnostic.severity = DiagnosticSeverity::kWarning;
+  report.diagnostic.text = absl::StrCat("ipclock: warning: lost a held lock: ", found.message());
+  report.diagnostic.store = lock.store().Describe();
+  report.diagnostic.resource = lock.resource();
+  report.diagnostic.status = found;
+  return report;
 }
 
 }  // namespace
@@ -362,7 +376,7 @@ void WatchCore::Service(WatchEntry& entry, int64_t now) {
     renew = entry.next_renew <= now;
     entry.check_now = false;
   }
-  std::optional<LockLoss> loss;
+  std::optional<LossReport> loss;
   int64_t next_renew = kNever;
   bool still_watched = false;
   {
@@ -395,7 +409,7 @@ void WatchCore::Service(WatchEntry& entry, int64_t now) {
 
 absl::Status WatchCore::CheckNow(WatchEntry& entry) {
   std::unique_lock<std::mutex> turn = ReportTurn(entry);
-  std::optional<LockLoss> loss;
+  std::optional<LossReport> loss;
   absl::Status result;
   {
     std::lock_guard<std::mutex> guard(entry.mu);

@@ -1,7 +1,6 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-#include "core/messages.h"
 #include "core/removeipc_guard.h"
 
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/diagnostics.h"
 
 namespace ipclock {
 
@@ -42,7 +42,7 @@ void WarnOnce(const RemoveIpcReport& report, absl::string_view store) {
       "ipclock: warning: ", store, ": ", report.reason, "; ", report.advice,
       " (DSN option removeipc=ignore silences this, removeipc=refuse makes "
       "it an error)");
-  EmitMessage(MessageSeverity::kWarning, line);
+  EmitNotice(DiagnosticSeverity::kWarning, line);
 }
 
 }  // namespace

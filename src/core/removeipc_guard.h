@@ -26,7 +26,7 @@
 namespace ipclock {
 
 // Applies `policy` to `report`: kWarn hands one message to the sink
-// (messages.h) the first time a risk of each kind shows up in this process;
+// (diagnostics.h) the first time a risk of each kind shows up in this process;
 // kRefuse returns FailedPrecondition with the reason and the advice when the
 // locks would be deleted at logout (a tmp-cleaner risk only warns: it is a
 // matter of age, not of certainty); kIgnore does nothing. `store` names the

@@ -4,6 +4,8 @@
 #include "ipclock/store.h"
 
 #include <cmath>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/base/optimization.h"
@@ -15,6 +17,17 @@
 namespace ipclock {
 
 Store::~Store() = default;
+
+void Store::SetDiagnosticSink(DiagnosticSink sink) {
+  std::shared_ptr<const DiagnosticSink> fresh;
+  if (sink) fresh = std::make_shared<const DiagnosticSink>(std::move(sink));
+  std::atomic_store(&diagnostic_sink_, std::move(fresh));
+}
+
+DiagnosticSink Store::diagnostic_sink() const {
+  std::shared_ptr<const DiagnosticSink> sink = std::atomic_load(&diagnostic_sink_);
+  return sink ? *sink : DiagnosticSink();
+}
 
 void Store::SetStateSlot(Key& key, std::unique_ptr<KeyState> state) const {
   key.set_state(this, std::move(state));

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "core/messages.h"
+#include "core/diagnostics.h"
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
 
@@ -81,7 +81,7 @@ class DegradedStore final : public Store {
         "ipclock: warning: resource ", QuoteResource(key.resource()),
         " is locked on the fallback store ", fallback_->Describe(), ": ", why_,
         "; the fallback does not exclude processes on other hosts");
-    EmitMessage(MessageSeverity::kWarning, line);
+    EmitNotice(DiagnosticSeverity::kWarning, line, this);
   }
 
   const std::shared_ptr<Store> fallback_;

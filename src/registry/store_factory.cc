@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/diagnostics.h"
 #include "core/dsn.h"
 #include "ipclock/admin/inspect.h"
 #include "registry/degraded_store.h"
@@ -52,12 +53,20 @@ absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
                                                     const StoreOptions& options) {
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
-  // `fallback=`/`degraded=` (registry/degraded_store.h): built again without
-  // them, through this function.
-  if (WantsDegradedMode(*dsn)) return DegradedStoreFromDsn(text, options);
-  absl::StatusOr<const StoreEntry*> entry = EntryFor(*dsn);
-  if (!entry.ok()) return entry.status();
-  return (*entry)->driver->from_dsn(*dsn, options);
+  // What the store's factory reports goes to the store's sink.
+  BuildSinkScope scope(options.diagnostics);
+  absl::StatusOr<std::shared_ptr<Store>> store;
+  if (WantsDegradedMode(*dsn)) {
+    // `fallback=`/`degraded=` (registry/degraded_store.h): built again
+    // without them, through this function.
+    store = DegradedStoreFromDsn(text, options);
+  } else {
+    absl::StatusOr<const StoreEntry*> entry = EntryFor(*dsn);
+    if (!entry.ok()) return entry.status();
+    store = (*entry)->driver->from_dsn(*dsn, options);
+  }
+  if (store.ok() && options.diagnostics) (*store)->SetDiagnosticSink(options.diagnostics);
+  return store;
 }
 
 std::vector<StoreInfo> KnownStores() {

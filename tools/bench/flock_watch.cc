@@ -37,7 +37,7 @@ double OneLoss(const std::string& dir, const std::function<void()>& lose) {
   std::atomic<int64_t> reported{0};
   ipclock::WatchOptions watch_options;
   watch_options.check_interval = absl::Minutes(1);
-  watch_options.on_lost = [&](const ipclock::LockLoss&) {
+  watch_options.diagnostics = [&](const ipclock::Diagnostic&) {
     reported.store(ipclock::Deadline::NowNanos());
   };
   ipclock::LockWatch watch;

@@ -63,7 +63,7 @@ double ShmRemovalNoticedMicros(const std::string& prefix, int samples) {
     std::atomic<int64_t> lost_at{0};
     ipclock::WatchOptions options;
     options.check_interval = absl::Hours(1);
-    options.on_lost = [&lost_at](const ipclock::LockLoss&) { lost_at = NowNs(); };
+    options.diagnostics = [&lost_at](const ipclock::Diagnostic&) { lost_at = NowNs(); };
     absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(*std::move(lock), options);
     if (!watched.ok()) return -1;
     const int64_t removed = NowNs();

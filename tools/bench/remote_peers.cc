@@ -159,7 +159,9 @@ double DetectionRounds(int rounds, const std::string& dsn, Lose lose, std::strin
     }
     std::atomic<int64_t> reported{0};
     ipclock::WatchOptions options;
-    options.on_lost = [&](const ipclock::LockLoss&) { reported = ipclock::Deadline::NowNanos(); };
+    options.diagnostics = [&](const ipclock::Diagnostic&) {
+      reported = ipclock::Deadline::NowNanos();
+    };
     ipclock::LockWatch watch;
     absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(*std::move(lock), options);
     if (!watched.ok()) {

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "ipclock/messages.h"
+#include "ipclock/diagnostics.h"
 #include "terminal_text.h"
 
 namespace ipclock_cli {
@@ -58,9 +58,9 @@ void PrintUsageError(absl::string_view command, const absl::Status& status) {
   WriteLine(absl::StrCat("Try 'ipclock ", command, " --help'.\n"));
 }
 
-void InstallMessageSink() {
-  ipclock::SetMessageSink([](const ipclock::Message& m) {
-    absl::string_view text = m.text;
+void InstallDiagnosticSink() {
+  ipclock::SetDefaultDiagnosticSink([](const ipclock::Diagnostic& d) {
+    absl::string_view text = d.text;
     absl::ConsumePrefix(&text, "ipclock: ");
     Say(text);
   });

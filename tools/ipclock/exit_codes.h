@@ -65,8 +65,8 @@ void PrintError(absl::string_view who, const absl::Status& status);
 // PrintError(), then "Try 'ipclock COMMAND --help'." on a line of its own.
 void PrintUsageError(absl::string_view command, const absl::Status& status);
 
-// Makes the library's messages (messages.h) go to stderr escaped.
-void InstallMessageSink();
+// Makes the library's diagnostics (diagnostics.h) go to stderr escaped.
+void InstallDiagnosticSink();
 
 }  // namespace ipclock_cli
 

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   // and the command must start with the mask ipclock was given.
   sigset_t original_mask;
   sigprocmask(SIG_SETMASK, nullptr, &original_mask);
-  ipclock_cli::InstallMessageSink();
+  ipclock_cli::InstallDiagnosticSink();
 
   if (argc < 2) {
     fputs(ipclock_cli::MainHelp().c_str(), stderr);

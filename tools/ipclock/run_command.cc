@@ -187,7 +187,7 @@ void ExportLockEnvironment(const std::vector<ipclock::Lock>& locks,
 // tell. Each is printed once.
 class LossLog {
  public:
-  void Add(const ipclock::LockLoss& loss) {
+  void Add(const ipclock::Diagnostic& loss) {
     std::lock_guard<std::mutex> guard(mu_);
     losses_.push_back(loss);
   }
@@ -200,7 +200,7 @@ class LossLog {
   }
   bool Has(const std::string& store, const std::string& resource) {
     std::lock_guard<std::mutex> guard(mu_);
-    for (const ipclock::LockLoss& l : losses_) {
+    for (const ipclock::Diagnostic& l : losses_) {
       if (l.store == store && l.resource == resource) return true;
     }
     return false;
@@ -212,7 +212,7 @@ class LossLog {
 
  private:
   std::mutex mu_;
-  std::vector<ipclock::LockLoss> losses_;  // guarded by mu_
+  std::vector<ipclock::Diagnostic> losses_;  // guarded by mu_
   size_t printed_ = 0;                     // guarded by mu_
 };
 
@@ -302,7 +302,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
   ipclock::WatchOptions watch_options;
   watch_options.check_interval = options.check_interval;
   ChildRunner* const child = runner->get();
-  watch_options.on_lost = [&losses, child](const ipclock::LockLoss& loss) {
+  watch_options.diagnostics = [&losses, child](const ipclock::Diagnostic& loss) {
     losses.Add(loss);
     child->RequestStop();
   };

@@ -1,0 +1,111 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "core/diagnostics.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "platform/errors.h"
+
+namespace ipclock {
+namespace {
+
+std::mutex& DefaultMutex() {
+  static std::mutex* mu = new std::mutex();
+  return *mu;
+}
+
+// Never destroyed: a lock released by a static destructor at exit still
+// finds a sink.
+DiagnosticSink& DefaultSink() {
+  static DiagnosticSink* sink = new DiagnosticSink(WriteDiagnosticToStderr);
+  return *sink;
+}
+
+// The sink of the StoreFromDsn() call building a store on this thread.
+thread_local const DiagnosticSink* t_build_sink = nullptr;
+
+// "1234ms", "1.5ms", "250us": whole microseconds, enough to tell a lease
+// missed by a hair from one forgotten for minutes.
+std::string Shown(absl::Duration d) {
+  return absl::FormatDuration(absl::Trunc(d, absl::Microseconds(1)));
+}
+
+}  // namespace
+
+DiagnosticSink SetDefaultDiagnosticSink(DiagnosticSink sink) {
+  std::lock_guard<std::mutex> guard(DefaultMutex());
+  return std::exchange(DefaultSink(), std::move(sink));
+}
+
+void WriteDiagnosticToStderr(const Diagnostic& diagnostic) {
+  // One write(2) of the whole line, so that threads and other processes
+  // sharing the stream cannot split it; stdio's buffer is flushed first so
+  // that the line lands after what the program already printed.
+  std::string line = diagnostic.text + "\n";
+  fflush(stderr);
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = write(STDERR_FILENO, p, left);
+    if (n <= 0) break;  // a closed stderr has nowhere to report to
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+void EmitDiagnostic(const Store* store, const Diagnostic& diagnostic) {
+  DiagnosticSink sink;
+  if (store != nullptr) sink = store->diagnostic_sink();
+  if (!sink && t_build_sink != nullptr) sink = *t_build_sink;
+  if (!sink) {
+    // A copy, called outside the mutex: a sink may take its time, or set
+    // another sink.
+    std::lock_guard<std::mutex> guard(DefaultMutex());
+    sink = DefaultSink();
+  }
+  if (sink) sink(diagnostic);
+}
+
+void EmitNotice(DiagnosticSeverity severity, absl::string_view text, const Store* store) {
+  Diagnostic d;
+  d.kind = DiagnosticKind::kNotice;
+  d.severity = severity;
+  d.text = std::string(text);
+  EmitDiagnostic(store, d);
+}
+
+absl::Status ReportLeaseOverrun(const Store& store, absl::string_view resource,
+                                absl::Duration ttl, absl::Duration overrun) {
+  const std::string describe = store.Describe();
+  Diagnostic d;
+  d.kind = DiagnosticKind::kLeaseOverrun;
+  d.severity = DiagnosticSeverity::kWarning;
+  d.store = describe;
+  d.resource = std::string(resource);
+  d.ttl = ttl;
+  d.overrun = overrun;
+  d.status = StoreError(absl::StatusCode::kAborted, describe, resource,
+                        absl::StrCat("the lease ran out ", Shown(overrun),
+                                     " before release; another holder may have "
+                                     "had the lock meanwhile"));
+  d.text = absl::StrCat("ipclock: warning: ", describe, ": resource ", QuoteResource(resource),
+                        ": the lease ran out ", Shown(overrun),
+                        " before release; another holder may have had the lock meanwhile");
+  EmitDiagnostic(&store, d);
+  return d.status;
+}
+
+BuildSinkScope::BuildSinkScope(const DiagnosticSink& sink) : previous_(t_build_sink) {
+  if (sink) t_build_sink = &sink;
+}
+
+BuildSinkScope::~BuildSinkScope() { t_build_sink = previous_; }
+
+}  // namespace ipclock
