@@ -44,7 +44,8 @@
 // none spins.
 //
 // A Lock is released when it is destroyed, unless `LockOptions::auto_release`
-// is false. It is movable, not copyable, and not thread-safe: use one Lock
+// is false. It is movable (a `LockGuard` on it follows it), not copyable,
+// and not thread-safe: use one Lock
 // from one thread at a time (a `WatchedLock`, lock_watch.h, may be used from
 // several). Locks on the same resource in one process exclude each other
 // exactly as locks in different processes do, on every store. A Lock may be
@@ -77,6 +78,8 @@
 #include "ipclock/store.h"
 
 namespace ipclock {
+
+class LockGuard;
 
 namespace internal {
 class LockAccess;
@@ -186,7 +189,10 @@ class Lock {
 
  private:
   friend class internal::LockAccess;
+  friend class LockGuard;
   Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options);
+  // Leaves the guard, if any, with nothing to release.
+  void DetachGuard();
 
   absl::StatusOr<bool> AcquireUntil(Deadline deadline, LockMode mode);
   absl::Status BusyError(absl::Duration timeout) const;
@@ -206,6 +212,9 @@ class Lock {
   // on stores without leases, never on a moved-from Lock.
   bool fast_path_ = false;
   bool acquired_ = false;
+  // The LockGuard that holds this Lock, if any (lock_guard.h): a move of
+  // either one tells the other where it went.
+  LockGuard* guard_ = nullptr;
 };
 
 }  // namespace ipclock

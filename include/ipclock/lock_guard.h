@@ -5,6 +5,8 @@
 // File: lock_guard.h
 // -----------------------------------------------------------------------------
 //
+// Part of the API for programs (ipclock/ipclock.h includes it).
+//
 // `LockGuard` holds a `Lock` for one scope and releases it at the end of the
 // scope, leaving the Lock itself alive for the next time. Keeping one Lock
 // per resource that a program takes often, and a guard per use, is the fast
@@ -21,7 +23,12 @@
 //     return guard->Release();  // or let the guard release at scope exit
 //   }
 //
-// A guard refers to its Lock, which must outlive it. Movable, not copyable.
+// A guard refers to its Lock and follows it: when the Lock is moved (into
+// another variable, or by a container that grows), the guard holds the Lock
+// at its new place. When the Lock is destroyed, moved onto (its acquisition
+// then ends), or handed to a `LockWatch` (which takes its release over), the
+// guard is left holding nothing, and its release does nothing. Movable, not
+// copyable; like a Lock, not thread-safe.
 
 #ifndef IPCLOCK_LOCK_GUARD_H_
 #define IPCLOCK_LOCK_GUARD_H_
@@ -52,12 +59,14 @@ class LockGuard {
     return LockGuard(&lock);
   }
 
-  LockGuard(LockGuard&& other) noexcept
-      : lock_(std::exchange(other.lock_, nullptr)) {}
+  LockGuard(LockGuard&& other) noexcept : lock_(std::exchange(other.lock_, nullptr)) {
+    if (lock_ != nullptr) lock_->guard_ = this;
+  }
   LockGuard& operator=(LockGuard&& other) noexcept {
     if (this != &other) {
       Release().IgnoreError();
       lock_ = std::exchange(other.lock_, nullptr);
+      if (lock_ != nullptr) lock_->guard_ = this;
     }
     return *this;
   }
@@ -68,17 +77,29 @@ class LockGuard {
   ~LockGuard() { Release().IgnoreError(); }
 
   // Releases now, with `Lock::Release()`'s status (Aborted if the lock was
-  // lost while held). OK and nothing done if already released.
+  // lost while held). OK and nothing done if already released, or if the
+  // guard holds nothing (see above).
   absl::Status Release() {
     Lock* lock = std::exchange(lock_, nullptr);
-    return lock == nullptr ? absl::OkStatus() : lock->Release();
+    if (lock == nullptr) return absl::OkStatus();
+    lock->guard_ = nullptr;
+    return lock->Release();
   }
 
+  // Whether the guard still holds a Lock to release.
+  bool holds() const { return lock_ != nullptr; }
+  // The Lock it holds, wherever it was moved. Only while `holds()`.
   Lock& lock() const { return *lock_; }
 
  private:
-  explicit LockGuard(Lock* lock) : lock_(lock) {}
-  Lock* lock_;
+  friend class Lock;
+  explicit LockGuard(Lock* lock) : lock_(lock) {
+    // A Lock has one guard: one released by hand and acquired again under a
+    // new guard leaves the old one nothing to release.
+    if (lock_->guard_ != nullptr) lock_->guard_->lock_ = nullptr;
+    lock_->guard_ = this;
+  }
+  Lock* lock_;  // set and cleared by the Lock too, as it moves or goes
 };
 
 }  // namespace ipclock

@@ -159,7 +159,8 @@ class LockWatch {
   // renewed any more, and not released.
   ~LockWatch();
 
-  // Takes `lock` over and watches it from now on. FailedPrecondition if the
+  // Takes `lock` over and watches it from now on (a `LockGuard` on it is left
+  // holding nothing: the WatchedLock releases it). FailedPrecondition if the
   // lock is not held; InvalidArgument for a bad `check_interval`; an OS
   // error if the watch's thread or descriptors could not be made.
   absl::StatusOr<WatchedLock> Watch(Lock lock,

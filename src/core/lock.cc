@@ -7,9 +7,10 @@
 
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
-#include "platform/errors.h"
 #include "core/diagnostics.h"
+#include "platform/errors.h"
 #include "ipclock/lock_factory.h"
+#include "ipclock/lock_guard.h"
 #include "ipclock/spi/store_interface.h"
 
 namespace ipclock {
@@ -86,10 +87,16 @@ Lock::Lock(Lock&& other) noexcept
       mode_(other.mode_),
       caps_(other.caps_),
       fast_path_(std::exchange(other.fast_path_, false)),
-      acquired_(std::exchange(other.acquired_, false)) {}
+      acquired_(std::exchange(other.acquired_, false)),
+      guard_(std::exchange(other.guard_, nullptr)) {
+  // The guard follows the acquisition it holds.
+  if (guard_ != nullptr) guard_->lock_ = this;
+}
 
 Lock& Lock::operator=(Lock&& other) noexcept {
   if (this != &other) {
+    // What this Lock held ends here, and its guard with it.
+    DetachGuard();
     if (acquired_ && options_.auto_release) Release().IgnoreError();
     store_ = std::move(other.store_);
     key_ = std::move(other.key_);
@@ -98,14 +105,21 @@ Lock& Lock::operator=(Lock&& other) noexcept {
     mode_ = other.mode_;
     fast_path_ = std::exchange(other.fast_path_, false);
     acquired_ = std::exchange(other.acquired_, false);
+    guard_ = std::exchange(other.guard_, nullptr);
+    if (guard_ != nullptr) guard_->lock_ = this;
   }
   return *this;
 }
 
 Lock::~Lock() {
+  DetachGuard();
   if (acquired_ && options_.auto_release && store_ != nullptr) {
     Release().IgnoreError();
   }
+}
+
+void Lock::DetachGuard() {
+  if (guard_ != nullptr) std::exchange(guard_, nullptr)->lock_ = nullptr;
 }
 
 absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {

@@ -21,6 +21,8 @@ class LockAccess {
   static const std::shared_ptr<Store>& shared_store(const Lock& lock) {
     return lock.store_;
   }
+  // Leaves the lock's LockGuard, if any, with nothing to release.
+  static void DetachGuard(Lock& lock) { lock.DetachGuard(); }
 };
 
 }  // namespace internal

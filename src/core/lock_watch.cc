@@ -562,6 +562,9 @@ LockWatch::LockWatch() : core_(std::make_shared<internal::WatchCore>()) {}
 LockWatch::~LockWatch() { core_->Stop(); }
 
 absl::StatusOr<WatchedLock> LockWatch::Watch(Lock lock, const WatchOptions& options) {
+  // The watch owns the release from now on: a LockGuard on the lock would
+  // release it behind the watch's back.
+  internal::LockAccess::DetachGuard(lock);
   if (!lock.is_acquired()) {
     return absl::FailedPreconditionError(
         absl::StrCat("ipclock: LockWatch::Watch: resource ",
