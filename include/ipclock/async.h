@@ -5,6 +5,8 @@
 // File: async.h
 // -----------------------------------------------------------------------------
 //
+// Part of the API for programs (include it beside ipclock/ipclock.h).
+//
 // `ipclock::AsyncWaiter` waits for locks on behalf of an event loop (epoll,
 // sd-event, libuv, ...): the loop polls one file descriptor, and the waiter
 // runs a callback on the loop's thread when an acquisition ends.

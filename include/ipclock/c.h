@@ -5,6 +5,8 @@
  * File: c.h
  * -----------------------------------------------------------------------------
  *
+ * Part of the API for programs: the whole C API, in this one header.
+ *
  * The C API: named locks between processes for C programs (and for other
  * languages through their C FFI). It is a thin layer over the C++ library
  * and behaves the same; the C++ headers (lock.h, store_factory.h) say more

@@ -5,6 +5,8 @@
 // File: lock.h
 // -----------------------------------------------------------------------------
 //
+// Part of the API for programs (ipclock/ipclock.h includes it).
+//
 // `ipclock::Lock` is a named lock of this process: what programs create,
 // acquire and release.
 //

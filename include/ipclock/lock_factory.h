@@ -5,6 +5,8 @@
 // File: lock_factory.h
 // -----------------------------------------------------------------------------
 //
+// Part of the API for programs (ipclock/ipclock.h includes it).
+//
 // `LockFactory` makes `Lock`s on one store with shared defaults;
 // `AcquireLock()` makes one and acquires it in one call; `RunLocked()` runs a
 // callable while holding a lock.

@@ -5,6 +5,8 @@
 // File: lock_watch.h
 // -----------------------------------------------------------------------------
 //
+// Part of the API for programs (ipclock/ipclock.h includes it).
+//
 // A held lock can be lost while its holder works: a tmp cleaner or an admin
 // deletes its lock file or lock dir, systemd-logind's RemoveIPC removes its
 // shared-memory segment or semaphore at logout, someone runs FLUSHALL on its

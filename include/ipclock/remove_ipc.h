@@ -5,6 +5,8 @@
 // File: remove_ipc.h
 // -----------------------------------------------------------------------------
 //
+// Part of the API for programs (ipclock/ipclock.h includes it).
+//
 // What a local store does when systemd-logind may delete its locks at logout
 // (`RemoveIPC=yes`, logind's default, deletes a user's SysV IPC objects and
 // /dev/shm files when the user's last session ends; /run/user/UID goes at

@@ -5,10 +5,12 @@
 // File: store.h
 // -----------------------------------------------------------------------------
 //
+// Part of the API for programs (ipclock/ipclock.h includes it).
+//
 // A `Store` is where locks live: lock files, kernel semaphores, a table of
 // robust mutexes in shared memory, a database or a Redis server. Programs get
 // one from `StoreFromDsn()` (store_factory.h) or a typed factory such as
-// `NewFlockStore()`, hand it to `Lock` or `LockFactory`, and ask it only what
+// `NewFlockStore()` (ipclock/stores/flock_store.h), hand it to `Lock` or `LockFactory`, and ask it only what
 // it is: `name()`, `Describe()` and `capabilities()`.
 //
 // The operations that take and release locks are private: `Lock` calls them,

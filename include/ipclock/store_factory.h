@@ -5,6 +5,8 @@
 // File: store_factory.h
 // -----------------------------------------------------------------------------
 //
+// Part of the API for programs (ipclock/ipclock.h includes it).
+//
 // `StoreFromDsn()` builds a store from a DSN string, so that where locks live
 // is configuration, not code. The names follow Symfony Lock's DSNs where one
 // exists:
