@@ -245,9 +245,13 @@ void OnLostMayReleaseItsOwnLock(void**) {
   WatchOptions o;
   o.check_interval = absl::Milliseconds(50);
   o.diagnostics = [&](const Diagnostic&) {
-    std::lock_guard<std::mutex> guard(mu);
-    assert_non_null(self);
-    ASSERT_CODE(self->Release(), absl::StatusCode::kAborted);
+    {
+      std::lock_guard<std::mutex> guard(mu);
+      assert_non_null(self);
+      ASSERT_CODE(self->Release(), absl::StatusCode::kAborted);
+    }
+    // Last, after `mu` is unlocked: once the test sees it, the test returns
+    // and its stack, `mu` included, is gone.
     released = true;
   };
   absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(std::move(lock), o);
