@@ -13,14 +13,11 @@
 #include "doctor_command.h"
 #include "exit_codes.h"
 #include "help_text.h"
+#include "ipclock/version.h"
 #include "list_command.h"
 #include "run_command.h"
 #include "run_options.h"
 #include "terminal_text.h"
-
-#ifndef IPCLOCK_VERSION
-#error "tools/meson.build defines IPCLOCK_VERSION"
-#endif
 
 int main(int argc, char** argv) {
   // Taken before any lock code runs: timed waits block a signal of their own,
@@ -39,7 +36,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "--version" || command == "-V") {
-    printf("ipclock %s\n", IPCLOCK_VERSION);
+    printf("ipclock %s\n", IPCLOCK_VERSION_STRING);
     return 0;
   }
   if (command == "run") {
