@@ -5,7 +5,8 @@
 // polls. A client library that runs its own threads (the ZooKeeper client
 // calls back on its completion thread) reports an event by `Notify()`ing an
 // `EventSignal`; the watch on held locks polls `fd()` among its poll_fds and
-// turns readable at once. An eventfd: one descriptor, no pipe pair, and a
+// turns readable at once. The C API's watch hands one to the program's
+// event loop the same way. An eventfd: one descriptor, no pipe pair, and a
 // Notify() that never blocks.
 //
 // Also here: `SignalsBlockedScope`, for starting a library's threads with

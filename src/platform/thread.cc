@@ -44,4 +44,10 @@ absl::Status StartThread(absl::string_view name, std::function<void()> body,
   return absl::OkStatus();
 }
 
+absl::Status RegisterForkHandlers(void (*prepare)(), void (*after)()) {
+  int err = pthread_atfork(prepare, after, after);
+  if (err != 0) return ErrnoError(err, "ipclock", "", "pthread_atfork");
+  return absl::OkStatus();
+}
+
 }  // namespace ipclock

@@ -4,6 +4,7 @@
 // Starting the library's own threads. std::thread aborts the process when
 // the thread cannot be made (it would throw, and the library is built
 // without exceptions); a library must report that as an error instead.
+// And keeping their mutexes usable across fork().
 
 #ifndef IPCLOCK_PLATFORM_THREAD_H_
 #define IPCLOCK_PLATFORM_THREAD_H_
@@ -23,6 +24,13 @@ namespace ipclock {
 // (ResourceExhausted for EAGAIN) if it cannot be started.
 absl::Status StartThread(absl::string_view name, std::function<void()> body,
                          pthread_t* thread);
+
+// Runs `prepare` in the thread that calls fork() before the fork, and
+// `after` in the parent and in the child after it (pthread_atfork): for
+// taking the mutexes that a child would otherwise find held by a thread it
+// does not have. The OS error (ResourceExhausted) if they cannot be
+// registered.
+absl::Status RegisterForkHandlers(void (*prepare)(), void (*after)());
 
 }  // namespace ipclock
 
