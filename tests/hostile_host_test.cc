@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -295,17 +296,21 @@ void PasswordsNeverInErrors(void**) {
       clean(store.status().ToString(), dsn);
     }
     ipclock_store* handle = nullptr;
-    if (ipclock_store_open(dsn.c_str(), &handle) == 0) {
+    char* why = nullptr;
+    if (ipclock_store_open(dsn.c_str(), nullptr, &handle, &why) == 0) {
+      clean(ipclock_store_describe(handle), dsn);
       ipclock_lock* lock = nullptr;
-      if (ipclock_lock_create(handle, "secret-test", 11, nullptr, &lock) == 0) {
+      if (ipclock_lock_create(handle, "secret-test", 11, nullptr, &lock, nullptr) == 0) {
         assert_int_not_equal(ipclock_lock_acquire(lock, IPCLOCK_NONBLOCK, 0), 0);
         clean(ipclock_lock_error(lock), dsn);
         ipclock_lock_destroy(lock);
       }
-      clean(ipclock_store_error(handle), dsn);
       ipclock_store_close(handle);
+    } else {
+      assert_non_null(why);
+      clean(why, dsn);
     }
-    clean(ipclock_last_error(), dsn);
+    free(why);
   }
 }
 

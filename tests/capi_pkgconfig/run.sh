@@ -3,9 +3,11 @@
 # using only what `pkg-config` prints, once with `--libs` and once with
 # `--static --libs`: tests/capi_pkgconfig/main.c (C11, <ipclock/c.h>) with the
 # C compiler and main.cc (C++17, <ipclock/ipclock.h>) with the C++ compiler.
-# Runs each on every store the build has. Catches a .pc file that leaves out
-# a library (the C++ runtime for C programs above all) or names one that is
-# not installed (as libpq's private static libraries are not, on Debian).
+# Runs each on every store the build has, and checks that the C program's
+# version (headers and library) is the .pc's. Catches a .pc file that leaves
+# out a library (the C++ runtime for C programs above all) or names one that
+# is not installed (as libpq's private static libraries are not, on Debian),
+# and a version.h that is missing or stale.
 #
 # Environment: IPCLOCK_BUILD_ROOT, IPCLOCK_SOURCE_ROOT (set by meson test),
 # CC, CXX (compiler commands; default cc, c++), SANITIZE (b_sanitize of the
@@ -64,7 +66,16 @@ for mode in plain static; do
   $cxx $san -std=c++17 -fno-exceptions -Wall -Wextra -Werror -o "$tmp/cxx-$mode" \
        "$src/tests/capi_pkgconfig/main.cc" $flags
   echo "C program ($mode):"
-  "$tmp/c-$mode" "$@"
+  status=0
+  "$tmp/c-$mode" "$@" >"$tmp/c-$mode.out" || status=$?
+  cat "$tmp/c-$mode.out"
+  [ "$status" -eq 0 ] || exit "$status"
+  # The installed version.h, the library and ipclock.pc agree.
+  want="version $(PKG_CONFIG_PATH="$tmp/pc" pkg-config --modversion ipclock)"
+  grep -qx "$want" "$tmp/c-$mode.out" || {
+    echo "the C program did not print '$want'" >&2
+    exit 1
+  }
   echo "C++ program ($mode):"
   "$tmp/cxx-$mode" "$@"
 done

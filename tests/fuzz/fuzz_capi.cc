@@ -72,10 +72,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint8_t how = in.Byte();
         std::string dsn = (how & 1) ? "in-memory" : "memory";
         if (how & 2) dsn += "?" + in.Bytes();
-        int rc = ipclock_store_open((how & 4) ? nullptr : dsn.c_str(),
-                                    (how & 8) ? nullptr : &store);
+        char* why = nullptr;
+        int rc = ipclock_store_open((how & 4) ? nullptr : dsn.c_str(), nullptr,
+                                    (how & 8) ? nullptr : &store, (how & 16) ? nullptr : &why);
         Check(rc == 0 || IsErrno(rc));
         Check((rc == 0) == (store != nullptr));
+        // A failure has a message, unless the caller did not ask for one.
+        Check((how & 16) || (rc == 0) == (why == nullptr));
+        free(why);
         break;
       }
       case 1:
@@ -94,10 +98,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         // A NULL name is only ever passed with its length, never a length
         // past the bytes we own.
         const char* ptr = (how & 8) ? nullptr : name.data();
+        char* why = nullptr;
         int rc = ipclock_lock_create(store, ptr, name.size(),
-                                     (how & 16) ? nullptr : &opts, &lock);
+                                     (how & 16) ? nullptr : &opts, &lock, &why);
         Check(rc == 0 || IsErrno(rc));
         Check((rc == 0) == (lock != nullptr));
+        Check((rc == 0) == (why == nullptr));
+        free(why);
         break;
       }
       case 3:
@@ -148,14 +155,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         CheckMessage(ipclock_lock_error(lock));
         break;
       case 11:
-        CheckMessage(ipclock_store_error(store));
+        CheckMessage(ipclock_store_name(store));
+        CheckMessage(ipclock_store_describe(store));
+        Check(store != nullptr || ipclock_store_capabilities(store) == 0);
         break;
       case 12:
         CheckMessage(ipclock_strerror(static_cast<int>(in.Int())));
         break;
-      case 13:
-        CheckMessage(ipclock_last_error());
+      case 13: {
+        int rc = ipclock_lock_check(lock);
+        Check(rc == 0 || IsErrno(rc));
+        if (lock == nullptr) Check(rc == -EINVAL);
         break;
+      }
     }
   }
   for (ipclock_lock* l : locks) ipclock_lock_destroy(l);

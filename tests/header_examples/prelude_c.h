@@ -7,5 +7,7 @@
 #define IPCLOCK_TESTS_HEADER_EXAMPLES_PRELUDE_C_H_
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
 
 #endif /* IPCLOCK_TESTS_HEADER_EXAMPLES_PRELUDE_C_H_ */

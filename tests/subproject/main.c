@@ -16,17 +16,24 @@
 #endif
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <ipclock/c.h>
 
 int main(int argc, char **argv) {
   ipclock_store *store = NULL;
   ipclock_lock *lock = NULL;
-  if (argc != 2 || ipclock_store_open(argv[1], &store) < 0) {
-    fprintf(stderr, "open: %s\n", ipclock_last_error());
+  char *why = NULL;
+  if (argc != 2) {
+    fprintf(stderr, "usage: parent DSN\n");
     return 1;
   }
-  int rc = ipclock_lock_create(store, "parent", 10, NULL, &lock);
+  if (ipclock_store_open(argv[1], NULL, &store, &why) < 0) {
+    fprintf(stderr, "open: %s\n", why);
+    free(why);
+    return 1;
+  }
+  int rc = ipclock_lock_create(store, "parent", 10, NULL, &lock, NULL);
   if (rc == 0) rc = ipclock_lock_acquire(lock, IPCLOCK_NONBLOCK, 0);
   if (rc == 0) rc = ipclock_lock_release(lock);
   if (rc != 0) fprintf(stderr, "lock: %s\n", ipclock_strerror(rc));

@@ -10,17 +10,20 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <ipclock/c.h>
 
 static int lock_once(const char *dsn) {
   ipclock_store *store = NULL;
   ipclock_lock *lock = NULL;
-  if (ipclock_store_open(dsn, &store) < 0) {
-    fprintf(stderr, "%s: %s\n", dsn, ipclock_last_error());
+  char *why = NULL;
+  if (ipclock_store_open(dsn, NULL, &store, &why) < 0) {
+    fprintf(stderr, "%s: %s\n", dsn, why);
+    free(why);
     return 1;
   }
-  int rc = ipclock_lock_create(store, "footprint", 10, NULL, &lock);
+  int rc = ipclock_lock_create(store, "footprint", 10, NULL, &lock, NULL);
   if (rc == 0) rc = ipclock_lock_acquire(lock, 0, 1000);
   if (rc == 0) rc = ipclock_lock_release(lock);
   if (rc != 0) fprintf(stderr, "%s: %s\n", dsn, ipclock_strerror(rc));

@@ -1,0 +1,47 @@
+/* Copyright 2026 The ipclock Authors.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Helpers of the C API's suites (capi_test.c, capi_watch_test.c,
+ * capi_errors_test.c), in C11: stores and locks that fail the test when
+ * they cannot be made, a temp dir per suite, clocks, and the lock files of
+ * flock stores. Forked children must not use the helpers that assert; they
+ * check with plain ifs and report through their exit codes. */
+
+#ifndef IPCLOCK_TESTS_CAPI_UTIL_H_
+#define IPCLOCK_TESTS_CAPI_UTIL_H_
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ipclock/c.h"
+
+/* The suite's temp dir, made by capi_setup() and removed by
+ * capi_teardown() (CMocka group fixtures). */
+extern char capi_dir[64];
+int capi_setup(void **state);
+int capi_teardown(void **state);
+
+/* "flock://<capi_dir><query>". */
+void capi_flock_dsn(char *buf, size_t size, const char *query);
+
+/* Open a store or make a lock, failing the test (with the message) if they
+ * cannot. */
+ipclock_store *capi_open(const char *dsn);
+ipclock_lock *capi_lock(ipclock_store *store, const char *name,
+                        const struct ipclock_lock_options *opts);
+
+/* Deletes the lock file of `resource` (Symfony's name for it: its
+ * readable part and a hash) in capi_dir; 0, or -1 if there was not exactly
+ * one. Safe in a forked child. */
+int capi_unlink_lock_file(const char *resource);
+
+/* Whether `fd` turns readable within `timeout_ms` (poll(2)); 0 polls once. */
+int capi_readable(int fd, int timeout_ms);
+
+/* Waits for `pid` and returns its exit code, or -1 if it did not exit. */
+int capi_exit_code(pid_t pid);
+
+double capi_now(void); /* seconds on the monotonic clock */
+void capi_sleep_ms(long ms);
+
+#endif /* IPCLOCK_TESTS_CAPI_UTIL_H_ */
