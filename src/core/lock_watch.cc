@@ -65,6 +65,9 @@ struct WatchEntry {
   bool poll_quiet = false;  // poll fds fired: quiet until the next planned check
   std::vector<int> wds;
   std::vector<int> poll_fds;
+  // The process whose Add() made `wds`: a fork()ed child's copy of the
+  // entry refers to the parent's inotify watches.
+  pid_t added_by = 0;
   // Set by the owner (under WatchCore::mu) when it is done with the entry.
   bool done = false;
 
@@ -274,6 +277,7 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
     ++wd_users_[*wd];
   }
   entry->poll_fds.assign(targets.poll_fds.begin(), targets.poll_fds.end());
+  entry->added_by = getpid();
   entry->next_check = Now() + entry->interval_nanos;
   entry->next_renew = NextRenewal(lock);
   if (!started_) {
@@ -306,13 +310,22 @@ void WatchCore::DropWatches(WatchEntry& entry) {
 void WatchCore::Remove(WatchEntry* entry) {
   std::lock_guard<std::mutex> guard(mu_);
   entry->done = true;
-  DropWatches(*entry);
+  // A fork()ed child shares the parent's inotify instance and wake
+  // descriptor until its own Add() makes new ones: removing the parent's
+  // inotify watches, or waking the parent's thread, from a child that lets
+  // go of its copy of a watched lock would act on the parent's watch.
+  const pid_t pid = getpid();
+  if (entry->added_by == pid) {
+    DropWatches(*entry);
+  } else {
+    entry->wds.clear();
+  }
   entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
                                 [&](const std::shared_ptr<WatchEntry>& e) {
                                   return e.get() == entry;
                                 }),
                  entries_.end());
-  if (events_) events_->Wake();
+  if (events_ && started_ && thread_pid_ == pid) events_->Wake();
 }
 
 void WatchCore::Stop() {
