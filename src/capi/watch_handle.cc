@@ -105,24 +105,23 @@ int NotOurs(const ipclock_watch* watch, ipclock_lock* lock, absl::string_view fu
 
 // The sink of one lock on a watch: the LockWatch calls it once, when it
 // finds the lock lost, on its thread or on the thread of a check that found
-// it, never after the lock's WatchedLock was finished.
-// The callback runs first, so that a loop woken by the descriptor finds
-// whatever the callback noted.
+// it, never after the lock's WatchedLock was finished. The callback runs
+// before the descriptor turns readable, so that a loop woken by the
+// descriptor finds whatever the callback noted. In a fork()ed child (a
+// check of its copy) the loss goes to the store's sink only.
 void OnLost(ipclock_watch* watch, ipclock_lock* lock, const std::shared_ptr<Store>& store,
             const Diagnostic& diagnostic) {
   {
     std::lock_guard<std::mutex> guard(watch->mu);
     lock->lost_on_watch = diagnostic.status;
   }
-  if (!InOwner(watch)) {
-    EmitDiagnostic(store.get(), diagnostic);
-    return;
-  }
-  if (watch->on_lost != nullptr) {
+  const bool ours = InOwner(watch);
+  if (ours && watch->on_lost != nullptr) {
     CallLostHandler(watch->on_lost, watch->on_lost_arg, lock, diagnostic);
   } else {
     EmitDiagnostic(store.get(), diagnostic);
   }
+  if (!ours) return;
   std::lock_guard<std::mutex> guard(watch->mu);
   watch->lost.push_back(lock);
   if (watch->lost.size() == 1) watch->signal.Notify();
