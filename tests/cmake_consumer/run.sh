@@ -2,7 +2,8 @@
 # Installs the build into a temp dir, then configures, builds and runs the
 # CMake project beside this script against it: find_package(ipclock) finds
 # the staged ipclockConfig.cmake through CMAKE_PREFIX_PATH, and the program
-# (tests/capi_pkgconfig/main.cc) takes and releases a flock lock.
+# (tests/capi_pkgconfig/main.cc) takes and releases a flock lock. Then the
+# project in versions/ checks which version requests the package meets.
 #
 # Environment: IPCLOCK_BUILD_ROOT, IPCLOCK_SOURCE_ROOT (set by meson test),
 # CXX (the C++ compiler command), SANITIZE (b_sanitize of the build).
@@ -40,5 +41,14 @@ cmake -S "$src/tests/cmake_consumer" -B "$tmp/build" \
       -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$flags" \
       -DIPCLOCK_CONSUMER_SOURCE="$src/tests/capi_pkgconfig/main.cc"
 cmake --build "$tmp/build" --verbose
+version=$(meson introspect "$build" --projectinfo |
+          python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
+cmake -S "$src/tests/cmake_consumer/versions" -B "$tmp/versions" \
+      -DCMAKE_PREFIX_PATH="$tmp/dest$prefix" -DCMAKE_CXX_COMPILER="$cxx" \
+      -DIPCLOCK_VERSION="$version" >"$tmp/versions.log" 2>&1 || {
+  cat "$tmp/versions.log" >&2
+  exit 1
+}
+echo "find_package(ipclock VERSION) answers as ipclockConfigVersion.cmake says"
 mkdir "$tmp/locks"
 "$tmp/build/consumer" "flock://$tmp/locks?removeipc=ignore"
