@@ -30,7 +30,9 @@ ipclock_start_test_postgres() {
   fi
   local runas=()
   if [ "$(id -u)" -eq 0 ]; then
-    runas=(runuser -u postgres --)
+    # From /: PostgreSQL's programs go back to the dir they started in,
+    # which `postgres` may not enter (root's home).
+    runas=(env -C / runuser -u postgres --)
   fi
   if "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" 2>/dev/null; then
     echo "test-servers/postgres.sh: something already listens on 127.0.0.1:$port; not starting a second server" >&2
