@@ -18,46 +18,107 @@ packages=(
   php-cli php-symfony-lock php-redis php-pgsql php-mysql php-sqlite3 php-memcached
   redis-server postgresql mariadb-server memcached zookeeperd
 )
+packages_why="build and test ipclock: compilers, every optional store's library, the test servers and the PHP peers"
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
 sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)
 
-# apt_install PACKAGE...: install those not installed yet (NAME:ARCH for
-# another architecture's package).
+# apt_install [--for WHY] PACKAGE...: install those not installed yet
+# (NAME:ARCH for another architecture's package), saying which and why, with
+# apt's progress in steps of 10%. apt's own output goes to a log, shown in
+# full when it fails.
 apt_updated=0
 apt_install() {
+  local why=""
+  if [ "${1:-}" = --for ]; then why=" to $2"; shift 2; fi
   local missing=() p
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  say "installing: ${missing[*]}"
+  say "installing ${#missing[@]} Debian package(s)$why: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  local log
+  local log start=$SECONDS
   log=$(mktemp /tmp/ipclock-apt-XXXXXX)
   if [ "$apt_updated" -eq 0 ]; then
+    echo "apt-get update" >&2
     "${sudo[@]}" apt-get update -qq >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; return 1; }
     apt_updated=1
   fi
   # Debian starts the servers it installs; the suite runs its own.
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log" 2>&1 ||
-    { cat "$log" >&2; rm -f "$log"; return 1; }
+  # APT::Status-Fd puts apt's machine-readable progress on stdout too.
+  local - status=0
+  set -o pipefail
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends -o APT::Status-Fd=1 \
+      "${missing[@]}" 2>&1 | tee "$log" | apt_progress >&2 || status=${PIPESTATUS[0]}
+  if [ "$status" -ne 0 ]; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "apt-get install failed (status $status): the log is above" >&2
+    return 1
+  fi
   rm -f "$log"
+  echo "installed in $((SECONDS - start)) s" >&2
+}
+
+# Reads apt-get's output with APT::Status-Fd=1 and prints what a person
+# waiting wants: how much comes, then each tenth of the download and of
+# the installation.
+apt_progress() {
+  awk -F: '
+    / newly installed, / || /^Need to get / { print "  " $0; fflush(); next }
+    /^(dlstatus|pmstatus):/ {
+      phase = ($1 == "dlstatus") ? "downloading" : "installing"
+      tenth = int($3 / 10)
+      if (phase != last_phase || tenth > last_tenth) {
+        text = $4; for (i = 5; i <= NF; i++) text = text ":" $i
+        printf "  %s: %d%% (%s)\n", phase, tenth * 10, text; fflush()
+        last_phase = phase; last_tenth = tenth
+      }
+    }'
 }
 
 # build DIR [meson args...]: configure (again, if the dir exists, so that
-# libraries installed since are found), then compile.
+# libraries installed since are found), then compile, showing how many of
+# the build's steps are done.
 build() {
   local dir="$1"
   shift
-  if [ -f "$dir/build.ninja" ]; then
-    meson setup --reconfigure "$dir" --werror "$@"
-  else
-    meson setup "$dir" --werror "$@"
+  local setup=(meson setup)
+  [ ! -f "$dir/build.ninja" ] || setup+=(--reconfigure)
+  # Without dpkg-dev, Meson cannot ask dpkg-architecture for Debian's
+  # multiarch libdir and takes lib64, where Debian's pkg-config and CMake do
+  # not look; the compiler knows it too. A cross file gives its own.
+  local multiarch=""
+  if ! command -v dpkg-architecture >/dev/null && [[ " $* " != *" --cross-file "* ]]; then
+    multiarch=$("${CC:-cc}" -print-multiarch 2>/dev/null || true)
   fi
-  ninja --quiet -C "$dir"
+  [ -z "$multiarch" ] || setup+=(--libdir "lib/$multiarch")
+  "${setup[@]}" "$dir" --werror "$@"
+  ninja_progress -C "$dir"
+}
+
+# ninja_progress NINJA_ARGS...: ninja. On a terminal ninja shows its step
+# count in one line; elsewhere (a log) it prints a line per step, of which
+# this keeps one per 2.5% of the build, and everything else ninja prints
+# (compiler messages, the failed command) in full.
+ninja_progress() {
+  if [ -t 1 ]; then
+    ninja "$@"
+    return
+  fi
+  local -
+  set -o pipefail
+  ninja "$@" | awk '
+    /^\[[0-9]+\/[0-9]+\] / {
+      split(substr($1, 2, length($1) - 2), n, "/")
+      step = int(n[1] * 40 / n[2])
+      if (step > last || n[1] == n[2]) { print; fflush(); last = step }
+      next
+    }
+    { print; fflush() }' || return "${PIPESTATUS[0]}"
 }
 
 # Test servers. Each tools/test-servers/*.sh, when sourced, starts its

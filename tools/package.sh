@@ -23,8 +23,15 @@ if [ $# -gt 0 ]; then
   exit 64
 fi
 
-apt_install "${build_packages[@]}" dpkg-dev debhelper lintian cmake \
-  liburing-dev libxxhash-dev libhiredis-dev libpq-dev
+# The package's Build-Depends (first of each alternative, without versions;
+# debhelper-compat is debhelper's), build-essential, which dpkg-buildpackage
+# requires of every build, and what the checks below run.
+mapfile -t build_depends < <(
+  sed -n '/^Build-Depends:/,/^[^ \t]/{s/^Build-Depends://;/^[^ \t]/d;p}' debian/control |
+    tr ',' '\n' | sed 's/|.*//; s/([^)]*)//; s/\[[^]]*\]//; s/<[^>]*>//' |
+    awk 'NF { print ($1 == "debhelper-compat") ? "debhelper" : $1 }')
+apt_install --for "build the Debian packages, check them and build programs against them" \
+  "${build_depends[@]}" build-essential dpkg-dev lintian cmake man-db
 
 rm -rf build-package
 mkdir -p build-package/src
