@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Runs a tools/dev command as a new user would on a fresh Debian 12: in a
+# minimal root made for this run alone (mmdebstrap --variant=minbase
+# bookworm), from a clean clone of one commit of this checkout, as root in a
+# chroot. CI runs the README's first command this way (.ci/run): CI's own
+# machine has everything installed already, so there a command that forgets
+# to install what it uses would still pass.
+#
+#   tools/fresh-debian.sh [--rev REV] [--debs DIR] [--keep] COMMAND [ARGS...]
+#       (also `tools/dev fresh ...`), e.g. `tools/dev fresh demo`,
+#       `tools/dev fresh test --quick`, `tools/dev fresh package`
+#
+#   --rev REV   the commit to clone (HEAD by default: changes that are not
+#               committed are not in the clone)
+#   --debs DIR  keep the .debs that the root and the command download in
+#               DIR, and take them from there the next time: the root is
+#               still made and every package installed anew, only the
+#               downloads are saved (apt checks each against the archive's
+#               index, as it does its own cache)
+#   --keep      leave the root in place afterwards (its path is printed)
+#
+# The chroot has what a minimal container has: mount and PID namespaces of
+# its own, /proc, a read-only /sys, its own /dev/pts and a 64 MiB tmpfs on
+# /dev/shm, the host's network, no init and no systemd. Its / is not a mount
+# point, as in any chroot. IPCLOCK_TEST_PORT_BASE and CI are passed in, so
+# that test servers started inside listen where the caller expects.
+#
+# Needs root (mmdebstrap, chroot, mounts); installs mmdebstrap and git when
+# they are missing. Exits with the command's status.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+# shellcheck source=tools/dev-common.sh
+source "$here/tools/dev-common.sh"
+
+usage() {
+  sed -n '9,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 64
+}
+
+rev=HEAD
+debs=""
+keep=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rev) [ $# -ge 2 ] || usage; rev="$2"; shift 2 ;;
+    --debs) [ $# -ge 2 ] || usage; debs="$2"; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --) shift; break ;;
+    -*) echo "tools/dev fresh: unknown option '$1'" >&2; usage ;;
+    *) break ;;
+  esac
+done
+[ $# -gt 0 ] || usage
+if [ "$(id -u)" -ne 0 ]; then
+  echo "tools/dev fresh: needs root (it makes a root with mmdebstrap, mounts and chroots)" >&2
+  exit 77
+fi
+
+apt_install --for "make a fresh Debian root and clone into it" mmdebstrap git
+if ! commit="$(git -C "$here" rev-parse --verify --quiet "$rev^{commit}")"; then
+  echo "tools/dev fresh: '$rev' names no commit of this checkout" >&2
+  exit 64
+fi
+
+work="$(mktemp -d /tmp/ipclock-fresh-XXXXXX)"
+root="$work/root"
+remove_root() {
+  # The mounts lived in the chroot's own mount namespace, gone with it;
+  # --one-file-system would still stop at one that was not.
+  if [ "$keep" -eq 1 ]; then
+    echo "tools/dev fresh: the root is kept in $root" >&2
+  else
+    rm -rf --one-file-system "$work"
+  fi
+}
+cleanup_cmds+=(remove_root)
+
+hooks=()
+if [ -n "$debs" ]; then
+  mkdir -p "$debs"
+  debs="$(cd "$debs" && pwd)"
+  # mmdebstrap's own packages: in before it installs them, out before it
+  # empties the root's apt cache.
+  hooks=(--skip=essential/unlink
+         --setup-hook='mkdir -p "$1"/var/cache/apt/archives'
+         --setup-hook="sync-in '$debs' /var/cache/apt/archives/"
+         --customize-hook="sync-out /var/cache/apt/archives '$debs'")
+fi
+t0=$SECONDS
+say "making a minimal Debian 12 root (mmdebstrap --variant=minbase bookworm, in $root)"
+mmdebstrap --quiet --variant=minbase "${hooks[@]}" bookworm "$root"
+say "cloning $commit into /root/ipclock"
+git clone --quiet --no-checkout "$here" "$root/root/ipclock"
+git -C "$root/root/ipclock" checkout --quiet --detach "$commit"
+echo "tools/dev fresh: root ready after $((SECONDS - t0)) s" >&2
+
+env_in=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+        TERM="${TERM:-dumb}")
+for v in IPCLOCK_TEST_PORT_BASE CI; do
+  [ -z "${!v:-}" ] || env_in+=("$v=${!v}")
+done
+
+t0=$SECONDS
+say "in the fresh root, as root: tools/dev $*"
+status=0
+# The outer bash stays PID 1 of the namespace (it reaps whatever the test
+# servers leave to init); when it exits, the kernel ends every process left
+# in the namespace and drops its mounts.
+unshare --mount --pid --fork --propagation private -- bash -c '
+  set -e
+  root="$1" debs="$2" n="$3"
+  shift 3
+  env_in=("${@:1:n}")
+  shift "$n"
+  mount -t proc proc "$root/proc"
+  mount -t sysfs -o ro sysfs "$root/sys"
+  mount -t tmpfs -o nosuid,nodev,mode=1777,size=64m shm "$root/dev/shm"
+  mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$root/dev/pts"
+  mount --bind "$root/dev/pts/ptmx" "$root/dev/ptmx"
+  [ -z "$debs" ] || mount --bind "$debs" "$root/var/cache/apt/archives"
+  chroot "$root" /usr/bin/env -i "${env_in[@]}" /bin/bash -c \
+    "cd /root/ipclock && exec tools/dev \"\$@\"" tools/dev "$@"
+' fresh "$root" "$debs" "${#env_in[@]}" "${env_in[@]}" "$@" || status=$?
+echo "tools/dev fresh: 'tools/dev $*' ended with status $status after $((SECONDS - t0)) s" >&2
+exit "$status"
