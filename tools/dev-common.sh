@@ -72,7 +72,7 @@ apt_progress() {
     /^(dlstatus|pmstatus):/ {
       phase = ($1 == "dlstatus") ? "downloading" : "installing"
       tenth = int($3 / 10)
-      if (phase != last_phase || tenth > last_tenth) {
+      if (tenth > 0 && (phase != last_phase || tenth > last_tenth)) {
         text = $4; for (i = 5; i <= NF; i++) text = text ":" $i
         printf "  %s: %d%% (%s)\n", phase, tenth * 10, text; fflush()
         last_phase = phase; last_tenth = tenth
