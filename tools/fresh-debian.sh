@@ -12,11 +12,11 @@
 #
 #   --rev REV   the commit to clone (HEAD by default: changes that are not
 #               committed are not in the clone)
-#   --debs DIR  keep the .debs that the root and the command download in
-#               DIR, and take them from there the next time: the root is
-#               still made and every package installed anew, only the
-#               downloads are saved (apt checks each against the archive's
-#               index, as it does its own cache)
+#   --debs DIR  keep the .debs that the command downloads in DIR (the
+#               root's apt cache, /var/cache/apt/archives, is DIR), and
+#               take them from there the next time: every package is still
+#               installed anew, only the download is saved (apt checks each
+#               .deb against the archive's index, as it does its own cache)
 #   --keep      leave the root in place afterwards (its path is printed)
 #
 # The chroot has what a minimal container has: mount and PID namespaces of
@@ -72,25 +72,20 @@ remove_root() {
   if [ "$keep" -eq 1 ]; then
     echo "tools/dev fresh: the root is kept in $root" >&2
   else
+    local start=$SECONDS
     rm -rf --one-file-system "$work"
+    echo "tools/dev fresh: root removed in $((SECONDS - start)) s" >&2
   fi
 }
 cleanup_cmds+=(remove_root)
 
-hooks=()
 if [ -n "$debs" ]; then
   mkdir -p "$debs"
   debs="$(cd "$debs" && pwd)"
-  # mmdebstrap's own packages: in before it installs them, out before it
-  # empties the root's apt cache.
-  hooks=(--skip=essential/unlink
-         --setup-hook='mkdir -p "$1"/var/cache/apt/archives'
-         --setup-hook="sync-in '$debs' /var/cache/apt/archives/"
-         --customize-hook="sync-out /var/cache/apt/archives '$debs'")
 fi
 t0=$SECONDS
 say "making a minimal Debian 12 root (mmdebstrap --variant=minbase bookworm, in $root)"
-mmdebstrap --quiet --variant=minbase "${hooks[@]}" bookworm "$root"
+mmdebstrap --quiet --variant=minbase bookworm "$root"
 say "cloning $commit into /root/ipclock"
 git clone --quiet --no-checkout "$here" "$root/root/ipclock"
 git -C "$root/root/ipclock" checkout --quiet --detach "$commit"
@@ -122,6 +117,7 @@ unshare --mount --pid --fork --propagation private -- bash -c '
   [ -z "$debs" ] || mount --bind "$debs" "$root/var/cache/apt/archives"
   chroot "$root" /usr/bin/env -i "${env_in[@]}" /bin/bash -c \
     "cd /root/ipclock && exec tools/dev \"\$@\"" tools/dev "$@"
+  exit  # not the last command, so that bash does not exec it as PID 1
 ' fresh "$root" "$debs" "${#env_in[@]}" "${env_in[@]}" "$@" || status=$?
 echo "tools/dev fresh: 'tools/dev $*' ended with status $status after $((SECONDS - t0)) s" >&2
 exit "$status"
