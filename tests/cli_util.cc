@@ -287,8 +287,12 @@ OwnPostgres& OwnPostgres::Get() {
 }
 
 std::vector<std::string> OwnPostgres::AsOwner(std::vector<std::string> argv) const {
-  // initdb refuses to run as root: the cluster then belongs to `postgres`.
-  if (geteuid() == 0) argv.insert(argv.begin(), {"runuser", "-u", "postgres", "--"});
+  // initdb refuses to run as root: the cluster then belongs to `postgres`,
+  // whose programs run from / (they go back to the dir they started in,
+  // which `postgres` may not enter: root's home).
+  if (geteuid() == 0) {
+    argv.insert(argv.begin(), {"env", "-C", "/", "runuser", "-u", "postgres", "--"});
+  }
   return argv;
 }
 

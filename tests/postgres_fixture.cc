@@ -124,10 +124,12 @@ std::string ServerBinDir() {
   return found;
 }
 
-// initdb and the server refuse to run as root: run them as `postgres`.
+// initdb and the server refuse to run as root: run them as `postgres`, from
+// / (PostgreSQL's programs go back to the dir they started in, which
+// `postgres` may not enter: root's home).
 std::vector<std::string> AsServerUser(std::vector<std::string> argv) {
   if (geteuid() != 0) return argv;
-  std::vector<std::string> out = {"runuser", "-u", "postgres", "--"};
+  std::vector<std::string> out = {"env", "-C", "/", "runuser", "-u", "postgres", "--"};
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }
