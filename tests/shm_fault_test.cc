@@ -155,14 +155,13 @@ bool MakeHoldingMountPrivate(std::string path) {
 
 // A full /dev/shm for real: a 256 KiB tmpfs over /dev/shm in a mount
 // namespace of a child. The segment is refused with ENOSPC at creation
-// (not a SIGBUS at first touch) and nothing is left in it. Skipped, with
-// the reason, where the child cannot mount there without the host seeing
-// it (or at all).
-void RealFullDevShm(void**) {
-  SKIP_UNLESS_ROOT();
+// (not a SIGBUS at first touch) and nothing is left in it. Where the child
+// cannot mount there without the host seeing it (or at all), `cannot` says
+// why and nothing is checked.
+void CheckFullDevShm(char* cannot, size_t cannot_size) {
   const std::string name = UniqueShmName("full");
   struct Result {
-    char cannot[256] = {};  // why the child could not mount, if it could not
+    char cannot[256] = {};
     int big_code = -1;
     char big_message[512] = {};
     int left = -1;
@@ -174,7 +173,9 @@ void RealFullDevShm(void**) {
     if (unshare(CLONE_NEWNS) != 0) {
       step = "unshare(CLONE_NEWNS)";
     } else if (!MakeHoldingMountPrivate("/dev/shm")) {
-      step = "making the mount that holds /dev/shm private (in a chroot, / is no mount point)";
+      step = errno == EINVAL ? "no mount at or above /dev/shm to make private (a chroot whose / "
+                               "is not a mount point)"
+                             : "making the mount that holds /dev/shm private";
     } else if (mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=256k") != 0) {
       step = "mount tmpfs on /dev/shm";
     }
@@ -199,15 +200,25 @@ void RealFullDevShm(void**) {
   });
   assert_int_equal(WaitChild(child), 0);
   if (result->cannot[0] != '\0') {
-    fprintf(stderr, "%s: cannot mount a small tmpfs on /dev/shm here (%s); skipped\n", __func__,
-            result->cannot);
-    skip();
+    snprintf(cannot, cannot_size, "%s", result->cannot);
+    return;
   }
   assert_int_equal(result->big_code, static_cast<int>(absl::StatusCode::kResourceExhausted));
   AssertMessageHas(absl::ResourceExhaustedError(result->big_message), "ENOSPC");
   assert_int_equal(result->left, 0);
   assert_int_equal(result->small_ok, 1);
   assert_false(ShmSegmentExists(name));  // the namespace's tmpfs is gone
+}
+
+void RealFullDevShm(void**) {
+  SKIP_UNLESS_ROOT();
+  char cannot[256] = {};
+  CheckFullDevShm(cannot, sizeof(cannot));  // its objects are gone before a skip
+  if (cannot[0] != '\0') {
+    fprintf(stderr, "%s: cannot mount a tmpfs on /dev/shm in a namespace of its own here (%s); "
+            "skipped\n", __func__, cannot);
+    skip();
+  }
 }
 
 // Locking and unlocking that fail leave the lock exactly as it was.
