@@ -6,8 +6,9 @@
 # What building the library and the CLI needs, and no more (`demo`).
 build_packages=(meson ninja-build pkg-config g++ libabsl-dev libmbedtls-dev)
 # Everything the suite uses: the optional stores' libraries, the test
-# servers, PHP peers, clang for the fuzzers, CMake and dpkg-dev (Debian's
-# multiarch libdir) for the install tests.
+# servers, PHP peers, clang for the fuzzers, CMake for the install tests,
+# and dpkg-dev, which Meson asks for Debian's multiarch libdir (as in a
+# build by hand, doc/install.md).
 packages=(
   "${build_packages[@]}"
   dpkg-dev cmake python3 clang libclang-rt-14-dev

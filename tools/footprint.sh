@@ -93,7 +93,7 @@ for arch in "${arches[@]}"; do
       -Dc_args="$cflags" -Dcpp_args="$cflags" -Dc_link_args="$ldflags" -Dcpp_link_args="$ldflags" \
       >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; exit 1; }
     rm -f "$dir.setup.log"
-    ninja --quiet -C "$dir"
+    ninja_progress -C "$dir"
     rm -rf "$dir/footprint"
     meson install -C "$dir" --no-rebuild --quiet --destdir "$here/$dir/footprint/dest"
     pc=$(find "$dir/footprint/dest" -name ipclock.pc | head -n 1)

@@ -14,6 +14,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
+# shellcheck source=tools/dev-common.sh
+source "$here/tools/dev-common.sh"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
@@ -23,7 +25,7 @@ if [ ! -f build-fuzz/build.ninja ]; then
   CC=clang CXX=clang++ meson setup build-fuzz --werror -Dfuzz=true \
     -Dbuildtype=debugoptimized -Db_lundef=false
 fi
-ninja --quiet -C build-fuzz "${targets[@]/#/tests/fuzz/}"
+ninja_progress -C build-fuzz "${targets[@]/#/tests/fuzz/}"
 
 scratch="$(mktemp -d /tmp/ipclock-fuzz-run-XXXXXX)"
 mkdir -p build-fuzz/crashes
