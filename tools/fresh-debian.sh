@@ -6,7 +6,8 @@
 # machine has everything installed already, so there a command that forgets
 # to install what it uses would still pass.
 #
-#   tools/fresh-debian.sh [--rev REV] [--debs DIR] [--keep] COMMAND [ARGS...]
+#   tools/fresh-debian.sh [--rev REV] [--debs DIR] [--in-memory | --keep]
+#                         COMMAND [ARGS...]
 #       (also `tools/dev fresh ...`), e.g. `tools/dev fresh demo`,
 #       `tools/dev fresh test --quick`, `tools/dev fresh package`
 #
@@ -17,6 +18,9 @@
 #               take them from there the next time: every package is still
 #               installed anew, only the download is saved (apt checks each
 #               .deb against the archive's index, as it does its own cache)
+#   --in-memory make the root in a tmpfs of its own, gone when the run
+#               ends: nothing is written to disk or removed from it
+#               afterwards (the demo's root takes about 1 GiB of memory)
 #   --keep      leave the root in place afterwards (its path is printed)
 #
 # The chroot has what a minimal container has: mount and PID namespaces of
@@ -35,17 +39,20 @@ cd "$here"
 source "$here/tools/dev-common.sh"
 
 usage() {
-  sed -n '9,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '9,24p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 64
 }
 
+args=("$@")
 rev=HEAD
 debs=""
 keep=0
+in_memory=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rev) [ $# -ge 2 ] || usage; rev="$2"; shift 2 ;;
     --debs) [ $# -ge 2 ] || usage; debs="$2"; shift 2 ;;
+    --in-memory) in_memory=1; shift ;;
     --keep) keep=1; shift ;;
     --) shift; break ;;
     -*) echo "tools/dev fresh: unknown option '$1'" >&2; usage ;;
@@ -53,9 +60,19 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $# -gt 0 ] || usage
+if [ "$in_memory" -eq 1 ] && [ "$keep" -eq 1 ]; then
+  echo "tools/dev fresh: --in-memory and --keep exclude each other" >&2
+  usage
+fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "tools/dev fresh: needs root (it makes a root with mmdebstrap, mounts and chroots)" >&2
   exit 77
+fi
+# --in-memory: the whole run in a mount namespace of its own, so that its
+# tmpfs is never seen by the host and goes with the last process.
+if [ "$in_memory" -eq 1 ] && [ -z "${IPCLOCK_FRESH_NAMESPACE:-}" ]; then
+  exec unshare --mount --propagation private -- \
+    env IPCLOCK_FRESH_NAMESPACE=1 "${BASH_SOURCE[0]}" "${args[@]}"
 fi
 
 apt_install --for "make a fresh Debian root and clone into it" mmdebstrap git
@@ -65,11 +82,15 @@ if ! commit="$(git -C "$here" rev-parse --verify --quiet "$rev^{commit}")"; then
 fi
 
 work="$(mktemp -d /tmp/ipclock-fresh-XXXXXX)"
+# The root is a dir in it, so that (as in any chroot) it is no mount point.
+[ "$in_memory" -eq 0 ] || mount -t tmpfs -o mode=0700 ipclock-fresh "$work"
 root="$work/root"
 remove_root() {
   # The mounts lived in the chroot's own mount namespace, gone with it;
   # --one-file-system would still stop at one that was not.
-  if [ "$keep" -eq 1 ]; then
+  if [ "$in_memory" -eq 1 ]; then
+    umount "$work" && rmdir "$work"
+  elif [ "$keep" -eq 1 ]; then
     echo "tools/dev fresh: the root is kept in $root" >&2
   else
     local start=$SECONDS
