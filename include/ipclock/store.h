@@ -67,6 +67,15 @@ struct Capabilities {
   bool owner_death = false;
   // More than one permit per resource (counting semaphores).
   bool counting = false;
+  // Waiters are served in the order they began to wait: a holder that
+  // releases and acquires again queues behind them, and a try never jumps
+  // the queue, so no waiter starves. Among whom (every process, or only
+  // those of this store's kind and options) is in the store's header.
+  bool fair = false;
+  // A waiting thread lends its scheduling priority to the holder (priority
+  // inheritance): a real-time waiter is held up by the critical section,
+  // never by threads of a priority between the holder's and its own.
+  bool priority_inheritance = false;
   Scope scope = Scope::kLocal;
 };
 

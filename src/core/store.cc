@@ -120,6 +120,8 @@ std::string CapabilitiesToString(const Capabilities& c) {
   if (c.fencing) parts.push_back("fencing");
   if (c.owner_death) parts.push_back("owner-death");
   if (c.counting) parts.push_back("counting");
+  if (c.fair) parts.push_back("fair");
+  if (c.priority_inheritance) parts.push_back("priority-inheritance");
   return absl::StrJoin(parts, ",");
 }
 
