@@ -559,11 +559,39 @@ void PriorityInheritanceWaits(void**) {
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
+// Fairness is the kernel's queue of priority-inheritance mutexes: fair=true
+// and pi=true make and accept the same segment, whose stores declare both
+// capabilities; a store asking for plain mutexes refuses it, and a plain
+// segment declares neither.
+void FairAndPiShareOneKindOfSegment(void**) {
+  const std::string name = UniqueShmName("fair");
+  auto fair = OpenShmStore(absl::StrCat("shm://", name, "?fair=true"));
+  assert_true(fair->capabilities().fair);
+  assert_true(fair->capabilities().priority_inheritance);
+  auto pi = OpenShmStore(absl::StrCat("shm://", name, "?pi=true&fair=false"));
+  assert_true(pi->capabilities().fair);
+  absl::StatusOr<std::shared_ptr<Store>> plain =
+      ipclock::StoreFromDsn(absl::StrCat("shm://", name));
+  ASSERT_CODE(plain, absl::StatusCode::kFailedPrecondition);
+  AssertMessageHas(plain.status(), "priority-inheritance mutexes (pi=true or fair=true)");
+  ASSERT_OK(ipclock::RemoveShmSegment(name));
+  const std::string other = UniqueShmName("unfair");
+  auto unfair = OpenShmStore(absl::StrCat("shm://", other));
+  assert_false(unfair->capabilities().fair);
+  assert_false(unfair->capabilities().priority_inheritance);
+  ASSERT_CODE(ipclock::StoreFromDsn(absl::StrCat("shm://", other, "?fair=true")),
+              absl::StatusCode::kFailedPrecondition);
+  ASSERT_CODE(ipclock::StoreFromDsn(absl::StrCat("shm://", other, "?fair=maybe")),
+              absl::StatusCode::kInvalidArgument);
+  ASSERT_OK(ipclock::RemoveShmSegment(other));
+}
+
 }  // namespace
 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(KilledHolderReportsOwnerDeath),
+      cmocka_unit_test(FairAndPiShareOneKindOfSegment),
       cmocka_unit_test(ProcessesCountWithoutLostUpdates),
       cmocka_unit_test(FenceGrowsAcrossSlotReuse),
       cmocka_unit_test(FullTableIsResourceExhausted),

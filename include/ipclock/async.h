@@ -59,8 +59,8 @@
 //
 // HOW IT WAITS. No thread and no timer polls for a release; a release wakes
 // the waiter as it would wake a blocking `Lock::Acquire()`.
-//   * The shm store (shm://NAME, not pi=true) gives a futex word: the
-//     glibc robust mutex's own (see src/platform/mutex_futex.h for the glibc
+//   * The shm store (shm://NAME, not pi=true or fair=true) gives a futex
+//     word: the glibc robust mutex's own (see src/platform/mutex_futex.h for the glibc
 //     layout this relies on, checked at compile time and by a self-test at
 //     run time). With io_uring futex waits (Linux 6.7+) the waiter queues one
 //     IORING_OP_FUTEX_WAIT per acquisition, with an IORING_OP_LINK_TIMEOUT at
@@ -146,8 +146,8 @@ class AsyncWaiter {
   // waits as long as it takes; zero tries once). `done` runs once, from a
   // later ProcessReady(), even if the lock was free at once. Errors here
   // (FailedPrecondition for a Lock that already has a pending Start(), a
-  // mode the store lacks, or a pi=true shm store) mean nothing started and
-  // `done` will not run.
+  // mode the store lacks, or a pi=true or fair=true shm store) mean nothing
+  // started and `done` will not run.
   virtual absl::StatusOr<AsyncId> Start(Lock& lock, LockMode mode,
                                         absl::Duration timeout, AsyncCallback done) = 0;
 

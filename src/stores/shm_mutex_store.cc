@@ -92,6 +92,11 @@ class ShmMutexStore final : public StoreWithState<ShmKeyState> {
     c.blocking = true;
     c.fencing = true;
     c.owner_death = true;
+    // The kernel hands a priority-inheritance mutex to its top waiter at
+    // the release (FUTEX_UNLOCK_PI): the releaser cannot take it back, and
+    // waiters of one priority are queued in arrival order.
+    c.fair = segment_->pi();
+    c.priority_inheritance = segment_->pi();
     c.scope = kShmEntry.scope;
     return c;
   }
@@ -373,7 +378,8 @@ absl::StatusOr<WaitWord> ShmMutexStore::GetWaitWord(Key& key) {
     // A PI mutex is handed over by the kernel (FUTEX_UNLOCK_PI) to sleepers
     // in FUTEX_LOCK_PI only; a plain futex sleeper would never be woken.
     return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
-                      "async waits are not available on pi=true segments");
+                      "async waits are not available on segments of priority-"
+                      "inheritance mutexes (pi=true or fair=true)");
   }
   if (absl::Status s = RobustMutexFutexSelfTest(); !s.ok()) {
     return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
@@ -411,7 +417,11 @@ absl::StatusOr<std::shared_ptr<Store>> NewShmStore(const ShmStoreOptions& option
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<std::shared_ptr<ShmSegment>> segment = ShmSegment::Open(options);
+  // Fairness comes from the kernel's queue of a priority-inheritance mutex:
+  // one kind of segment serves both options.
+  ShmStoreOptions segment_options = options;
+  segment_options.priority_inheritance = options.priority_inheritance || options.fair;
+  absl::StatusOr<std::shared_ptr<ShmSegment>> segment = ShmSegment::Open(segment_options);
   if (!segment.ok()) return segment.status();
   return std::make_shared<ShmMutexStore>(*std::move(segment));
 }
@@ -443,6 +453,9 @@ absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(Dsn& dsn,
   absl::StatusOr<bool> pi = dsn.TakeBool("pi", options.priority_inheritance);
   if (!pi.ok()) return pi.status();
   options.priority_inheritance = *pi;
+  absl::StatusOr<bool> fair = dsn.TakeBool("fair", options.fair);
+  if (!fair.ok()) return fair.status();
+  options.fair = *fair;
   absl::StatusOr<RemoveIpcPolicy> remove_ipc =
       TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
   if (!remove_ipc.ok()) return remove_ipc.status();

@@ -285,11 +285,13 @@ absl::Status ValidateShmHeader(const ShmHeaderCopy& h, uint64_t file_size,
                                    ") once no process uses it"));
   }
   if (pi.has_value() && h.pi() != *pi) {
+    const char* const kinds[] = {"plain mutexes (neither pi=true nor fair=true)",
+                                 "priority-inheritance mutexes (pi=true or fair=true)"};
     return StoreError(
         absl::StatusCode::kFailedPrecondition, names.describe, "",
-        absl::StrCat("segment ", names.path, " was created with pi=",
-                     h.pi() ? "true" : "false", " but this store asks for pi=",
-                     *pi ? "true" : "false", "; every user of a segment must agree on pi"));
+        absl::StrCat("segment ", names.path, " was created with ", kinds[h.pi() ? 1 : 0],
+                     " but this store asks for ", kinds[*pi ? 1 : 0],
+                     "; every user of a segment must agree on pi and fair"));
   }
   return absl::OkStatus();
 }

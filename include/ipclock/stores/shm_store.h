@@ -20,11 +20,14 @@
 //   shm://myapp                 segment /dev/shm/ipclock.myapp, 1024 slots
 //   shm://myapp?capacity=4096   more slots (used only when creating it)
 //   shm://myapp?mode=0660       let the group use it too (created 0600)
-//   shm://myapp?pi=true         priority-inheritance mutexes
+//   shm://myapp?pi=true         priority-inheritance mutexes (fair too)
+//   shm://myapp?fair=true       waiters served in order (the same mutexes)
 //
 // NAME is 1 to 200 bytes of [A-Za-z0-9._-].
 //
-// Capabilities: blocking, fencing, owner_death, local. No shared (read)
+// Capabilities: blocking, fencing, owner_death, local; fair and
+// priority_inheritance on segments of priority-inheritance mutexes (`pi` or
+// `fair`). No shared (read)
 // locks, no leases, no counting; keys cannot be serialized, since a pthread
 // mutex belongs to the thread that locked it.
 //
@@ -119,10 +122,36 @@
 // timeout: a step of the wall clock during the wait shortens or stretches
 // it. Waits without a timeout and tries are unaffected.
 //
+// Fairness. On a plain segment (the default) the lock goes to whoever
+// takes it first after a release: usually the releaser itself, if it
+// acquires again at once, since a waiter must first wake up. A process that
+// releases and re-acquires in a loop can keep a waiter out for as long as
+// it loops (doc/performance.md measures it). On a segment of
+// priority-inheritance mutexes (`pi=true` or `fair=true`) the kernel hands
+// the mutex to its top waiter at the release (FUTEX_UNLOCK_PI): the
+// releaser finds it taken and queues. Waiters are ordered by priority and,
+// among threads of one priority (every non-real-time thread counts as one
+// priority since Linux 5.15), in the order they began to wait; a try never
+// takes a lock that has waiters. A waiter killed while it waits leaves the
+// kernel's queue at once, and a holder killed while others wait hands the
+// mutex to the first of them, which is told of the death. The uncontended
+// acquisition and release cost the same as on a plain segment
+// (doc/performance.md).
+//
+// Priority inheritance. On the same segments, a thread waiting for a lock
+// lends its priority to the holder until the release: a SCHED_FIFO waiter
+// is held up by the holder's critical section only, never by a thread whose
+// priority lies between theirs (the classic inversion, which
+// tests/priority_inversion_test.cc shows with and without). This is the only
+// store that can do so: the kernel boosts the owner of a PI futex, and no
+// other primitive the stores use (flock, SysV or POSIX semaphores, a
+// server's lock) has an owner thread for it to boost.
+//
 // Async waits (ipclock/async.h) sleep on the futex word of the slot's
 // robust mutex, through io_uring where the kernel allows, and try the lock
-// on the event loop's thread, which then owns it. Not on `pi=true` segments
-// (FailedPrecondition): the kernel hands a PI mutex only to its own waiters.
+// on the event loop's thread, which then owns it. Not on segments of
+// priority-inheritance mutexes (`pi=true` or `fair=true`;
+// FailedPrecondition): the kernel hands a PI mutex only to its own waiters.
 //
 // Security. /dev/shm is shared by all users. With mode 0600 only the
 // creator's user can use the segment; any user who can open a segment can
@@ -161,8 +190,14 @@ struct ShmStoreOptions {
   // (see "Capacity" above).
   uint32_t capacity = 1024;
   // Priority-inheritance mutexes (PTHREAD_PRIO_INHERIT), for real-time
-  // threads that must not be held up by a lower-priority holder.
+  // threads that must not be held up by a lower-priority holder. Such a
+  // segment is fair too (see "Fairness" above).
   bool priority_inheritance = false;
+  // Waiters served in order, none starved (capability `fair`): the segment
+  // is made of the same priority-inheritance mutexes as with
+  // `priority_inheritance`, so either option asks for the one kind of
+  // segment, and a store asking for neither refuses it.
+  bool fair = false;
   // What to do where systemd-logind may delete this store's locks at logout
   // (remove_ipc.h).
   RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;
