@@ -103,6 +103,10 @@ class SemaphoreStore final : public StoreWithState<SemKeyState> {
     c.blocking = true;
     c.counting = true;
     c.owner_death = true;
+    // The kernel performs a queued semop itself when a release makes it
+    // possible, first queued first: the permit never comes free for the
+    // releaser to take back (semaphore_store.h, "Fairness").
+    c.fair = true;
     c.scope = kSemaphoreEntry.scope;
     return c;
   }
@@ -310,6 +314,11 @@ absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn,
       TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
   if (!remove_ipc.ok()) return remove_ipc.status();
   options.remove_ipc = *remove_ipc;
+  // Accepted, so that `fair=true` can be given to every local store; the
+  // kernel's queue is fair either way (semaphore_store.h).
+  if (absl::StatusOr<bool> fair = dsn.TakeBool("fair", true); !fair.ok()) {
+    return fair.status();
+  }
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   if (options.key_scheme == SemaphoreKeyScheme::kXxh3) {
     // Refuse now rather than at the first lock.

@@ -88,8 +88,21 @@
 // interval check, not at once. A release on a removed set returns Aborted
 // (there was nothing left to give back).
 //
+// Fairness. A waiter's semop sleeps in the set's queue, and a release that
+// makes the first queued operation possible performs it at once, for that
+// waiter, before anyone else runs: the permit goes to the longest waiting
+// process, and a releaser that acquires again finds it taken and queues.
+// So waiters are served in the order they began to wait and none starves,
+// with no option needed (`fair=true` is accepted, and so is `fair=false`,
+// which changes nothing). PHP's sem_acquire() waits in the same queue (the
+// kernel moves single-semaphore waits into the set's one queue while any
+// operation on several semaphores, such as ipclock's, waits). Killed
+// waiters leave the queue at once; a killed holder's permit goes, by its
+// SEM_UNDO, to the first waiter, which is told. No priority inheritance: a
+// semaphore has no owner whose priority the kernel could raise.
+//
 // Capabilities: blocking, counting (permits > 1, not with sets PHP made),
-// owner death, local. Locks are tied to the process (SEM_UNDO is per
+// owner death, fair, local. Locks are tied to the process (SEM_UNDO is per
 // process): keys cannot be serialized, and there are no shared locks,
 // leases or fencing tokens. A fork()ed child cannot release or check its
 // parent's lock (FailedPrecondition).
