@@ -40,13 +40,23 @@ const struct timespec* AbsTimeout(MonotonicDeadline deadline, struct timespec* s
 }  // namespace
 
 int FutexWaitUntil(uint32_t* word, uint32_t expected, bool shared, MonotonicDeadline deadline) {
+  return FutexWaitBitsUntil(word, expected, FUTEX_BITSET_MATCH_ANY, shared, deadline);
+}
+
+int FutexWaitBitsUntil(uint32_t* word, uint32_t expected, uint32_t bits, bool shared,
+                       MonotonicDeadline deadline) {
   // FUTEX_WAIT_BITSET takes an absolute timeout, on CLOCK_MONOTONIC unless
   // FUTEX_CLOCK_REALTIME is given; plain FUTEX_WAIT would take a relative one.
   const int op = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG);
   struct timespec ts;
   const struct timespec* at = AbsTimeout(deadline, &ts);
-  return ErrnoOf(syscall(SYS_futex, word, op, expected, at, nullptr,
-                         FUTEX_BITSET_MATCH_ANY));
+  return ErrnoOf(syscall(SYS_futex, word, op, expected, at, nullptr, bits));
+}
+
+int FutexWakeBits(uint32_t* word, int count, uint32_t bits, bool shared) {
+  const int op = FUTEX_WAKE_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG);
+  const long rc = syscall(SYS_futex, word, op, count, nullptr, nullptr, bits);
+  return rc >= 0 ? static_cast<int>(rc) : -errno;
 }
 
 int FutexWaitOrCancelUntil(uint32_t* word, uint32_t expected, bool shared,

@@ -33,6 +33,16 @@ int FutexWaitOrCancelUntil(uint32_t* word, uint32_t expected, bool shared,
 // negative errno.
 int FutexWake(uint32_t* word, int count, bool shared);
 
+// FutexWaitUntil for a sleeper that only FutexWakeBits() calls whose `bits`
+// share a bit with its own wake (FUTEX_WAIT_BITSET): many sleepers on one
+// word, each woken alone. `bits` must not be 0 (EINVAL).
+int FutexWaitBitsUntil(uint32_t* word, uint32_t expected, uint32_t bits, bool shared,
+                       MonotonicDeadline deadline);
+
+// Wakes up to `count` sleepers on `word` whose bits share one with `bits`
+// (FUTEX_WAKE_BITSET). Returns how many were woken, or a negative errno.
+int FutexWakeBits(uint32_t* word, int count, uint32_t bits, bool shared);
+
 }  // namespace ipclock
 
 #endif  // IPCLOCK_PLATFORM_FUTEX_H_
