@@ -1,0 +1,167 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "stores/ticket_queue.h"
+
+#include <errno.h>
+
+#include <climits>
+
+#include "core/platform_deadline.h"
+#include "platform/futex.h"
+#include "platform/proc_pid.h"
+#include "platform/process_id.h"
+
+namespace ipclock {
+
+namespace {
+
+enum TicketState : uint32_t {
+  kTicketWaiting = 1,
+  kTicketLeft = 2,
+};
+
+// More tickets than this between the first and the last is a queue written
+// by someone else: the waiter goes to the lock.
+constexpr uint32_t kMaxQueued = 1u << 20;
+
+// Sequentially consistent throughout: a waiter that marks its ticket left
+// and then reads `first`, and a passer that moves `first` and then reads
+// the entry, must not both miss the other (see Leave and PassOn).
+template <typename T>
+T Load(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+template <typename T>
+void Store(T* p, T v) {
+  __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
+template <typename T>
+bool CompareExchange(T* p, T expected, T desired) {
+  return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST);
+}
+
+uint64_t Tag(uint32_t ticket, TicketState state) {
+  return (static_cast<uint64_t>(ticket) << 32) | state;
+}
+
+// Each ticket sleeps on its own bit of the `first` word, so a pass wakes the
+// new first waiter alone (and whoever holds a ticket 32 apart from it).
+uint32_t BitOf(uint32_t ticket) { return 1u << (ticket % 32); }
+
+}  // namespace
+
+uint32_t TicketQueue::Join() {
+  const uint32_t ticket = __atomic_fetch_add(&q_->next, 1u, __ATOMIC_SEQ_CST);
+  // First of an empty queue: its wait starts now, not when the last
+  // waiter before it passed on.
+  if (Load(&q_->first) == ticket) Store(&q_->first_since, Deadline::NowNanos());
+  TicketQueueEntry& e = q_->entries[ticket % kTicketQueueEntries];
+  Store(&e.pid, static_cast<int32_t>(CurrentPid()));
+  Store(&e.start_time, CurrentProcessStartTime());
+  Store(&e.tag, Tag(ticket, kTicketWaiting));
+  return ticket;
+}
+
+void TicketQueue::Leave(uint32_t ticket) {
+  // Only our own entry: one reused by a later ticket is left alone, and this
+  // ticket is then passed over as unknown.
+  TicketQueueEntry& e = q_->entries[ticket % kTicketQueueEntries];
+  CompareExchange(&e.tag, Tag(ticket, kTicketWaiting), Tag(ticket, kTicketLeft));
+  // Made first meanwhile? Then nobody else will pass it on soon: we do.
+  // Otherwise whoever makes it first sees the mark (PassOn).
+  if (Load(&q_->first) == ticket) PassOn(ticket);
+}
+
+void TicketQueue::PassOn(uint32_t ticket) {
+  for (uint32_t i = 0; i < kTicketQueueEntries; ++i) {
+    if (!CompareExchange(&q_->first, ticket, ticket + 1)) return;  // moved by another
+    Store(&q_->first_since, Deadline::NowNanos());
+    ++ticket;
+    if (Load(&q_->next) == ticket) return;  // nobody queues
+    const TicketQueueEntry& e = q_->entries[ticket % kTicketQueueEntries];
+    if (Load(&e.tag) != Tag(ticket, kTicketLeft)) {
+      (void)FutexWakeBits(&q_->first, INT_MAX, BitOf(ticket), /*shared=*/true);
+      return;
+    }
+  }
+  // A long run of tickets that left: let every waiter look for itself.
+  (void)FutexWake(&q_->first, INT_MAX, /*shared=*/true);
+}
+
+TicketQueue::Holder TicketQueue::HolderOf(uint32_t ticket) const {
+  const TicketQueueEntry& e = q_->entries[ticket % kTicketQueueEntries];
+  const uint64_t tag = Load(&e.tag);
+  if (tag == Tag(ticket, kTicketLeft)) return Holder::kLeft;
+  if (tag != Tag(ticket, kTicketWaiting)) return Holder::kUnknown;
+  const pid_t pid = Load(&e.pid);
+  const uint64_t start_time = Load(&e.start_time);
+  // Rewritten while we read: by a later ticket, so this one is unknown now.
+  if (Load(&e.tag) != tag) return Holder::kUnknown;
+  if (pid <= 0 || ProcessIsGone(pid, start_time)) return Holder::kGone;
+  return Holder::kWaiting;
+}
+
+bool TicketQueue::PassOverIfStalled(uint32_t first) {
+  const TicketQueueEntry& e = q_->entries[first % kTicketQueueEntries];
+  if (Load(&e.tag) != Tag(first, kTicketLeft)) {
+    // Nothing is looked up (no /proc) until the first waiter has been first
+    // for a slice. A time from the future is someone else's word: stalled.
+    const int64_t now = Deadline::NowNanos();
+    const int64_t since = Load(&q_->first_since);
+    if (since <= now && now - since < kSliceNanos) return false;
+    if (HolderOf(first) == Holder::kWaiting) return false;
+  }
+  PassOn(first);
+  return true;
+}
+
+bool TicketQueue::Empty() {
+  // Bounded: each round passes one ticket over or ends.
+  for (uint32_t round = 0; round <= kTicketQueueEntries; ++round) {
+    const uint32_t next = Load(&q_->next);
+    const uint32_t first = Load(&q_->first);
+    const uint32_t queued = next - first;
+    if (queued == 0 || queued > kMaxQueued) return true;
+    if (!PassOverIfStalled(first)) return false;
+  }
+  return false;
+}
+
+QueuePlace::QueuePlace(TicketQueue queue) : queue_(queue), ticket_(queue_.Join()) {}
+
+QueuePlace::~QueuePlace() {
+  if (state_ == State::kQueued) {
+    queue_.Leave(ticket_);
+  } else if (state_ == State::kTurn && Load(&queue_.q_->first) == ticket_) {
+    queue_.PassOn(ticket_);
+  }
+}
+
+bool QueuePlace::AwaitTurn(Deadline deadline) {
+  for (;;) {
+    const uint32_t first = Load(&queue_.q_->first);
+    const uint32_t next = Load(&queue_.q_->next);
+    const uint32_t ahead = ticket_ - first;
+    // First; or not between the first and the last any more (passed over,
+    // or the queue was rewritten): go to the lock.
+    if (ahead == 0 || ahead >= next - first) break;
+    if (deadline.has_passed()) {
+      state_ = State::kLeft;
+      queue_.Leave(ticket_);
+      return false;
+    }
+    if (queue_.PassOverIfStalled(first)) continue;
+    Deadline wake = Deadline::In(absl::Nanoseconds(TicketQueue::kSliceNanos));
+    if (deadline < wake) wake = deadline;
+    const int err = FutexWaitBitsUntil(&queue_.q_->first, first, BitOf(ticket_),
+                                       /*shared=*/true, ForPlatform(wake));
+    // Any other error: this queue cannot be slept on; the lock still excludes.
+    if (err != 0 && err != EAGAIN && err != EINTR && err != ETIMEDOUT) break;
+  }
+  state_ = State::kTurn;
+  return true;
+}
+
+}  // namespace ipclock

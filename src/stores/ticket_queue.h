@@ -1,0 +1,142 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A queue of waiters kept in shared memory beside a lock that does not
+// serve its waiters in order by itself (flock(2), a POSIX semaphore), so
+// that a store can: a process that must wait takes a ticket, sleeps until
+// it is first, then waits for the lock itself, and passes its turn on once
+// it holds the lock (or gives up). Only the first waiter ever waits for the
+// lock, so when the holder releases there is nobody for it to race but that
+// waiter, and the holder, if it acquires again, finds the queue not empty
+// and queues behind. A try never jumps the queue: it takes the lock only
+// while nobody queues.
+//
+//   TicketQueue queue(&page->queue);
+//   if (queue.Empty() && TryTheLock()) return true;       // no queue work
+//   if (deadline.has_passed()) return false;
+//   QueuePlace place(queue);                              // joins
+//   if (!place.AwaitTurn(deadline)) return false;         // left the queue
+//   return WaitForTheLock(deadline);                 // ~QueuePlace passes on
+//
+// The uncontended path reads two words and writes nothing.
+//
+// What a queue never does is decide who holds the lock: the lock itself
+// still excludes. So every doubt is settled by passing a waiter over, which
+// costs it its place in the order, never exclusion:
+//   * A waiter killed while it waits keeps its ticket. When it is first,
+//     the others find its process gone (pid and start time, /proc) and pass
+//     it over; they look when the first waiter has not changed for a slice
+//     (100 ms), so a dead waiter delays those behind it by about that.
+//   * A waiter whose deadline passes marks its ticket left: it is passed
+//     over at once when it comes first.
+//   * A ticket whose waiter is not recorded (killed between taking it and
+//     writing its entry, or its entry reused by a waiter 32 tickets later)
+//     is passed over once it has been first for a slice.
+//   * A waiter passed over, yet alive, goes to the lock at once: it then
+//     races the new first waiter there, once.
+//   * Words that make no sense (a queue rewritten or zeroed under us, a
+//     ticket no longer between the first and the last) send the waiter to
+//     the lock at once.
+// A holder killed holding the lock is the lock's business (the kernel
+// releases a flock; the registry reclaims a POSIX permit): the queue has
+// moved on already, since the first waiter passes its turn on as soon as it
+// holds the lock.
+//
+// Order. Tickets are served in the order they were taken. Readers of a
+// shared lock queue with writers, so a writer waits only for those who came
+// before it, and readers who come after a waiting writer wait for it: no
+// writer starves. Pass-overs and processes that do not use the queue (PHP,
+// flock(1), a store without `fair`) take the lock out of turn.
+//
+// Every process that can write the memory can also break the queue; none of
+// its values is trusted beyond one use, and every loop is bounded.
+
+#ifndef IPCLOCK_STORES_TICKET_QUEUE_H_
+#define IPCLOCK_STORES_TICKET_QUEUE_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "ipclock/spi/deadline.h"
+
+namespace ipclock {
+
+inline constexpr uint32_t kTicketQueueEntries = 32;
+
+// Who holds a ticket. Written by its waiter when it joins and when it
+// leaves; read by the others when that ticket is first.
+struct TicketQueueEntry {
+  uint64_t tag;         // ticket << 32 | TicketState; 0 never written
+  uint64_t start_time;  // of `pid`, in clock ticks since boot (/proc)
+  int32_t pid;
+  uint32_t reserved;
+};
+
+// The queue in shared memory. All zero is an empty queue. 8-byte aligned;
+// every field is read and written with atomic operations only.
+struct TicketQueueShared {
+  uint32_t next;        // the ticket the next waiter takes
+  uint32_t first;       // the ticket that goes to the lock next; the futex word
+  int64_t first_since;  // CLOCK_MONOTONIC ns when `first` last moved
+  TicketQueueEntry entries[kTicketQueueEntries];
+};
+
+class TicketQueue {
+ public:
+  explicit TicketQueue(TicketQueueShared* shared) : q_(shared) {}
+
+  // True when nobody queues: the lock may be tried at once. A first waiter
+  // that is dead, gone or long unrecorded is passed over on the way (see
+  // above), so that a try is not refused for good by a ticket nobody
+  // serves.
+  bool Empty();
+
+  // The slice after which a stalled queue is looked at.
+  static constexpr int64_t kSliceNanos = 100 * 1000 * 1000;
+
+ private:
+  friend class QueuePlace;
+  enum class Holder { kWaiting, kGone, kLeft, kUnknown };
+
+  uint32_t Join();
+  // Marks `ticket` left, and passes it on if it is first already.
+  void Leave(uint32_t ticket);
+  // If `ticket` is still first, the next ticket becomes first (passing over
+  // tickets marked left) and its waiter is woken.
+  void PassOn(uint32_t ticket);
+  // Who holds `ticket` (the first one), from its entry.
+  Holder HolderOf(uint32_t ticket) const;
+  // If `first` is still first and its holder left, or is gone or unknown
+  // after a slice, passes it over. True if it did.
+  bool PassOverIfStalled(uint32_t first);
+
+  TicketQueueShared* q_;
+};
+
+// A waiter's place in a TicketQueue: joins the queue when made; when
+// destroyed, passes its turn on (or leaves the queue if its turn never
+// came).
+class QueuePlace {
+ public:
+  explicit QueuePlace(TicketQueue queue);
+  ~QueuePlace();
+  QueuePlace(const QueuePlace&) = delete;
+  QueuePlace& operator=(const QueuePlace&) = delete;
+
+  // Sleeps until this place is first (or was passed over, or the queue
+  // makes no sense: go to the lock either way). False when `deadline`
+  // passed first: the place has left the queue.
+  bool AwaitTurn(Deadline deadline);
+
+ private:
+  enum class State { kQueued, kTurn, kLeft };
+  TicketQueue queue_;
+  uint32_t ticket_;
+  State state_ = State::kQueued;
+};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_TICKET_QUEUE_H_
