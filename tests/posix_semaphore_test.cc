@@ -100,12 +100,30 @@ void DsnOptions(void**) {
   for (const char* bad :
        {"posix-semaphore:?prefix=a/b", "posix-semaphore:?prefix=", "posix-semaphore:?key_scheme=md5",
         "posix-semaphore://x", "posix-semaphore:?keep_idle=-3", "posix-semaphore:?keep_idle=9999",
-        "posix-semaphore:?keep_idle=x"}) {
+        "posix-semaphore:?keep_idle=x", "posix-semaphore:?fair=maybe"}) {
     ASSERT_CODE(ipclock::StoreFromDsn(bad), absl::StatusCode::kInvalidArgument);
   }
   ipclock::PosixSemaphoreStoreOptions options;
   options.keep_idle = 4097;
   ASSERT_CODE(ipclock::NewPosixSemaphoreStore(options), absl::StatusCode::kInvalidArgument);
+}
+
+// Fairness is the resource's, fixed by the process that makes its pair:
+// a store that asks otherwise is refused with a message that says so.
+void FairIsFixedPerResource(void**) {
+  std::shared_ptr<Store> fair = OpenStore("posix-semaphore:?fair=true");
+  std::shared_ptr<Store> plain = OpenStore();
+  assert_true(fair->capabilities().fair);
+  assert_false(plain->capabilities().fair);
+  const std::string resource = UniqueResource("fair");
+  Lock held = MakeLock(fair, resource);
+  assert_true(TryOrFail(held));
+  Lock other = MakeLock(plain, resource);
+  absl::StatusOr<bool> got = other.TryAcquire();
+  ASSERT_CODE(got, absl::StatusCode::kInvalidArgument);
+  AssertMessageHas(got.status(), "made it with fair=true");
+  Lock rival = MakeLock(fair, resource);
+  assert_false(TryOrFail(rival));
 }
 
 // --- When the pair is made and removed -------------------------------------------
@@ -468,7 +486,8 @@ void HolderRewrittenUnderUs(void**) {
 
 // --- Files that are not ours --------------------------------------------------------
 
-// A registry of an earlier layout ("ipc1") is refused and left as it is;
+// A registry of an earlier layout ("ipc2", without the waiters' queue) is
+// refused and left as it is;
 // a FIFO planted at the registry's or the semaphore's name is refused, not
 // waited on, by Lock and by the snapshot `ipclock list` reads.
 void ForeignFilesAreRefused(void**) {
@@ -479,7 +498,7 @@ void ForeignFilesAreRefused(void**) {
     const int fd = open(old.reg.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     assert_true(fd >= 0);
     std::vector<uint8_t> page(sizeof(ipclock::RegistryPage), 0);
-    const uint32_t magic = 0x69706331;
+    const uint32_t magic = 0x69706332;
     memcpy(page.data(), &magic, sizeof(magic));
     assert_int_equal(write(fd, page.data(), page.size()), static_cast<ssize_t>(page.size()));
     close(fd);
@@ -699,6 +718,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(Names),
       cmocka_unit_test(DsnOptions),
+      cmocka_unit_test(FairIsFixedPerResource),
       cmocka_unit_test(PairGoesWithLastLockWhenNothingIsKept),
       cmocka_unit_test(IdlePairIsKeptForTheNextLock),
       cmocka_unit_test(ForkedChildLeavesParentsAttachment),

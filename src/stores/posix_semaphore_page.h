@@ -4,6 +4,12 @@
 // The registry page of the posix-semaphore store, shared by every process
 // attached to one resource (stores/posix_semaphore_registry.h).
 //
+// Fairness (kRegistryFair): a process that must wait takes a ticket in
+// `queue` and sleeps there until it is first; only the first waiter sleeps
+// on the semaphore. Without it, every waiter sleeps on the semaphore and a
+// releaser that acquires again usually takes the permit back before the
+// waiter it posted for wakes up.
+//
 // Who holds a permit:
 //   * permits == 1: the `owner` word alone, taken with one compare-and-swap
 //     from 0 (or kOwnerDied) to our slot + 1 and given back with one from
@@ -36,13 +42,17 @@
 #include <cstdint>
 
 #include "stores/posix_semaphore_registry.h"
+#include "stores/ticket_queue.h"
 
 namespace ipclock {
 
-// "ipc2": the layout above. Registries of the earlier layout ("ipc1") are
-// refused, not converted: processes of two ipclock versions do not share a
-// posix-semaphore resource.
-inline constexpr uint32_t kRegistryMagic = 0x69706332;
+// "ipc3": the layout above. Registries of earlier layouts ("ipc1", "ipc2",
+// which had no queue) are refused, not converted: processes of two ipclock
+// versions do not share a posix-semaphore resource.
+inline constexpr uint32_t kRegistryMagic = 0x69706333;
+
+// `flags`, fixed by the registry's creator.
+inline constexpr uint32_t kRegistryFair = 1;  // acquisitions wait in `queue`
 
 // The `owner` word: free, or free after its holder died.
 inline constexpr uint32_t kOwnerFree = 0;
@@ -72,9 +82,11 @@ struct RegistryPage {
   // Permits given back from dead holders that no new holder has been told
   // about yet (permits > 1, under `mu`).
   uint32_t orphans;
-  uint32_t reserved;
+  uint32_t flags;  // kRegistry*
   pthread_mutex_t mu;
   RegistrySlot slots[kRegistrySlots];
+  // Waiters of a fair registry take turns here (stores/ticket_queue.h).
+  TicketQueueShared queue;
 };
 
 template <typename T>

@@ -47,7 +47,7 @@ absl::Status SemaphoreRegistry::Lost(absl::string_view what) const {
 // The new registry is complete before it has a name, and its flock is taken
 // before it has one too: an attacher that opens it as soon as it is linked
 // waits in flock() until its semaphore exists.
-absl::StatusOr<bool> SemaphoreRegistry::Create(mode_t mode, uint32_t permits) {
+absl::StatusOr<bool> SemaphoreRegistry::Create(mode_t mode, uint32_t permits, bool fair) {
   const std::string& reg = names_.registry;
   ScopedFd fd;
   if (int err = CreateUnlinkedShmFile(mode, &fd)) {
@@ -66,6 +66,7 @@ absl::StatusOr<bool> SemaphoreRegistry::Create(mode_t mode, uint32_t permits) {
     return Error(err, "pthread_mutex_init (registry)");
   }
   page_->permits = permits;
+  page_->flags = fair ? kRegistryFair : 0;
   page_->pid_namespace = PidNamespaceId();
   SharedStore(&page_->magic, kRegistryMagic);
   if (int err = FlockFdRestarting(fd.get(), LOCK_EX)) {
@@ -87,6 +88,7 @@ absl::StatusOr<bool> SemaphoreRegistry::Create(mode_t mode, uint32_t permits) {
   fd_ = std::move(fd);
   registry_id_ = FileIdOf(st);
   permits_ = permits;
+  fair_ = fair;
   // Any semaphore of that name is a leftover whose permits nobody accounts
   // for (its registry was deleted): it is replaced, not trusted.
   if (int err = CreateNamedSem(names_.semaphore, mode, permits, &sem_)) {
@@ -126,6 +128,7 @@ absl::Status SemaphoreRegistry::MapAndCheck(const struct stat& st) {
                       "namespace, whose pids this process cannot check");
   }
   permits_ = SharedLoad(&page_->permits);
+  fair_ = (SharedLoad(&page_->flags) & kRegistryFair) != 0;
   sem_id_.dev = SharedLoad(&page_->sem_dev);
   sem_id_.ino = SharedLoad(&page_->sem_ino);
   return absl::OkStatus();
@@ -155,7 +158,7 @@ absl::Status SemaphoreRegistry::TakeSlot() {
 }
 
 absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
-    const Names& names, mode_t mode, uint32_t permits,
+    const Names& names, mode_t mode, uint32_t permits, bool fair,
     absl::string_view describe, absl::string_view resource) {
   for (int attempt = 0; attempt < kMaxReopens; ++attempt) {
     std::unique_ptr<SemaphoreRegistry> r(new SemaphoreRegistry());
@@ -169,7 +172,7 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
     int err = OpenShmFile(names.registry, true, &r->fd_, &st);
     bool created = false;
     if (err == ENOENT) {
-      absl::StatusOr<bool> made = r->Create(mode, permits);
+      absl::StatusOr<bool> made = r->Create(mode, permits, fair);
       if (!made.ok()) return made.status();
       if (!*made) continue;  // someone else linked one first: open theirs
       created = true;
@@ -212,6 +215,14 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
       return StoreError(absl::StatusCode::kInvalidArgument, describe, resource,
                         absl::StrCat("permits=", permits, " but the processes already using ",
                                      names.semaphore, " made it with permits=", r->permits_));
+    }
+    if (r->fair_ != fair) {
+      // A process outside the queue would take the permit out of turn.
+      return StoreError(absl::StatusCode::kInvalidArgument, describe, resource,
+                        absl::StrCat("fair=", fair ? "true" : "false",
+                                     " but the processes already using ", names.semaphore,
+                                     " made it with fair=", r->fair_ ? "true" : "false",
+                                     "; every user of a resource must agree on fair"));
     }
     absl::Status slot = r->TakeSlot();
     if (!slot.ok() && created && r->StillLinked()) {
@@ -424,6 +435,10 @@ absl::Status SemaphoreRegistry::ReleasePermit() {
     return Error(err, absl::StrCat("sem_post ", SemPath(names_.semaphore)));
   }
   return absl::OkStatus();
+}
+
+TicketQueueShared* SemaphoreRegistry::queue() const {
+  return fair_ ? &page_->queue : nullptr;
 }
 
 bool SemaphoreRegistry::SlotStillOurs() const {

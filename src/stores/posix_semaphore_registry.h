@@ -10,8 +10,9 @@
 // Registry layout (shm "/<prefix>.<hex>.reg", stores/posix_semaphore_page.h):
 // a header (magic, permits, pid namespace, the identity of the semaphore
 // made with it, the holder of a mutex-like registry, the count of holders
-// and of reclaimed permits not yet reported), a robust process-shared
-// mutex, then 256 slots {pid, state, start time}.
+// and of reclaimed permits not yet reported, whether it is fair), a robust
+// process-shared mutex, 256 slots {pid, state, start time}, then the queue
+// of a fair registry's waiters.
 //
 // Creation is atomic: a registry is made and initialized under no name
 // (O_TMPFILE) and linked into place complete, with flock(2) held on it until
@@ -41,6 +42,7 @@
 namespace ipclock {
 
 struct RegistryPage;
+struct TicketQueueShared;
 
 inline constexpr uint32_t kRegistrySlots = 256;
 
@@ -55,11 +57,11 @@ class SemaphoreRegistry {
 
   // Opens or creates the pair and takes a slot. `describe` and `resource`
   // are for messages. InvalidArgument when the pair was made with another
-  // number of permits, ResourceExhausted when every slot is taken,
-  // FailedPrecondition for a file at the registry's name that is not an
-  // initialized registry of this version.
+  // number of permits or another `fair`, ResourceExhausted when every slot
+  // is taken, FailedPrecondition for a file at the registry's name that is
+  // not an initialized registry of this version.
   static absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> Attach(
-      const Names& names, mode_t mode, uint32_t permits,
+      const Names& names, mode_t mode, uint32_t permits, bool fair,
       absl::string_view describe, absl::string_view resource);
 
   // Unmaps and closes, leaving the slot as it is: a permit still held stays
@@ -72,6 +74,9 @@ class SemaphoreRegistry {
   // The registry's descriptor, for inotify.
   int registry_fd() const { return fd_.get(); }
   uint32_t permits() const { return permits_; }
+  // The waiters' queue of a fair registry (its creator asked for `fair`),
+  // else null.
+  TicketQueueShared* queue() const;
   const std::string& resource() const { return resource_; }
   // The process that took the slot: a forked child must neither use it nor
   // free it.
@@ -117,7 +122,7 @@ class SemaphoreRegistry {
   // Under the flock: the registry at our name is missing. Makes one,
   // links it, maps it and makes its semaphore. EEXIST (OK status, false):
   // someone else made one first.
-  absl::StatusOr<bool> Create(mode_t mode, uint32_t permits);
+  absl::StatusOr<bool> Create(mode_t mode, uint32_t permits, bool fair);
   absl::Status OpenExisting();
   absl::Status MapAndCheck(const struct stat& st);
   absl::Status TakeSlot();
@@ -141,6 +146,7 @@ class SemaphoreRegistry {
   // Private copies of the header, read once: a writer racing us in shared
   // memory cannot make us use two values of one field.
   uint32_t permits_ = 0;
+  bool fair_ = false;
   ShmFileId sem_id_;
   int slot_ = -1;
   uint64_t start_time_ = 0;

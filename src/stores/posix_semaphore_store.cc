@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "stores/posix_semaphore_registry.h"
 #include "stores/posix_semaphore_inspect.h"
 #include "stores/semaphore_idle_cache.h"
+#include "stores/ticket_queue.h"
 
 namespace ipclock {
 
@@ -113,6 +115,7 @@ class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
     c.blocking = true;
     c.counting = true;
     c.owner_death = true;
+    c.fair = options_.fair;
     c.scope = kPosixSemaphoreEntry.scope;
     return c;
   }
@@ -161,8 +164,8 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> PosixSemaphoreStore::TakeOrAt
     // message that explains it.
     registry->Detach().IgnoreError();
   }
-  return SemaphoreRegistry::Attach(NamesOf(key), options_.mode, key.permits(), describe_,
-                                   key.resource());
+  return SemaphoreRegistry::Attach(NamesOf(key), options_.mode, key.permits(), options_.fair,
+                                   describe_, key.resource());
 }
 
 absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
@@ -172,6 +175,18 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
                                                      bool* waited) {
   *waited = false;
   bool woken = false;
+  // A fair registry's waiters take turns in its queue (ticket_queue.h):
+  // only the first of them sleeps on the semaphore, and nobody takes a
+  // permit while someone queues. The place passes its turn on when it goes.
+  std::optional<TicketQueue> queue;
+  if (TicketQueueShared* words = registry->queue()) queue.emplace(words);
+  std::optional<QueuePlace> place;
+  if (queue && !queue->Empty()) {
+    if (deadline.has_passed()) return false;
+    *waited = true;
+    place.emplace(*queue);
+    if (!place->AwaitTurn(deadline)) return false;
+  }
   for (;;) {
     // The registry decides; a post only says that it is worth looking. It
     // also reclaims a dead holder's permit when none is free, so every try
@@ -179,6 +194,14 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
     absl::StatusOr<bool> got = registry->TryAcquire(woken, previous_owner_died);
     if (!got.ok() || *got) return got;
     if (deadline.has_passed()) return false;
+    if (queue && !place) {
+      // About to wait: behind whoever queued since our look, if anyone.
+      *waited = true;
+      place.emplace(*queue);
+      if (!place->AwaitTurn(deadline)) return false;
+      woken = false;
+      continue;
+    }
     // Slices bound how late a dead holder's permit, or a permit whose post
     // was lost with a killed process, reaches a waiter.
     *waited = true;
@@ -375,6 +398,9 @@ absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn,
       TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
   if (!remove_ipc.ok()) return remove_ipc.status();
   options.remove_ipc = *remove_ipc;
+  absl::StatusOr<bool> fair = dsn.TakeBool("fair", options.fair);
+  if (!fair.ok()) return fair.status();
+  options.fair = *fair;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return NewPosixSemaphoreStore(options);
 }

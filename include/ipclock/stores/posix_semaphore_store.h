@@ -38,6 +38,22 @@
 // wakes every 200 ms at most to look over the registry (below); that is the
 // only polling, and it happens only while a wait lasts.
 //
+// Fairness. Without `fair`, a release posts the semaphore and the waiter it
+// wakes must then take the permit, which the releaser, if it acquires again
+// at once, usually takes first: a process looping on one resource can keep
+// the others out (doc/performance.md measures it). With `fair=true` the
+// registry holds a queue of tickets (src/stores/ticket_queue.h): a process
+// that must wait takes a ticket and sleeps until it is first; only the first
+// waiter sleeps on the semaphore, and nobody, a try included, takes a
+// permit while someone queues, so the releaser queues behind its waiters.
+// Waiters are served in the order they began to wait, with counting
+// permits too. The free path reads two words more and writes nothing. A
+// waiter killed in the queue is passed over once it has been first for
+// about 100 ms, one whose timeout ran out at once; the permit of a holder
+// killed while others queue goes to the first waiter (within the 200 ms
+// slice below), which is told of the death. No priority inheritance: a
+// semaphore has no owner whose priority the kernel could raise.
+//
 // Owner death. The registry holds one slot per attachment: pid, process
 // start time (from /proc, to tell a reused pid), and whether it holds a
 // permit. A waiter, or a try that finds no permit, reclaims the permits of
@@ -96,13 +112,14 @@
 // releases checks once per 10 ms); a program that holds locks for long and
 // must stop as soon as one is lost uses a LockWatch.
 //
-// Capabilities: blocking, counting, owner death, local. Keys cannot be
-// serialized; no shared locks, leases or fencing tokens. A fork()ed child
-// cannot release or check its parent's lock (FailedPrecondition).
+// Capabilities: blocking, counting, owner death, local; fair with `fair`.
+// Keys cannot be serialized; no shared locks, leases or fencing tokens. A
+// fork()ed child cannot release or check its parent's lock
+// (FailedPrecondition).
 //
 // Format. The registry's layout changed with this version (magic number
-// "ipc2"): registries of earlier ipclock builds are refused with
-// FailedPrecondition rather than shared.
+// "ipc3", with the queue): registries of earlier ipclock builds are refused
+// with FailedPrecondition rather than shared.
 //
 // Caveat: systemd-logind empties /dev/shm of a user's objects at logout
 // when RemoveIPC=yes (the default for non-system users): see doc/stores.md.
@@ -137,6 +154,10 @@ struct PosixSemaphoreStoreOptions {
   // top of the file), 0 to kMaxKeepIdle. DSN option `keep_idle`.
   size_t keep_idle = 16;
   static constexpr size_t kMaxKeepIdle = 4096;
+  // Waiters served in order, none starved (see "Fairness" above). Fixed per
+  // resource by the process that creates its pair: every user must agree
+  // (InvalidArgument otherwise). DSN option `fair`.
+  bool fair = false;
 };
 
 absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(
