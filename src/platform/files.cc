@@ -92,6 +92,16 @@ int ChmodFd(int fd, mode_t mode) {
   }
 }
 
+int GrowFileTo(int fd, off_t size) {
+  // A short write armed for kWrite means nothing to a truncation.
+  if (int err = TakeFault(FaultPoint::kWrite); err > 0) return err;
+  struct stat st;
+  if (fstat(fd, &st) != 0) return errno;
+  if (st.st_size >= size) return 0;
+  // A racing grower asks for the same size: its ftruncate changes nothing.
+  return ftruncate(fd, size) == 0 ? 0 : errno;
+}
+
 int MakeDirAt(int dirfd, const char* name, mode_t mode) {
   if (int err = TakeFault(FaultPoint::kMkdir); err != 0) return err;
   return mkdirat(dirfd, name, mode) == 0 ? 0 : errno;

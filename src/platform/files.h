@@ -47,6 +47,10 @@ namespace ipclock {
 // fchmod(2).
 [[nodiscard]] int ChmodFd(int fd, mode_t mode);
 
+// Makes the file at least `size` bytes long (ftruncate(2) when fstat(2) finds
+// it shorter; the new bytes read as zeros). Never shortens it.
+[[nodiscard]] int GrowFileTo(int fd, off_t size);
+
 // mkdirat(2).
 [[nodiscard]] int MakeDirAt(int dirfd, const char* name, mode_t mode);
 

@@ -82,6 +82,12 @@ class SharedFilePage {
     return !lost();
   }
 
+  // The page itself, for words that processes change with atomic
+  // operations in place (a copy would not do). A truncation that takes the
+  // page away swaps in a private zero page under the operation, as for
+  // Read() and Write(): the operation completes there, and lost() says so.
+  void* data() const { return page_; }
+
   // True once a truncation took the page away; it stays lost.
   bool lost() const { return lost_->load(std::memory_order_relaxed) != 0; }
 

@@ -76,8 +76,9 @@ absl::StatusOr<std::shared_ptr<FlockDir>> FlockDir::Open(const std::string& path
   if (int err = StatFd(fd->get(), &st); err != 0) {
     return ErrnoError(err, store, "", absl::StrCat("fstat lock dir ", path));
   }
-  const bool mappable = map_records && MappableFilesystem(fd->get());
-  std::shared_ptr<FlockDir> dir(new FlockDir(path, *std::move(fd), st, mappable));
+  const bool pages_shared = MappableFilesystem(fd->get());
+  std::shared_ptr<FlockDir> dir(
+      new FlockDir(path, *std::move(fd), st, map_records, pages_shared));
   dir->checked_ns.store(Deadline::NowNanos(), std::memory_order_relaxed);
   return dir;
 }
@@ -170,6 +171,25 @@ void FlockFile::MapRecordIfUseful() {
   // Any failure (the program's own SIGBUS handler, no address space, an
   // injected fault) only means pread and pwrite, for this descriptor.
   if (SharedFilePage::Map(fd.get(), &page) != 0) map_refused = true;
+}
+
+int FlockFile::MapQueue(TicketQueueShared** out) {
+  static_assert(kFlockQueueOffset >= kFlockRecordSize && kFlockQueueOffset % 64 == 0,
+                "the queue lies after the record, on its own cache line");
+  constexpr size_t kEnd = kFlockQueueOffset + sizeof(TicketQueueShared);
+  // Cut off the file by a truncation: the queue in it is gone (waiters are
+  // sent to the lock; ticket_queue.h), and the file as it is now is mapped.
+  if (queue_page != nullptr && queue_page->lost()) queue_page.reset();
+  if (queue_page == nullptr) {
+    if (!writable) return EACCES;
+    if (!dir || !dir->pages_shared()) return ENOTSUP;
+    if (kEnd > SharedFilePage::Size()) return ENOTSUP;
+    if (int err = GrowFileTo(fd.get(), static_cast<off_t>(kEnd)); err != 0) return err;
+    if (int err = SharedFilePage::Map(fd.get(), &queue_page); err != 0) return err;
+  }
+  *out = reinterpret_cast<TicketQueueShared*>(static_cast<char*>(queue_page->data()) +
+                                             kFlockQueueOffset);
+  return 0;
 }
 
 absl::StatusOr<std::unique_ptr<FlockFile>> OpenFlockFile(const FlockOpenRequest& r,

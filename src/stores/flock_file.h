@@ -22,6 +22,7 @@
 #include "platform/scoped_fd.h"
 #include "platform/shared_page.h"
 #include "stores/flock_record.h"
+#include "stores/ticket_queue.h"
 
 namespace ipclock {
 
@@ -46,11 +47,13 @@ class FlockDir {
 
   int fd() const { return fd_.get(); }
   const std::string& path() const { return path_; }
-  // Whether holder records in this dir may be mapped (SharedFilePage): only
-  // on local filesystems whose page cache is the file (tmpfs, ext4, xfs,
-  // btrfs), where a mapping and pread/pwrite of another process see the
-  // same bytes.
-  bool records_mappable() const { return mappable_; }
+  // Whether lock files in this dir may be mapped (SharedFilePage): only on
+  // local filesystems whose page cache is the file (tmpfs, ext4, xfs,
+  // btrfs, f2fs), where a mapping and pread/pwrite of another process see
+  // the same bytes. Holder records are mapped only if the store also asked
+  // for it (`map_record`); the waiters' queue of `fair` always is.
+  bool pages_shared() const { return pages_shared_; }
+  bool records_mappable() const { return map_records_ && pages_shared_; }
 
   // stat(2) of the dir's path from "/" and fstat(2) of the dir: 0 and
   // `*where`, or the errno of a stat that failed for another reason than
@@ -66,15 +69,17 @@ class FlockDir {
   std::atomic<bool> retired{false};
 
  private:
-  FlockDir(std::string path, ScopedFd fd, const struct stat& st, bool mappable)
+  FlockDir(std::string path, ScopedFd fd, const struct stat& st, bool map_records,
+           bool pages_shared)
       : path_(std::move(path)), fd_(std::move(fd)), dev_(st.st_dev), ino_(st.st_ino),
-        mappable_(mappable) {}
+        map_records_(map_records), pages_shared_(pages_shared) {}
 
   const std::string path_;
   const ScopedFd fd_;
   const dev_t dev_;
   const ino_t ino_;
-  const bool mappable_;
+  const bool map_records_;
+  const bool pages_shared_;
 };
 
 // One open lock file, owned by one key (one Lock) or idle in the store's
@@ -107,6 +112,8 @@ struct FlockFile {
   bool known_valid = false;
   bool map_refused = false;
   std::unique_ptr<SharedFilePage> page;
+  // The page again, for the waiters' queue of a `fair` store (MapQueue).
+  std::unique_ptr<SharedFilePage> queue_page;
   // The cache's LRU list, while idle.
   FlockFile* newer = nullptr;
   FlockFile* older = nullptr;
@@ -129,7 +136,19 @@ struct FlockFile {
   // Maps the first page for the next acquisitions, where allowed; failures
   // only leave it unmapped.
   void MapRecordIfUseful();
+
+  // The waiters' queue of a `fair` store (stores/ticket_queue.h), at
+  // kFlockQueueOffset in the file's first page: the file is made long
+  // enough to hold it (so that its bytes are the file's, not a tail past
+  // its end), then mapped, once per open file and again after a truncation
+  // took the page away. 0, or EACCES for a file open read-only, ENOTSUP in
+  // a dir whose pages are not shared, or the errno of ftruncate or mmap.
+  [[nodiscard]] int MapQueue(TicketQueueShared** out);
 };
+
+// Where the waiters' queue lies in a lock file: after the holder record,
+// with room to spare, on a cache line of its own.
+inline constexpr size_t kFlockQueueOffset = 256;
 
 // How a lock file is opened, and what it is.
 struct FlockOpenRequest {

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -26,6 +27,7 @@
 #include "stores/flock_file.h"
 #include "stores/flock_file_cache.h"
 #include "stores/flock_naming.h"
+#include "stores/ticket_queue.h"
 
 namespace ipclock {
 
@@ -71,6 +73,7 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
         dir_path_(std::move(dir_path)),
         symfony_(options.naming == FlockStoreOptions::Naming::kSymfony),
         record_(options.holder_record && symfony_),
+        fair_(options.fair),
         cache_(std::make_shared<FlockFileCache>(options.idle_files)),
         dir_(std::move(dir)) {
     current_dir_.store(dir_.get(), std::memory_order_release);
@@ -88,6 +91,7 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
     c.shared = true;
     c.fencing = record_;
     c.owner_death = record_;
+    c.fair = fair_;
     c.scope = kFlockEntry.scope;
     return c;
   }
@@ -115,6 +119,13 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
   absl::Status Check(const Key& key, FlockFile& f, int64_t now, Loss* loss);
   bool CheckIsDue(const FlockFile& f, int64_t now) const;
   absl::Status OnAcquired(Key& key, FlockKeyState* st, LockMode mode);
+  // flock(2) in turn (`fair`): at once while nobody queues in the file's
+  // queue, else behind those who do (stores/ticket_queue.h). Returns what
+  // FlockUntil() would; `*place` keeps the caller's place until it has the
+  // lock (or gave up) and drops it.
+  absl::StatusOr<int> FlockInTurn(const Key& key, FlockFile& f, int operation,
+                                  Deadline deadline, std::optional<QueuePlace>* place,
+                                  bool* waited);
   // Lets go of what `st` holds after a failure, so that the key holds
   // nothing (fail closed).
   void Unlock(FlockKeyState* st);
@@ -123,6 +134,7 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
   const std::string dir_path_;
   const bool symfony_;
   const bool record_;
+  const bool fair_;
   std::string describe_;
   const std::shared_ptr<FlockFileCache> cache_;
   // The lock dir. Files are opened relative to it, so that nobody can swap
@@ -313,6 +325,42 @@ absl::Status FlockStore::OnAcquired(Key& key, FlockKeyState* st, LockMode mode) 
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> FlockStore::FlockInTurn(const Key& key, FlockFile& f, int operation,
+                                            Deadline deadline,
+                                            std::optional<QueuePlace>* place, bool* waited) {
+  TicketQueueShared* words = nullptr;
+  if (int err = f.MapQueue(&words); err != 0) {
+    if (err == EACCES) {
+      return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
+                        absl::StrCat("fair=true: lock file ", f.Path(),
+                                     " is read-only for this user, so its waiters' "
+                                     "queue cannot be joined (let every user of the "
+                                     "lock write it: file_mode=0666)"));
+    }
+    if (err == ENOTSUP) {
+      return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
+                        absl::StrCat("fair=true: the lock dir of ", f.Path(),
+                                     " is not on a filesystem whose pages processes "
+                                     "share (tmpfs, ext4, xfs, btrfs, f2fs)"));
+    }
+    return ErrnoError(err, describe_, key.resource(),
+                      absl::StrCat("map the waiters' queue of ", f.Path()));
+  }
+  TicketQueue queue(words);
+  // A try never jumps the queue: only while nobody queues is the lock tried.
+  if (queue.Empty()) {
+    const int err = FlockUntil(f.fd.get(), operation, MonotonicDeadline::Past());
+    if (err != EWOULDBLOCK) return err;
+  }
+  if (deadline.has_passed()) return EWOULDBLOCK;
+  *waited = true;
+  place->emplace(queue);
+  if (!(*place)->AwaitTurn(deadline)) return EWOULDBLOCK;
+  // First: only a holder stands between us and the lock now (and whoever
+  // does not queue: PHP, flock(1), stores without `fair`).
+  return FlockUntil(f.fd.get(), operation, ForPlatform(deadline));
+}
+
 absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline) {
   KeyWriter(key).MarkUnserializable();
   FlockKeyState* st = &EnsureState(key, cache_);
@@ -344,7 +392,18 @@ absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline
       }
     }
     bool waited = false;
-    int err = FlockUntil(f.fd.get(), operation, ForPlatform(deadline), &waited);
+    // Dropped at the end of this pass: a place in the queue is given up
+    // once the lock is held or the wait failed. A conversion holds the lock
+    // already and does not queue.
+    std::optional<QueuePlace> place;
+    int err;
+    if (fair_ && !converting) {
+      absl::StatusOr<int> in_turn = FlockInTurn(key, f, operation, deadline, &place, &waited);
+      if (!in_turn.ok()) return in_turn.status();
+      err = *in_turn;
+    } else {
+      err = FlockUntil(f.fd.get(), operation, ForPlatform(deadline), &waited);
+    }
     if (err == EWOULDBLOCK) {
       if (converting) {
         // Linux drops our shared lock before it checks for conflicts with

@@ -22,7 +22,7 @@ class FlockDir;
 
 // Builds a FlockStore from a parsed `flock` DSN: `flock`, `flock:///dir`,
 // options naming=symfony|path, dir_mode, file_mode, record, map_record,
-// idle_files.
+// idle_files, fair.
 absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 

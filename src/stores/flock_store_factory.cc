@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/removeipc_guard.h"
+#include "platform/errors.h"
 #include "stores/flock_file.h"
 #include "stores/flock_inspect.h"
 #include "stores/flock_naming.h"
@@ -38,6 +39,11 @@ absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& op
     return absl::InvalidArgumentError(absl::StrCat(
         "flock: idle_files=", options.idle_files, " is more than ", kFlockMaxIdleFiles));
   }
+  if (options.fair && options.naming == FlockStoreOptions::Naming::kPath) {
+    return absl::InvalidArgumentError(
+        "flock: fair=true keeps the waiters' queue in each lock file, which "
+        "naming=path never writes (the file may be a user's data)");
+  }
   std::string dir = options.dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   std::shared_ptr<FlockDir> opened;
@@ -52,6 +58,12 @@ absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& op
         FlockDir::Open(dir, options.dir_mode, options.map_record, describe);
     if (!d.ok()) return d.status();
     opened = *std::move(d);
+    if (options.fair && !opened->pages_shared()) {
+      return StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
+                        "fair=true keeps the waiters' queue in a shared mapping of each "
+                        "lock file, and this lock dir is not on a filesystem whose pages "
+                        "processes share (tmpfs, ext4, xfs, btrfs, f2fs)");
+    }
   }
   return MakeFlockStore(options, std::move(dir), std::move(opened));
 }
@@ -89,6 +101,9 @@ absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn,
   absl::StatusOr<bool> map_record = dsn.TakeBool("map_record", options.map_record);
   if (!map_record.ok()) return map_record.status();
   options.map_record = *map_record;
+  absl::StatusOr<bool> fair = dsn.TakeBool("fair", options.fair);
+  if (!fair.ok()) return fair.status();
+  options.fair = *fair;
   absl::StatusOr<long> idle = dsn.TakeInt("idle_files", static_cast<long>(options.idle_files),
                                           0, static_cast<long>(kFlockMaxIdleFiles));
   if (!idle.ok()) return idle.status();

@@ -82,6 +82,10 @@ struct TicketQueueShared {
   int64_t first_since;  // CLOCK_MONOTONIC ns when `first` last moved
   TicketQueueEntry entries[kTicketQueueEntries];
 };
+// Shared with processes of other builds (in lock files and registries):
+// change it only with the layouts that hold it.
+static_assert(sizeof(TicketQueueEntry) == 24 && sizeof(TicketQueueShared) == 784,
+              "the queue's layout is shared between processes");
 
 class TicketQueue {
  public:

@@ -109,6 +109,32 @@
 // handler that does nothing, installed on first use). The kernel wakes the
 // waiter as soon as the holder releases; nothing polls.
 //
+// Fairness. flock(2) serves nobody in order: a release wakes every
+// blocked waiter and whoever runs first gets the lock, which is usually
+// the releaser itself if it locks again at once. A process that releases
+// and re-acquires in a loop can keep the others out for as long as it
+// loops, and readers that overlap keep a writer out for as long as any
+// reader holds (doc/performance.md measures both). With `fair=true` each
+// lock file carries a queue of tickets (src/stores/ticket_queue.h, at byte
+// 256 of the file, which grows to about 1 KiB; PHP and flock(1) ignore the
+// content): a Lock that must wait takes a ticket and sleeps until it is
+// first, and only the first waiter waits in flock(2); nobody, a try
+// included, takes the lock while someone queues. So waiters are served in
+// the order they began to wait, readers and writers alike: a reader that
+// comes after a waiting writer waits for it, and no writer starves. The
+// free path reads two words of the mapped page and writes nothing. A waiter
+// killed in the queue is passed over once it has been first for about
+// 100 ms, one whose timeout ran out at once; a holder killed while others
+// wait is the kernel's (its flock goes), and the first waiter gets the
+// lock and is told of the death by the holder record. Fair among the Locks
+// of stores with `fair=true` only: PHP, flock(1) and stores without it do
+// not queue and may take the lock out of turn. Conversions (promotion,
+// demotion) do not queue. Needs Symfony naming (the file is written) and a
+// dir on tmpfs, ext4, xfs, btrfs or f2fs (the queue is a shared mapping):
+// InvalidArgument or FailedPrecondition otherwise, and FailedPrecondition
+// for a lock file this user may only read. No priority inheritance: a flock
+// has no owner thread whose priority the kernel could raise.
+//
 // Caveats of flock(2) itself, which this store inherits:
 //   * Promotion (shared to exclusive) is not atomic in Linux: the kernel drops
 //     the shared lock before it queues for the exclusive one. If promotion
@@ -163,6 +189,10 @@ struct FlockStoreOptions {
   // Lock files of destroyed Locks kept open for the next Lock on the same
   // resource (at most kFlockMaxIdleFiles; 0 closes each with its Lock).
   size_t idle_files = 64;
+  // Waiters served in order, none starved, writers included (see
+  // "Fairness" above). Symfony naming only, in a dir on tmpfs, ext4, xfs,
+  // btrfs or f2fs.
+  bool fair = false;
   // What to do where systemd-logind may delete this store's locks at logout
   // (remove_ipc.h).
   RemoveIpcPolicy remove_ipc = RemoveIpcPolicy::kWarn;
