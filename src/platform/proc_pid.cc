@@ -124,6 +124,10 @@ bool ProcessIsGone(pid_t pid, uint64_t start_time) {
   return kill(pid, 0) != 0 && errno == ESRCH;
 }
 
+bool NoSuchProcess(pid_t pid) {
+  return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 uint64_t PidNamespaceId() {
   struct stat sb;
   if (stat("/proc/self/ns/pid", &sb) != 0) return 0;

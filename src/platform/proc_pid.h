@@ -32,6 +32,12 @@ uint64_t ProcessStartTime(pid_t pid);
 // alive: a live holder must never be taken for dead.
 bool ProcessIsGone(pid_t pid, uint64_t start_time);
 
+// True when kill(pid, 0) finds no such process (ESRCH): gone for certain,
+// and told by one system call, without /proc. A zombie, a process being
+// killed and a reused pid are still found: "false" proves nothing, and
+// ProcessIsGone() is the exact answer.
+bool NoSuchProcess(pid_t pid);
+
 // The inode of this process's pid namespace: pids only mean something to
 // processes that share it.
 uint64_t PidNamespaceId();

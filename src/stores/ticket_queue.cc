@@ -80,17 +80,20 @@ void TicketQueue::PassOn(uint32_t ticket) {
     Store(&q_->first_since, Deadline::NowNanos());
     ++ticket;
     if (Load(&q_->next) == ticket) return;  // nobody queues
-    const TicketQueueEntry& e = q_->entries[ticket % kTicketQueueEntries];
-    if (Load(&e.tag) != Tag(ticket, kTicketLeft)) {
+    // A waiter that left, or whose process is certainly gone (one kill(2),
+    // no /proc: this runs at every handover), is passed over now rather
+    // than after a slice.
+    const Holder holder = HolderOf(ticket, /*exact=*/false);
+    if (holder != Holder::kLeft && holder != Holder::kGone) {
       (void)FutexWakeBits(&q_->first, INT_MAX, BitOf(ticket), /*shared=*/true);
       return;
     }
   }
-  // A long run of tickets that left: let every waiter look for itself.
+  // A long run of tickets passed over: let every waiter look for itself.
   (void)FutexWake(&q_->first, INT_MAX, /*shared=*/true);
 }
 
-TicketQueue::Holder TicketQueue::HolderOf(uint32_t ticket) const {
+TicketQueue::Holder TicketQueue::HolderOf(uint32_t ticket, bool exact) const {
   const TicketQueueEntry& e = q_->entries[ticket % kTicketQueueEntries];
   const uint64_t tag = Load(&e.tag);
   if (tag == Tag(ticket, kTicketLeft)) return Holder::kLeft;
@@ -99,19 +102,22 @@ TicketQueue::Holder TicketQueue::HolderOf(uint32_t ticket) const {
   const uint64_t start_time = Load(&e.start_time);
   // Rewritten while we read: by a later ticket, so this one is unknown now.
   if (Load(&e.tag) != tag) return Holder::kUnknown;
-  if (pid <= 0 || ProcessIsGone(pid, start_time)) return Holder::kGone;
-  return Holder::kWaiting;
+  if (pid <= 0) return Holder::kGone;
+  const bool gone = exact ? ProcessIsGone(pid, start_time) : NoSuchProcess(pid);
+  return gone ? Holder::kGone : Holder::kWaiting;
 }
 
 bool TicketQueue::PassOverIfStalled(uint32_t first) {
-  const TicketQueueEntry& e = q_->entries[first % kTicketQueueEntries];
-  if (Load(&e.tag) != Tag(first, kTicketLeft)) {
-    // Nothing is looked up (no /proc) until the first waiter has been first
-    // for a slice. A time from the future is someone else's word: stalled.
+  Holder holder = HolderOf(first, /*exact=*/false);
+  if (holder == Holder::kWaiting || holder == Holder::kUnknown) {
+    // /proc is read, and an unrecorded ticket passed over, only once the
+    // first waiter has been first for a slice. A time from the future is
+    // someone else's word: stalled.
     const int64_t now = Deadline::NowNanos();
     const int64_t since = Load(&q_->first_since);
     if (since <= now && now - since < kSliceNanos) return false;
-    if (HolderOf(first) == Holder::kWaiting) return false;
+    if (holder == Holder::kWaiting) holder = HolderOf(first, /*exact=*/true);
+    if (holder == Holder::kWaiting) return false;
   }
   PassOn(first);
   return true;

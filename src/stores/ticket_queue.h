@@ -23,10 +23,11 @@
 // What a queue never does is decide who holds the lock: the lock itself
 // still excludes. So every doubt is settled by passing a waiter over, which
 // costs it its place in the order, never exclusion:
-//   * A waiter killed while it waits keeps its ticket. When it is first,
-//     the others find its process gone (pid and start time, /proc) and pass
-//     it over; they look when the first waiter has not changed for a slice
-//     (100 ms), so a dead waiter delays those behind it by about that.
+//   * A waiter killed while it waits keeps its ticket. When its turn comes
+//     it is passed over at once if its process no longer exists; a zombie
+//     not yet reaped, or a waiter killed while it was first already, is
+//     found gone (pid and start time, /proc) by those behind once the first
+//     place has not moved for a slice (100 ms), and passed over then.
 //   * A waiter whose deadline passes marks its ticket left: it is passed
 //     over at once when it comes first.
 //   * A ticket whose waiter is not recorded (killed between taking it and
@@ -110,8 +111,10 @@ class TicketQueue {
   // If `ticket` is still first, the next ticket becomes first (passing over
   // tickets marked left) and its waiter is woken.
   void PassOn(uint32_t ticket);
-  // Who holds `ticket` (the first one), from its entry.
-  Holder HolderOf(uint32_t ticket) const;
+  // Who holds `ticket`, from its entry; whether its process is gone from
+  // /proc (`exact`) or only from kill(2), which cannot see a zombie or a
+  // reused pid as gone.
+  Holder HolderOf(uint32_t ticket, bool exact) const;
   // If `first` is still first and its holder left, or is gone or unknown
   // after a slice, passes it over. True if it did.
   bool PassOverIfStalled(uint32_t first);
