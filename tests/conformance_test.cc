@@ -508,6 +508,171 @@ void ProcessesNeverOverlap(void**) {
   assert_int_equal(shared->counter, kProcs * kIters);
 }
 
+// --- Waiters killed, holders killed with waiters, order ---------------------------
+
+// Tests that kill waiters and count turns need a store on this host whose
+// waiters sleep until woken: a server's queue or a poll would need timing
+// of its own.
+bool LocalBlocking() {
+  const Capabilities c = Caps();
+  return c.scope == Scope::kLocal && c.blocking;
+}
+
+// Whether `pid` sleeps, from the state field of /proc/PID/stat.
+bool Sleeping(pid_t pid) {
+  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+  std::string line;
+  std::getline(stat, line);
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
+}
+
+// Waits until `pid`, which has told us it is about to wait for a lock, has
+// slept for 200 ms on end: it is in the lock's wait by then, whatever the
+// machine's load (nothing else in an acquisition sleeps that long).
+void AwaitWaiting(pid_t pid) {
+  int asleep = 0;
+  for (int i = 0; i < 3000 && asleep < 20; ++i) {
+    asleep = Sleeping(pid) ? asleep + 1 : 0;
+    usleep(10 * 1000);
+  }
+  if (asleep < 20) fail_msg("process %d never settled into its wait", static_cast<int>(pid));
+}
+
+// A waiter killed while it waits (queued in the kernel, in a store's queue,
+// or on its way there) leaves nothing that holds up the waiter behind it.
+void KilledWaiterDoesNotBlockTheNext(void**) {
+  if (!LocalBlocking()) skip();
+  auto store = NewStore();
+  std::string r = UniqueResource("deadwaiter");
+  Lock holder = MakeLock(store, r);
+  assert_true(Try(holder));
+  Signal first_started, second_started;
+  pid_t first = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok()) return 2;
+    first_started.Notify();
+    return lock->Acquire(absl::Seconds(60)).ok() ? 0 : 3;
+  });
+  assert_int_equal(first_started.Wait(), 'x');
+  AwaitWaiting(first);
+  pid_t second = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok()) return 2;
+    second_started.Notify();
+    return lock->Acquire(absl::Seconds(20)).ok() ? 0 : 3;
+  });
+  assert_int_equal(second_started.Wait(), 'x');
+  AwaitWaiting(second);
+  kill(first, SIGKILL);
+  assert_int_equal(WaitChild(first), 128 + SIGKILL);
+  const double released = NowSeconds();
+  ASSERT_OK(holder.Release());
+  assert_int_equal(WaitChild(second, 30), 0);
+  print_message("the waiter behind a killed one got the lock %.3f s after the release\n",
+                NowSeconds() - released);
+  Lock after = MakeLock(store, r);
+  assert_true(Try(after));
+}
+
+// A holder killed while another process waits: the waiter gets the lock
+// and, where the store reports owner death, is told.
+void KilledHolderWithAWaiterIsReported(void**) {
+  if (!LocalBlocking()) skip();
+  auto store = NewStore();
+  std::string r = UniqueResource("deadholder");
+  struct Shared {
+    std::atomic<int> died{-1};
+  };
+  Shared* shared = SharedMemory<Shared>();
+  Signal locked, started;
+  pid_t holder = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
+    locked.Notify();
+    for (;;) pause();
+  });
+  assert_int_equal(locked.Wait(), 'x');
+  pid_t waiter = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok()) return 2;
+    started.Notify();
+    if (!lock->Acquire(absl::Seconds(20)).ok()) return 3;
+    shared->died = lock->previous_owner_died() ? 1 : 0;
+    return 0;
+  });
+  assert_int_equal(started.Wait(), 'x');
+  AwaitWaiting(waiter);
+  kill(holder, SIGKILL);
+  assert_int_equal(WaitChild(holder), 128 + SIGKILL);
+  assert_int_equal(WaitChild(waiter, 30), 0);
+  if (store->capabilities().owner_death) assert_int_equal(shared->died.load(), 1);
+}
+
+// A fair store serves waiters in order: a holder that releases and
+// acquires again at once queues behind the process that was waiting, which
+// gets the lock first. (A store without `fair` usually lets the releaser
+// take it back before the waiter wakes.)
+void FairStoreServesTheWaiterFirst(void**) {
+  if (!LocalBlocking() || !Caps().fair) skip();
+  auto store = NewStore();
+  std::string r = UniqueResource("order");
+  struct Shared {
+    std::atomic<int> round{0};
+    std::atomic<int> got_in_round{0};
+  };
+  Shared* shared = SharedMemory<Shared>();
+  Lock holder = MakeLock(store, r);
+  assert_true(Try(holder));
+  Signal started;
+  pid_t waiter = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok()) return 2;
+    started.Notify();
+    if (!lock->Acquire(absl::Seconds(30)).ok()) return 3;
+    shared->got_in_round = shared->round.load();
+    return lock->Release().ok() ? 0 : 4;
+  });
+  assert_int_equal(started.Wait(), 'x');
+  AwaitWaiting(waiter);
+  for (int round = 1; round <= 10 && shared->got_in_round.load() == 0; ++round) {
+    shared->round = round;
+    ASSERT_OK(holder.Release());
+    ASSERT_OK(holder.Acquire(absl::Seconds(30)));
+  }
+  ASSERT_OK(holder.Release());
+  assert_int_equal(WaitChild(waiter), 0);
+  print_message("the waiter got the lock at the holder's release number %d\n",
+                shared->got_in_round.load());
+  assert_int_equal(shared->got_in_round.load(), 1);
+}
+
+// On a fair store with shared locks, a reader that comes while a writer
+// waits queues behind the writer instead of joining the readers who hold
+// the lock: a stream of readers cannot starve a writer.
+void FairStoreLetsNoReaderPastAWaitingWriter(void**) {
+  if (!LocalBlocking() || !Caps().fair || !Caps().shared) skip();
+  auto store = NewStore();
+  std::string r = UniqueResource("writer");
+  Lock reader = MakeLock(store, r);
+  assert_true(Try(reader, LockMode::kShared));
+  Signal started;
+  pid_t writer = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok()) return 2;
+    started.Notify();
+    if (!lock->Acquire(absl::Seconds(30)).ok()) return 3;
+    return lock->Release().ok() ? 0 : 4;
+  });
+  assert_int_equal(started.Wait(), 'x');
+  AwaitWaiting(writer);
+  Lock late_reader = MakeLock(store, r);
+  assert_false(Try(late_reader, LockMode::kShared));
+  ASSERT_OK(reader.Release());
+  assert_int_equal(WaitChild(writer), 0);
+  assert_true(Try(late_reader, LockMode::kShared));
+}
+
 // --- Fencing -----------------------------------------------------------------
 
 void FenceGrows(void**) {
@@ -705,6 +870,10 @@ int main(int argc, char** argv) {
       cmocka_unit_test(KilledHolderFreesLock),
       cmocka_unit_test(ReusedHandleKeepsGuarantees),
       cmocka_unit_test(ProcessesNeverOverlap),
+      cmocka_unit_test(KilledWaiterDoesNotBlockTheNext),
+      cmocka_unit_test(KilledHolderWithAWaiterIsReported),
+      cmocka_unit_test(FairStoreServesTheWaiterFirst),
+      cmocka_unit_test(FairStoreLetsNoReaderPastAWaitingWriter),
       cmocka_unit_test(FenceGrows),
       cmocka_unit_test(ExpiresAfterTtl),
       cmocka_unit_test(NearZeroRefreshReportsExpiry),
