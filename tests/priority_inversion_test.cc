@@ -1,0 +1,214 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Priority inheritance, shown with the classic inversion on one CPU: a
+// low-priority process holds the lock and has a short critical section to
+// run, a high-priority process waits for the lock, and a middle-priority
+// process burns the CPU meanwhile, all SCHED_FIFO and pinned to one CPU.
+//
+//   * With priority inheritance (shm `pi=true`, and `fair=true`, which uses
+//     the same mutexes) the waiter lends its priority to the holder, which
+//     runs its critical section ahead of the hog: the waiter waits about
+//     that long.
+//   * Without it (a plain shm segment) the holder cannot run until the hog
+//     is done: the waiter waits for the hog.
+//
+// Timings are robust to load: SCHED_FIFO processes on one CPU are not
+// preempted by ordinary ones, the critical section is 10 ms and the hog
+// 300 ms, and each case is judged against the middle, 150 ms: bounded by
+// the critical section means under it, the inversion means over it. The hog
+// stops on its own, so a case without inheritance ends; every process has
+// an alarm as a last resort. Skipped where this process may not use
+// SCHED_FIFO (no CAP_SYS_NICE, RLIMIT_RTPRIO 0, a container without it).
+
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "ipclock/spi/deadline.h"
+#include "ipclock/lock.h"
+#include "ipclock/store_factory.h"
+#include "platform/futex.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace {
+
+using ipclock::Deadline;
+using ipclock::Lock;
+using namespace ipclock_test;
+
+constexpr int64_t kCriticalNanos = 10LL * 1000 * 1000;
+constexpr int64_t kHogNanos = 300LL * 1000 * 1000;
+constexpr int64_t kVerdictNanos = kHogNanos / 2;
+
+constexpr int kLowPriority = 10;
+constexpr int kMiddlePriority = 20;
+constexpr int kHighPriority = 30;
+
+struct Board {
+  uint32_t go = 0;  // futex word: 1 once the three may run
+  std::atomic<int64_t> go_ns{0};
+  std::atomic<int64_t> waited_ns{-1};
+};
+
+// The CPU all three run on: the last one this process may use.
+int TestCpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+  for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
+    if (CPU_ISSET(cpu, &set)) return cpu;
+  }
+  return 0;
+}
+
+// Pins the calling process to `cpu` at `priority` (SCHED_FIFO): 0 or errno.
+int BecomeRealTime(int cpu, int priority) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) return errno;
+  struct sched_param param;
+  memset(&param, 0, sizeof(param));
+  param.sched_priority = priority;
+  if (sched_setscheduler(0, SCHED_FIFO, &param) != 0) return errno;
+  return 0;
+}
+
+// Why SCHED_FIFO is refused here, or "" if it is allowed (tried in a child,
+// which exits at once).
+std::string WhyNoRealTime() {
+  const int cpu = TestCpu();
+  pid_t probe = ForkChild([cpu] { return BecomeRealTime(cpu, kLowPriority); });
+  const int err = WaitChild(probe);
+  if (err == 0) return "";
+  return absl::StrCat("SCHED_FIFO refused (", strerror(err),
+                      "): needs CAP_SYS_NICE or an RLIMIT_RTPRIO of ", kHighPriority);
+}
+
+void AwaitGo(Board* b) {
+  while (__atomic_load_n(&b->go, __ATOMIC_ACQUIRE) == 0) {
+    (void)ipclock::FutexWaitUntil(&b->go, 0, /*shared=*/true,
+                                  ipclock::MonotonicDeadline::Never());
+  }
+}
+
+// Burns the CPU until `end` on the monotonic clock.
+void SpinUntil(int64_t end) {
+  while (Deadline::NowNanos() < end) {
+  }
+}
+
+// The three processes on `dsn`; the high-priority process's wait for the
+// lock, in nanoseconds.
+int64_t HighPriorityWait(const std::string& dsn) {
+  Board* b = SharedMemory<Board>();
+  const int cpu = TestCpu();
+  const std::string resource = UniqueResource("inversion");
+  Signal low_holds, high_ready, middle_ready;
+  pid_t low = ForkChild([&] {
+    alarm(20);
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+    if (!store.ok()) return 2;
+    absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
+    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 3;
+    if (BecomeRealTime(cpu, kLowPriority) != 0) return 4;
+    low_holds.Notify();
+    AwaitGo(b);
+    SpinUntil(b->go_ns.load() + kCriticalNanos);  // the critical section
+    return lock->Release().ok() ? 0 : 5;
+  });
+  assert_int_equal(low_holds.Wait(), 'x');
+  pid_t middle = ForkChild([&] {
+    alarm(20);
+    if (BecomeRealTime(cpu, kMiddlePriority) != 0) return 4;
+    middle_ready.Notify();
+    AwaitGo(b);
+    SpinUntil(b->go_ns.load() + kHogNanos);  // the hog, bounded
+    return 0;
+  });
+  pid_t high = ForkChild([&] {
+    alarm(20);
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+    if (!store.ok()) return 2;
+    absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
+    if (!lock.ok()) return 3;
+    if (BecomeRealTime(cpu, kHighPriority) != 0) return 4;
+    high_ready.Notify();
+    AwaitGo(b);
+    const int64_t start = Deadline::NowNanos();
+    if (!lock->Acquire(absl::Seconds(10)).ok()) return 5;
+    b->waited_ns = Deadline::NowNanos() - start;
+    return lock->Release().ok() ? 0 : 6;
+  });
+  assert_int_equal(middle_ready.Wait(), 'x');
+  assert_int_equal(high_ready.Wait(), 'x');
+  b->go_ns = Deadline::NowNanos();
+  __atomic_store_n(&b->go, 1u, __ATOMIC_RELEASE);
+  (void)ipclock::FutexWake(&b->go, 3, /*shared=*/true);
+  assert_int_equal(WaitChild(high), 0);
+  assert_int_equal(WaitChild(middle), 0);
+  assert_int_equal(WaitChild(low), 0);
+  const int64_t waited = b->waited_ns.load();
+  print_message("%s: the high-priority wait was %.1f ms (critical section %.0f ms, hog %.0f ms)\n",
+                dsn.c_str(), waited / 1e6, kCriticalNanos / 1e6, kHogNanos / 1e6);
+  return waited;
+}
+
+void SkipWithoutRealTime() {
+  const std::string why = WhyNoRealTime();
+  if (!why.empty()) {
+    print_message("skipped: %s\n", why.c_str());
+    skip();
+  }
+}
+
+// pi=true: the waiter waits for the critical section, not for the hog.
+void InheritanceBoundsTheWait(void**) {
+  SkipWithoutRealTime();
+  const std::string name = UniqueShmName("pi");
+  const int64_t waited = HighPriorityWait(absl::StrCat("shm://", name, "?pi=true"));
+  if (waited >= kVerdictNanos) {
+    fail_msg("with pi=true the high-priority process waited %.1f ms: the hog ran "
+             "before the holder's %.0f ms critical section",
+             waited / 1e6, kCriticalNanos / 1e6);
+  }
+}
+
+// fair=true makes the same mutexes: it inherits priority too.
+void FairSegmentsInheritToo(void**) {
+  SkipWithoutRealTime();
+  const std::string name = UniqueShmName("fair");
+  const int64_t waited = HighPriorityWait(absl::StrCat("shm://", name, "?fair=true"));
+  if (waited >= kVerdictNanos) fail_msg("with fair=true the wait was %.1f ms", waited / 1e6);
+}
+
+// A plain segment: the inversion shows, the waiter waits for the hog.
+void WithoutInheritanceTheHogWins(void**) {
+  SkipWithoutRealTime();
+  const std::string name = UniqueShmName("plain");
+  const int64_t waited = HighPriorityWait(absl::StrCat("shm://", name));
+  if (waited < kVerdictNanos) {
+    fail_msg("without pi the high-priority process waited only %.1f ms: no "
+             "inversion, so the case above proves nothing", waited / 1e6);
+  }
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(InheritanceBoundsTheWait),
+      cmocka_unit_test(FairSegmentsInheritToo),
+      cmocka_unit_test(WithoutInheritanceTheHogWins),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
