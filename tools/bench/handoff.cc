@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/sem.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -46,6 +47,7 @@ struct Board {
   std::atomic<int64_t> released_at{0};
   std::atomic<int64_t> start_at{0};
   std::atomic<int64_t> end_at{0};
+  std::atomic<int64_t> acquisitions{0};  // by every contending process
 };
 
 struct Shared {
@@ -194,8 +196,25 @@ Latency FutexHandoff(int count) {
   return Summarize(shared.samples, count);
 }
 
-Contention ContendWith(int procs, int millis, const ContenderFactory& make) {
-  Shared shared(procs);
+namespace {
+
+// Waits kept per process for the median; the worst counts every wait.
+constexpr int64_t kKeptWaits = 1 << 17;
+
+void SleepMicros(int us) {
+  struct timespec ts = {0, static_cast<long>(us) * 1000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
+
+Contention ContendWith(const ContentionShape& shape, const ContenderFactory& make) {
+  const int procs = shape.procs;
+  // Per process: ops, worst, kept count, most overtaken, then its kept waits.
+  constexpr size_t kHead = 4;
+  const size_t stride = kHead + kKeptWaits;
+  Shared shared(static_cast<size_t>(procs) * stride);
   if (shared.board == nullptr) return {};
   Board* b = shared.board;
   std::vector<pid_t> pids;
@@ -203,21 +222,32 @@ Contention ContendWith(int procs, int millis, const ContenderFactory& make) {
     pid_t pid = fork();
     if (pid < 0) break;
     if (pid == 0) {
-      absl::StatusOr<std::unique_ptr<Contender>> mine = make();
+      absl::StatusOr<std::unique_ptr<Contender>> mine = make(p);
       if (!mine.ok()) ChildFailed(b, mine.status());
+      int64_t* out = shared.samples + static_cast<size_t>(p) * stride;
+      int64_t* kept = out + kHead;
+      // A sleep of the hold's length, not the kernel's default 50 µs more.
+      prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
       b->ready.fetch_add(1);
       int64_t start;
       while ((start = b->start_at.load()) == 0 || NowNs() < start) sched_yield();
-      int64_t ops = 0, worst = 0;
+      int64_t ops = 0, worst = 0, n = 0, overtaken = 0;
       const int64_t end = b->end_at.load();
       for (int64_t now = NowNs(); now < end; now = NowNs()) {
+        const int64_t before = b->acquisitions.load();
         if (absl::Status st = (*mine)->Acquire(); !st.ok()) ChildFailed(b, st);
-        worst = std::max(worst, NowNs() - now);
+        const int64_t waited = NowNs() - now;
+        overtaken = std::max(overtaken, b->acquisitions.fetch_add(1) - before);
+        worst = std::max(worst, waited);
+        if (n < kKeptWaits) kept[n++] = waited;
+        if (shape.hold_us > 0) SleepMicros(shape.hold_us);
         if (absl::Status st = (*mine)->Release(); !st.ok()) ChildFailed(b, st);
         ++ops;
       }
-      shared.samples[2 * p] = ops;
-      shared.samples[2 * p + 1] = worst;
+      out[0] = ops;
+      out[1] = worst;
+      out[2] = n;
+      out[3] = overtaken;
       mine->reset();  // see StoreHandoff
       _exit(0);
     }
@@ -226,7 +256,7 @@ Contention ContendWith(int procs, int millis, const ContenderFactory& make) {
   bool ok = static_cast<int>(pids.size()) == procs &&
             AwaitCount(*b, b->ready, procs);
   const int64_t start = NowNs() + 1000000;
-  b->end_at.store(start + static_cast<int64_t>(millis) * 1000000);
+  b->end_at.store(start + static_cast<int64_t>(shape.millis) * 1000000);
   b->start_at.store(ok ? start : 1);
   for (pid_t pid : pids) {
     int status = 0;
@@ -236,12 +266,18 @@ Contention ContendWith(int procs, int millis, const ContenderFactory& make) {
   if (!ok) return {};
   Contention out;
   int64_t ops = 0, worst = 0;
+  std::vector<int64_t> waits;
   for (int p = 0; p < procs; ++p) {
-    ops += shared.samples[2 * p];
-    worst = std::max(worst, shared.samples[2 * p + 1]);
+    const int64_t* in = shared.samples + static_cast<size_t>(p) * stride;
+    ops += in[0];
+    worst = std::max(worst, in[1]);
+    out.most_overtaken = std::max(out.most_overtaken, in[3]);
+    out.worst_wait_us_by_process.push_back(static_cast<double>(in[1]) / 1000.0);
+    waits.insert(waits.end(), in + kHead, in + kHead + in[2]);
   }
-  out.ops_per_sec = static_cast<double>(ops) * 1000.0 / millis;
+  out.ops_per_sec = static_cast<double>(ops) * 1000.0 / shape.millis;
   out.worst_wait_us = static_cast<double>(worst) / 1000.0;
+  if (!waits.empty()) out.median_wait_us = Percentile(waits, 50) / 1000.0;
   return out;
 }
 
@@ -249,12 +285,14 @@ namespace {
 
 class LockContender final : public Contender {
  public:
-  explicit LockContender(ipclock::Lock lock) : lock_(std::move(lock)) {}
-  absl::Status Acquire() override { return lock_.Acquire(); }
+  LockContender(ipclock::Lock lock, ipclock::LockMode mode)
+      : lock_(std::move(lock)), mode_(mode) {}
+  absl::Status Acquire() override { return lock_.Acquire(absl::InfiniteDuration(), mode_); }
   absl::Status Release() override { return lock_.Release(); }
 
  private:
   ipclock::Lock lock_;
+  const ipclock::LockMode mode_;
 };
 
 absl::Status Errno(const char* what) {
@@ -330,22 +368,25 @@ class PosixSemContender final : public Contender {
 }  // namespace
 
 Contention Contend(const std::string& dsn, const std::string& resource,
-                   int procs, int millis) {
-  return ContendWith(procs, millis, [&]() -> absl::StatusOr<std::unique_ptr<Contender>> {
+                   const ContentionShape& shape, const std::function<bool(int index)>& shared) {
+  return ContendWith(shape, [&](int index) -> absl::StatusOr<std::unique_ptr<Contender>> {
     absl::StatusOr<std::shared_ptr<ipclock::Store>> own = OpenStore(dsn);
     if (!own.ok()) return own.status();
     absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(*own, resource);
     if (!lock.ok()) return lock.status();
-    return std::unique_ptr<Contender>(new LockContender(*std::move(lock)));
+    const ipclock::LockMode mode = shared && shared(index) ? ipclock::LockMode::kShared
+                                                           : ipclock::LockMode::kExclusive;
+    return std::unique_ptr<Contender>(new LockContender(*std::move(lock), mode));
   });
 }
 
-Contention ContendRaw(RawPrimitive kind, const std::string& dir, int procs, int millis) {
+Contention ContendRaw(RawPrimitive kind, const std::string& dir, const ContentionShape& shape) {
   switch (kind) {
-    case RawPrimitive::kRobustMutex: {
-      pthread_mutex_t* mu = MapRobustMutex();
+    case RawPrimitive::kRobustMutex:
+    case RawPrimitive::kPiRobustMutex: {
+      pthread_mutex_t* mu = MapRobustMutex(kind == RawPrimitive::kPiRobustMutex);
       if (mu == nullptr) return {};
-      Contention c = ContendWith(procs, millis, [mu]() -> absl::StatusOr<std::unique_ptr<Contender>> {
+      Contention c = ContendWith(shape, [mu](int) -> absl::StatusOr<std::unique_ptr<Contender>> {
         return std::unique_ptr<Contender>(new RobustMutexContender(mu));
       });
       UnmapRobustMutex(mu);
@@ -353,7 +394,7 @@ Contention ContendRaw(RawPrimitive kind, const std::string& dir, int procs, int 
     }
     case RawPrimitive::kFlock: {
       const std::string path = absl::StrCat(dir, "/raw-contend.lock");
-      Contention c = ContendWith(procs, millis, [&]() -> absl::StatusOr<std::unique_ptr<Contender>> {
+      Contention c = ContendWith(shape, [&](int) -> absl::StatusOr<std::unique_ptr<Contender>> {
         // Each process opens the file itself: its own open file description.
         int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (fd < 0) return Errno("open");
@@ -367,7 +408,7 @@ Contention ContendRaw(RawPrimitive kind, const std::string& dir, int procs, int 
       if (id < 0) return {};
       sembuf up = {0, 1, 0};
       semop(id, &up, 1);  // one permit, not undone: it belongs to the set
-      Contention c = ContendWith(procs, millis, [id]() -> absl::StatusOr<std::unique_ptr<Contender>> {
+      Contention c = ContendWith(shape, [id](int) -> absl::StatusOr<std::unique_ptr<Contender>> {
         return std::unique_ptr<Contender>(new SemopContender(id));
       });
       semctl(id, 0, IPC_RMID);
@@ -379,7 +420,7 @@ Contention ContendRaw(RawPrimitive kind, const std::string& dir, int procs, int 
       if (mem == MAP_FAILED) return {};
       auto* sem = static_cast<sem_t*>(mem);
       if (sem_init(sem, /*pshared=*/1, 1) != 0) return {};
-      Contention c = ContendWith(procs, millis, [sem]() -> absl::StatusOr<std::unique_ptr<Contender>> {
+      Contention c = ContendWith(shape, [sem](int) -> absl::StatusOr<std::unique_ptr<Contender>> {
         return std::unique_ptr<Contender>(new PosixSemContender(sem));
       });
       sem_destroy(sem);

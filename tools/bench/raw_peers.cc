@@ -20,7 +20,7 @@
 
 namespace ipclock_bench {
 
-pthread_mutex_t* MapRobustMutex() {
+pthread_mutex_t* MapRobustMutex(bool priority_inheritance) {
   void* mem = mmap(nullptr, sizeof(pthread_mutex_t), PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return nullptr;
@@ -29,6 +29,7 @@ pthread_mutex_t* MapRobustMutex() {
   pthread_mutexattr_init(&attr);
   pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
   pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  if (priority_inheritance) pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT);
   pthread_mutex_init(mu, &attr);
   pthread_mutexattr_destroy(&attr);
   return mu;

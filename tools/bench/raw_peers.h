@@ -17,8 +17,9 @@
 namespace ipclock_bench {
 
 // A robust, process-shared mutex in a shared anonymous mapping (which a
-// fork()ed child shares), or nullptr; and its removal.
-pthread_mutex_t* MapRobustMutex();
+// fork()ed child shares), with priority inheritance if asked, or nullptr;
+// and its removal.
+pthread_mutex_t* MapRobustMutex(bool priority_inheritance = false);
 void UnmapRobustMutex(pthread_mutex_t* mu);
 // pthread_mutex_lock + unlock of a robust, process-shared mutex in a shared
 // mapping.

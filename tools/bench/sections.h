@@ -30,6 +30,11 @@ void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* r
 void HandoffSection(const Settings& s, const Workspace& ws, Report* report);
 void ScalingSection(const Settings& s, const Workspace& ws, Report* report);
 void MemorySection(const Workspace& ws, const std::string& example, Report* report);
+// sections_fairness.cc: waits of looping processes, fair=true beside the
+// default and the kernel primitive; the priority inversion (skipped with a
+// note where SCHED_FIFO is refused).
+void FairnessSection(const Settings& s, const Workspace& ws, Report* report);
+void InversionSection(const Settings& s, const Workspace& ws, Report* report);
 
 // Sets a row's floor and goal.
 void Against(Row& row, const Report& report, const std::string& floor_figure,

@@ -125,12 +125,15 @@ void ScalingSection(const Settings& s, const Workspace& ws, Report* report) {
   for (const Contended& t : contended) {
     const std::string section = absl::StrCat("contention ", t.section);
     for (int procs : s.processes) {
-      const Contention c = Contend(t.dsn, ws.tag + ".contend", procs, s.contention_millis);
+      ContentionShape shape;
+      shape.procs = procs;
+      shape.millis = s.contention_millis;
+      const Contention c = Contend(t.dsn, ws.tag + ".contend", shape);
       report->Add(section, absl::StrCat(procs, " processes: throughput"),
                   c.ops_per_sec, "acquire+release/s");
       report->Add(section, absl::StrCat(procs, " processes: worst wait"),
                   c.worst_wait_us, "µs");
-      const Contention raw = ContendRaw(t.raw, ws.dir, procs, s.contention_millis);
+      const Contention raw = ContendRaw(t.raw, ws.dir, shape);
       report->Add(section, absl::StrCat(procs, " processes: throughput, ", t.raw_name),
                   raw.ops_per_sec, "acquire+release/s");
       report->Add(section, absl::StrCat(procs, " processes: worst wait, ", t.raw_name),

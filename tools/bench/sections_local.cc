@@ -45,6 +45,22 @@ bool StoreRows(const Settings& s, const std::string& section,
   return true;
 }
 
+// The reused handle of `dsn` with fair=true, beside the store's default:
+// what queueing costs a lock that nobody waits for.
+void FairReusedRow(const Settings& s, const std::string& section, const std::string& fair_dsn,
+                   const std::string& default_figure, const std::string& resource,
+                   Report* report) {
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(fair_dsn);
+  if (!store.ok()) {
+    report->notes.push_back(absl::StrCat(section, ": ", fair_dsn, " skipped: ",
+                                         store.status().ToString()));
+    return;
+  }
+  Row& row = report->Add(section, "ipclock reused handle acquire+release (fair=true)",
+                         ReusedHandle(s.shape, *store, resource), kNs);
+  Against(row, *report, default_figure, GoalKind::kRatioAtMost, 1.2);
+}
+
 }  // namespace
 
 void Against(Row& row, const Report& report, const std::string& floor_figure,
@@ -67,6 +83,7 @@ void ShmSection(const Settings& s, const Workspace& ws, Report* report) {
   Against(*reused, *report, kRawMutex, GoalKind::kRatioAtMost, 1.3);
   cycle->goal = GoalKind::kValueAtMost;
   cycle->limit = 300;
+  FairReusedRow(s, "shm", ws.fair_shm_dsn, reused->figure, "bench", report);
   report->Add("shm", "lost lock reported by LockWatch after rm of its segment (inotify), p50",
               ShmRemovalNoticedMicros(ws.tag + ".watch", 20), "µs");
 #if BENCH_HAVE_BOOST
@@ -116,6 +133,10 @@ void FlockSection(const Settings& s, const Workspace& ws, Report* report) {
     Row copy = *cycle;
     Row& vs = report->Add("flock", copy.figure, copy.value, kNs);
     Against(vs, *report, kSymfonyFlock, GoalKind::kFasterAtLeast, 4);
+    if (v.dsn_suffix[0] == '\0') {
+      FairReusedRow(s, "flock", ws.flock_dsn + "?fair=true", reused->figure, "bench.fair",
+                    report);
+    }
   }
 
   // A held lock's file deleted, or its dir renamed: how soon a LockWatch
@@ -139,6 +160,8 @@ void FlockSection(const Settings& s, const Workspace& ws, Report* report) {
   Row *reused, *cycle;
   if (StoreRows(s, "semaphore", "semaphore", "", ws.tag + ".sysv", report, &reused, &cycle)) {
     Against(*reused, *report, kRawSemop, GoalKind::kRatioAtMost, 1.3);
+    // No fair=true row: the semaphore store is fair with no option, and
+    // fair=true takes the same path.
     Against(*cycle, *report, "Symfony SemaphoreStore create+acquire+release",
             GoalKind::kFasterAtLeast, 4);
   }
@@ -159,6 +182,9 @@ void SemaphoreSections(const Settings& s, const Workspace& ws, Report* report) {
     return;
   }
   Against(*reused, *report, kRawSem, GoalKind::kRatioAtMost, 4);
+  // Another resource: a posix-semaphore resource is fair or not for good.
+  FairReusedRow(s, "posix-semaphore", ws.posix_dsn + "&fair=true", reused->figure, "bench.fair",
+                report);
 #if BENCH_HAVE_BOOST
   Against(*cycle, *report, "Boost named_semaphore construct+wait+post",
           GoalKind::kFasterAtLeast, 4);

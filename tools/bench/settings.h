@@ -18,6 +18,11 @@ struct Settings {
   int rounds = 3;  // of the local sections (see main.cc)
   int handoffs = 2000;
   int contention_millis = 300;
+  // The fairness rows: processes that loop acquire, hold (a busy critical
+  // section), release, for this long each run.
+  int fairness_millis = 500;
+  int fairness_hold_us = 100;
+  std::array<int, 3> fair_processes = {2, 4, 8};
   std::array<int, 4> processes = {1, 2, 4, 8};
   std::array<int, 3> resources = {1, 1000, 100000};
   bool quick = false;
@@ -31,6 +36,7 @@ inline Settings QuickSettings() {
   s.rounds = 1;
   s.handoffs = 300;
   s.contention_millis = 100;
+  s.fairness_millis = 150;
   s.resources = {1, 1000, 10000};
   s.quick = true;
   return s;

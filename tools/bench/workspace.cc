@@ -35,6 +35,7 @@ bool Workspace::Create() {
   // machines, where a holder record write costs a journal update).
   dir = absl::StrCat("/dev/shm/", tag);
   shm_dsn = absl::StrCat("shm://", tag);
+  fair_shm_dsn = absl::StrCat("shm://", tag, ".fair?fair=true");
   big_shm_dsn = absl::StrCat("shm://", tag, ".big?capacity=", kBigShmCapacity);
   flock_dsn = absl::StrCat("flock://", dir);
   posix_dsn = absl::StrCat("posix-semaphore?prefix=", tag);
@@ -46,6 +47,7 @@ void Workspace::Remove() {
   rmdir(dir.c_str());
   ipclock::RemoveShmSegment(tag).IgnoreError();
   ipclock::RemoveShmSegment(absl::StrCat(tag, ".big")).IgnoreError();
+  ipclock::RemoveShmSegment(absl::StrCat(tag, ".fair")).IgnoreError();
   RemoveMatching("/dev/shm", tag);  // POSIX semaphores and their registries
 }
 

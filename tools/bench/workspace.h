@@ -21,6 +21,7 @@ struct Workspace {
   std::string dir;         // lock files, on tmpfs
   std::string tag;         // "ipclock-bench.<pid>"
   std::string shm_dsn;     // default capacity
+  std::string fair_shm_dsn;  // fair=true (priority-inheritance mutexes)
   std::string big_shm_dsn; // kBigShmCapacity
   std::string flock_dsn;
   std::string posix_dsn;
