@@ -119,6 +119,28 @@ void test_list_flock(void** state) {
   if (after_json.out != "[]\n") fail_msg("expected [], got %s", after_json.out.c_str());
 }
 
+// Waiters of a fair=true flock store queue in the lock file, and only the
+// first of them waits in flock(2): the list counts the others from the
+// queue.
+void test_list_flock_fair_queue(void** state) {
+  (void)state;
+  const std::string store = FreshStore() + "?fair=true";
+  const pid_t holder = StartCliHolder({"run", "--store", store, "--key", "queue"});
+  SpawnOptions quiet;
+  quiet.new_process_group = true;
+  std::vector<pid_t> waiters;
+  for (int i = 0; i < 3; ++i) {
+    waiters.push_back(Spawn(WithCli({"run", "--store", store, "--key", "queue", "-w", "60",
+                                     "--", "true"}),
+                            quiet));
+  }
+  const std::string json = ListJsonUntil({"--store", store}, "\"waiters\":3");
+  ExpectListJson(json);
+  ExpectContains(json, "\"queued\":3", "json queued");
+  for (pid_t waiter : waiters) StopHolder(waiter, SIGKILL);
+  StopHolder(holder);
+}
+
 void test_list_flock_shared_holders(void** state) {
   (void)state;
   const std::string store = FreshStore();
@@ -645,6 +667,7 @@ int main(void) {
   using namespace ipclock_test;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_list_flock),
+      cmocka_unit_test(test_list_flock_fair_queue),
       cmocka_unit_test(test_list_flock_shared_holders),
       cmocka_unit_test(test_list_missing_dir_is_empty),
       cmocka_unit_test(test_list_shm),

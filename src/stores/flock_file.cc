@@ -17,6 +17,7 @@
 #include "platform/files.h"
 #include "platform/lock_dir.h"
 #include "platform/process_id.h"
+#include "stores/flock_store.h"
 
 namespace ipclock {
 
@@ -171,6 +172,17 @@ void FlockFile::MapRecordIfUseful() {
   // Any failure (the program's own SIGBUS handler, no address space, an
   // injected fault) only means pread and pwrite, for this descriptor.
   if (SharedFilePage::Map(fd.get(), &page) != 0) map_refused = true;
+}
+
+size_t FlockQueueHeadSize() { return kFlockQueueOffset + 2 * sizeof(uint32_t); }
+
+int64_t FlockQueueLength(absl::string_view head) {
+  if (head.size() < FlockQueueHeadSize()) return 0;
+  // TicketQueueShared's first two words, `next` and `first`.
+  uint32_t words[2];
+  memcpy(words, head.data() + kFlockQueueOffset, sizeof(words));
+  const uint32_t queued = words[0] - words[1];
+  return queued <= kTicketQueueEntries * 1024u ? queued : 0;
 }
 
 int FlockFile::MapQueue(TicketQueueShared** out) {

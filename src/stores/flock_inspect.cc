@@ -7,6 +7,7 @@
 
 #include "stores/flock_inspect.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/match.h"
@@ -34,14 +35,22 @@ std::string ReadablePart(absl::string_view name) {
   return std::string(name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix));
 }
 
-// The holder record's fields, when the file has one of its holder's.
+// The holder record's fields, when the file has one of its holder's, and
+// the Locks queued behind the waiter in flock(2) by `fair=true` stores.
 void AddHolderRecord(const std::string& path, const ProcFlockLock& l, absl::string_view who,
                      HeldLock* row) {
   // Reading needs no lock: the record is copied once and only the copy is
   // parsed (flock_record.h).
-  absl::StatusOr<FileHead> head = ReadFileHead(path, FlockHolderRecordSize(), who);
+  absl::StatusOr<FileHead> head =
+      ReadFileHead(path, std::max(FlockHolderRecordSize(), FlockQueueHeadSize()), who);
+  if (!head.ok()) return;
+  if (const int64_t queued = FlockQueueLength(head->bytes); queued > 0) {
+    // The first of them waits in flock(2), where /proc/locks counted it.
+    row->waiters = row->waiters.value_or(0) + queued - 1;
+    row->number_details.emplace_back("queued", queued);
+  }
   FlockHolderRecord record;
-  if (!head.ok() || !ParseFlockHolderRecord(head->bytes, &record)) return;
+  if (!ParseFlockHolderRecord(head->bytes, &record)) return;
   row->fence = static_cast<int64_t>(record.fence);
   row->text_details.emplace_back("held_mark", record.held ? "1" : "0");
   // The record carries no time. An exclusive holder writes it right after

@@ -56,6 +56,13 @@ bool ParseFlockHolderRecord(absl::string_view bytes, FlockHolderRecord* out);
 // How many bytes ParseFlockHolderRecord() needs.
 size_t FlockHolderRecordSize();
 
+// How many Locks of `fair=true` stores queue for a lock file now (the one
+// waiting in flock(2) included), from a copy of the file's first
+// FlockQueueHeadSize() bytes: 0 for a file without a queue, or whose
+// queue's words make no sense.
+int64_t FlockQueueLength(absl::string_view head);
+size_t FlockQueueHeadSize();
+
 // Its entry's driver.
 extern const StoreDriver kFlockDriver;
 
