@@ -7,6 +7,7 @@
 
 #include <climits>
 
+#include "absl/time/time.h"
 #include "core/platform_deadline.h"
 #include "platform/futex.h"
 #include "platform/proc_pid.h"

@@ -43,14 +43,16 @@
 // moved on already, since the first waiter passes its turn on as soon as it
 // holds the lock.
 //
-// Order. Tickets are served in the order they were taken. Readers of a
-// shared lock queue with writers, so a writer waits only for those who came
-// before it, and readers who come after a waiting writer wait for it: no
-// writer starves. Pass-overs and processes that do not use the queue (PHP,
-// flock(1), a store without `fair`) take the lock out of turn.
+// Order. Tickets are served in the order they were taken, whatever the
+// waiters' scheduling priorities (the shm store's priority-inheritance
+// mutexes serve by priority first). Readers of a shared lock queue with
+// writers, so a writer waits only for those who came before it, and readers
+// who come after a waiting writer wait for it: no writer starves.
+// Pass-overs and processes that do not use the queue (PHP, flock(1), a
+// store without `fair`) take the lock out of turn.
 //
 // Every process that can write the memory can also break the queue; none of
-// its values is trusted beyond one use, and every loop is bounded.
+// its values is trusted beyond one use, and no loop over them is unbounded.
 
 #ifndef IPCLOCK_STORES_TICKET_QUEUE_H_
 #define IPCLOCK_STORES_TICKET_QUEUE_H_
@@ -59,7 +61,6 @@
 
 #include <cstdint>
 
-#include "absl/time/time.h"
 #include "ipclock/spi/deadline.h"
 
 namespace ipclock {
