@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -539,6 +540,29 @@ void AwaitWaiting(pid_t pid) {
   if (asleep < 20) fail_msg("process %d never settled into its wait", static_cast<int>(pid));
 }
 
+// Forks a process that waits for `r` and, once it holds the lock, exits
+// with what `then` returns; comes back once that process sleeps in its
+// wait. No timeout: ThreadSanitizer builds wait out a timed lock of a
+// robust mutex with trylock (platform/robust_mutex.h), outside the kernel's
+// queue whose order these tests check; WaitChild's limit ends a wait that
+// would not.
+pid_t StartWaiter(const std::shared_ptr<Store>& store, const std::string& r,
+                  const std::function<int(Lock&)>& then) {
+  Signal started;
+  pid_t waiter = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok()) return 2;
+    started.Notify();
+    if (!lock->Acquire().ok()) return 3;
+    return then(*lock);
+  });
+  assert_int_equal(started.Wait(), 'x');
+  AwaitWaiting(waiter);
+  return waiter;
+}
+
+int ReleaseIt(Lock& lock) { return lock.Release().ok() ? 0 : 4; }
+
 // A waiter killed while it waits (queued in the kernel, in a store's queue,
 // or on its way there) leaves nothing that holds up the waiter behind it.
 void KilledWaiterDoesNotBlockTheNext(void**) {
@@ -547,28 +571,13 @@ void KilledWaiterDoesNotBlockTheNext(void**) {
   std::string r = UniqueResource("deadwaiter");
   Lock holder = MakeLock(store, r);
   assert_true(Try(holder));
-  Signal first_started, second_started;
-  pid_t first = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, r);
-    if (!lock.ok()) return 2;
-    first_started.Notify();
-    return lock->Acquire(absl::Seconds(60)).ok() ? 0 : 3;
-  });
-  assert_int_equal(first_started.Wait(), 'x');
-  AwaitWaiting(first);
-  pid_t second = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, r);
-    if (!lock.ok()) return 2;
-    second_started.Notify();
-    return lock->Acquire(absl::Seconds(20)).ok() ? 0 : 3;
-  });
-  assert_int_equal(second_started.Wait(), 'x');
-  AwaitWaiting(second);
+  const pid_t first = StartWaiter(store, r, ReleaseIt);
+  const pid_t second = StartWaiter(store, r, ReleaseIt);
   kill(first, SIGKILL);
   assert_int_equal(WaitChild(first), 128 + SIGKILL);
   const double released = NowSeconds();
   ASSERT_OK(holder.Release());
-  assert_int_equal(WaitChild(second, 30), 0);
+  assert_int_equal(WaitChild(second), 0);
   print_message("the waiter behind a killed one got the lock %.3f s after the release\n",
                 NowSeconds() - released);
   Lock after = MakeLock(store, r);
@@ -585,7 +594,7 @@ void KilledHolderWithAWaiterIsReported(void**) {
     std::atomic<int> died{-1};
   };
   Shared* shared = SharedMemory<Shared>();
-  Signal locked, started;
+  Signal locked;
   pid_t holder = ForkChild([&] {
     absl::StatusOr<Lock> lock = Lock::Create(store, r);
     if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
@@ -593,19 +602,13 @@ void KilledHolderWithAWaiterIsReported(void**) {
     for (;;) pause();
   });
   assert_int_equal(locked.Wait(), 'x');
-  pid_t waiter = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, r);
-    if (!lock.ok()) return 2;
-    started.Notify();
-    if (!lock->Acquire(absl::Seconds(20)).ok()) return 3;
-    shared->died = lock->previous_owner_died() ? 1 : 0;
+  const pid_t waiter = StartWaiter(store, r, [&](Lock& lock) {
+    shared->died = lock.previous_owner_died() ? 1 : 0;
     return 0;
   });
-  assert_int_equal(started.Wait(), 'x');
-  AwaitWaiting(waiter);
   kill(holder, SIGKILL);
   assert_int_equal(WaitChild(holder), 128 + SIGKILL);
-  assert_int_equal(WaitChild(waiter, 30), 0);
+  assert_int_equal(WaitChild(waiter), 0);
   if (store->capabilities().owner_death) assert_int_equal(shared->died.load(), 1);
 }
 
@@ -624,20 +627,10 @@ void FairStoreServesTheWaiterFirst(void**) {
   Shared* shared = SharedMemory<Shared>();
   Lock holder = MakeLock(store, r);
   assert_true(Try(holder));
-  Signal started;
-  pid_t waiter = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, r);
-    if (!lock.ok()) return 2;
-    started.Notify();
-    // No timeout: ThreadSanitizer builds wait out a timed lock of a robust
-    // mutex with trylock (platform/robust_mutex.h), outside the kernel's
-    // queue. WaitChild's own limit ends a wait that would not.
-    if (!lock->Acquire().ok()) return 3;
+  const pid_t waiter = StartWaiter(store, r, [&](Lock& lock) {
     shared->got_in_round = shared->round.load();
-    return lock->Release().ok() ? 0 : 4;
+    return ReleaseIt(lock);
   });
-  assert_int_equal(started.Wait(), 'x');
-  AwaitWaiting(waiter);
   for (int round = 1; round <= 10 && shared->got_in_round.load() == 0; ++round) {
     shared->round = round;
     ASSERT_OK(holder.Release());
@@ -659,16 +652,7 @@ void FairStoreLetsNoReaderPastAWaitingWriter(void**) {
   std::string r = UniqueResource("writer");
   Lock reader = MakeLock(store, r);
   assert_true(Try(reader, LockMode::kShared));
-  Signal started;
-  pid_t writer = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, r);
-    if (!lock.ok()) return 2;
-    started.Notify();
-    if (!lock->Acquire(absl::Seconds(30)).ok()) return 3;
-    return lock->Release().ok() ? 0 : 4;
-  });
-  assert_int_equal(started.Wait(), 'x');
-  AwaitWaiting(writer);
+  const pid_t writer = StartWaiter(store, r, ReleaseIt);
   Lock late_reader = MakeLock(store, r);
   assert_false(Try(late_reader, LockMode::kShared));
   ASSERT_OK(reader.Release());

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -77,32 +78,43 @@ void TurnsComeInOrder(void**) {
   assert_true(TicketQueue(&b->queue).Empty());
 }
 
+// This process first in the queue, waiter 0 behind it (waiting up to
+// `first_wait` s) and waiter 1 behind that, and `fate` done to waiter 0
+// before this process passes its turn on. Returns the seconds waiter 1
+// took to get its turn after the pass; `*first` is waiter 0.
+double SecondWaitersTurn(Board* b, double first_wait, const std::function<void(pid_t)>& fate,
+                         pid_t* first) {
+  Signal j0, j1;
+  pid_t after;
+  int64_t passed_ns;
+  {
+    QueuePlace mine{TicketQueue(&b->queue)};
+    assert_true(mine.AwaitTurn(Deadline::Past()));
+    *first = Waiter(b, 0, j0, first_wait);
+    assert_int_equal(j0.Wait(), 'x');
+    after = Waiter(b, 1, j1, 30);
+    assert_int_equal(j1.Wait(), 'x');
+    fate(*first);
+    passed_ns = Deadline::NowNanos();
+  }
+  assert_int_equal(WaitChild(after), 0);
+  assert_int_equal(b->turns.load(), 1);
+  return static_cast<double>(b->turn_ns[1] - passed_ns) / 1e9;
+}
+
 // A waiter killed in the queue is passed over when its turn comes: at once
 // once it is reaped (no such process), after a slice of the first place
 // not moving while it is a zombie (found gone in /proc). Either way the
 // one behind it gets its turn.
 void KilledWaiterIsPassedOver(bool reap_first) {
-  Board* b = NewBoard();
-  Signal j0, j1;
-  pid_t doomed, after;
-  int64_t passed_ns;
-  {
-    QueuePlace mine{TicketQueue(&b->queue)};
-    assert_true(mine.AwaitTurn(Deadline::Past()));
-    doomed = Waiter(b, 0, j0, 30);
-    assert_int_equal(j0.Wait(), 'x');
-    after = Waiter(b, 1, j1, 30);
-    assert_int_equal(j1.Wait(), 'x');
-    kill(doomed, SIGKILL);
-    if (reap_first) assert_int_equal(WaitChild(doomed), 128 + SIGKILL);
-    passed_ns = Deadline::NowNanos();
-  }
-  assert_int_equal(WaitChild(after), 0);
+  pid_t doomed;
+  const double took = SecondWaitersTurn(NewBoard(), 30, [&](pid_t first) {
+    kill(first, SIGKILL);
+    if (reap_first) assert_int_equal(WaitChild(first), 128 + SIGKILL);
+  }, &doomed);
   if (!reap_first) assert_int_equal(WaitChild(doomed), 128 + SIGKILL);
-  const double took = static_cast<double>(b->turn_ns[1] - passed_ns) / 1e9;
   print_message("turn after a dead waiter (%s): %.3f s (slice %.1f s)\n",
                 reap_first ? "reaped" : "a zombie", took, TicketQueue::kSliceNanos / 1e9);
-  assert_int_equal(b->turns.load(), 1);
   // A slice, then a look at /proc; anything near the 30 s wait is a wedge.
   if (took > 10) fail_msg("the waiter behind a dead one waited %.1f s", took);
 }
@@ -112,22 +124,10 @@ void ZombieWaiterIsPassedOver(void**) { KilledWaiterIsPassedOver(false); }
 // A waiter whose deadline passed leaves: the one behind it is woken at
 // once when the turn comes, with no slice to wait.
 void TimedOutWaiterLeaves(void**) {
-  Board* b = NewBoard();
-  Signal j0, j1;
-  pid_t quitter, after;
-  int64_t passed_ns;
-  {
-    QueuePlace mine{TicketQueue(&b->queue)};
-    assert_true(mine.AwaitTurn(Deadline::Past()));
-    quitter = Waiter(b, 0, j0, 0.05);
-    assert_int_equal(j0.Wait(), 'x');
-    after = Waiter(b, 1, j1, 30);
-    assert_int_equal(j1.Wait(), 'x');
-    assert_int_equal(WaitChild(quitter), 3);  // gave up
-    passed_ns = Deadline::NowNanos();
-  }
-  assert_int_equal(WaitChild(after), 0);
-  const double took = static_cast<double>(b->turn_ns[1] - passed_ns) / 1e9;
+  pid_t quitter;
+  const double took = SecondWaitersTurn(NewBoard(), 0.05, [](pid_t first) {
+    assert_int_equal(WaitChild(first), 3);  // gave up
+  }, &quitter);
   print_message("turn after a waiter that left: %.4f s\n", took);
   if (took > 10) fail_msg("the waiter behind one that left waited %.1f s", took);
 }
