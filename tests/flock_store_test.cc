@@ -7,7 +7,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -440,6 +442,88 @@ void ChildReleaseLeavesParentsLock(void**) {
   ASSERT_OK(held.CheckAcquired());
 }
 
+// --- fair=true ---------------------------------------------------------------
+
+// The queue lives in the lock file: not with naming=path (a user's file,
+// never written), not on a filesystem whose pages processes do not share
+// (ramfs here, as NFS or FUSE would be), and not in a lock file this user
+// may only read. Each is a clear error at once, never an unfair lock.
+void FairNeedsAWritableSharedLockFile(void**) {
+  ASSERT_CODE(ipclock::StoreFromDsn("flock://" + MakeTempDir() + "?fair=true&naming=path"),
+              absl::StatusCode::kInvalidArgument);
+  SKIP_UNLESS_ROOT();
+  const std::string base = MakeTempDir();
+  pid_t child = ForkChild([&] {
+    if (unshare(CLONE_NEWNS) != 0) return 2;
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 3;
+    if (mount("ramfs", base.c_str(), "ramfs", 0, "mode=0700") != 0) return 4;
+    absl::StatusOr<std::shared_ptr<Store>> s =
+        ipclock::StoreFromDsn("flock://" + base + "/locks?fair=true");
+    if (!absl::IsFailedPrecondition(s.status())) return 5;
+    return Contains(s.status(), "whose pages processes share") ? 0 : 6;
+  });
+  assert_int_equal(WaitChild(child), 0);
+
+  // nobody's lock dir, holding root's lock file of mode 0644.
+  assert_int_equal(chmod(base.c_str(), 0755), 0);
+  const std::string locks = base + "/locks";
+  assert_int_equal(mkdir(locks.c_str(), 0755), 0);
+  assert_int_equal(chown(locks.c_str(), kNobodyUid, kNobodyUid), 0);
+  const std::string file = locks + "/" + ipclock::FlockFileName("shared-file");
+  const int fd = open(file.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  assert_true(fd >= 0);
+  close(fd);
+  const std::string dsn = "flock://" + locks + "?fair=true";
+  assert_int_equal(AsNobody([&] {
+    absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn(dsn);
+    if (!s.ok()) return 2;
+    absl::StatusOr<Lock> lock = Lock::Create(*s, "shared-file");
+    if (!lock.ok()) return 3;
+    absl::StatusOr<bool> got = lock->TryAcquire();
+    if (!absl::IsFailedPrecondition(got.status())) return 4;
+    return Contains(got.status(), "read-only for this user") ? 0 : 5;
+  }), 0);
+}
+
+// A lock file truncated while Locks queue in it (`exec 9>file` in a shell
+// truncates): the queue is gone, so its waiters go to the lock, and every
+// one of them gets it; nobody crashes on the page that went with it. The
+// next waiters queue in a queue made anew.
+void FairQueueSurvivesTruncation(void**) {
+  const std::string dir = MakeTempDir();
+  auto store = ipclock::StoreFromDsn("flock://" + dir + "?fair=true").value();
+  Lock holder = MakeLock(store, "cut");
+  assert_true(TryOrFail(holder));
+  std::vector<pid_t> waiters;
+  for (int i = 0; i < 3; ++i) {
+    waiters.push_back(ForkChild([&] {
+      Lock mine = MakeLock(store, "cut");
+      return mine.Acquire(absl::Seconds(30)).ok() && mine.Release().ok() ? 0 : 3;
+    }));
+  }
+  usleep(300 * 1000);  // into the queue
+  const std::string path = dir + "/" + ipclock::FlockFileName("cut");
+  assert_int_equal(truncate(path.c_str(), 0), 0);
+  usleep(300 * 1000);  // past a slice: the sleepers have looked again
+  ASSERT_OK(holder.Release());
+  for (pid_t pid : waiters) assert_int_equal(WaitChild(pid), 0);
+  // Queued again, in order, on the file as it is now.
+  assert_true(TryOrFail(holder));
+  Signal started;
+  pid_t next = ForkChild([&] {
+    Lock mine = MakeLock(store, "cut");
+    started.Notify();
+    return mine.Acquire(absl::Seconds(30)).ok() ? 0 : 3;
+  });
+  assert_int_equal(started.Wait(), 'x');
+  usleep(200 * 1000);
+  struct stat st;
+  assert_int_equal(stat(path.c_str(), &st), 0);
+  assert_true(st.st_size >= 1024);  // grown again to hold the queue
+  ASSERT_OK(holder.Release());
+  assert_int_equal(WaitChild(next), 0);
+}
+
 void DefaultDir(void**) {
   std::string d = ipclock::DefaultFlockDir();
   if (geteuid() == 0) {
@@ -470,6 +554,8 @@ int main() {
       cmocka_unit_test(IdleFilesGiveWayWhenDescriptorsRunOut),
       cmocka_unit_test(ForkedChildOpensItsOwnFile),
       cmocka_unit_test(ChildReleaseLeavesParentsLock),
+      cmocka_unit_test(FairNeedsAWritableSharedLockFile),
+      cmocka_unit_test(FairQueueSurvivesTruncation),
       cmocka_unit_test(DefaultDir),
   };
   return cmocka_run_group_tests_name("flock_store", tests, nullptr, nullptr);
