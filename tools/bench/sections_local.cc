@@ -3,7 +3,9 @@
 //
 // Uncontended costs of the local stores beside their floors and peers.
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "boost_peer.h"
@@ -45,20 +47,33 @@ bool StoreRows(const Settings& s, const std::string& section,
   return true;
 }
 
-// The reused handle of `dsn` with fair=true, beside the store's default:
-// what queueing costs a lock that nobody waits for.
-void FairReusedRow(const Settings& s, const std::string& section, const std::string& fair_dsn,
-                   const std::string& default_figure, const std::string& resource,
-                   Report* report) {
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(fair_dsn);
-  if (!store.ok()) {
+// The reused handle of `dsn` and of `fair_dsn`, measured in turns (five
+// each, the median kept), so that a burst of other work on the machine
+// weighs on both alike: what fair=true costs a lock that nobody waits for.
+void FairReusedRows(const Settings& s, const std::string& section, const std::string& dsn,
+                    const std::string& fair_dsn, const std::string& resource, Report* report) {
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> plain = OpenStore(dsn);
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> fair = OpenStore(fair_dsn);
+  if (!plain.ok() || !fair.ok()) {
     report->notes.push_back(absl::StrCat(section, ": ", fair_dsn, " skipped: ",
-                                         store.status().ToString()));
+                                         (plain.ok() ? fair : plain).status().ToString()));
     return;
   }
+  RunShape shape = s.shape;
+  shape.repetitions = 3;
+  std::vector<double> plain_ns, fair_ns;
+  for (int turn = 0; turn < 5; ++turn) {
+    plain_ns.push_back(ReusedHandle(shape, *plain, resource));
+    // Another resource: a posix-semaphore resource is fair or not for good.
+    fair_ns.push_back(ReusedHandle(shape, *fair, resource + ".fair"));
+  }
+  std::sort(plain_ns.begin(), plain_ns.end());
+  std::sort(fair_ns.begin(), fair_ns.end());
+  const std::string base = "ipclock reused handle acquire+release, in turns with fair=true";
+  report->Add(section, base, plain_ns[2], kNs);
   Row& row = report->Add(section, "ipclock reused handle acquire+release (fair=true)",
-                         ReusedHandle(s.shape, *store, resource), kNs);
-  Against(row, *report, default_figure, GoalKind::kRatioAtMost, 1.2);
+                         fair_ns[2], kNs);
+  Against(row, *report, base, GoalKind::kRatioAtMost, 1.2);
 }
 
 }  // namespace
@@ -83,7 +98,7 @@ void ShmSection(const Settings& s, const Workspace& ws, Report* report) {
   Against(*reused, *report, kRawMutex, GoalKind::kRatioAtMost, 1.3);
   cycle->goal = GoalKind::kValueAtMost;
   cycle->limit = 300;
-  FairReusedRow(s, "shm", ws.fair_shm_dsn, reused->figure, "bench", report);
+  FairReusedRows(s, "shm", ws.shm_dsn, ws.fair_shm_dsn, "bench", report);
   report->Add("shm", "lost lock reported by LockWatch after rm of its segment (inotify), p50",
               ShmRemovalNoticedMicros(ws.tag + ".watch", 20), "µs");
 #if BENCH_HAVE_BOOST
@@ -134,8 +149,7 @@ void FlockSection(const Settings& s, const Workspace& ws, Report* report) {
     Row& vs = report->Add("flock", copy.figure, copy.value, kNs);
     Against(vs, *report, kSymfonyFlock, GoalKind::kFasterAtLeast, 4);
     if (v.dsn_suffix[0] == '\0') {
-      FairReusedRow(s, "flock", ws.flock_dsn + "?fair=true", reused->figure, "bench.fair",
-                    report);
+      FairReusedRows(s, "flock", ws.flock_dsn, ws.flock_dsn + "?fair=true", "bench", report);
     }
   }
 
@@ -182,9 +196,8 @@ void SemaphoreSections(const Settings& s, const Workspace& ws, Report* report) {
     return;
   }
   Against(*reused, *report, kRawSem, GoalKind::kRatioAtMost, 4);
-  // Another resource: a posix-semaphore resource is fair or not for good.
-  FairReusedRow(s, "posix-semaphore", ws.posix_dsn + "&fair=true", reused->figure, "bench.fair",
-                report);
+  FairReusedRows(s, "posix-semaphore", ws.posix_dsn, ws.posix_dsn + "&fair=true", "bench",
+                 report);
 #if BENCH_HAVE_BOOST
   Against(*cycle, *report, "Boost named_semaphore construct+wait+post",
           GoalKind::kFasterAtLeast, 4);
