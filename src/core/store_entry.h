@@ -27,6 +27,7 @@
 #include "ipclock/admin/inspect.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
+#include "platform/client_library.h"
 #include "platform/removeipc.h"
 
 namespace ipclock {
@@ -40,6 +41,10 @@ struct StoreDriver {
   // The locks held now, for `ipclock list`; nullptr where the store cannot
   // tell. Must not create anything.
   absl::StatusOr<HeldLocks> (*list)(Dsn& dsn, const ListRequest& request);
+  // The client library a remote store calls (platform/client_library.h),
+  // loaded by the registry before either function above runs; nullptr for
+  // a store that needs none.
+  ClientLibrary& (*client_library)() = nullptr;
 };
 
 struct StoreEntry {

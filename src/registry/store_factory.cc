@@ -29,10 +29,14 @@ absl::Status UnknownStore(const Dsn& dsn) {
                                   absl::StrJoin(SupportedDsnSchemes(), ", "), ")"));
 }
 
+// The entry of a store this build has, with its client library loaded.
 absl::StatusOr<const StoreEntry*> EntryFor(const Dsn& dsn) {
   const StoreEntry* entry = FindStoreEntry(dsn.scheme());
   if (entry == nullptr) return UnknownStore(dsn);
   if (entry->driver == nullptr) return StoreNotBuilt(*entry);
+  if (entry->driver->client_library != nullptr) {
+    if (absl::Status s = entry->driver->client_library().Load(entry->name); !s.ok()) return s;
+  }
   return entry;
 }
 

@@ -57,14 +57,14 @@ MemcachedConn::MemcachedConn(const MemcachedStoreOptions& options, std::string d
     : options_(options), describe_(std::move(describe)), servers_(MemcachedServerList(options)) {}
 
 MemcachedConn::~MemcachedConn() {
-  if (mc_ != nullptr && mc_pid_ == getpid()) memcached_free(mc_);
+  if (mc_ != nullptr && mc_pid_ == getpid()) Memcached().memcached_free(mc_);
 }
 
-memcached_return_t MemcachedConn::Version() { return memcached_version(mc_); }
+memcached_return_t MemcachedConn::Version() { return Memcached().memcached_version(mc_); }
 
 std::string MemcachedConn::ErrorText(memcached_return_t rc) const {
-  std::string text = memcached_strerror(mc_, rc);
-  const int err = mc_ != nullptr ? memcached_last_error_errno(mc_) : 0;
+  std::string text = Memcached().memcached_strerror(mc_, rc);
+  const int err = mc_ != nullptr ? Memcached().memcached_last_error_errno(mc_) : 0;
   if (err != 0 && (rc == MEMCACHED_ERRNO || rc == MEMCACHED_CONNECTION_FAILURE ||
                    rc == MEMCACHED_WRITE_FAILURE || rc == MEMCACHED_READ_FAILURE ||
                    rc == MEMCACHED_UNKNOWN_READ_FAILURE || rc == MEMCACHED_SOME_ERRORS)) {
@@ -80,9 +80,10 @@ absl::Status MemcachedConn::Failure(memcached_return_t rc, absl::string_view res
   if (mc_ != nullptr && !name.empty() && options_.servers.size() > 1) {
     memcached_return_t ignored;
     const memcached_instance_st* server =
-        memcached_server_by_key(mc_, name.data(), name.size(), &ignored);
+        Memcached().memcached_server_by_key(mc_, name.data(), name.size(), &ignored);
     if (server != nullptr) {
-      where = absl::StrCat(memcached_server_name(server), ":", memcached_server_port(server));
+      where = absl::StrCat(Memcached().memcached_server_name(server), ":",
+                           Memcached().memcached_server_port(server));
     }
   }
   absl::StatusCode code = absl::StatusCode::kInternal;
@@ -104,7 +105,7 @@ absl::Status MemcachedConn::Ensure(bool* fresh) {
     mc_ = nullptr;
   }
   if (mc_ != nullptr) return absl::OkStatus();
-  memcached_st* mc = memcached_create(nullptr);
+  memcached_st* mc = Memcached().memcached_create(nullptr);
   if (mc == nullptr) {
     return StoreError(absl::StatusCode::kResourceExhausted, describe_, "",
                       "out of memory for a memcached handle");
@@ -150,26 +151,26 @@ absl::Status MemcachedConn::Ensure(bool* fresh) {
   }
   memcached_return_t rc = MEMCACHED_SUCCESS;
   for (const Behavior& b : behaviors) {
-    rc = memcached_behavior_set(mc, b.flag, b.value);
+    rc = Memcached().memcached_behavior_set(mc, b.flag, b.value);
     if (rc != MEMCACHED_SUCCESS) break;
   }
   if (rc == MEMCACHED_SUCCESS && !options_.prefix_key.empty()) {
-    rc = memcached_callback_set(mc, MEMCACHED_CALLBACK_NAMESPACE,
-                                options_.prefix_key.c_str());
+    rc = Memcached().memcached_callback_set(mc, MEMCACHED_CALLBACK_NAMESPACE,
+                                            options_.prefix_key.c_str());
   }
   for (const MemcachedStoreOptions::Server& s : options_.servers) {
     if (rc != MEMCACHED_SUCCESS) break;
     const uint32_t weight = static_cast<uint32_t>(std::max(s.weight, 0));
     rc = !s.host.empty() && s.host[0] == '/'
-             ? memcached_server_add_unix_socket_with_weight(mc, s.host.c_str(), weight)
-             : memcached_server_add_with_weight(mc, s.host.c_str(),
-                                                static_cast<in_port_t>(s.port), weight);
+             ? Memcached().memcached_server_add_unix_socket_with_weight(mc, s.host.c_str(), weight)
+             : Memcached().memcached_server_add_with_weight(mc, s.host.c_str(),
+                                                            static_cast<in_port_t>(s.port), weight);
   }
   if (rc != MEMCACHED_SUCCESS) {
     absl::Status s = StoreError(absl::StatusCode::kInvalidArgument, describe_, "",
                                 absl::StrCat("libmemcached refused the settings: ",
-                                             memcached_strerror(mc, rc)));
-    memcached_free(mc);
+                                             Memcached().memcached_strerror(mc, rc)));
+    Memcached().memcached_free(mc);
     return s;
   }
   mc_ = mc;
@@ -180,30 +181,31 @@ absl::Status MemcachedConn::Ensure(bool* fresh) {
 
 memcached_return_t MemcachedConn::Add(const std::string& name, absl::string_view token,
                                       int64_t expiry) {
-  return memcached_add(mc_, name.data(), name.size(), token.data(), token.size(),
-                       static_cast<time_t>(expiry), 0);
+  return Memcached().memcached_add(mc_, name.data(), name.size(), token.data(), token.size(),
+                                   static_cast<time_t>(expiry), 0);
 }
 
 memcached_return_t MemcachedConn::Gets(const std::string& name, MemcachedFound* found) {
   *found = MemcachedFound();
   const char* keys[1] = {name.data()};
   const size_t lengths[1] = {name.size()};
-  memcached_return_t rc = memcached_mget(mc_, keys, lengths, 1);
+  memcached_return_t rc = Memcached().memcached_mget(mc_, keys, lengths, 1);
   if (rc != MEMCACHED_SUCCESS) return rc;
   memcached_return_t fetched = MEMCACHED_SUCCESS;
-  memcached_result_st* result = memcached_fetch_result(mc_, nullptr, &fetched);
+  memcached_result_st* result = Memcached().memcached_fetch_result(mc_, nullptr, &fetched);
   if (result == nullptr) {
     return fetched == MEMCACHED_END || fetched == MEMCACHED_NOTFOUND ? MEMCACHED_SUCCESS
                                                                      : fetched;
   }
   found->present = true;
-  found->value.assign(memcached_result_value(result), memcached_result_length(result));
-  found->cas = memcached_result_cas(result);
-  memcached_result_free(result);
+  found->value.assign(Memcached().memcached_result_value(result),
+                      Memcached().memcached_result_length(result));
+  found->cas = Memcached().memcached_result_cas(result);
+  Memcached().memcached_result_free(result);
   // Read up to the end marker, so the connection is ready for the next
   // command.
-  while ((result = memcached_fetch_result(mc_, nullptr, &fetched)) != nullptr) {
-    memcached_result_free(result);
+  while ((result = Memcached().memcached_fetch_result(mc_, nullptr, &fetched)) != nullptr) {
+    Memcached().memcached_result_free(result);
   }
   if (fetched != MEMCACHED_END && fetched != MEMCACHED_NOTFOUND &&
       fetched != MEMCACHED_SUCCESS) {
@@ -214,12 +216,12 @@ memcached_return_t MemcachedConn::Gets(const std::string& name, MemcachedFound* 
 
 memcached_return_t MemcachedConn::Cas(const std::string& name, absl::string_view token,
                                       int64_t expiry, uint64_t cas) {
-  return memcached_cas(mc_, name.data(), name.size(), token.data(), token.size(),
-                       static_cast<time_t>(expiry), 0, cas);
+  return Memcached().memcached_cas(mc_, name.data(), name.size(), token.data(), token.size(),
+                                   static_cast<time_t>(expiry), 0, cas);
 }
 
 memcached_return_t MemcachedConn::Delete(const std::string& name) {
-  return memcached_delete(mc_, name.data(), name.size(), 0);
+  return Memcached().memcached_delete(mc_, name.data(), name.size(), 0);
 }
 
 }  // namespace ipclock

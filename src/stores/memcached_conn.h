@@ -17,14 +17,13 @@
 
 #include <sys/types.h>
 
-#include <libmemcached/memcached.h>
-
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "ipclock/stores/memcached_store.h"
+#include "platform/memcached_calls.h"
 
 namespace ipclock {
 

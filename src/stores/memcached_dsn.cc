@@ -15,6 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "core/key_naming.h"
 #include "stores/memcached_store.h"
+#if IPCLOCK_HAVE_MEMCACHED
+#include "platform/memcached_calls.h"
+#endif
 
 namespace ipclock {
 
@@ -172,7 +175,7 @@ absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
   return NewMemcachedStore(options);
 }
 
-const StoreDriver kMemcachedDriver = {&MemcachedStoreFromDsn, nullptr};
+const StoreDriver kMemcachedDriver = {&MemcachedStoreFromDsn, nullptr, &MemcachedLibrary};
 
 #endif  // IPCLOCK_HAVE_MEMCACHED
 

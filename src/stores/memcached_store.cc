@@ -423,6 +423,7 @@ absl::Status MemcachedStore::CheckHeld(Key& key) {
 
 absl::StatusOr<std::shared_ptr<Store>> NewMemcachedStore(
     const MemcachedStoreOptions& options) {
+  if (absl::Status s = MemcachedLibrary().Load(kMemcachedEntry.name); !s.ok()) return s;
   const std::string where = options.servers.empty()
                                 ? std::string("memcached://")
                                 : absl::StrCat("memcached://", options.servers[0].host);

@@ -31,10 +31,11 @@ constexpr int kKeepaliveInterval = 5;
 constexpr int kKeepaliveCount = 3;
 
 // mysql_library_init is not thread-safe, and mysql_init() calls it on first
-// use: once here, before any connection.
+// use: once here, before any connection. (mysql_library_init is a macro for
+// mysql_server_init, the symbol the table has.)
 void EnsureLibrary() {
   static std::once_flag once;
-  std::call_once(once, [] { mysql_library_init(0, nullptr, nullptr); });
+  std::call_once(once, [] { Mariadb().mysql_server_init(0, nullptr, nullptr); });
 }
 
 std::string OneLine(const char* text) {
@@ -54,9 +55,9 @@ bool SessionGone(unsigned error) {
 }
 
 std::string ConnError(MYSQL* conn) {
-  std::string text = OneLine(mysql_error(conn));
+  std::string text = OneLine(Mariadb().mysql_error(conn));
   if (text.empty()) text = "no reason given";
-  return absl::StrCat(text, " [ER ", mysql_errno(conn), "]");
+  return absl::StrCat(text, " [ER ", Mariadb().mysql_errno(conn), "]");
 }
 
 }  // namespace
@@ -78,11 +79,11 @@ MyConnection& MyConnection::operator=(MyConnection&& other) noexcept {
 bool MyConnection::ours() const { return conn_ != nullptr && pid_ == getpid(); }
 
 uint64_t MyConnection::session_id() const {
-  return conn_ != nullptr ? mysql_thread_id(conn_) : 0;
+  return conn_ != nullptr ? Mariadb().mysql_thread_id(conn_) : 0;
 }
 
 int MyConnection::socket() const {
-  return conn_ != nullptr ? static_cast<int>(mysql_get_socket(conn_)) : -1;
+  return conn_ != nullptr ? static_cast<int>(Mariadb().mysql_get_socket(conn_)) : -1;
 }
 
 bool MyConnection::looks_alive() const {
@@ -107,8 +108,8 @@ void MyConnection::Close() {
     // COM_QUIT, and under TLS OpenSSL's close_notify, to a server that may
     // have gone.
     std::optional<SigpipeBlock> quiet;
-    if (mysql_get_ssl_cipher(conn_) != nullptr) quiet.emplace();
-    mysql_close(conn_);
+    if (Mariadb().mysql_get_ssl_cipher(conn_) != nullptr) quiet.emplace();
+    Mariadb().mysql_close(conn_);
   }
   conn_ = nullptr;
 }
@@ -117,7 +118,7 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
                                        const std::vector<std::string>& session_setup,
                                        absl::string_view describe) {
   EnsureLibrary();
-  MyConnection conn(mysql_init(nullptr));
+  MyConnection conn(Mariadb().mysql_init(nullptr));
   if (!conn.valid()) {
     return StoreError(absl::StatusCode::kResourceExhausted, describe, "",
                       "connect: the connector could not allocate a connection");
@@ -129,31 +130,31 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
   const my_bool off = 0;
   const my_bool on = 1;
   const unsigned int no_infile = 0;
-  mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
-  mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
-  mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
-  mysql_optionsv(m, MYSQL_OPT_RECONNECT, &off);
-  mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &no_infile);
-  mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  Mariadb().mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
+  Mariadb().mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+  Mariadb().mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
+  Mariadb().mysql_optionsv(m, MYSQL_OPT_RECONNECT, &off);
+  Mariadb().mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &no_infile);
+  Mariadb().mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
   if (endpoint.tls != MysqlConnectionOptions::Tls::kDisabled) {
-    mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &on);
+    Mariadb().mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &on);
   }
   if (endpoint.tls == MysqlConnectionOptions::Tls::kVerifyIdentity) {
-    mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
+    Mariadb().mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
     if (!endpoint.tls_ca.empty()) {
-      mysql_optionsv(m, MYSQL_OPT_SSL_CA, endpoint.tls_ca.c_str());
+      Mariadb().mysql_optionsv(m, MYSQL_OPT_SSL_CA, endpoint.tls_ca.c_str());
     }
   }
   // The connector takes a Unix socket only with host "localhost" (or none).
   const bool local = !endpoint.unix_socket.empty();
   const char* host = local ? "localhost" : endpoint.host.c_str();
-  if (mysql_real_connect(
-          m, host, endpoint.user.empty() ? nullptr : endpoint.user.c_str(),
-          endpoint.password ? endpoint.password->c_str() : nullptr,
-          endpoint.database.empty() ? nullptr : endpoint.database.c_str(),
-          local ? 0 : static_cast<unsigned int>(endpoint.port),
-          local ? endpoint.unix_socket.c_str() : nullptr, CLIENT_FOUND_ROWS) == nullptr) {
-    const unsigned err = mysql_errno(m);
+  if (Mariadb().mysql_real_connect(m, host, endpoint.user.empty() ? nullptr : endpoint.user.c_str(),
+                                   endpoint.password ? endpoint.password->c_str() : nullptr,
+                                   endpoint.database.empty() ? nullptr : endpoint.database.c_str(),
+                                   local ? 0 : static_cast<unsigned int>(endpoint.port),
+                                   local ? endpoint.unix_socket.c_str() : nullptr,
+                                   CLIENT_FOUND_ROWS) == nullptr) {
+    const unsigned err = Mariadb().mysql_errno(m);
     absl::StatusCode code = absl::StatusCode::kUnavailable;
     if (err == ER_ACCESS_DENIED_ERROR || err == ER_DBACCESS_DENIED_ERROR ||
         err == ER_ACCESS_DENIED_NO_PASSWORD_ERROR) {
@@ -169,7 +170,7 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
   // certificate verification, and otherwise goes on in plain text with a
   // server that offers no TLS: whether TLS was agreed is checked here.
   if (endpoint.tls != MysqlConnectionOptions::Tls::kDisabled &&
-      mysql_get_ssl_cipher(m) == nullptr) {
+      Mariadb().mysql_get_ssl_cipher(m) == nullptr) {
     return StoreError(absl::StatusCode::kUnavailable, describe, "",
                       "connect: TLS is required (ssl_mode) and the server did not "
                       "agree to it");
@@ -212,8 +213,8 @@ absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
     // The connector's own sends say MSG_NOSIGNAL; OpenSSL's, under a TLS
     // connection, do not.
     std::optional<SigpipeBlock> quiet;
-    if (mysql_get_ssl_cipher(m) != nullptr) quiet.emplace();
-    sent = mysql_send_query(m, sql.data(), static_cast<unsigned long>(sql.size()));
+    if (Mariadb().mysql_get_ssl_cipher(m) != nullptr) quiet.emplace();
+    sent = Mariadb().mysql_send_query(m, sql.data(), static_cast<unsigned long>(sql.size()));
   }
   if (sent != 0) return absl::UnavailableError(absl::StrCat("send: ", ConnError(m)));
   if (WaitSocket(fd, /*for_write=*/false, ForPlatform(reply_by)) == SocketWait::kTimeout) {
@@ -221,34 +222,34 @@ absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
         "the server sent no reply in time (network or server down?)");
   }
   MyResult out;
-  if (mysql_read_query_result(m) != 0) {
-    out.error = mysql_errno(m);
+  if (Mariadb().mysql_read_query_result(m) != 0) {
+    out.error = Mariadb().mysql_errno(m);
     if (SessionGone(out.error)) {
       return absl::UnavailableError(absl::StrCat("connection lost: ", ConnError(m)));
     }
-    out.sqlstate = mysql_sqlstate(m);
-    out.message = OneLine(mysql_error(m));
+    out.sqlstate = Mariadb().mysql_sqlstate(m);
+    out.message = OneLine(Mariadb().mysql_error(m));
     return out;
   }
-  if (mysql_field_count(m) == 0) {
-    out.affected_rows = mysql_affected_rows(m);
+  if (Mariadb().mysql_field_count(m) == 0) {
+    out.affected_rows = Mariadb().mysql_affected_rows(m);
     return out;
   }
-  MYSQL_RES* res = mysql_store_result(m);
+  MYSQL_RES* res = Mariadb().mysql_store_result(m);
   if (res == nullptr) {
     // An error found while the rows were made (a lock name too long for
     // GET_LOCK) comes here, after the columns.
-    out.error = mysql_errno(m);
+    out.error = Mariadb().mysql_errno(m);
     if (out.error == 0 || SessionGone(out.error)) {
       return absl::UnavailableError(absl::StrCat("read a result: ", ConnError(m)));
     }
-    out.sqlstate = mysql_sqlstate(m);
-    out.message = OneLine(mysql_error(m));
+    out.sqlstate = Mariadb().mysql_sqlstate(m);
+    out.message = OneLine(Mariadb().mysql_error(m));
     return out;
   }
-  const unsigned int fields = mysql_num_fields(res);
-  while (MYSQL_ROW row = mysql_fetch_row(res)) {
-    const unsigned long* lengths = mysql_fetch_lengths(res);
+  const unsigned int fields = Mariadb().mysql_num_fields(res);
+  while (MYSQL_ROW row = Mariadb().mysql_fetch_row(res)) {
+    const unsigned long* lengths = Mariadb().mysql_fetch_lengths(res);
     std::vector<std::optional<std::string>> values;
     values.reserve(fields);
     for (unsigned int i = 0; i < fields; ++i) {
@@ -260,7 +261,7 @@ absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
     }
     out.rows.push_back(std::move(values));
   }
-  mysql_free_result(res);
+  Mariadb().mysql_free_result(res);
   return out;
 }
 

@@ -16,7 +16,6 @@
 #ifndef IPCLOCK_STORES_MYSQL_CONN_H_
 #define IPCLOCK_STORES_MYSQL_CONN_H_
 
-#include <mysql.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -29,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "ipclock/spi/deadline.h"
 #include "ipclock/stores/mysql_store.h"
+#include "platform/mariadb_calls.h"
 
 namespace ipclock {
 

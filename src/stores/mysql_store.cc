@@ -298,6 +298,7 @@ WatchTargets MysqlAdvisoryStore::GetWatchTargets(Key& key) {
 
 absl::StatusOr<std::shared_ptr<Store>> NewMysqlAdvisoryStore(
     const MysqlAdvisoryStoreOptions& options) {
+  if (absl::Status s = MariadbLibrary().Load(kMysqlAdvisoryEntry.name); !s.ok()) return s;
   if (options.wait_timeout_seconds < 1 || options.wait_timeout_seconds > 31536000) {
     return absl::InvalidArgumentError(
         "ipclock: mysql+advisory: wait_timeout must be from 1 to 31536000 seconds");
@@ -348,6 +349,6 @@ absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
 }
 
 const StoreDriver kMysqlAdvisoryDriver = {&MysqlAdvisoryStoreFromDsn,
-                                          &ListMysqlAdvisoryLocks};
+                                          &ListMysqlAdvisoryLocks, &MariadbLibrary};
 
 }  // namespace ipclock

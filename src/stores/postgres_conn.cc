@@ -33,7 +33,7 @@ std::string OneLine(const char* text) {
 // Waits for `events` on the connection's socket until `until`; false on
 // timeout.
 bool WaitSocket(PGconn* conn, short events, Deadline until) {
-  struct pollfd p = {PQsocket(conn), events, 0};
+  struct pollfd p = {Libpq().PQsocket(conn), events, 0};
   for (;;) {
     int ms = -1;
     if (!until.is_never()) {
@@ -54,7 +54,7 @@ bool WaitSocket(PGconn* conn, short events, Deadline until) {
 
 void KeepNotice(void* arg, const PGresult* r) {
   std::string* notice = static_cast<std::string*>(arg);
-  const char* severity = PQresultErrorField(r, PG_DIAG_SEVERITY);
+  const char* severity = Libpq().PQresultErrorField(r, PG_DIAG_SEVERITY);
   *notice = absl::StrCat(severity != nullptr ? severity : "NOTICE", ": ", PgErrorText(r));
 }
 
@@ -68,7 +68,7 @@ const std::string& NoNotice() {
 PgConnection::PgConnection(PGconn* conn) : conn_(conn), pid_(CurrentPid()) {
   if (conn_ != nullptr) {
     notice_ = std::make_unique<std::string>();
-    PQsetNoticeReceiver(conn_, &KeepNotice, notice_.get());
+    Libpq().PQsetNoticeReceiver(conn_, &KeepNotice, notice_.get());
   }
 }
 
@@ -94,7 +94,7 @@ const std::string& PgConnection::last_notice() const {
 bool PgConnection::ours() const { return conn_ != nullptr && pid_ == CurrentPid(); }
 
 bool PgConnection::looks_alive() const {
-  return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK;
+  return conn_ != nullptr && Libpq().PQstatus(conn_) == CONNECTION_OK;
 }
 
 void PgConnection::Close() {
@@ -105,7 +105,7 @@ void PgConnection::Close() {
     // that number in between): PQfinish's goodbye then goes nowhere and its
     // close() closes only our copy. If /dev/null cannot be opened, leaking
     // the struct is the lesser harm.
-    int fd = PQsocket(conn_);
+    int fd = Libpq().PQsocket(conn_);
     if (fd >= 0) {
       int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
       if (null_fd < 0) {
@@ -124,7 +124,7 @@ void PgConnection::Close() {
       }
     }
   }
-  PQfinish(conn_);
+  Libpq().PQfinish(conn_);
   conn_ = nullptr;
 }
 
@@ -139,17 +139,17 @@ absl::StatusOr<PgConnection> PgConnect(
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
-  PgConnection conn(PQconnectdbParams(keys.data(), values.data(), 0));
+  PgConnection conn(Libpq().PQconnectdbParams(keys.data(), values.data(), 0));
   if (!conn.valid()) {
     return StoreError(absl::StatusCode::kResourceExhausted, describe, "",
                       "connect: libpq could not allocate a connection");
   }
-  if (PQstatus(conn.get()) == CONNECTION_OK) return conn;
+  if (Libpq().PQstatus(conn.get()) == CONNECTION_OK) return conn;
   // libpq gives no SQLSTATE for a failed connection. That the server asked
   // for a password and the connection still failed is the sign that it
   // refused the credentials; libpq's own message below says exactly why.
-  const bool refused = PQconnectionNeedsPassword(conn.get()) ||
-                       PQconnectionUsedPassword(conn.get());
+  const bool refused =
+      Libpq().PQconnectionNeedsPassword(conn.get()) || Libpq().PQconnectionUsedPassword(conn.get());
   return StoreError(
       refused ? absl::StatusCode::kPermissionDenied : absl::StatusCode::kUnavailable,
       describe, "", absl::StrCat("connect: ", PgConnError(conn.get())));
@@ -161,12 +161,12 @@ absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
     return absl::UnavailableError(
         absl::StrCat(what, ": ", PgConnError(conn)));
   };
-  if (PQstatus(conn) != CONNECTION_OK) return lost("connection lost");
-  if (PQsendQuery(conn, sql.c_str()) == 0) return lost("send");
+  if (Libpq().PQstatus(conn) != CONNECTION_OK) return lost("connection lost");
+  if (Libpq().PQsendQuery(conn, sql.c_str()) == 0) return lost("send");
   // In libpq's nonblocking mode (a caller's connection may be in it) the
   // query may still sit in libpq's buffer.
   for (;;) {
-    int f = PQflush(conn);
+    int f = Libpq().PQflush(conn);
     if (f == 0) break;
     if (f < 0) return lost("send");
     if (!WaitSocket(conn, POLLOUT, reply_by)) {
@@ -180,7 +180,7 @@ absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
   // gone. libpq's own text then only guesses ("terminated abnormally").
   auto gone = [&]() {
     if (decisive != nullptr && PgFailed(decisive.get())) {
-      const char* severity = PQresultErrorField(decisive.get(), PG_DIAG_SEVERITY);
+      const char* severity = Libpq().PQresultErrorField(decisive.get(), PG_DIAG_SEVERITY);
       return absl::UnavailableError(absl::StrCat(
           "the server ended the session: ", severity != nullptr ? severity : "ERROR", ": ",
           PgErrorText(decisive.get()), "; then it closed the connection"));
@@ -188,56 +188,56 @@ absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
     return lost("connection lost");
   };
   for (;;) {
-    while (PQisBusy(conn) != 0) {
+    while (Libpq().PQisBusy(conn) != 0) {
       if (!WaitSocket(conn, POLLIN, reply_by)) {
         return absl::UnavailableError(
             "the server sent no reply in time (network or server down?)");
       }
-      if (PQconsumeInput(conn) == 0) return gone();
+      if (Libpq().PQconsumeInput(conn) == 0) return gone();
     }
-    PgResult r(PQgetResult(conn));
+    PgResult r(Libpq().PQgetResult(conn));
     if (r == nullptr) break;
     if (decisive == nullptr || !PgFailed(decisive.get())) decisive = std::move(r);
   }
-  if (PQstatus(conn) != CONNECTION_OK) return gone();
+  if (Libpq().PQstatus(conn) != CONNECTION_OK) return gone();
   if (decisive == nullptr) return absl::InternalError("the server sent no result");
   return decisive;
 }
 
 bool PgConsumeInput(PGconn* conn) {
-  if (PQstatus(conn) != CONNECTION_OK) return false;
+  if (Libpq().PQstatus(conn) != CONNECTION_OK) return false;
   // The first read may stop at the end of an error message whose
   // connection close is right behind it: read twice. PQisBusy() hands what
   // was read to the notice receiver.
   for (int i = 0; i < 2; ++i) {
-    if (PQconsumeInput(conn) == 0) return false;
-    PQisBusy(conn);
+    if (Libpq().PQconsumeInput(conn) == 0) return false;
+    Libpq().PQisBusy(conn);
   }
-  return PQstatus(conn) == CONNECTION_OK;
+  return Libpq().PQstatus(conn) == CONNECTION_OK;
 }
 
 bool PgFailed(const PGresult* r) {
-  ExecStatusType s = PQresultStatus(r);
+  ExecStatusType s = Libpq().PQresultStatus(r);
   return s == PGRES_FATAL_ERROR || s == PGRES_BAD_RESPONSE ||
          s == PGRES_NONFATAL_ERROR;
 }
 
 std::string PgSqlState(const PGresult* r) {
-  const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  const char* s = Libpq().PQresultErrorField(r, PG_DIAG_SQLSTATE);
   return s != nullptr ? s : "";
 }
 
 std::string PgErrorText(const PGresult* r) {
-  const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-  std::string text = primary != nullptr ? OneLine(primary)
-                                        : OneLine(PQresultErrorMessage(r));
+  const char* primary = Libpq().PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+  std::string text =
+      primary != nullptr ? OneLine(primary) : OneLine(Libpq().PQresultErrorMessage(r));
   std::string state = PgSqlState(r);
   if (!state.empty()) absl::StrAppend(&text, " [SQLSTATE ", state, "]");
   return text;
 }
 
 std::string PgConnError(const PGconn* conn) {
-  std::string s = OneLine(PQerrorMessage(conn));
+  std::string s = OneLine(Libpq().PQerrorMessage(conn));
   return s.empty() ? "no reason given" : s;
 }
 

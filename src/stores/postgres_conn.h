@@ -8,7 +8,6 @@
 #ifndef IPCLOCK_STORES_POSTGRES_CONN_H_
 #define IPCLOCK_STORES_POSTGRES_CONN_H_
 
-#include <libpq-fe.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -20,11 +19,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ipclock/spi/deadline.h"
+#include "platform/libpq_calls.h"
 
 namespace ipclock {
 
 struct PgResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
+  void operator()(PGresult* r) const { Libpq().PQclear(r); }
 };
 using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
 

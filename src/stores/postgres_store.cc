@@ -7,7 +7,6 @@
 
 #include "stores/postgres_store.h"
 
-#include <libpq-fe.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "platform/errors.h"
+#include "platform/libpq_calls.h"
 #include "platform/process_id.h"
 #include "ipclock/spi/store_interface.h"
 #include "stores/postgres_conn.h"
@@ -162,7 +162,7 @@ absl::StatusOr<PgConnection> PostgresStore::Connect() const {
   if (!conn.ok()) return conn.status();
   // idle_session_timeout (PostgreSQL 14+) would end a session that holds a
   // lock and sends nothing, which is what a lock holder does.
-  if (PQserverVersion(conn->get()) >= 140000) {
+  if (Libpq().PQserverVersion(conn->get()) >= 140000) {
     absl::StatusOr<PgResult> r = PgExec(conn->get(), "SET idle_session_timeout = 0",
                                         Deadline::In(kReplyTimeout));
     if (!r.ok()) {
@@ -208,7 +208,7 @@ void PostgresStore::ReturnConnection(PgConnection conn) {
   // Only a clean, idle session of this process may serve another key: one
   // with a query still in flight (a reply that never came) is closed.
   if (!conn.ours() || !conn.looks_alive() ||
-      PQtransactionStatus(conn.get()) != PQTRANS_IDLE) {
+      Libpq().PQtransactionStatus(conn.get()) != PQTRANS_IDLE) {
     return;  // closed by its destructor
   }
   std::lock_guard<std::mutex> guard(mu_);
@@ -274,11 +274,11 @@ absl::StatusOr<bool> PostgresStore::LockOn(PGconn* conn, const Key& key,
                       absl::StrCat("lock: ", PgErrorText(res)));
   }
   if (wait) return true;  // pg_advisory_lock returns only once granted
-  if (PQntuples(res) != 1 || PQnfields(res) != 1) {
+  if (Libpq().PQntuples(res) != 1 || Libpq().PQnfields(res) != 1) {
     return StoreError(absl::StatusCode::kInternal, describe_, key.resource(),
                       "lock: unexpected reply shape");
   }
-  return absl::string_view(PQgetvalue(res, 0, 0)) == "t";
+  return absl::string_view(Libpq().PQgetvalue(res, 0, 0)) == "t";
 }
 
 absl::Status PostgresStore::MarkLost(Key& key, PgKeyState* st,
@@ -291,7 +291,7 @@ absl::Status PostgresStore::MarkLost(Key& key, PgKeyState* st,
   // to administrator command". libpq's guess that follows ("the server
   // terminated abnormally") would then mislead.
   const std::string& notice = st->conn.last_notice();
-  if (!notice.empty() && PQstatus(st->conn.get()) == CONNECTION_BAD) {
+  if (!notice.empty() && Libpq().PQstatus(st->conn.get()) == CONNECTION_BAD) {
     reason = absl::StrCat(notice, "; then it closed the connection");
   }
   st->conn.Close();
@@ -333,7 +333,8 @@ absl::Status PostgresStore::CheckHeld(Key& key) {
     return StoreError(CodeOf(PgSqlState(r->get())), describe_, key.resource(),
                       absl::StrCat("check: ", PgErrorText(r->get())));
   }
-  if (PQntuples(r->get()) == 1 && absl::string_view(PQgetvalue(r->get(), 0, 0)) != "0") {
+  if (Libpq().PQntuples(r->get()) == 1 &&
+      absl::string_view(Libpq().PQgetvalue(r->get(), 0, 0)) != "0") {
     return absl::OkStatus();
   }
   // Only a statement on this session can unlock it, and only ipclock
@@ -353,7 +354,7 @@ WatchTargets PostgresStore::GetWatchTargets(Key& key) {
   // The server closes the socket when it ends the session (a restart,
   // pg_terminate_backend, idle_session_timeout): readable at once.
   if (st != nullptr && st->held && st->conn.ours()) {
-    const int fd = PQsocket(st->conn.get());
+    const int fd = Libpq().PQsocket(st->conn.get());
     if (fd >= 0) targets.poll_fds.push_back(fd);
   }
   return targets;
@@ -447,8 +448,8 @@ absl::Status PostgresStore::Delete(Key& key) {
                          absl::StrCat("unlock: ", PgErrorText(r->get()),
                                       "; the session was closed, which "
                                       "releases the lock"));
-  } else if (PQntuples(r->get()) != 1 ||
-             absl::string_view(PQgetvalue(r->get(), 0, 0)) != "t") {
+  } else if (Libpq().PQntuples(r->get()) != 1 ||
+             absl::string_view(Libpq().PQgetvalue(r->get(), 0, 0)) != "t") {
     // The server warns and returns false when the session held no such
     // lock: something ran an unlock on our session behind our back.
     failure = StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
@@ -479,6 +480,7 @@ absl::StatusOr<bool> PostgresStore::Exists(Key& key) {
 
 absl::StatusOr<std::shared_ptr<Store>> NewPostgresStore(
     const PostgresStoreOptions& given) {
+  if (absl::Status s = LibpqLibrary().Load(kPostgresEntry.name); !s.ok()) return s;
   PostgresStoreOptions options = given;
   // Defaults first: libpq lets a later keyword override an earlier one.
   options.conninfo = {
@@ -567,7 +569,7 @@ absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn,
 
   // Every other libpq connection keyword passes through (sslmode,
   // application_name, options, target_session_attrs, ...).
-  PQconninfoOption* defaults = PQconndefaults();
+  PQconninfoOption* defaults = Libpq().PQconndefaults();
   if (defaults == nullptr) {
     return absl::ResourceExhaustedError("ipclock: postgres: PQconndefaults failed");
   }
@@ -577,11 +579,11 @@ absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn,
       options.conninfo.emplace_back(o->keyword, *v);
     }
   }
-  PQconninfoFree(defaults);
+  Libpq().PQconninfoFree(defaults);
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return NewPostgresStore(options);
 }
 
-const StoreDriver kPostgresDriver = {&PostgresStoreFromDsn, nullptr};
+const StoreDriver kPostgresDriver = {&PostgresStoreFromDsn, nullptr, &LibpqLibrary};
 
 }  // namespace ipclock

@@ -4,8 +4,6 @@
 // PostgresTransactionLock: pg_advisory_xact_lock on the caller's connection.
 // See include/ipclock/stores/postgres_store.h.
 
-#include <libpq-fe.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -14,6 +12,7 @@
 #include "platform/errors.h"
 #include "ipclock/spi/deadline.h"
 #include "ipclock/stores/postgres_store.h"
+#include "platform/libpq_calls.h"
 #include "stores/postgres_conn.h"
 
 namespace ipclock {
@@ -30,8 +29,9 @@ absl::string_view XactLockFunction(LockMode mode, bool wait) {
 }  // namespace
 
 std::string PostgresTransactionLock::Describe() const {
-  const char* host = conn_ != nullptr ? PQhost(conn_) : nullptr;
-  const char* port = conn_ != nullptr ? PQport(conn_) : nullptr;
+  const bool ask = conn_ != nullptr && LibpqLibrary().loaded();
+  const char* host = ask ? Libpq().PQhost(conn_) : nullptr;
+  const char* port = ask ? Libpq().PQport(conn_) : nullptr;
   return absl::StrCat("postgresql+advisory transaction lock (",
                       host != nullptr ? host : "?", ":",
                       port != nullptr ? port : "?", ")");
@@ -39,11 +39,14 @@ std::string PostgresTransactionLock::Describe() const {
 
 absl::Status PostgresTransactionLock::CheckInTransaction(
     absl::string_view resource) const {
-  if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
+  if (absl::Status s = LibpqLibrary().Load("postgresql+advisory transaction lock"); !s.ok()) {
+    return s;
+  }
+  if (conn_ == nullptr || Libpq().PQstatus(conn_) != CONNECTION_OK) {
     return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), resource,
                       "the connection is not open");
   }
-  switch (PQtransactionStatus(conn_)) {
+  switch (Libpq().PQtransactionStatus(conn_)) {
     case PQTRANS_INTRANS:
       return absl::OkStatus();
     case PQTRANS_INERROR:
@@ -74,8 +77,8 @@ absl::StatusOr<bool> PostgresTransactionLock::TryAcquire(
     return StoreError(absl::StatusCode::kInternal, Describe(), resource,
                       PgErrorText(r->get()));
   }
-  return PQntuples(r->get()) == 1 &&
-         absl::string_view(PQgetvalue(r->get(), 0, 0)) == "t";
+  return Libpq().PQntuples(r->get()) == 1 &&
+         absl::string_view(Libpq().PQgetvalue(r->get(), 0, 0)) == "t";
 }
 
 // The wait runs in a savepoint: a lock_timeout error aborts only the
@@ -105,13 +108,13 @@ absl::Status PostgresTransactionLock::Acquire(absl::string_view resource,
   absl::StatusOr<PgResult> prev =
       PgExec(conn_, "SELECT current_setting('lock_timeout')", Deadline::Never());
   if (!prev.ok()) return fail(absl::StatusCode::kUnavailable, prev.status().message());
-  if (PgFailed(prev->get()) || PQntuples(prev->get()) != 1) {
+  if (PgFailed(prev->get()) || Libpq().PQntuples(prev->get()) != 1) {
     return fail(absl::StatusCode::kInternal, PgErrorText(prev->get()));
   }
-  std::unique_ptr<char, decltype(&PQfreemem)> prev_literal(
-      PQescapeLiteral(conn_, PQgetvalue(prev->get(), 0, 0),
-                      static_cast<size_t>(PQgetlength(prev->get(), 0, 0))),
-      &PQfreemem);
+  std::unique_ptr<char, void (*)(void*)> prev_literal(
+      Libpq().PQescapeLiteral(conn_, Libpq().PQgetvalue(prev->get(), 0, 0),
+                              static_cast<size_t>(Libpq().PQgetlength(prev->get(), 0, 0))),
+      Libpq().PQfreemem.get());
   if (prev_literal == nullptr) {
     return fail(absl::StatusCode::kInternal, PgConnError(conn_));
   }

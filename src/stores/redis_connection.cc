@@ -11,18 +11,12 @@
 #include <charconv>
 #include <utility>
 
-// hiredis's sds.h has C flexible array members, which -Wpedantic rejects in
-// C++; the header is not ours to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
-#include <hiredis.h>
-#pragma GCC diagnostic pop
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "platform/errors.h"
+#include "platform/hiredis_calls.h"
 #include "platform/process_id.h"
 #include "platform/socket_send.h"
 
@@ -83,7 +77,7 @@ std::string RunIdOf(absl::string_view info) {
 
 }  // namespace
 
-void RedisReplyFree::operator()(redisReply* r) const { freeReplyObject(r); }
+void RedisReplyFree::operator()(redisReply* r) const { Hiredis().freeReplyObject(r); }
 
 absl::string_view RedisReplyText(const redisReply* r) {
   return r->str != nullptr ? absl::string_view(r->str, r->len) : absl::string_view();
@@ -177,7 +171,7 @@ void RedisConnection::DisconnectLocked() {
   if (ctx_ != nullptr) {
     // In a child after fork() this closes the child's copy of the socket
     // only; nothing is sent, so the parent's connection is untouched.
-    redisFree(ctx_);
+    Hiredis().redisFree(ctx_);
     ctx_ = nullptr;
   }
 }
@@ -207,11 +201,11 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
   const bool timed = connect_tv.tv_sec != 0 || connect_tv.tv_usec != 0;
   redisContext* c;
   if (!options_.unix_socket.empty()) {
-    c = timed ? redisConnectUnixWithTimeout(options_.unix_socket.c_str(), connect_tv)
-              : redisConnectUnix(options_.unix_socket.c_str());
+    c = timed ? Hiredis().redisConnectUnixWithTimeout(options_.unix_socket.c_str(), connect_tv)
+              : Hiredis().redisConnectUnix(options_.unix_socket.c_str());
   } else {
-    c = timed ? redisConnectWithTimeout(options_.host.c_str(), options_.port, connect_tv)
-              : redisConnect(options_.host.c_str(), options_.port);
+    c = timed ? Hiredis().redisConnectWithTimeout(options_.host.c_str(), options_.port, connect_tv)
+              : Hiredis().redisConnect(options_.host.c_str(), options_.port);
   }
   if (c == nullptr) {
     return StoreError(absl::StatusCode::kResourceExhausted, describe_, resource,
@@ -227,20 +221,20 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
                                   ": no answer within connect_timeout (",
                                   absl::FormatDuration(options_.connect_timeout), ")"));
     }
-    redisFree(c);
+    Hiredis().redisFree(c);
     return s;
   }
   const struct timeval command_tv = ToTimevalOrZero(options_.command_timeout);
   if ((command_tv.tv_sec != 0 || command_tv.tv_usec != 0) &&
-      redisSetTimeout(c, command_tv) != REDIS_OK) {
-    redisFree(c);
+      Hiredis().redisSetTimeout(c, command_tv) != REDIS_OK) {
+    Hiredis().redisFree(c);
     return StoreError(absl::StatusCode::kInternal, describe_, resource,
                       "cannot set the command timeout on the socket");
   }
-  if (options_.unix_socket.empty() && redisEnableKeepAlive(c) != REDIS_OK) {
+  if (options_.unix_socket.empty() && Hiredis().redisEnableKeepAlive(c) != REDIS_OK) {
     // Without keepalives a dead peer is noticed at the next request only;
     // the command timeout still bounds every request.
-    redisFree(c);
+    Hiredis().redisFree(c);
     return StoreError(absl::StatusCode::kInternal, describe_, resource,
                       "cannot enable TCP keepalives on the socket");
   }
@@ -280,7 +274,7 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
   }
   size_t sent = 0;
   if (int err = SendAll(c->fd, request, &sent); err != 0) {
-    redisFree(c);
+    Hiredis().redisFree(c);
     absl::Status s = SendError(resource, err);
     return absl::Status(s.code(), absl::StrCat(s.message(), " (connection setup)"));
   }
@@ -290,10 +284,10 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
   std::array<std::string, kNumRedisScripts> sha;
   for (const Planned& planned : steps) {
     void* raw = nullptr;
-    if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) {
+    if (Hiredis().redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) {
       const int saved_errno = errno;
       absl::Status s = IoError(resource, "connection setup with", c->err, c->errstr, saved_errno);
-      redisFree(c);
+      Hiredis().redisFree(c);
       return s;
     }
     RedisReply r(static_cast<redisReply*>(raw));
@@ -350,7 +344,7 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
     }
   }
   if (!failure.ok()) {
-    redisFree(c);
+    Hiredis().redisFree(c);
     return failure;
   }
   if (!run_id.empty()) {
@@ -409,7 +403,7 @@ absl::StatusOr<RedisReply> RedisConnection::RoundTripLocked(
     size_t sent = 0;
     const int send_err = SendAll(ctx_->fd, request_, &sent);
     void* raw = nullptr;
-    if (send_err == 0 && redisGetReply(ctx_, &raw) == REDIS_OK && raw != nullptr) {
+    if (send_err == 0 && Hiredis().redisGetReply(ctx_, &raw) == REDIS_OK && raw != nullptr) {
       if (call.epoch != nullptr) *call.epoch = epoch_;
       return RedisReply(static_cast<redisReply*>(raw));
     }

@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/key_naming.h"
+#include "platform/hiredis_calls.h"
 #include "stores/redis_store.h"
 
 namespace ipclock {
@@ -105,6 +106,6 @@ absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(Dsn& dsn,
   return NewRedisStore(options);
 }
 
-const StoreDriver kRedisDriver = {&RedisStoreFromDsn, nullptr};
+const StoreDriver kRedisDriver = {&RedisStoreFromDsn, nullptr, &HiredisLibrary};
 
 }  // namespace ipclock

@@ -17,19 +17,13 @@
 #include <string>
 #include <utility>
 
-// hiredis's sds.h has C flexible array members, which -Wpedantic rejects in
-// C++; the header is not ours to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
-#include <hiredis.h>
-#pragma GCC diagnostic pop
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/key_naming.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
+#include "platform/hiredis_calls.h"
 #include "platform/process_id.h"
 #include "stores/redis_connection.h"
 #include "stores/redis_scripts.h"
@@ -421,6 +415,7 @@ std::string DescribeOptions(const RedisStoreOptions& options) {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<Store>> NewRedisStore(const RedisStoreOptions& options) {
+  if (absl::Status s = HiredisLibrary().Load(kRedisEntry.name); !s.ok()) return s;
   const std::string where =
       options.unix_socket.empty()
           ? absl::StrCat("redis://", options.host, ":", options.port)

@@ -123,6 +123,7 @@ absl::StatusOr<HeldLocks> ListMysqlTableLocks(Dsn& dsn, const ListRequest& reque
 
 absl::StatusOr<std::shared_ptr<Store>> NewMysqlTableStore(
     const MysqlTableStoreOptions& options) {
+  if (absl::Status s = MariadbLibrary().Load(kMysqlTableEntry.name); !s.ok()) return s;
   const std::string describe = DescribeMysql(kName, options.connection);
   auto backend = std::make_unique<MyTableBackend>(options.connection, options.max_idle,
                                                   describe);
@@ -130,6 +131,6 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlTableStore(
   return MakeTableStore(kName, describe, kMysqlTableEntry.scope, options.table, std::move(backend));
 }
 
-const StoreDriver kMysqlTableDriver = {&MysqlTableStoreFromDsn, &ListMysqlTableLocks};
+const StoreDriver kMysqlTableDriver = {&MysqlTableStoreFromDsn, &ListMysqlTableLocks, &MariadbLibrary};
 
 }  // namespace ipclock

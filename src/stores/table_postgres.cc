@@ -5,8 +5,6 @@
 // in a pool, Symfony's pgsql SQL, and the `postgresql://`, `postgres://`,
 // `pgsql://` and PDO `pgsql:` DSNs.
 
-#include <libpq-fe.h>
-
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "platform/errors.h"
+#include "platform/libpq_calls.h"
 #include "platform/socket_wait.h"
 #include "stores/connection_pool.h"
 #include "stores/postgres_conn.h"
@@ -42,8 +41,8 @@ struct PgTableConn {
   PgConnection conn;
   bool ours() const { return conn.ours(); }
   bool looks_alive() const {
-    return conn.looks_alive() && PQtransactionStatus(conn.get()) == PQTRANS_IDLE &&
-           !HasPendingInput(PQsocket(conn.get()));
+    return conn.looks_alive() && Libpq().PQtransactionStatus(conn.get()) == PQTRANS_IDLE &&
+           !HasPendingInput(Libpq().PQsocket(conn.get()));
   }
 };
 
@@ -101,12 +100,13 @@ class PgTableBackend final : public TableBackend {
       }
     } else {
       uint64_t affected = 0;
-      if (absl::SimpleAtoi(PQcmdTuples(const_cast<PGresult*>(res)), &affected)) {
+      if (absl::SimpleAtoi(Libpq().PQcmdTuples(const_cast<PGresult*>(res)), &affected)) {
         out.affected = affected;
       }
-      for (int i = 0; i < PQntuples(res); ++i) {
+      for (int i = 0; i < Libpq().PQntuples(res); ++i) {
         std::vector<std::string> row;
-        for (int j = 0; j < PQnfields(res); ++j) row.emplace_back(PQgetvalue(res, i, j));
+        for (int j = 0; j < Libpq().PQnfields(res); ++j)
+          row.emplace_back(Libpq().PQgetvalue(res, i, j));
         out.rows.push_back(std::move(row));
       }
     }
@@ -146,12 +146,12 @@ std::string DescribePg(const Conninfo& conninfo) {
 // The libpq connection keywords this libpq knows, but "password".
 std::vector<std::string> LibpqKeywords() {
   std::vector<std::string> out;
-  PQconninfoOption* defaults = PQconndefaults();
+  PQconninfoOption* defaults = Libpq().PQconndefaults();
   if (defaults == nullptr) return out;
   for (PQconninfoOption* o = defaults; o->keyword != nullptr; ++o) {
     if (absl::string_view(o->keyword) != "password") out.emplace_back(o->keyword);
   }
-  PQconninfoFree(defaults);
+  Libpq().PQconninfoFree(defaults);
   return out;
 }
 
@@ -269,6 +269,7 @@ absl::StatusOr<HeldLocks> ListPostgresTableLocks(Dsn& dsn, const ListRequest& re
 
 absl::StatusOr<std::shared_ptr<Store>> NewPostgresTableStore(
     const PostgresTableStoreOptions& given) {
+  if (absl::Status s = LibpqLibrary().Load(kPostgresTableEntry.name); !s.ok()) return s;
   Conninfo conninfo = {
       {"fallback_application_name", "ipclock"},
       {"connect_timeout", "10"},
@@ -286,6 +287,6 @@ absl::StatusOr<std::shared_ptr<Store>> NewPostgresTableStore(
 }
 
 const StoreDriver kPostgresTableDriver = {&PostgresTableStoreFromDsn,
-                                          &ListPostgresTableLocks};
+                                          &ListPostgresTableLocks, &LibpqLibrary};
 
 }  // namespace ipclock

@@ -6,7 +6,6 @@
 // and PDO `sqlite:/PATH` DSNs. The caveats of a file database are in
 // include/ipclock/stores/table_store.h; the ones of each call are beside it.
 
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -20,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "platform/errors.h"
 #include "platform/file_identity.h"
+#include "platform/sqlite_calls.h"
 #include "stores/connection_pool.h"
 #include "stores/table_store.h"
 
@@ -62,7 +62,7 @@ class SqliteConn {
 
  private:
   void Close() {
-    if (db_ != nullptr && pid_ == getpid()) sqlite3_close_v2(db_);
+    if (db_ != nullptr && pid_ == getpid()) Sqlite().sqlite3_close_v2(db_);
     db_ = nullptr;
   }
   sqlite3* db_ = nullptr;
@@ -94,9 +94,10 @@ absl::StatusCode CodeOf(int rc, int sys_errno) {
 }
 
 std::string ErrorText(sqlite3* db, int rc) {
-  std::string text = absl::StrCat(db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc),
-                                  " [SQLITE ", rc, "]");
-  const int sys = db != nullptr ? sqlite3_system_errno(db) : 0;
+  std::string text =
+      absl::StrCat(db != nullptr ? Sqlite().sqlite3_errmsg(db) : Sqlite().sqlite3_errstr(rc),
+                   " [SQLITE ", rc, "]");
+  const int sys = db != nullptr ? Sqlite().sqlite3_system_errno(db) : 0;
   if (sys != 0 && ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_IOERR)) {
     absl::StrAppend(&text, " (", ErrnoName(sys), ")");
   }
@@ -172,15 +173,15 @@ class SqliteTableBackend final : public TableBackend {
 
   absl::StatusOr<SqliteConn> OpenOnce() const {
     sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(
+    const int rc = Sqlite().sqlite3_open_v2(
         path_.c_str(), &raw,
         (read_only_ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
             SQLITE_OPEN_NOMUTEX,
         nullptr);
     if (rc != SQLITE_OK) {
-      const int sys = raw != nullptr ? sqlite3_system_errno(raw) : 0;
+      const int sys = raw != nullptr ? Sqlite().sqlite3_system_errno(raw) : 0;
       const std::string text = ErrorText(raw, rc);
-      sqlite3_close_v2(raw);
+      Sqlite().sqlite3_close_v2(raw);
       return StoreError(CodeOf(rc, sys), describe_, "",
                         absl::StrCat("open ", path_, ": ", text));
     }
@@ -188,8 +189,8 @@ class SqliteTableBackend final : public TableBackend {
     // created, the only moment it can be looked at).
     const std::optional<FileIdentity> file = IdentityOf(path_);
     SqliteConn conn(raw, file.value_or(FileIdentity()));
-    sqlite3_extended_result_codes(raw, 1);
-    sqlite3_busy_timeout(raw, static_cast<int>(absl::ToInt64Milliseconds(busy_timeout_)));
+    Sqlite().sqlite3_extended_result_codes(raw, 1);
+    Sqlite().sqlite3_busy_timeout(raw, static_cast<int>(absl::ToInt64Milliseconds(busy_timeout_)));
     if (read_only_) return conn;
     for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}) {
       TableReply r = Step(raw, pragma);
@@ -204,34 +205,35 @@ class SqliteTableBackend final : public TableBackend {
     TableReply out;
     auto fail = [&](int rc) {
       out.error = ErrorText(db, rc);
-      const std::string message = sqlite3_errmsg(db);
+      const std::string message = Sqlite().sqlite3_errmsg(db);
       if (absl::StrContains(message, "no such table")) {
         out.failure = TableReply::Failure::kNoTable;
       } else if ((rc & 0xff) == SQLITE_CONSTRAINT) {
         out.failure = TableReply::Failure::kDuplicateKey;
       } else {
         out.failure = TableReply::Failure::kOther;
-        out.code = CodeOf(rc, sqlite3_system_errno(db));
+        out.code = CodeOf(rc, Sqlite().sqlite3_system_errno(db));
       }
       return out;
     };
     sqlite3_stmt* stmt = nullptr;
-    int rc = sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
+    int rc =
+        Sqlite().sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
     if (rc != SQLITE_OK) return fail(rc);
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = Sqlite().sqlite3_step(stmt)) == SQLITE_ROW) {
       std::vector<std::string> row;
-      for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
-        const unsigned char* text = sqlite3_column_text(stmt, i);
+      for (int i = 0; i < Sqlite().sqlite3_column_count(stmt); ++i) {
+        const unsigned char* text = Sqlite().sqlite3_column_text(stmt, i);
         row.emplace_back(text != nullptr ? reinterpret_cast<const char*>(text) : "");
       }
       out.rows.push_back(std::move(row));
     }
     if (rc != SQLITE_DONE) {
-      sqlite3_finalize(stmt);
+      Sqlite().sqlite3_finalize(stmt);
       return fail(rc);
     }
-    sqlite3_finalize(stmt);
-    out.affected = static_cast<uint64_t>(sqlite3_changes64(db));
+    Sqlite().sqlite3_finalize(stmt);
+    out.affected = static_cast<uint64_t>(Sqlite().sqlite3_changes64(db));
     return out;
   }
 
@@ -297,6 +299,7 @@ absl::StatusOr<HeldLocks> ListSqliteTableLocks(Dsn& dsn, const ListRequest& requ
 
 absl::StatusOr<std::shared_ptr<Store>> NewSqliteTableStore(
     const SqliteTableStoreOptions& options) {
+  if (absl::Status s = SqliteLibrary().Load(kSqliteTableEntry.name); !s.ok()) return s;
   if (!absl::StartsWith(options.path, "/")) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ipclock: sqlite: the database must be an absolute path, not \"", options.path,
@@ -310,6 +313,7 @@ absl::StatusOr<std::shared_ptr<Store>> NewSqliteTableStore(
                         std::move(backend));
 }
 
-const StoreDriver kSqliteTableDriver = {&SqliteTableStoreFromDsn, &ListSqliteTableLocks};
+const StoreDriver kSqliteTableDriver = {&SqliteTableStoreFromDsn, &ListSqliteTableLocks,
+                                        &SqliteLibrary};
 
 }  // namespace ipclock

@@ -37,6 +37,7 @@ absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOpt
 #else
 
 absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOptions& options) {
+  if (absl::Status s = ZooKeeperLibrary().Load(kZooKeeperEntry.name); !s.ok()) return s;
   const std::string where = absl::StrCat("zookeeper://", options.servers);
   if (options.servers.empty()) {
     return StoreError(absl::StatusCode::kInvalidArgument, where, "", "no server given");
@@ -159,7 +160,7 @@ absl::StatusOr<std::shared_ptr<Store>> ZooKeeperStoreFromDsn(
 }
 
 #if IPCLOCK_HAVE_ZOOKEEPER
-const StoreDriver kZooKeeperDriver = {&ZooKeeperStoreFromDsn, &ListZooKeeperLocks};
+const StoreDriver kZooKeeperDriver = {&ZooKeeperStoreFromDsn, &ListZooKeeperLocks, &ZooKeeperLibrary};
 #endif
 
 }  // namespace ipclock

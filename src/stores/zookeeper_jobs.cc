@@ -85,17 +85,19 @@ void ZkSession::StartJob(zhandle_t* zh, std::shared_ptr<Job> job) {
   auto* box = new JobBox{this, job, {}, {}};
   int rc;
   if (!job->tag.empty()) {
-    rc = zoo_aget_children(zh, job->parent.c_str(), 0, &ZkJobCompletions::AfterChildren, box);
+    rc = ZooKeeper().zoo_aget_children(zh, job->parent.c_str(), 0, &ZkJobCompletions::AfterChildren,
+                                       box);
   } else if (!job->path.empty()) {
-    rc = zoo_aget(zh, job->path.c_str(), 0, &ZkJobCompletions::AfterData, box);
+    rc = ZooKeeper().zoo_aget(zh, job->path.c_str(), 0, &ZkJobCompletions::AfterData, box);
   } else {
     box->zops.resize(job->deletes.size());
     box->zresults.resize(job->deletes.size());
     for (size_t i = 0; i < job->deletes.size(); ++i) {
-      zoo_delete_op_init(&box->zops[i], job->deletes[i].path.c_str(), job->deletes[i].version);
+      ZooKeeper().zoo_delete_op_init(&box->zops[i], job->deletes[i].path.c_str(),
+                                     job->deletes[i].version);
     }
-    rc = zoo_amulti(zh, static_cast<int>(box->zops.size()), box->zops.data(),
-                    box->zresults.data(), &ZkJobCompletions::AfterDeletes, box);
+    rc = ZooKeeper().zoo_amulti(zh, static_cast<int>(box->zops.size()), box->zops.data(),
+                                box->zresults.data(), &ZkJobCompletions::AfterDeletes, box);
   }
   if (rc != ZOK) {
     delete box;
@@ -192,7 +194,7 @@ std::string ZkErrorText(int rc) {
     default: break;
   }
   if (rc == ZOPERATIONTIMEOUT) return "no answer in time (ZOPERATIONTIMEOUT)";
-  return absl::StrCat(zerror(rc), " (", name, ")");
+  return absl::StrCat(ZooKeeper().zerror(rc), " (", name, ")");
 }
 
 }  // namespace ipclock

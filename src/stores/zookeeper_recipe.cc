@@ -68,7 +68,7 @@ absl::StatusOr<int> ZooKeeperStore::RecordOwner(ZkSession& session, const std::s
     if (r.rc == ZOK) return r.stat.version;
     if (!(r.answered && r.rc == ZNONODE)) return Failure(r, resource, "record the owner (set)");
   }
-  ZkResult r = session.Create(path, me, ZOO_PERSISTENT, CallWait(session));
+  ZkResult r = session.Create(path, me, *ZooKeeper().ZOO_PERSISTENT, CallWait(session));
   if (r.rc == ZOK) return r.stat.version;
   if (r.answered && r.rc == ZNODEEXISTS) {
     r = session.Set(path, me, -1, CallWait(session));
@@ -182,7 +182,7 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
       ops[0].kind = ZkOp::Kind::kCreate;
       ops[0].path = prefix;
       ops[0].data = data;
-      ops[0].mode = ZOO_EPHEMERAL_SEQUENTIAL;
+      ops[0].mode = *ZooKeeper().ZOO_EPHEMERAL_SEQUENTIAL;
       ops[1].path = held->node;
       if (held->mode == LockMode::kExclusive && held->owner_version >= 0) {
         ZkOp owner;
@@ -210,9 +210,10 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
         return Failure(r, key.resource(), "convert");
       }
     } else {
-      r = session->Create(prefix, data, ZOO_EPHEMERAL_SEQUENTIAL, CallWait(*session));
+      r = session->Create(prefix, data, *ZooKeeper().ZOO_EPHEMERAL_SEQUENTIAL, CallWait(*session));
       if (r.answered && r.rc == ZNONODE && ++parent_retries <= kMaxParentRetries) {
-        if (absl::Status s = EnsurePath(*session, parent, ZOO_CONTAINER, key.resource());
+        if (absl::Status s =
+                EnsurePath(*session, parent, *ZooKeeper().ZOO_CONTAINER, key.resource());
             !s.ok()) {
           return s;
         }

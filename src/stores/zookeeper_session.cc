@@ -205,8 +205,9 @@ ZkResult ZkSession::Create(const std::string& path, absl::string_view data, int 
   p->data = std::string(data);
   p->delete_if_late = true;
   return Call(p, wait, [&](const void* box) {
-    return zoo_acreate2(zh_, p->path.c_str(), p->data.data(), static_cast<int>(p->data.size()),
-                        &ZOO_OPEN_ACL_UNSAFE, mode, &ZkCompletions::StringStat, box);
+    return ZooKeeper().zoo_acreate2(
+        zh_, p->path.c_str(), p->data.data(), static_cast<int>(p->data.size()),
+        ZooKeeper().ZOO_OPEN_ACL_UNSAFE.get(), mode, &ZkCompletions::StringStat, box);
   });
 }
 
@@ -214,7 +215,7 @@ ZkResult ZkSession::GetChildren(const std::string& path, absl::Duration wait) {
   auto p = std::make_shared<Pending>(this);
   p->path = path;
   return Call(p, wait, [&](const void* box) {
-    return zoo_aget_children(zh_, p->path.c_str(), 0, &ZkCompletions::Strings, box);
+    return ZooKeeper().zoo_aget_children(zh_, p->path.c_str(), 0, &ZkCompletions::Strings, box);
   });
 }
 
@@ -222,7 +223,8 @@ ZkResult ZkSession::Exists(const std::string& path, bool watch, absl::Duration w
   auto p = std::make_shared<Pending>(this);
   p->path = path;
   return Call(p, wait, [&](const void* box) {
-    return zoo_aexists(zh_, p->path.c_str(), watch ? 1 : 0, &ZkCompletions::StatOnly, box);
+    return ZooKeeper().zoo_aexists(zh_, p->path.c_str(), watch ? 1 : 0, &ZkCompletions::StatOnly,
+                                   box);
   });
 }
 
@@ -230,7 +232,7 @@ ZkResult ZkSession::Get(const std::string& path, absl::Duration wait) {
   auto p = std::make_shared<Pending>(this);
   p->path = path;
   return Call(p, wait, [&](const void* box) {
-    return zoo_aget(zh_, p->path.c_str(), 0, &ZkCompletions::Data, box);
+    return ZooKeeper().zoo_aget(zh_, p->path.c_str(), 0, &ZkCompletions::Data, box);
   });
 }
 
@@ -240,8 +242,9 @@ ZkResult ZkSession::Set(const std::string& path, absl::string_view data, int ver
   p->path = path;
   p->data = std::string(data);
   return Call(p, wait, [&](const void* box) {
-    return zoo_aset(zh_, p->path.c_str(), p->data.data(), static_cast<int>(p->data.size()),
-                    version, &ZkCompletions::StatOnly, box);
+    return ZooKeeper().zoo_aset(zh_, p->path.c_str(), p->data.data(),
+                                static_cast<int>(p->data.size()), version, &ZkCompletions::StatOnly,
+                                box);
   });
 }
 
@@ -249,7 +252,7 @@ ZkResult ZkSession::Delete(const std::string& path, int version, absl::Duration 
   auto p = std::make_shared<Pending>(this);
   p->path = path;
   return Call(p, wait, [&](const void* box) {
-    return zoo_adelete(zh_, p->path.c_str(), version, &ZkCompletions::Void, box);
+    return ZooKeeper().zoo_adelete(zh_, p->path.c_str(), version, &ZkCompletions::Void, box);
   });
 }
 
@@ -264,23 +267,24 @@ ZkResult ZkSession::Multi(const std::vector<ZkOp>& ops, absl::Duration wait) {
     switch (op.kind) {
       case ZkOp::Kind::kCreate:
         p->buffers[i].assign(op.path.size() + 64, '\0');
-        zoo_create_op_init(&p->zops[i], op.path.c_str(), op.data.data(),
-                           static_cast<int>(op.data.size()), &ZOO_OPEN_ACL_UNSAFE, op.mode,
-                           p->buffers[i].data(), static_cast<int>(p->buffers[i].size()));
+        ZooKeeper().zoo_create_op_init(
+            &p->zops[i], op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()),
+            ZooKeeper().ZOO_OPEN_ACL_UNSAFE.get(), op.mode, p->buffers[i].data(),
+            static_cast<int>(p->buffers[i].size()));
         p->delete_if_late = true;
         break;
       case ZkOp::Kind::kDelete:
-        zoo_delete_op_init(&p->zops[i], op.path.c_str(), op.version);
+        ZooKeeper().zoo_delete_op_init(&p->zops[i], op.path.c_str(), op.version);
         break;
       case ZkOp::Kind::kSet:
-        zoo_set_op_init(&p->zops[i], op.path.c_str(), op.data.data(),
-                        static_cast<int>(op.data.size()), op.version, nullptr);
+        ZooKeeper().zoo_set_op_init(&p->zops[i], op.path.c_str(), op.data.data(),
+                                    static_cast<int>(op.data.size()), op.version, nullptr);
         break;
     }
   }
   return Call(p, wait, [&](const void* box) {
-    return zoo_amulti(zh_, static_cast<int>(p->zops.size()), p->zops.data(),
-                      p->zresults.data(), &ZkCompletions::Multi, box);
+    return ZooKeeper().zoo_amulti(zh_, static_cast<int>(p->zops.size()), p->zops.data(),
+                                  p->zresults.data(), &ZkCompletions::Multi, box);
   });
 }
 
@@ -298,8 +302,8 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
   {
     // The client's two threads start here and inherit this thread's mask.
     SignalsBlockedScope blocked;
-    zh = zookeeper_init2(settings.servers.c_str(), &ZkSession::OnWatch, timeout_ms,
-                         nullptr, s.get(), 0, &DropLog);
+    zh = ZooKeeper().zookeeper_init2(settings.servers.c_str(), &ZkSession::OnWatch, timeout_ms,
+                                     nullptr, s.get(), 0, &DropLog);
   }
   if (zh == nullptr) {
     const int err = errno;
@@ -316,7 +320,7 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
   // meanwhile, and a fork() that lands then leaves the child with that lock
   // taken forever: its first getaddrinfo() (its own session) hangs. Names
   // are resolved again only after a lost connection.
-  zoo_set_servers_resolution_delay(zh, -1);
+  ZooKeeper().zoo_set_servers_resolution_delay(zh, -1);
   {
     std::unique_lock<std::mutex> lock(s->mu_);
     s->zh_ = zh;
@@ -331,9 +335,9 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
                                    " (", settings.servers, ") within connect_timeout ",
                                    absl::FormatDuration(settings.connect_timeout)));
   }
-  const clientid_t* id = zoo_client_id(zh);
+  const clientid_t* id = ZooKeeper().zoo_client_id(zh);
   s->id_ = id != nullptr ? id->client_id : 0;
-  s->timeout_ = absl::Milliseconds(zoo_recv_timeout(zh));
+  s->timeout_ = absl::Milliseconds(ZooKeeper().zoo_recv_timeout(zh));
   // The servers made the session after this moment.
   s->Answered(started);
   return s;
@@ -343,7 +347,7 @@ ZkSession::~ZkSession() {
   // In a forked child the handle's threads are the parent's: closing would
   // wait for them forever, and telling the servers to close would end the
   // parent's session. The child leaves it be.
-  if (zh_ != nullptr && pid_ == getpid()) zookeeper_close(zh_);
+  if (zh_ != nullptr && pid_ == getpid()) ZooKeeper().zookeeper_close(zh_);
 }
 
 void ZkSession::Answered(int64_t sent_nanos) {
@@ -359,16 +363,17 @@ void ZkSession::OnWatch(zhandle_t* zh, int type, int state, const char* path, vo
 }
 
 void ZkSession::HandleEvent(zhandle_t* zh, int type, int state, const char* path) {
-  if (type != ZOO_SESSION_EVENT) {
+  if (type != *ZooKeeper().ZOO_SESSION_EVENT) {
     if (path != nullptr) RingPath(path);
     return;
   }
-  if (state == ZOO_CONNECTED_STATE) {
+  if (state == *ZooKeeper().ZOO_CONNECTED_STATE) {
     connected_.store(true, std::memory_order_release);
     std::lock_guard<std::mutex> guard(mu_);
     connected_cv_.notify_all();
     StartJobsLocked(zh);
-  } else if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
+  } else if (state == *ZooKeeper().ZOO_EXPIRED_SESSION_STATE ||
+             state == *ZooKeeper().ZOO_AUTH_FAILED_STATE) {
     expired_.store(true, std::memory_order_release);
     connected_.store(false, std::memory_order_release);
     std::lock_guard<std::mutex> guard(mu_);
@@ -449,7 +454,7 @@ void ZkSession::WatchNode(const std::string& path) {
     std::string path;
   };
   auto* box = new WatchBox{this, path};
-  const int rc = zoo_aexists(
+  const int rc = ZooKeeper().zoo_aexists(
       zh_, box->path.c_str(), 1,
       [](int rc, const struct Stat*, const void* data) {
         std::unique_ptr<WatchBox> b(static_cast<WatchBox*>(const_cast<void*>(data)));

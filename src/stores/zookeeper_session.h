@@ -41,8 +41,6 @@
 
 #include <sys/types.h>
 
-#include <zookeeper/zookeeper.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -58,6 +56,7 @@
 #include "absl/time/time.h"
 #include "ipclock/spi/deadline.h"
 #include "platform/event_signal.h"
+#include "platform/zookeeper_calls.h"
 
 namespace ipclock {
 

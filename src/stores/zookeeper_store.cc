@@ -135,7 +135,7 @@ absl::Status ZooKeeperStore::EnsurePath(ZkSession& session, const std::string& p
   std::vector<absl::string_view> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
   for (size_t i = 0; i < parts.size(); ++i) {
     absl::StrAppend(&prefix, "/", parts[i]);
-    const int mode = i + 1 == parts.size() ? last_mode : ZOO_PERSISTENT;
+    const int mode = i + 1 == parts.size() ? last_mode : *ZooKeeper().ZOO_PERSISTENT;
     ZkResult r = session.Create(prefix, "", mode, CallWait(session));
     if (r.rc != ZOK && r.rc != ZNODEEXISTS) {
       return Failure(r, resource, absl::StrCat("create ", prefix));
@@ -148,7 +148,7 @@ absl::Status ZooKeeperStore::Start() {
   absl::StatusOr<std::shared_ptr<ZkSession>> session = CurrentSession();
   if (!session.ok()) return session.status();
   if (base_.empty()) return absl::OkStatus();
-  return EnsurePath(**session, base_, ZOO_PERSISTENT, "");
+  return EnsurePath(**session, base_, *ZooKeeper().ZOO_PERSISTENT, "");
 }
 
 absl::Status ZooKeeperStore::SessionVerdict(const ZkKeyState& st,
@@ -294,9 +294,10 @@ absl::StatusOr<bool> ZooKeeperStore::SaveSymfony(Key& key, Deadline deadline) {
     absl::StatusOr<std::shared_ptr<ZkSession>> session = CurrentSession();
     if (!session.ok()) return session.status();
     ZkSession& s = **session;
-    ZkResult r = s.Create(path, *token, ZOO_EPHEMERAL, CallWait(s));
+    ZkResult r = s.Create(path, *token, *ZooKeeper().ZOO_EPHEMERAL, CallWait(s));
     if (r.rc == ZNONODE && r.answered) {
-      if (absl::Status e = EnsurePath(s, base_, ZOO_PERSISTENT, key.resource()); !e.ok()) {
+      if (absl::Status e = EnsurePath(s, base_, *ZooKeeper().ZOO_PERSISTENT, key.resource());
+          !e.ok()) {
         return e;
       }
       continue;
