@@ -86,7 +86,8 @@ absl::Status GuardRemoveIpc(const StoreEntry& entry, absl::string_view lock_dir,
                             RemoveIpcPolicy policy, absl::string_view store) {
   if (policy == RemoveIpcPolicy::kIgnore || !entry.ipc) return absl::OkStatus();
   // The effective uid owns what the store creates (files, IPC objects).
-  RemoveIpcReport report = CheckRemoveIpc(RemoveIpcRoot(), geteuid(), *entry.ipc, lock_dir);
+  RemoveIpcReport report = CheckRemoveIpc(RemoveIpcRoot(), geteuid(), *entry.ipc, lock_dir,
+                                          RemoveIpcDetail::kVerdict);
   return ApplyRemoveIpcPolicy(policy, report, store);
 }
 

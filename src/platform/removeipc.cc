@@ -287,46 +287,56 @@ bool IsLingering(absl::string_view root, uid_t uid) {
 }
 
 RemoveIpcReport CheckRemoveIpc(absl::string_view root, uid_t uid, IpcKind kind,
-                               absl::string_view lock_dir) {
+                               absl::string_view lock_dir, RemoveIpcDetail detail) {
   RemoveIpcReport r;
   r.kind = kind;
   r.uid = uid;
-  RemoveIpcSetting setting = ReadRemoveIpcSetting(root);
-  r.remove_ipc = setting.remove_ipc;
-  r.source = setting.source;
-  r.sys_uid_max = ReadSysUidMax(root);
-  r.is_system_user = uid <= r.sys_uid_max;
 
-  // Whether logind's IPC cleanup applies to objects `uid` owns.
-  bool ipc_cleaned = r.remove_ipc && !r.is_system_user;
-  if (ipc_cleaned) {
+  // Whether logind's IPC cleanup applies to objects `uid` owns. With
+  // kVerdict only what can change the answer is read: root is exempt
+  // whatever SYS_UID_MAX is, and RemoveIPC= matters only above it.
+  auto ipc_cleaned = [&]() {
+    const bool full = detail == RemoveIpcDetail::kFull;
+    if (!full && uid == 0) {
+      r.is_system_user = true;
+      return false;
+    }
+    r.sys_uid_max = ReadSysUidMax(root);
+    r.is_system_user = uid <= r.sys_uid_max;
+    if (full || !r.is_system_user) {
+      RemoveIpcSetting setting = ReadRemoveIpcSetting(root);
+      r.remove_ipc = setting.remove_ipc;
+      r.source = setting.source;
+    }
+    if (!r.remove_ipc || r.is_system_user) return false;
     r.lingering = IsLingering(root, uid);
-    ipc_cleaned = !r.lingering;
-  }
-  const std::string why_ipc = absl::StrCat(
-      "systemd-logind removes ", IpcKindName(kind == IpcKind::kLockDir
-                                                 ? IpcKind::kPosixShm
-                                                 : kind),
-      " objects of uid ", uid, " when its last session ends (RemoveIPC=",
-      r.remove_ipc ? "yes" : "no", " from ", r.source, "; uid ", uid,
-      " is above SYS_UID_MAX ", r.sys_uid_max, ")");
+    return !r.lingering;
+  };
+  auto why_ipc = [&]() {
+    return absl::StrCat(
+        "systemd-logind removes ",
+        IpcKindName(kind == IpcKind::kLockDir ? IpcKind::kPosixShm : kind), " objects of uid ",
+        uid, " when its last session ends (RemoveIPC=", r.remove_ipc ? "yes" : "no", " from ",
+        r.source, "; uid ", uid, " is above SYS_UID_MAX ", r.sys_uid_max, ")");
+  };
 
   if (kind != IpcKind::kLockDir) {
-    if (ipc_cleaned) {
+    if (ipc_cleaned()) {
       r.at_risk = true;
-      r.reason = why_ipc;
+      r.reason = why_ipc();
       r.advice = IpcAdvice(r.sys_uid_max);
     }
     return r;
   }
 
+  // A lock dir: where it is decides what can delete it, and only a dir in
+  // /dev/shm depends on logind's configuration.
   r.lock_dir = ResolveLockDir(root, lock_dir);
   if (std::optional<absl::string_view> owner = ChildOf(r.lock_dir, "/run/user")) {
     uid_t owner_uid;
     if (absl::SimpleAtoi(*owner, &owner_uid)) {
       // This is logout, not RemoveIPC: it applies to every user, root too.
-      if (owner_uid == uid ? r.lingering || IsLingering(root, uid)
-                           : IsLingering(root, owner_uid)) {
+      if (IsLingering(root, owner_uid)) {
         r.lingering = true;
         return r;
       }
@@ -344,9 +354,9 @@ RemoveIpcReport CheckRemoveIpc(absl::string_view root, uid_t uid, IpcKind kind,
     }
   }
   if (IsUnder(r.lock_dir, "/dev/shm")) {
-    if (ipc_cleaned) {
+    if (ipc_cleaned()) {
       r.at_risk = true;
-      r.reason = absl::StrCat(r.lock_dir, " is in /dev/shm: ", why_ipc);
+      r.reason = absl::StrCat(r.lock_dir, " is in /dev/shm: ", why_ipc());
       r.advice = absl::StrCat("use a lock dir outside /dev/shm such as "
                               "/run/lock/APP, or ",
                               IpcAdvice(r.sys_uid_max));

@@ -111,10 +111,25 @@ struct RemoveIpcReport {
   std::string advice;
 };
 
+// How much a check reads.
+enum class RemoveIpcDetail {
+  // Everything a report can say: RemoveIPC=, its source, SYS_UID_MAX and
+  // lingering, whenever they apply to `kind` (`ipclock doctor`).
+  kFull,
+  // Only what can change at_risk and may_be_cleaned (and the reason and
+  // advice that go with them): a store's factory, on every start of a
+  // program, reads no configuration for root or for a lock dir outside
+  // /dev/shm and /run/user. The other fields may keep their defaults.
+  kVerdict,
+};
+
 // Checks what a store of `kind` run by `uid` risks below `root`. `lock_dir`
-// is the store's lock dir as the target system sees it (kLockDir only).
+// is the store's lock dir as the target system sees it (kLockDir only). For
+// a lock dir, RemoveIPC= and SYS_UID_MAX are read only when it is in
+// /dev/shm: elsewhere logind's IPC cleanup cannot reach it.
 RemoveIpcReport CheckRemoveIpc(absl::string_view root, uid_t uid, IpcKind kind,
-                               absl::string_view lock_dir = {});
+                               absl::string_view lock_dir = {},
+                               RemoveIpcDetail detail = RemoveIpcDetail::kFull);
 
 }  // namespace ipclock
 
