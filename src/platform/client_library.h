@@ -163,7 +163,8 @@ class ClientLibrary {
 };
 
 // Whether this build loads client libraries with dlopen() (the default) or
-// links them (-Dclient_libraries=link).
+// links them (-Dclient_libraries=link); false in a build without a remote
+// store, which has none to load and does not link dlopen().
 bool ClientLibrariesLoadedOnFirstUse();
 
 // The address of a linked function or object, for a ClientSymbolSlot.
