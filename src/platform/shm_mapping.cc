@@ -116,11 +116,4 @@ void SharedMapping::Reset() {
   size_ = 0;
 }
 
-int64_t CoarseMonotonicNanos() {
-  struct timespec ts;
-  // CLOCK_MONOTONIC_COARSE exists on every kernel ipclock runs on (2.6.32+).
-  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0) return -1;
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 }  // namespace ipclock

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <string>
 
+#include "platform/coarse_clock.h"
 #include "platform/scoped_fd.h"
 
 namespace ipclock {
@@ -100,10 +101,9 @@ class SharedMapping {
 
 // The clocks of the shm store's periodic checks, both read through the
 // vDSO without a system call: CLOCK_MONOTONIC_COARSE in nanoseconds (its
-// resolution is one kernel tick, 1 to 10 ms), and the wall clock's whole
-// seconds (time(2), several times cheaper: cheap enough for every
-// release). CoarseMonotonicNanos() is -1 if the clock cannot be read.
-int64_t CoarseMonotonicNanos();
+// resolution is one kernel tick, 1 to 10 ms; platform/coarse_clock.h), and
+// the wall clock's whole seconds (time(2), several times cheaper: cheap
+// enough for every release).
 inline int64_t WallClockSeconds() { return static_cast<int64_t>(time(nullptr)); }
 
 }  // namespace ipclock

@@ -397,7 +397,7 @@ absl::StatusOr<ShmSegment::Loss> ShmSegment::CheckIdentity(absl::string_view res
 
 absl::StatusOr<ShmSegment::Loss> ShmSegment::CheckIdentityEachTick(absl::string_view resource) {
   const int64_t now = CoarseMonotonicNanos();
-  if (now >= 0 && now < next_tick_check_.load(std::memory_order_relaxed)) return loss();
+  if (now < next_tick_check_.load(std::memory_order_relaxed)) return loss();
   next_tick_check_.store(now + kTickCheckNanos, std::memory_order_relaxed);
   last_second_.store(WallClockSeconds(), std::memory_order_relaxed);
   return CheckIdentity(resource);
