@@ -536,6 +536,36 @@ void test_watch_options(void** state) {
   ExpectContains(r.err, "checked every 500ms", "--verbose says what is watched");
 }
 
+// A COMMAND that ends at once pays for no watch: on a store without leases
+// the watch's thread and inotify instance start only once COMMAND has run
+// for a while (closing an inotify instance waits for the kernel's grace
+// period, milliseconds), and then they do. COMMAND counts ipclock's threads
+// and inotify instances itself.
+void test_watch_starts_once_command_runs_a_while(void** state) {
+  (void)state;
+  const std::string store = FlockStoreIn(MakeTempDir());
+  auto count = [&](const char* first) {
+    const std::string script = absl::StrCat(
+        first, "; echo $(ls /proc/$PPID/task | wc -l) $(ls -l /proc/$PPID/fd | grep -c inotify)");
+    CliResult r = RunCli({"run", "--store", store, "--key", "k", "--", "sh", "-c", script});
+    ExpectCode(r, 0, "the counting COMMAND");
+    return std::string(absl::StripAsciiWhitespace(r.out));
+  };
+  // At its start: the best of a few runs, since a loaded machine may take
+  // longer than the wait to start sh (the watch is then already running).
+  std::string at_start;
+  for (int i = 0; i < 5 && at_start != "1 0"; ++i) at_start = count(":");
+  if (at_start != "1 0") {
+    fail_msg("threads and inotify instances of ipclock at COMMAND's start: %s, expected 1 0",
+             at_start.c_str());
+  }
+  const std::string later = count("sleep 0.5");
+  if (later != "2 1") {
+    fail_msg("threads and inotify instances of ipclock after 0.5 s: %s, expected 2 1",
+             later.c_str());
+  }
+}
+
 }  // namespace
 }  // namespace ipclock_test
 
@@ -561,6 +591,7 @@ int main(void) {
       cmocka_unit_test(test_release_of_deleted_redis_key_fails_the_run),
       cmocka_unit_test(test_healthy_locks_report_nothing),
       cmocka_unit_test(test_watch_options),
+      cmocka_unit_test(test_watch_starts_once_command_runs_a_while),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

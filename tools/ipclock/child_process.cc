@@ -98,7 +98,9 @@ void ChildRunner::RequestStop() {
 
 ChildResult ChildRunner::Run(const std::vector<std::string>& command,
                              absl::Duration kill_after,
-                             const std::function<void(const StopPlan&)>& on_stop) {
+                             const std::function<void(const StopPlan&)>& on_stop,
+                             absl::Duration a_while,
+                             const std::function<void()>& after_a_while) {
   ChildResult result;
   StopPlan plan;
   plan.own_group = !HasControllingTerminal();
@@ -141,11 +143,21 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
 
   bool done = false;
   int64_t kill_at = -1;  // ms on the monotonic clock; -1: no stop under way
+  // ms on the monotonic clock; -1: after_a_while was called, or is not set.
+  int64_t a_while_at = after_a_while ? NowMillis() + absl::ToInt64Milliseconds(a_while) : -1;
   for (;;) {
+    if (a_while_at >= 0 && !done && NowMillis() >= a_while_at) {
+      a_while_at = -1;
+      after_a_while();
+    }
     int timeout = -1;
     if (kill_at >= 0 && !result.killed) {
       timeout = static_cast<int>(std::max<int64_t>(0, kill_at - NowMillis()));
       if (done) timeout = std::min(timeout, kGroupPollMillis);
+    }
+    if (a_while_at >= 0 && !done) {
+      const int until = static_cast<int>(std::max<int64_t>(0, a_while_at - NowMillis()));
+      timeout = timeout < 0 ? until : std::min(timeout, until);
     }
     struct pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
     const int ready = poll(fds, 2, timeout);

@@ -89,8 +89,16 @@ class ChildRunner {
   // `kill_after` of zero SIGKILL is sent at once. After a stop, whatever is
   // left of COMMAND's own process group gets until `kill_after` to end,
   // then SIGKILL.
+  //
+  // `after_a_while`, if set, is called once on this thread when COMMAND has
+  // run for `a_while` and has not ended: `ipclock run` starts the watch of
+  // its locks there, so that a command that ends at once pays for no
+  // thread and no inotify instance (closing one waits for the kernel's
+  // grace period, milliseconds).
   ChildResult Run(const std::vector<std::string>& command, absl::Duration kill_after,
-                  const std::function<void(const StopPlan&)>& on_stop);
+                  const std::function<void(const StopPlan&)>& on_stop,
+                  absl::Duration a_while = absl::ZeroDuration(),
+                  const std::function<void()>& after_a_while = nullptr);
 
  private:
   ChildRunner() = default;

@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,6 +36,9 @@ namespace {
 // Backoff between attempts on a store that cannot be reached.
 constexpr absl::Duration kFirstRetry = absl::Milliseconds(50);
 constexpr absl::Duration kMaxRetry = absl::Seconds(1);
+// How long COMMAND runs before the watch of locks without leases starts
+// (at most --check-interval): see RunCommand.
+constexpr absl::Duration kWatchAfter = absl::Milliseconds(50);
 
 void PrintError(const absl::Status& status) { ipclock_cli::PrintError("ipclock", status); }
 
@@ -306,23 +310,46 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     losses.Add(loss);
     child->RequestStop();
   };
+  // The watch: its thread and, on file stores, an inotify instance.
+  // Closing an inotify instance waits for the kernel's grace period, which
+  // costs more than a short command, so on a store without leases the
+  // watch starts only once COMMAND has run for a while (the first look
+  // then sees a loss from before it, and the release sees one in a command
+  // that ended sooner). A lease cannot wait: it is renewed from the start.
   std::optional<ipclock::LockWatch> watch;
-  watch.emplace();
   std::vector<ipclock::WatchedLock> watched;
-  for (ipclock::Lock& lock : locks) {
-    absl::StatusOr<ipclock::WatchedLock> w = watch->Watch(std::move(lock), watch_options);
-    if (!w.ok()) {
-      PrintError(w.status());
-      watched.clear();  // released as they are destroyed
-      ReleaseAll(locks);
-      return ExitCodeForStatus(w.status());
+  absl::Status watch_error;
+  auto start_watch = [&]() -> absl::Status {
+    watch.emplace();
+    for (ipclock::Lock& lock : locks) {
+      absl::StatusOr<ipclock::WatchedLock> w = watch->Watch(std::move(lock), watch_options);
+      if (!w.ok()) {
+        watched.clear();  // released as they are destroyed
+        ReleaseAll(locks);
+        locks.clear();
+        return w.status();
+      }
+      watched.push_back(*std::move(w));
     }
-    watched.push_back(*std::move(w));
+    locks.clear();  // all moved into the watch
+    // A loss between the acquisition and the watch's first look.
+    for (ipclock::WatchedLock& w : watched) w.CheckNow().IgnoreError();
+    return absl::OkStatus();
+  };
+  absl::Duration watch_after = absl::ZeroDuration();
+  if (caps.expiring) {
+    if (absl::Status started = start_watch(); !started.ok()) {
+      PrintError(started);
+      return ExitCodeForStatus(started);
+    }
+  } else {
+    watch_after = std::min(kWatchAfter, options.check_interval);
   }
-  // A loss between the acquisition and the watch's first look.
-  for (ipclock::WatchedLock& w : watched) w.CheckNow().IgnoreError();
   if (options.verbose) {
-    Say(absl::StrCat("watching ", watched.size(), watched.size() == 1 ? " lock" : " locks",
+    const size_t n = resources.size();
+    Say(absl::StrCat("watching ", n, n == 1 ? " lock" : " locks",
+                     caps.expiring ? "" : absl::StrCat(" from ", SecondsText(watch_after),
+                                                       " after COMMAND starts"),
                      ", checked every ", SecondsText(options.check_interval),
                      caps.expiring ? absl::StrCat(", lease ", SecondsText(options.ttl),
                                                   " renewed every ",
@@ -330,11 +357,23 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
                                    : ""));
   }
 
-  const ChildResult result =
-      (*runner)->Run(options.command, options.kill_after, [&](const StopPlan& plan) {
+  const ChildResult result = (*runner)->Run(
+      options.command, options.kill_after,
+      [&](const StopPlan& plan) {
         losses.PrintNew();
         SayStop(plan);
+      },
+      watch_after,
+      [&]() {
+        if (watch || !watch_error.ok()) return;
+        watch_error = start_watch();
+        // The locks are released: COMMAND must not go on.
+        if (!watch_error.ok()) child->RequestStop();
       });
+  if (!watch_error.ok()) {
+    PrintError(watch_error);
+    return ExitCodeForStatus(watch_error);
+  }
 
   struct Released {
     std::string store;
@@ -342,13 +381,17 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     absl::Status status;
   };
   std::vector<Released> released;
-  for (auto it = watched.rbegin(); it != watched.rend(); ++it) {
-    absl::StatusOr<ipclock::Lock> lock = it->Take();
-    if (!lock.ok()) continue;
-    Released r{lock->store().Describe(), lock->resource(), lock->Release()};
+  auto release = [&](ipclock::Lock& lock) {
+    Released r{lock.store().Describe(), lock.resource(), lock.Release()};
     if (r.status.ok() && options.verbose) Say(absl::StrCat("released ", Quoted(r.resource)));
     released.push_back(std::move(r));
+  };
+  for (auto it = watched.rbegin(); it != watched.rend(); ++it) {
+    absl::StatusOr<ipclock::Lock> lock = it->Take();
+    if (lock.ok()) release(*lock);
   }
+  // Those of a command that ended before the watch started.
+  for (auto it = locks.rbegin(); it != locks.rend(); ++it) release(*it);
   // Joins the watch's thread: no loss is reported after this.
   watch.reset();
   losses.PrintNew();
