@@ -12,10 +12,12 @@
 #             -fdata-sections), NDEBUG, no PIE, no unwind tables (nothing
 #             is thrown), stripped
 #
-# and in each, two programs: the `ipclock` CLI, and tools/footprint/minimal.c,
+# and in each, three programs: the `ipclock` CLI, tools/footprint/minimal.c,
 # a C program that takes a lock in a flock and in a shm store, linked from an
-# installed copy with `pkg-config --static --libs ipclock` and -static. Each
-# is run once (under qemu-user for ARM) to show it works.
+# installed copy with `pkg-config --static --libs ipclock` and -static, and
+# tools/footprint/minimal_raw.c, the flock lock without ipclock, linked
+# alike (the table says how much minimal.c grows over it). Each is run once
+# (under qemu-user for ARM) to show it works.
 #
 # Prints a table, the largest contributors to the small CLI by library, and
 # writes DIR/footprint.json (default DIR: the current dir, as tools/bench
@@ -52,7 +54,8 @@ done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-common_opts=(-Dredis=disabled -Dpostgres=disabled -Dtests=disabled -Dbench=disabled
+common_opts=(-Dredis=disabled -Dpostgres=disabled -Dmysql=disabled -Dsqlite=disabled
+             -Dmemcached=disabled -Dzookeeper=disabled -Dtests=disabled -Dbench=disabled
              -Dphp_interop=disabled -Dcli=enabled -Dprefer_static=true -Ddebug=false)
 baseline_cflags=""
 baseline_ldflags="-static"
@@ -116,8 +119,13 @@ for arch in "${arches[@]}"; do
       tools/footprint/minimal.c $(echo " $flags" | grep -o -- ' -[ID][^ ]*' | tr -d '\n')
     # shellcheck disable=SC2086
     "${tool_prefix}g++" $optflags -o "$dir/footprint/minimal" "$dir/footprint/minimal.o" $flags $ldflags
+    # The same program without ipclock, linked alike: what ipclock adds to
+    # a static program is the difference.
+    # shellcheck disable=SC2086
+    "${tool_prefix}gcc" -std=c11 $optflags $cflags -o "$dir/footprint/minimal_raw" \
+      tools/footprint/minimal_raw.c $ldflags
     cp "$dir/tools/ipclock" "$dir/footprint/ipclock"
-    for program in ipclock minimal; do
+    for program in ipclock minimal minimal_raw; do
       bin="$dir/footprint/$program"
       "${tool_prefix}strip" -o "$bin.stripped" "$bin"
       runs=false
@@ -125,7 +133,9 @@ for arch in "${arches[@]}"; do
         "$bin.stripped" --help >/dev/null 2>&1 && runs=true
       else
         lockdir=$(mktemp -d /tmp/ipclock-footprint-locks-XXXXXX)
-        if "$bin.stripped" "$lockdir" "ipclock-footprint-$$"; then runs=true; fi
+        args=("$lockdir")
+        [ "$program" = minimal_raw ] || args+=("ipclock-footprint-$$")
+        if "$bin.stripped" "${args[@]}" 2>/dev/null; then runs=true; fi
         rm -rf "$lockdir" "/dev/shm/ipclock.ipclock-footprint-$$"
       fi
       read -r text data bss _ < <("${tool_prefix}size" "$bin.stripped" | tail -n 1)
@@ -176,6 +186,12 @@ print('%-8s %-8s %-9s %10s %10s %8s %8s  %s' % ('arch', 'program', 'config', 'fi
 for s in sizes:
     print('%-8s %-8s %-9s %10d %10d %8d %8d  %s' % (s['arch'], s['program'], s['config'], s['file_bytes'],
                                                    s['text'], s['data'], s['bss'], 'yes' if s['runs'] else 'NO'))
+for arch in sorted({s['arch'] for s in sizes}):
+    for config in ('baseline', 'small'):
+        got = {s['program']: s['file_bytes'] for s in sizes if s['arch'] == arch and s['config'] == config}
+        if 'minimal' in got and 'minimal_raw' in got:
+            print('%-8s %-9s minimal.c grows by %d bytes over minimal_raw.c (the same lock without ipclock)'
+                  % (arch, config, got['minimal'] - got['minimal_raw']))
 print('\nsymbols of the small build, by origin (bytes):')
 for b in breakdown:
     print('%-8s %-8s %-18s %9d' % (b['arch'], b['program'], b['part'], b['bytes']))

@@ -5,7 +5,11 @@
 // its peers (Boost.Interprocess, Symfony Lock), in one run on one machine,
 // so that every ratio compares figures taken under the same conditions.
 //
-//   bench [--quick] [--out DIR]
+//   bench [--quick] [--out DIR] [--only SECTION]...
+//
+// SECTION is one of local (shm, flock, semaphores), remote, sql, cache-zk,
+// handoff, scaling, fairness (and the priority inversion), memory, startup;
+// without --only, every section runs.
 //
 // Writes bench.md (the table, also on stdout), bench.json, handoff.dat and
 // handoff.png (with gnuplot) into DIR (default: the current dir). Remote
@@ -17,9 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,24 +41,33 @@
 namespace {
 
 void Usage() {
-  std::fprintf(stderr, "usage: bench [--quick] [--out DIR]\n");
+  std::fprintf(stderr, "usage: bench [--quick] [--out DIR] [--only SECTION]...\n");
   std::exit(64);
 }
+
+constexpr const char* kSections[] = {"local",   "remote",   "sql",    "cache-zk", "handoff",
+                                     "scaling", "fairness", "memory", "startup"};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   ipclock_bench::Settings settings;
   std::string out_dir = ".";
+  std::set<std::string> only;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       settings = ipclock_bench::QuickSettings();
     } else if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
       out_dir = argv[++i];
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
+               std::find(std::begin(kSections), std::end(kSections),
+                         std::string(argv[i + 1])) != std::end(kSections)) {
+      only.insert(argv[++i]);
     } else {
       Usage();
     }
   }
+  auto run = [&](const char* section) { return only.empty() || only.count(section) != 0; };
   mkdir(out_dir.c_str(), 0755);
 
   ipclock_bench::Workspace ws;
@@ -72,21 +88,27 @@ int main(int argc, char** argv) {
   // The local figures take seconds; a burst of other work on a shared
   // machine lasts as long. Several rounds, each figure the median of them,
   // keep one burst from deciding a figure or the floor beside it.
-  std::vector<ipclock_bench::Report> rounds(settings.rounds);
-  for (ipclock_bench::Report& round : rounds) {
-    ipclock_bench::ShmSection(settings, ws, &round);
-    ipclock_bench::FlockSection(settings, ws, &round);
-    ipclock_bench::SemaphoreSections(settings, ws, &round);
+  if (run("local")) {
+    std::vector<ipclock_bench::Report> rounds(settings.rounds);
+    for (ipclock_bench::Report& round : rounds) {
+      ipclock_bench::ShmSection(settings, ws, &round);
+      ipclock_bench::FlockSection(settings, ws, &round);
+      ipclock_bench::SemaphoreSections(settings, ws, &round);
+    }
+    report.AddMedianOf(rounds);
   }
-  report.AddMedianOf(rounds);
-  ipclock_bench::RemoteSections(settings, ws, &report);
-  ipclock_bench::SqlSections(settings, ws, &report);
-  ipclock_bench::CacheAndZooKeeperSections(settings, ws, &report);
-  ipclock_bench::HandoffSection(settings, ws, &report);
-  ipclock_bench::ScalingSection(settings, ws, &report);
-  ipclock_bench::FairnessSection(settings, ws, &report);
-  ipclock_bench::InversionSection(settings, ws, &report);
-  ipclock_bench::MemorySection(ws, BENCH_EXAMPLE_PATH, &report);
+  if (run("remote")) ipclock_bench::RemoteSections(settings, ws, &report);
+  if (run("sql")) ipclock_bench::SqlSections(settings, ws, &report);
+  if (run("cache-zk")) ipclock_bench::CacheAndZooKeeperSections(settings, ws, &report);
+  if (run("handoff")) ipclock_bench::HandoffSection(settings, ws, &report);
+  // The memory section reads the segment the scaling section made.
+  if (run("scaling")) ipclock_bench::ScalingSection(settings, ws, &report);
+  if (run("fairness")) {
+    ipclock_bench::FairnessSection(settings, ws, &report);
+    ipclock_bench::InversionSection(settings, ws, &report);
+  }
+  if (run("memory")) ipclock_bench::MemorySection(ws, BENCH_EXAMPLE_PATH, &report);
+  if (run("startup")) ipclock_bench::StartupSection(settings, ws, &report);
   ws.Remove();
 
   report.machine = absl::StrCat(report.machine, "; load average at the end ",

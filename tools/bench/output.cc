@@ -56,8 +56,11 @@ bool WriteOutputs(const Report& report, const std::string& dir) {
   const std::string md = report.Markdown();
   std::fputs(md.c_str(), stdout);
   bool ok = WriteFile(absl::StrCat(dir, "/bench.md"), md) &&
-            WriteFile(absl::StrCat(dir, "/bench.json"), report.Json()) &&
-            WriteFile(absl::StrCat(dir, "/handoff.dat"), HandoffData(report));
+            WriteFile(absl::StrCat(dir, "/bench.json"), report.Json());
+  const std::string data = HandoffData(report);
+  // No plot without the handoff rows (bench --only without handoff).
+  if (!ok || data.find('\n') + 1 == data.size()) return ok;
+  ok = WriteFile(absl::StrCat(dir, "/handoff.dat"), data);
   const std::string script = absl::StrFormat(kPlot, dir, report.machine.substr(0, report.machine.find(',')), dir);
   if (ok && WriteFile(absl::StrCat(dir, "/handoff.gp"), script)) {
     std::string command = absl::StrCat("gnuplot '", dir, "/handoff.gp' 2>&1");

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/sem.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <string>
@@ -145,6 +146,18 @@ double RawPosixSemPair(const RunShape& shape) {
   });
   sem_close(sem);
   return ns;
+}
+
+double ClockReadNs(const RunShape& shape, clockid_t clock) {
+  return MedianNsPerOp(shape, [&](int64_t n) {
+    struct timespec ts;
+    for (int64_t i = 0; i < n; ++i) {
+      if (clock_gettime(clock, &ts) != 0) return false;
+      // Kept, so that the loop is not optimised away.
+      asm volatile("" : : "r"(ts.tv_nsec) : "memory");
+    }
+    return true;
+  });
 }
 
 }  // namespace ipclock_bench

@@ -9,6 +9,7 @@
 #define IPCLOCK_TOOLS_BENCH_RAW_PEERS_H_
 
 #include <pthread.h>
+#include <time.h>
 
 #include <string>
 
@@ -37,6 +38,11 @@ double RawOpenFlockCloseOver(const RunShape& shape, const std::string& dir, int 
 double RawSemopPair(const RunShape& shape);
 // sem_wait + sem_post of a named POSIX semaphore.
 double RawPosixSemPair(const RunShape& shape);
+// One clock_gettime(clock): the price of a clock read on this machine,
+// printed beside the reused-handle rows, which must not pay one per call
+// (CLOCK_MONOTONIC costs 20 to 40 ns on a VM whose TSC the vDSO cannot
+// use; CLOCK_MONOTONIC_COARSE is a few ns everywhere).
+double ClockReadNs(const RunShape& shape, clockid_t clock);
 
 }  // namespace ipclock_bench
 

@@ -35,6 +35,9 @@ void MemorySection(const Workspace& ws, const std::string& example, Report* repo
 // note where SCHED_FIFO is refused).
 void FairnessSection(const Settings& s, const Workspace& ws, Report* report);
 void InversionSection(const Settings& s, const Workspace& ws, Report* report);
+// sections_startup.cc: whole programs, exec() to exit, beside flock(1) and
+// beside a C program without ipclock.
+void StartupSection(const Settings& s, const Workspace& ws, Report* report);
 
 // Sets a row's floor and goal.
 void Against(Row& row, const Report& report, const std::string& floor_figure,

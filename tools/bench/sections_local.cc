@@ -86,9 +86,20 @@ void Against(Row& row, const Report& report, const std::string& floor_figure,
   row.limit = limit;
 }
 
+// The price of one clock read, beside a store's reused-handle rows: a
+// reused handle reads none per call but a coarse one (see the rows'
+// notes in doc/performance.md).
+void ClockRows(const Settings& s, const std::string& section, Report* report) {
+  report->Add(section, "one clock read, CLOCK_MONOTONIC", ClockReadNs(s.shape, CLOCK_MONOTONIC),
+              kNs);
+  report->Add(section, "one clock read, CLOCK_MONOTONIC_COARSE",
+              ClockReadNs(s.shape, CLOCK_MONOTONIC_COARSE), kNs);
+}
+
 void ShmSection(const Settings& s, const Workspace& ws, Report* report) {
   Progress("shm");
   report->Add("shm", kRawMutex, RawRobustMutexPair(s.shape), kNs);
+  ClockRows(s, "shm", report);
 #if BENCH_HAVE_BOOST
   report->Add("shm", kBoostMutex, BoostNamedMutexCycle(Scaled(s.shape, 4)), kNs);
   report->Add("shm", "Boost named_mutex kept, lock+unlock", BoostNamedMutexPair(s.shape), kNs);
@@ -185,6 +196,7 @@ void SemaphoreSections(const Settings& s, const Workspace& ws, Report* report) {
   Progress("posix-semaphore");
   const char* kRawSem = "raw sem_wait+sem_post";
   report->Add("posix-semaphore", kRawSem, RawPosixSemPair(s.shape), kNs);
+  ClockRows(s, "posix-semaphore", report);
 #if BENCH_HAVE_BOOST
   report->Add("posix-semaphore", "Boost named_semaphore construct+wait+post",
               BoostNamedSemaphoreCycle(Scaled(s.shape, 4)), kNs);

@@ -28,6 +28,7 @@ struct Settings {
   std::array<int, 3> fair_processes = {2, 4, 8};
   std::array<int, 4> processes = {1, 2, 4, 8};
   std::array<int, 3> resources = {1, 1000, 100000};
+  int startup_runs = 40;  // runs of each program in the start-up rows
   bool quick = false;
 };
 
@@ -41,6 +42,7 @@ inline Settings QuickSettings() {
   s.contention_millis = 100;
   s.fairness_millis = 150;
   s.resources = {1, 1000, 10000};
+  s.startup_runs = 8;
   s.quick = true;
   return s;
 }
