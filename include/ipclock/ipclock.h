@@ -10,8 +10,8 @@
 //
 // The headers for programs are those directly in include/ipclock/: this one
 // and what it includes (lock.h, lock_factory.h, lock_guard.h, lock_watch.h,
-// store.h, store_factory.h, remove_ipc.h, diagnostics.h, version.h), async.h
-// for event loops, and c.h. Three subdirs serve others:
+// store.h, store_factory.h, remove_ipc.h, diagnostics.h, metrics.h,
+// version.h), async.h for event loops, and c.h. Three subdirs serve others:
 //   ipclock/stores/  one store's typed factory and options each, for building
 //                    a store in code rather than from a DSN; each header is
 //                    also that store's reference;
@@ -32,6 +32,7 @@
 #include "ipclock/lock_factory.h"   // IWYU pragma: export
 #include "ipclock/lock_guard.h"     // IWYU pragma: export
 #include "ipclock/lock_watch.h"     // IWYU pragma: export
+#include "ipclock/metrics.h"        // IWYU pragma: export
 #include "ipclock/remove_ipc.h"     // IWYU pragma: export
 #include "ipclock/store.h"          // IWYU pragma: export
 #include "ipclock/store_factory.h"  // IWYU pragma: export

@@ -85,6 +85,7 @@ class LockGuard;
 
 namespace internal {
 class LockAccess;
+class MetricsCell;
 }  // namespace internal
 
 struct LockOptions {
@@ -203,6 +204,10 @@ class Lock {
   ABSL_ATTRIBUTE_NOINLINE absl::Status ReleaseFully();
   // Release() without the lease-overrun report.
   absl::Status DeleteFromStore();
+  // Metrics (metrics.h), out of line: the hold of a released or lost lock,
+  // and a loss, once per acquisition.
+  ABSL_ATTRIBUTE_NOINLINE void RecordRelease(const absl::Status& released);
+  void NoteLost();
 
   std::shared_ptr<Store> store_;
   Key key_;
@@ -217,6 +222,13 @@ class Lock {
   // The LockGuard that holds this Lock, if any (lock_guard.h): a move of
   // either one tells the other where it went.
   LockGuard* guard_ = nullptr;
+  // This Lock's metrics cell (core/metrics.h); null when its store's
+  // metrics are off or the Lock was moved from.
+  internal::MetricsCell* metrics_ = nullptr;
+  // When the current hold began, if it is timed (else 0).
+  int64_t held_since_ = 0;
+  // The current acquisition's loss is counted already.
+  bool loss_counted_ = false;
 };
 
 }  // namespace ipclock

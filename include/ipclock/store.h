@@ -23,6 +23,7 @@
 #ifndef IPCLOCK_STORE_H_
 #define IPCLOCK_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,6 +33,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "ipclock/diagnostics.h"
+#include "ipclock/metrics.h"
 #include "ipclock/spi/deadline.h"
 
 namespace ipclock {
@@ -89,6 +91,11 @@ class StoreCalls;
 struct WaitWord;
 struct WatchTargets;
 
+namespace internal {
+class MetricsAccess;
+class StoreMetricsEntry;
+}  // namespace internal
+
 class Store {
  public:
   Store(const Store&) = delete;
@@ -114,6 +121,15 @@ class Store {
   void SetDiagnosticSink(DiagnosticSink sink);
   DiagnosticSink diagnostic_sink() const;
 
+  // What Locks on this store record (metrics.h); kOn unless the DSN's
+  // `metrics=` option, `StoreOptions::metrics` or this says otherwise. A
+  // Lock follows the mode its store had when the Lock was created.
+  // Thread-safe.
+  void SetMetricsMode(MetricsMode mode) {
+    metrics_mode_.store(mode, std::memory_order_relaxed);
+  }
+  MetricsMode metrics_mode() const { return metrics_mode_.load(std::memory_order_relaxed); }
+
  protected:
   Store() = default;
 
@@ -138,6 +154,12 @@ class Store {
 
   // Read and replaced whole, with std::atomic_load/atomic_store.
   std::shared_ptr<const DiagnosticSink> diagnostic_sink_;
+
+  friend class internal::MetricsAccess;
+  std::atomic<MetricsMode> metrics_mode_{MetricsMode::kOn};
+  // This store's entry in the process's metrics (core/metrics.h), found by
+  // its Describe() at the first Lock that records; never freed.
+  mutable std::atomic<internal::StoreMetricsEntry*> metrics_entry_{nullptr};
 };
 
 }  // namespace ipclock

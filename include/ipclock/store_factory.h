@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ipclock/diagnostics.h"
+#include "ipclock/metrics.h"
 #include "ipclock/remove_ipc.h"
 #include "ipclock/store.h"
 
@@ -45,6 +46,9 @@ struct StoreOptions {
   // in use) and, through `Store::SetDiagnosticSink()`, what the store and
   // its locks report afterwards. Empty: the process default.
   DiagnosticSink diagnostics;
+  // What Locks on the store record (metrics.h); a DSN's `metrics=` option
+  // (`on`, `off`, `every`; any store) takes precedence.
+  MetricsMode metrics = MetricsMode::kOn;
 };
 
 // The DSN of the default store: "flock".

@@ -8,6 +8,7 @@
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "core/diagnostics.h"
+#include "core/metrics.h"
 #include "platform/errors.h"
 #include "ipclock/lock_factory.h"
 #include "ipclock/lock_guard.h"
@@ -78,6 +79,7 @@ Lock::Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options)
   // path should not pay a virtual call per check.
   caps_ = store_->capabilities();
   fast_path_ = !caps_.expiring;
+  metrics_ = internal::ClaimMetricsCell(*store_, key_.resource());
 }
 
 Lock::Lock(Lock&& other) noexcept
@@ -88,7 +90,10 @@ Lock::Lock(Lock&& other) noexcept
       caps_(other.caps_),
       fast_path_(std::exchange(other.fast_path_, false)),
       acquired_(std::exchange(other.acquired_, false)),
-      guard_(std::exchange(other.guard_, nullptr)) {
+      guard_(std::exchange(other.guard_, nullptr)),
+      metrics_(std::exchange(other.metrics_, nullptr)),
+      held_since_(std::exchange(other.held_since_, 0)),
+      loss_counted_(other.loss_counted_) {
   // The guard follows the acquisition it holds.
   if (guard_ != nullptr) guard_->lock_ = this;
 }
@@ -98,6 +103,10 @@ Lock& Lock::operator=(Lock&& other) noexcept {
     // What this Lock held ends here, and its guard with it.
     DetachGuard();
     if (acquired_ && options_.auto_release) Release().IgnoreError();
+    internal::ReleaseMetricsCell(metrics_);
+    metrics_ = std::exchange(other.metrics_, nullptr);
+    held_since_ = std::exchange(other.held_since_, 0);
+    loss_counted_ = other.loss_counted_;
     store_ = std::move(other.store_);
     key_ = std::move(other.key_);
     options_ = other.options_;
@@ -116,6 +125,7 @@ Lock::~Lock() {
   if (acquired_ && options_.auto_release && store_ != nullptr) {
     Release().IgnoreError();
   }
+  internal::ReleaseMetricsCell(metrics_);
 }
 
 void Lock::DetachGuard() {
@@ -134,10 +144,24 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
     KeyWriter(key_).ResetLifetime();
     KeyWriter(key_).ReduceLifetime(options_.ttl);
   }
-  absl::StatusOr<bool> saved = StoreCalls::Save(*store_, caps_, key_, mode, deadline);
+  // With metrics, a wait starts with a try, so that an acquisition that
+  // found the lock free is told from one that waited (and costs no clock
+  // read); every blocking store's wait begins with one anyway.
+  int64_t wait_began = 0;
+  absl::StatusOr<bool> saved;
+  if (metrics_ != nullptr && !acquired_ && !deadline.has_passed()) {
+    saved = StoreCalls::Save(*store_, caps_, key_, mode, Deadline::Past());
+    if (saved.ok() && !*saved) {
+      wait_began = internal::MetricsNowNanos();
+      saved = StoreCalls::Save(*store_, caps_, key_, mode, deadline);
+    }
+  } else {
+    saved = StoreCalls::Save(*store_, caps_, key_, mode, deadline);
+  }
   if (!saved.ok() || !*saved) {
     if (expiring) KeyWriter(key_).set_expiry(previous_expiry);
     if (!saved.ok()) return saved.status();
+    if (metrics_ != nullptr) internal::Bump(metrics_->timeouts);
     // A failed conversion may have cost the lock we held (flock drops a
     // shared lock before it queues for an exclusive one): ask the store.
     if (acquired_) {
@@ -146,8 +170,21 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
     }
     return false;
   }
+  const bool converted = acquired_;
   acquired_ = true;
   mode_ = mode;
+  if (metrics_ != nullptr && !converted) {
+    loss_counted_ = false;
+    if (wait_began == 0) {
+      held_since_ = metrics_->AcquiredAtOnce(key_.previous_owner_died(), /*sampled_path=*/false);
+    } else {
+      held_since_ = internal::MetricsNowNanos();
+      internal::Bump(metrics_->acquisitions);
+      internal::Bump(metrics_->contended);
+      metrics_->wait.Observe(held_since_ - wait_began);
+      if (key_.previous_owner_died()) internal::Bump(metrics_->owner_deaths);
+    }
+  }
   if (expiring && key_.IsExpired()) {
     absl::Status released = DeleteFromStore();
     return StoreError(absl::StatusCode::kAborted, store_->Describe(),
@@ -177,6 +214,12 @@ absl::StatusOr<bool> Lock::TryAcquire(LockMode mode) {
     if (*got) {
       acquired_ = true;
       mode_ = mode;
+      if (metrics_ != nullptr) {
+        loss_counted_ = false;
+        held_since_ = metrics_->AcquiredAtOnce(key_.previous_owner_died(), /*sampled_path=*/true);
+      }
+    } else if (metrics_ != nullptr) {
+      internal::Bump(metrics_->timeouts);
     }
     return got;
   }
@@ -236,6 +279,7 @@ absl::Status Lock::ReleaseFully() {
   const absl::Duration overrun = key_.ExpiredFor();
   absl::Status s = DeleteFromStore();
   if (overrun <= absl::ZeroDuration()) return s;
+  NoteLost();
   absl::Status reported = ReportLeaseOverrun(*store_, key_.resource(), options_.ttl, overrun);
   // The store may have found the lock gone (Aborted too): the overrun says
   // more about why.
@@ -247,7 +291,22 @@ absl::Status Lock::DeleteFromStore() {
   // A failed release still ends this object's claim: the store's error says
   // what state the lock is in.
   acquired_ = false;
+  if (metrics_ != nullptr && (held_since_ != 0 || !s.ok())) RecordRelease(s);
   return s;
+}
+
+void Lock::RecordRelease(const absl::Status& released) {
+  if (held_since_ != 0) {
+    metrics_->hold.Observe(internal::MetricsNowNanos() - held_since_);
+    held_since_ = 0;
+  }
+  if (absl::IsAborted(released)) NoteLost();
+}
+
+void Lock::NoteLost() {
+  if (metrics_ == nullptr || loss_counted_) return;
+  loss_counted_ = true;
+  internal::Bump(metrics_->losses);
 }
 
 absl::Status Lock::CheckAcquired() {
@@ -260,6 +319,7 @@ absl::Status Lock::CheckAcquired() {
   }
   absl::Status held = StoreCalls::CheckHeld(*store_, key_);
   if (held.code() == absl::StatusCode::kAborted) {
+    NoteLost();
     // Lost to us, but the store may still have the kernel object it locked,
     // and processes that opened that object before it was deleted wait on
     // it: let it go now, not at destruction. The store's own report of the

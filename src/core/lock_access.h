@@ -23,6 +23,8 @@ class LockAccess {
   }
   // Leaves the lock's LockGuard, if any, with nothing to release.
   static void DetachGuard(Lock& lock) { lock.DetachGuard(); }
+  // Counts a loss of the lock's current acquisition in its metrics, once.
+  static void NoteLost(Lock& lock) { lock.NoteLost(); }
 };
 
 }  // namespace internal

@@ -237,6 +237,7 @@ std::optional<LossReport> CheckLocked(WatchEntry& entry, bool renew) {
   }
   entry.lost = true;
   entry.error = found;
+  LockAccess::NoteLost(lock);
   LossReport report;
   report.store = LockAccess::shared_store(lock);
   report.diagnostic.kind = DiagnosticKind::kLockLost;

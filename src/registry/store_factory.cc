@@ -40,6 +40,16 @@ absl::StatusOr<const StoreEntry*> EntryFor(const Dsn& dsn) {
   return entry;
 }
 
+// The `metrics=` option, which every store takes (ipclock/metrics.h).
+absl::StatusOr<MetricsMode> TakeMetricsOption(Dsn& dsn, MetricsMode default_mode) {
+  std::optional<std::string> v = dsn.TakeOption("metrics");
+  if (!v) return default_mode;
+  if (*v == "on" || *v == "true" || *v == "1") return MetricsMode::kOn;
+  if (*v == "off" || *v == "false" || *v == "0") return MetricsMode::kOff;
+  if (*v == "every") return MetricsMode::kEvery;
+  return BadDsn(dsn, absl::StrCat("metrics=", *v, ": expected on, off or every"));
+}
+
 StoreInfo InfoOf(const StoreEntry& entry) {
   StoreInfo info;
   info.name = std::string(entry.name);
@@ -57,6 +67,8 @@ absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
                                                     const StoreOptions& options) {
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
+  absl::StatusOr<MetricsMode> metrics = TakeMetricsOption(*dsn, options.metrics);
+  if (!metrics.ok()) return metrics.status();
   // What the store's factory reports goes to the store's sink.
   BuildSinkScope scope(options.diagnostics);
   absl::StatusOr<std::shared_ptr<Store>> store;
@@ -70,6 +82,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
     store = (*entry)->driver->from_dsn(*dsn, options);
   }
   if (store.ok() && options.diagnostics) (*store)->SetDiagnosticSink(options.diagnostics);
+  if (store.ok()) (*store)->SetMetricsMode(*metrics);
   return store;
 }
 
@@ -90,6 +103,11 @@ absl::StatusOr<StoreInfo> FindStore(absl::string_view text) {
 absl::StatusOr<HeldLocks> ListHeldLocks(absl::string_view text, const ListRequest& request) {
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
+  // A DSN that builds a store lists it too: an option about this
+  // process's own metrics changes nothing here.
+  if (absl::StatusOr<MetricsMode> m = TakeMetricsOption(*dsn, MetricsMode::kOn); !m.ok()) {
+    return m.status();
+  }
   absl::StatusOr<const StoreEntry*> entry = EntryFor(*dsn);
   if (!entry.ok()) return entry.status();
   if ((*entry)->driver->list == nullptr) {
