@@ -13,8 +13,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "platform/small_file.h"
 
 namespace ipclock {
@@ -140,6 +144,62 @@ std::string ProcessCommandName(pid_t pid) {
   if (!comm) return "";
   while (!comm->empty() && comm->back() == '\n') comm->pop_back();
   return *comm;
+}
+
+std::string ProcessCommandLine(pid_t pid, size_t max_bytes) {
+  if (pid <= 0) return "";
+  std::optional<std::string> line = ReadSmallFile(absl::StrCat("/proc/", pid, "/cmdline"));
+  if (!line) return "";
+  while (!line->empty() && line->back() == '\0') line->pop_back();
+  for (char& c : *line) {
+    if (c == '\0') c = ' ';
+  }
+  if (line->size() > max_bytes) line->resize(max_bytes);
+  return *line;
+}
+
+namespace {
+
+std::string UnitOfCgroupPath(absl::string_view path) {
+  std::string unit;
+  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
+    if (absl::EndsWith(part, ".service") || absl::EndsWith(part, ".scope")) {
+      unit = std::string(part);
+    }
+  }
+  return unit;
+}
+
+}  // namespace
+
+ProcessCgroup ParseProcessCgroup(absl::string_view text) {
+  // Lines read "ID:CONTROLLERS:PATH"; the path may itself hold ':'.
+  std::string unified;
+  std::string systemd_v1;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (f.size() != 3) continue;
+    if (f[0] == "0" && f[1].empty()) unified = std::string(f[2]);
+    if (f[1] == "name=systemd") systemd_v1 = std::string(f[2]);
+  }
+  ProcessCgroup out;
+  for (const std::string* path : {&unified, &systemd_v1}) {
+    std::string unit = UnitOfCgroupPath(*path);
+    if (!unit.empty()) {
+      out.path = *path;
+      out.unit = std::move(unit);
+      return out;
+    }
+  }
+  out.path = !unified.empty() ? unified : systemd_v1;
+  return out;
+}
+
+ProcessCgroup ReadProcessCgroup(pid_t pid) {
+  if (pid <= 0) return ProcessCgroup();
+  std::optional<std::string> text = ReadSmallFile(absl::StrCat("/proc/", pid, "/cgroup"), 65536);
+  if (!text) return ProcessCgroup();
+  return ParseProcessCgroup(*text);
 }
 
 }  // namespace ipclock

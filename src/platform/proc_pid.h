@@ -13,8 +13,11 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "absl/strings/string_view.h"
 
 namespace ipclock {
 
@@ -45,6 +48,30 @@ uint64_t PidNamespaceId();
 // /proc/<pid>/comm without its newline: the name the process gave itself
 // (any bytes, up to 15 of them). Empty when it cannot be read.
 std::string ProcessCommandName(pid_t pid);
+
+// /proc/<pid>/cmdline with the NULs between arguments read as spaces: the
+// arguments as the process left them (a process may rewrite its own), cut
+// to `max_bytes`. Empty when it cannot be read or the process has none (a
+// kernel thread, a zombie).
+std::string ProcessCommandLine(pid_t pid, size_t max_bytes = 4096);
+
+// Where a process stands in the cgroup tree, and so in systemd's units.
+struct ProcessCgroup {
+  // Its cgroup path: the unified (v2) hierarchy's ("0::" line) or, where
+  // that says nothing of a unit, systemd's own v1 hierarchy's
+  // ("name=systemd", on hybrid and legacy hosts). Empty when unknown.
+  std::string path;
+  // The systemd unit: the path's last component that ends in ".service" or
+  // ".scope" (a service's sub-cgroups, e.g. a delegated one, belong to it).
+  // Empty when none does.
+  std::string unit;
+};
+
+// From the text of /proc/<pid>/cgroup.
+ProcessCgroup ParseProcessCgroup(absl::string_view text);
+
+// The cgroup of `pid`; empty fields when it cannot be read.
+ProcessCgroup ReadProcessCgroup(pid_t pid);
 
 }  // namespace ipclock
 

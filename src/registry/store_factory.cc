@@ -9,6 +9,7 @@
 #include "core/dsn.h"
 #include "ipclock/admin/inspect.h"
 #include "registry/degraded_store.h"
+#include "registry/list_details.h"
 #include "registry/store_registry.h"
 
 namespace ipclock {
@@ -115,7 +116,9 @@ absl::StatusOr<HeldLocks> ListHeldLocks(absl::string_view text, const ListReques
         "ipclock: the ", (*entry)->name, " store cannot list its locks from outside",
         (*entry)->scope == Scope::kRemote ? " (ask its server)" : ""));
   }
-  return (*entry)->driver->list(*dsn, request);
+  absl::StatusOr<HeldLocks> held = (*entry)->driver->list(*dsn, request);
+  if (held.ok()) AddProcessDetails(&*held);
+  return held;
 }
 
 }  // namespace ipclock

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -127,10 +128,18 @@ absl::StatusOr<HeldLocks> ListFlockLocks(Dsn& dsn, const ListRequest& request) {
     }
     return nullptr;
   };
-  std::map<const DirFile*, int64_t> waiters;
+  // The "->" lines of a file, in the kernel's order (FIFO, but a release
+  // wakes every waiter and whichever runs first may take the lock).
+  std::map<const DirFile*, std::vector<LockWaiter>> waiters;
   for (const ProcFlockLock& l : *locks) {
     if (!l.waiting) continue;
-    if (const DirFile* f = find(l)) ++waiters[f];
+    const DirFile* f = find(l);
+    if (f == nullptr) continue;
+    LockWaiter w;
+    w.pid = l.pid;
+    w.command = ProcessCommandName(l.pid);
+    w.mode = l.write ? "exclusive" : "shared";
+    waiters[f].push_back(std::move(w));
   }
   for (const ProcFlockLock& l : *locks) {
     if (l.waiting) continue;
@@ -144,7 +153,8 @@ absl::StatusOr<HeldLocks> ListFlockLocks(Dsn& dsn, const ListRequest& request) {
     row.mode = l.write ? "exclusive" : "shared";
     row.pid = l.pid;
     row.command = ProcessCommandName(l.pid);
-    row.waiters = waiters[f];
+    row.waiter_list = waiters[f];
+    row.waiters = static_cast<int64_t>(row.waiter_list.size());
     AddHolderRecord(absl::StrCat(dir, "/", f->name), l, out.store, &row);
     out.locks.push_back(std::move(row));
   }

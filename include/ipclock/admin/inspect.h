@@ -26,6 +26,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "ipclock/metrics.h"
 #include "ipclock/store.h"
 
 namespace ipclock {
@@ -48,6 +51,14 @@ struct StoreInfo {
 // Every store kind, built or not, in the registry's order.
 std::vector<StoreInfo> KnownStores();
 
+// A process waiting for a lock, where the store can tell who.
+struct LockWaiter {
+  pid_t pid = 0;
+  std::string command;  // /proc/PID/comm; empty when unknown or gone
+  std::string unit;     // its systemd unit, as `HeldLock::unit`
+  std::string mode;     // "exclusive" or "shared"; empty when unknown
+};
+
 // One holder of one lock (a shared lock held by three processes is three
 // entries), or a lock whose holder died and whose next holder will be told.
 struct HeldLock {
@@ -60,11 +71,26 @@ struct HeldLock {
   std::string mode;
   pid_t pid = 0;        // 0: unknown (or on another host)
   std::string command;  // /proc/PID/comm; empty when unknown or gone
+  // Filled wherever `command` is (a live process of this host): its
+  // /proc/PID/cmdline (arguments joined by spaces, cut at 4 KiB), its cgroup
+  // (/proc/PID/cgroup: the unified hierarchy's path, or systemd's v1 one on
+  // hybrid hosts) and its systemd unit (the cgroup path's last component
+  // ending in ".service" or ".scope"; empty outside any).
+  std::string command_line;
+  std::string cgroup;
+  std::string unit;
   std::optional<int64_t> since;  // Unix seconds
   // How `since` is known, for the reader to weigh it.
   std::string since_source;
   std::optional<int64_t> fence;
+  // How many wait for the lock: counted from `waiter_list` where the store
+  // names its waiters, or the store's count where it keeps only one (SysV
+  // semaphores); nullopt where it cannot tell (a robust mutex knows only
+  // that someone waits).
   std::optional<int64_t> waiters;
+  // The waiters the store can name (flock: the blocked entries of
+  // /proc/locks, the "->" lines), in the kernel's order.
+  std::vector<LockWaiter> waiter_list;
   // Store-specific facts, as name and value; numbers stay numbers in JSON.
   std::vector<std::pair<std::string, std::string>> text_details;
   std::vector<std::pair<std::string, int64_t>> number_details;
@@ -92,6 +118,21 @@ struct HeldLocks {
 // otherwise (e.g. PermissionDenied for a lock dir we may not read).
 absl::StatusOr<HeldLocks> ListHeldLocks(absl::string_view dsn,
                                         const ListRequest& request = ListRequest());
+
+// The text form of `held` for Prometheus (`ipclock list --format=openmetrics`,
+// for node_exporter's textfile collector): gauges of what one look from
+// outside can see now, never counters (those are in each process,
+// metrics.h):
+//
+//   ipclock_lock_holder{store,resource,mode,pid,command,unit}      1 per holder
+//   ipclock_lock_held_seconds{store,resource,mode,pid,command,unit} since when
+//   ipclock_lock_waiters{store,resource}                           where known
+//   ipclock_lock_fence{store,resource}                             where known
+//
+// `now` is the time held_seconds is measured to. Holders that share every
+// label (one process holding a shared lock twice) are one series.
+std::string HeldLocksToOpenMetrics(absl::Span<const HeldLocks> held, absl::Time now,
+                                   MetricsTextFormat format = MetricsTextFormat::kOpenMetrics);
 
 // The store kind that `dsn` names, whether or not this build has it.
 // InvalidArgument for a malformed DSN or an unknown scheme.
