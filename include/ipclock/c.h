@@ -159,11 +159,17 @@ enum ipclock_diagnostic_kind {
   IPCLOCK_DIAG_LEASE_OVERRUN = 1,
   /* A watch found a held lock lost. */
   IPCLOCK_DIAG_LOCK_LOST = 2,
+  /* What happened to one lock, reported by a program of its own (the
+   * ipclock CLI does); the library never emits these. */
+  IPCLOCK_DIAG_WAITING = 3,    /* held by another: waiting for it */
+  IPCLOCK_DIAG_ACQUIRED = 4,   /* acquired */
+  IPCLOCK_DIAG_OWNER_DIED = 5, /* acquired from a holder that died holding it */
 };
 
 enum ipclock_diagnostic_severity {
   IPCLOCK_DIAG_INFO = 0,    /* nothing is wrong with any lock */
   IPCLOCK_DIAG_WARNING = 1, /* a lock is at risk, or was lost */
+  IPCLOCK_DIAG_ERROR = 2,   /* something failed (programs' own reports only) */
 };
 
 /* One diagnostic. Every string is NUL-terminated, never NULL, and valid only

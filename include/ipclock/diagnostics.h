@@ -41,14 +41,34 @@
 // A sink may be called from any thread, including a watch's thread
 // (lock_watch.h), and from several at once; it runs with no ipclock lock or
 // mutex held, except as `WatchOptions::diagnostics` says for losses.
+//
+// Under systemd. `WriteDiagnosticToStderr` (the first default) knows when
+// stderr is the journal (systemd's $JOURNAL_STREAM names stderr's device
+// and inode): it then sends each diagnostic to journald as an entry of its
+// own, with PRIORITY= and fields a query can select on,
+//
+//   IPCLOCK_EVENT=lost        (kLockLost, kLeaseOverrun; also waiting,
+//                             acquired, owner-died from programs that
+//                             report their own acquisitions, as ipclock run)
+//   IPCLOCK_STORE=, IPCLOCK_RESOURCE=, IPCLOCK_FENCE=   where known
+//
+// so that `journalctl IPCLOCK_EVENT=lost` finds every loss; where journald's
+// socket cannot be reached ($IPCLOCK_JOURNAL_SOCKET names another than
+// /run/systemd/journal/socket), the line goes to stderr with its syslog
+// priority in front ("<3>", "<4>", "<6>"), which journald takes as the
+// entry's priority. Elsewhere (a terminal, a file, a pipe) the line is
+// written as it is.
 
 #ifndef IPCLOCK_DIAGNOSTICS_H_
 #define IPCLOCK_DIAGNOSTICS_H_
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace ipclock {
@@ -56,6 +76,9 @@ namespace ipclock {
 enum class DiagnosticSeverity {
   kInfo,     // worth knowing; nothing is wrong with any lock
   kWarning,  // a lock is at risk, or was lost
+  // Something failed. The library reports its failures as statuses, never
+  // here; programs that route their own errors through a sink use it.
+  kError,
 };
 
 enum class DiagnosticKind {
@@ -70,6 +93,12 @@ enum class DiagnosticKind {
   kLeaseOverrun,
   // A watch (lock_watch.h) found a held lock lost. Told once per lock.
   kLockLost,
+  // What happened to one lock, for programs that report their own
+  // acquisitions through a sink (ipclock run does, to the journal); the
+  // library never emits these.
+  kWaiting,    // it is held by another: waiting for it
+  kAcquired,   // it was acquired
+  kOwnerDied,  // it was acquired from a holder that died holding it
 };
 
 struct Diagnostic {
@@ -90,7 +119,17 @@ struct Diagnostic {
   // set), and how long before the release it ran out.
   absl::Duration ttl;
   absl::Duration overrun;
+  // The lock's fencing token, where known (programs' own reports).
+  std::optional<uint64_t> fence;
 };
+
+// The IPCLOCK_EVENT= value of `kind` in the journal: "lost" (kLockLost and
+// kLeaseOverrun), "waiting", "acquired", "owner-died"; empty for kNotice.
+absl::string_view DiagnosticEventName(DiagnosticKind kind);
+
+// The syslog priority the journal gets for `diagnostic`: 3 (err) for a
+// lost lock and for kError, 4 (warning) for kWarning, 6 (info) for kInfo.
+int DiagnosticPriority(const Diagnostic& diagnostic);
 
 using DiagnosticSink = std::function<void(const Diagnostic&)>;
 
@@ -99,8 +138,13 @@ using DiagnosticSink = std::function<void(const Diagnostic&)>;
 DiagnosticSink SetDefaultDiagnosticSink(DiagnosticSink sink);
 
 // The first process default: the text and a newline on stderr, in one
-// write.
+// write; to the journal as said above when stderr is the journal's.
 void WriteDiagnosticToStderr(const Diagnostic& diagnostic);
+
+// Whether stderr is the systemd journal's stream ($JOURNAL_STREAM names
+// stderr's device and inode), as WriteDiagnosticToStderr sees it: decided
+// once per process.
+bool StderrIsJournal();
 
 }  // namespace ipclock
 

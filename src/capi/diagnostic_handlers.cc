@@ -30,9 +30,27 @@ class CDiagnostic {
       case DiagnosticKind::kLockLost:
         c_.kind = IPCLOCK_DIAG_LOCK_LOST;
         break;
+      case DiagnosticKind::kWaiting:
+        c_.kind = IPCLOCK_DIAG_WAITING;
+        break;
+      case DiagnosticKind::kAcquired:
+        c_.kind = IPCLOCK_DIAG_ACQUIRED;
+        break;
+      case DiagnosticKind::kOwnerDied:
+        c_.kind = IPCLOCK_DIAG_OWNER_DIED;
+        break;
     }
-    c_.severity = d.severity == DiagnosticSeverity::kWarning ? IPCLOCK_DIAG_WARNING
-                                                             : IPCLOCK_DIAG_INFO;
+    switch (d.severity) {
+      case DiagnosticSeverity::kInfo:
+        c_.severity = IPCLOCK_DIAG_INFO;
+        break;
+      case DiagnosticSeverity::kWarning:
+        c_.severity = IPCLOCK_DIAG_WARNING;
+        break;
+      case DiagnosticSeverity::kError:
+        c_.severity = IPCLOCK_DIAG_ERROR;
+        break;
+    }
     c_.text = d.text.c_str();
     c_.store = d.store.c_str();
     c_.resource = d.resource.c_str();

@@ -6,12 +6,16 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <errno.h>
+
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
+#include "platform/journal.h"
 
 namespace ipclock {
 namespace {
@@ -44,11 +48,70 @@ DiagnosticSink SetDefaultDiagnosticSink(DiagnosticSink sink) {
   return std::exchange(DefaultSink(), std::move(sink));
 }
 
+absl::string_view DiagnosticEventName(DiagnosticKind kind) {
+  switch (kind) {
+    case DiagnosticKind::kLockLost:
+    case DiagnosticKind::kLeaseOverrun:
+      return "lost";
+    case DiagnosticKind::kWaiting:
+      return "waiting";
+    case DiagnosticKind::kAcquired:
+      return "acquired";
+    case DiagnosticKind::kOwnerDied:
+      return "owner-died";
+    case DiagnosticKind::kNotice:
+      break;
+  }
+  return "";
+}
+
+int DiagnosticPriority(const Diagnostic& diagnostic) {
+  if (diagnostic.kind == DiagnosticKind::kLockLost) return 3;
+  switch (diagnostic.severity) {
+    case DiagnosticSeverity::kError:
+      return 3;
+    case DiagnosticSeverity::kWarning:
+      return 4;
+    case DiagnosticSeverity::kInfo:
+      break;
+  }
+  return 6;
+}
+
+namespace {
+
+// An entry of its own in the journal, with fields; false if journald could
+// not be reached.
+bool SendToJournal(const Diagnostic& d) {
+  const std::string priority = absl::StrCat(DiagnosticPriority(d));
+  const std::string fence = d.fence ? absl::StrCat(*d.fence) : std::string();
+  const absl::string_view event = DiagnosticEventName(d.kind);
+  std::vector<JournalField> fields = {
+      {"MESSAGE", d.text},
+      {"PRIORITY", priority},
+      {"SYSLOG_IDENTIFIER", program_invocation_short_name},
+  };
+  if (!event.empty()) fields.emplace_back("IPCLOCK_EVENT", event);
+  if (!d.store.empty()) fields.emplace_back("IPCLOCK_STORE", d.store);
+  if (!d.resource.empty()) fields.emplace_back("IPCLOCK_RESOURCE", d.resource);
+  if (d.fence) fields.emplace_back("IPCLOCK_FENCE", fence);
+  return SendJournalEntry(fields);
+}
+
+}  // namespace
+
+bool StderrIsJournal() { return StderrIsJournalStream(); }
+
 void WriteDiagnosticToStderr(const Diagnostic& diagnostic) {
+  std::string line;
+  if (StderrIsJournalStream()) {
+    if (SendToJournal(diagnostic)) return;
+    line = absl::StrCat("<", DiagnosticPriority(diagnostic), ">");
+  }
   // One write(2) of the whole line, so that threads and other processes
   // sharing the stream cannot split it; stdio's buffer is flushed first so
   // that the line lands after what the program already printed.
-  std::string line = diagnostic.text + "\n";
+  absl::StrAppend(&line, diagnostic.text, "\n");
   fflush(stderr);
   const char* p = line.data();
   size_t left = line.size();
