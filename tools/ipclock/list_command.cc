@@ -7,6 +7,9 @@
 #include <stdio.h>
 
 #include <algorithm>
+#include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -29,6 +32,7 @@ enum LongOnly : int {
   kOptStore = 256,
   kOptKey,
   kOptJson,
+  kOptFormat,
 };
 
 constexpr char kShortOptions[] = ":h";
@@ -37,6 +41,7 @@ const struct option kLongOptions[] = {
     {"store", required_argument, nullptr, kOptStore},
     {"key", required_argument, nullptr, kOptKey},
     {"json", no_argument, nullptr, kOptJson},
+    {"format", required_argument, nullptr, kOptFormat},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -47,7 +52,26 @@ std::string TimeText(int64_t unix_seconds, bool utc) {
                           utc ? absl::UTCTimeZone() : absl::LocalTimeZone());
 }
 
-std::string RowJson(const ipclock::HeldLock& row, absl::string_view store) {
+// How long `row` has been held, where its store can tell.
+std::optional<absl::Duration> HeldFor(const ipclock::HeldLock& row, absl::Time now) {
+  if (!row.since) return std::nullopt;
+  return std::max(absl::ZeroDuration(), now - absl::FromUnixSeconds(*row.since));
+}
+
+std::string WaitersJson(const std::vector<ipclock::LockWaiter>& waiters) {
+  std::vector<std::string> objects;
+  for (const ipclock::LockWaiter& w : waiters) {
+    JsonObject o;
+    o.AddInt("pid", w.pid == 0 ? std::nullopt : std::optional<int64_t>(w.pid));
+    o.AddString("command", w.command);
+    o.AddString("unit", w.unit);
+    o.AddString("mode", w.mode);
+    objects.push_back(o.Build());
+  }
+  return absl::StrCat("[", absl::StrJoin(objects, ","), "]");
+}
+
+std::string RowJson(const ipclock::HeldLock& row, absl::string_view store, absl::Time now) {
   JsonObject o;
   o.AddString("store", store);
   o.AddString("resource", row.resource);
@@ -55,15 +79,21 @@ std::string RowJson(const ipclock::HeldLock& row, absl::string_view store) {
   o.AddString("mode", row.mode);
   o.AddInt("pid", row.pid == 0 ? std::nullopt : std::optional<int64_t>(row.pid));
   o.AddString("command", row.command);
+  o.AddString("command_line", row.command_line);
+  o.AddString("unit", row.unit);
+  o.AddString("cgroup", row.cgroup);
   if (row.since) {
     o.AddString("since", TimeText(*row.since, /*utc=*/true));
     o.AddInt("since_unix", *row.since);
     o.AddString("since_source", row.since_source);
+    o.AddInt("held_seconds", absl::ToInt64Seconds(*HeldFor(row, now)));
   } else {
     o.AddRaw("since", "null");
+    o.AddRaw("held_seconds", "null");
   }
   o.AddInt("fence", row.fence);
   o.AddInt("waiters", row.waiters);
+  o.AddRaw("waiting", WaitersJson(row.waiter_list));
   for (const auto& [key, value] : row.text_details) o.AddString(key, value);
   for (const auto& [key, value] : row.number_details) o.AddInt(key, value);
   return o.Build();
@@ -77,33 +107,12 @@ std::string Details(const ipclock::HeldLock& row) {
   return absl::StrJoin(parts, " ");
 }
 
-void PrintTable(const ipclock::HeldLocks& held) {
-  const std::string store = Printable(held.store);
-  if (held.locks.empty()) {
-    printf("No locks held in %s.\n", store.c_str());
-    return;
-  }
-  std::vector<std::vector<std::string>> cells = {
-      {"RESOURCE", "MODE", "PID", "COMMAND", "SINCE", "FENCE", "WAITERS", "DETAILS"}};
-  bool mtime_note = false;
-  for (const ipclock::HeldLock& row : held.locks) {
-    mtime_note = mtime_note || (row.since.has_value() &&
-                                absl::StrContains(row.since_source, "mtime"));
-    // C-escaped: a name may hold tabs, newlines or escape sequences, and the
-    // columns must stay columns. A process may name itself anything too.
-    cells.push_back({row.resource.empty() ? "?" : absl::CHexEscape(row.resource),
-                     Printable(row.mode), row.pid == 0 ? "?" : absl::StrCat(row.pid),
-                     row.command.empty() ? "-" : absl::CHexEscape(row.command),
-                     row.since ? TimeText(*row.since, /*utc=*/false) : "?",
-                     row.fence ? absl::StrCat(*row.fence) : "-",
-                     row.waiters ? absl::StrCat(*row.waiters) : "?",
-                     Printable(Details(row))});
-  }
+// Prints `cells` (a heading line first) as aligned columns.
+void PrintColumns(const std::vector<std::vector<std::string>>& cells) {
   std::vector<size_t> width(cells[0].size(), 0);
   for (const auto& line : cells) {
     for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
   }
-  printf("Locks held in %s:\n", store.c_str());
   for (const auto& line : cells) {
     std::string out;
     for (size_t i = 0; i < line.size(); ++i) {
@@ -111,6 +120,54 @@ void PrintTable(const ipclock::HeldLocks& held) {
       if (i + 1 < line.size()) out.append(width[i] - line[i].size() + 2, ' ');
     }
     printf("%s\n", out.c_str());
+  }
+}
+
+std::string DurationText(absl::Duration d) {
+  return absl::FormatDuration(absl::Trunc(d, absl::Seconds(1)));
+}
+
+void PrintTable(const ipclock::HeldLocks& held, absl::Time now) {
+  const std::string store = Printable(held.store);
+  if (held.locks.empty()) {
+    printf("No locks held in %s.\n", store.c_str());
+    return;
+  }
+  std::vector<std::vector<std::string>> cells = {{"RESOURCE", "MODE", "PID", "COMMAND", "UNIT",
+                                                  "SINCE", "HELD", "FENCE", "WAITERS",
+                                                  "DETAILS"}};
+  std::vector<std::vector<std::string>> waiting = {{"RESOURCE", "MODE", "PID", "COMMAND", "UNIT"}};
+  std::set<std::pair<std::string, pid_t>> waiters_shown;
+  bool mtime_note = false;
+  for (const ipclock::HeldLock& row : held.locks) {
+    mtime_note = mtime_note || (row.since.has_value() &&
+                                absl::StrContains(row.since_source, "mtime"));
+    // C-escaped: a name may hold tabs, newlines or escape sequences, and the
+    // columns must stay columns. A process may name itself anything too.
+    const std::string resource = row.resource.empty() ? "?" : absl::CHexEscape(row.resource);
+    const std::optional<absl::Duration> held_for = HeldFor(row, now);
+    cells.push_back({resource, Printable(row.mode), row.pid == 0 ? "?" : absl::StrCat(row.pid),
+                     row.command.empty() ? "-" : absl::CHexEscape(row.command),
+                     row.unit.empty() ? "-" : absl::CHexEscape(row.unit),
+                     row.since ? TimeText(*row.since, /*utc=*/false) : "?",
+                     held_for ? DurationText(*held_for) : "?",
+                     row.fence ? absl::StrCat(*row.fence) : "-",
+                     row.waiters ? absl::StrCat(*row.waiters) : "?",
+                     Printable(Details(row))});
+    for (const ipclock::LockWaiter& w : row.waiter_list) {
+      // Each holder of a shared lock has the same waiters.
+      if (!waiters_shown.emplace(row.resource, w.pid).second) continue;
+      waiting.push_back({resource, w.mode.empty() ? "?" : Printable(w.mode),
+                         w.pid == 0 ? "?" : absl::StrCat(w.pid),
+                         w.command.empty() ? "-" : absl::CHexEscape(w.command),
+                         w.unit.empty() ? "-" : absl::CHexEscape(w.unit)});
+    }
+  }
+  printf("Locks held in %s:\n", store.c_str());
+  PrintColumns(cells);
+  if (waiting.size() > 1) {
+    printf("Waiting for them:\n");
+    PrintColumns(waiting);
   }
   if (mtime_note) {
     printf("SINCE of a lock file is its mtime: the lock was taken then or later (a holder\n"
@@ -155,7 +212,19 @@ absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
             options.key = arg;
             break;
           case kOptJson:
-            options.json = true;
+            options.format = ListOptions::Format::kJson;
+            break;
+          case kOptFormat:
+            if (absl::string_view(arg) == "table") {
+              options.format = ListOptions::Format::kTable;
+            } else if (absl::string_view(arg) == "json") {
+              options.format = ListOptions::Format::kJson;
+            } else if (absl::string_view(arg) == "openmetrics") {
+              options.format = ListOptions::Format::kOpenMetrics;
+            } else {
+              return UsageError(absl::StrCat("invalid --format '", Printable(arg),
+                                             "': expected table, json or openmetrics"));
+            }
             break;
         }
         return absl::OkStatus();
@@ -182,12 +251,25 @@ int ListCommand(const ListOptions& options) {
     PrintError("ipclock list", held.status());
     return ExitCodeForStatus(held.status());
   }
-  if (options.json) {
-    std::vector<std::string> objects;
-    for (const ipclock::HeldLock& row : held->locks) objects.push_back(RowJson(row, held->store));
-    fputs(JsonArray(objects).c_str(), stdout);
-  } else {
-    PrintTable(*held);
+  const absl::Time now = absl::Now();
+  switch (options.format) {
+    case ListOptions::Format::kJson: {
+      std::vector<std::string> objects;
+      for (const ipclock::HeldLock& row : held->locks) {
+        objects.push_back(RowJson(row, held->store, now));
+      }
+      fputs(JsonArray(objects).c_str(), stdout);
+      break;
+    }
+    case ListOptions::Format::kOpenMetrics:
+      // The common ground of OpenMetrics and the Prometheus text format
+      // (gauges only, and a closing "# EOF" that the latter reads as a
+      // comment), for node_exporter's textfile collector.
+      fputs(ipclock::HeldLocksToOpenMetrics({*held}, now).c_str(), stdout);
+      break;
+    case ListOptions::Format::kTable:
+      PrintTable(*held, now);
+      break;
   }
   return 0;
 }

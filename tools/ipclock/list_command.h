@@ -20,7 +20,9 @@ struct ListOptions {
   // --key: the one resource to show (named, even on stores that keep only a
   // hash of it).
   std::optional<std::string> key;
-  bool json = false;
+  // --format (--json is --format=json).
+  enum class Format { kTable, kJson, kOpenMetrics };
+  Format format = Format::kTable;
 };
 
 // Parses `argv` (argv[0] is "list"). InvalidArgument, with a message fit
