@@ -140,6 +140,7 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
   plan.target = plan.own_group ? -pid : pid;
   plan.started = true;
   result.started = true;
+  if (on_started_) on_started_(pid);
 
   bool done = false;
   int64_t kill_at = -1;  // ms on the monotonic clock; -1: no stop under way

@@ -36,6 +36,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -100,6 +101,12 @@ class ChildRunner {
                   absl::Duration a_while = absl::ZeroDuration(),
                   const std::function<void()>& after_a_while = nullptr);
 
+  // Called by Run() on its thread once COMMAND is forked (before it may
+  // have exec'd), with its pid.
+  void set_on_started(std::function<void(pid_t)> on_started) {
+    on_started_ = std::move(on_started);
+  }
+
  private:
   ChildRunner() = default;
 
@@ -107,6 +114,7 @@ class ChildRunner {
   sigset_t waited_;
   int signal_fd_ = -1;
   int stop_fd_ = -1;
+  std::function<void(pid_t)> on_started_;
 };
 
 }  // namespace ipclock_cli

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -16,15 +17,13 @@ namespace ipclock_cli {
 
 namespace {
 
-// One write(2), so that lines from the watch's thread and the main thread
-// do not interleave.
-void WriteLine(const std::string& line) {
-  absl::string_view rest = line;
-  while (!rest.empty()) {
-    const ssize_t n = write(STDERR_FILENO, rest.data(), rest.size());
-    if (n <= 0) return;  // stderr is gone: nothing better to do
-    rest.remove_prefix(static_cast<size_t>(n));
-  }
+// A line of ours, in one write(2) so that lines from the watch's thread and
+// the main thread do not interleave; `text` is escaped already.
+void WriteLine(std::string text, ipclock::DiagnosticSeverity severity) {
+  ipclock::Diagnostic d;
+  d.severity = severity;
+  d.text = std::move(text);
+  ipclock::WriteDiagnosticToStderr(d);
 }
 
 }  // namespace
@@ -45,24 +44,38 @@ int ExitCodeForStatus(const absl::Status& status) {
   }
 }
 
-void Say(absl::string_view text) { WriteLine(absl::StrCat("ipclock: ", Printable(text), "\n")); }
+void Say(absl::string_view text, ipclock::DiagnosticSeverity severity) {
+  WriteLine(absl::StrCat("ipclock: ", Printable(text)), severity);
+}
+
+void SayInfo(absl::string_view text) { Say(text, ipclock::DiagnosticSeverity::kInfo); }
+
+void Tell(ipclock::Diagnostic report) {
+  report.text = absl::StrCat("ipclock: ", Printable(report.text));
+  ipclock::WriteDiagnosticToStderr(report);
+}
 
 void PrintError(absl::string_view who, const absl::Status& status) {
   absl::string_view message = status.message();
   absl::ConsumePrefix(&message, "ipclock: ");
-  WriteLine(absl::StrCat(who, ": ", Printable(message), "\n"));
+  WriteLine(absl::StrCat(who, ": ", Printable(message)), ipclock::DiagnosticSeverity::kError);
 }
 
 void PrintUsageError(absl::string_view command, const absl::Status& status) {
   PrintError(absl::StrCat("ipclock ", command), status);
-  WriteLine(absl::StrCat("Try 'ipclock ", command, " --help'.\n"));
+  WriteLine(absl::StrCat("Try 'ipclock ", command, " --help'."),
+            ipclock::DiagnosticSeverity::kError);
 }
 
 void InstallDiagnosticSink() {
+  // The library's diagnostics keep their kind, store and resource, with
+  // their text escaped.
   ipclock::SetDefaultDiagnosticSink([](const ipclock::Diagnostic& d) {
+    ipclock::Diagnostic escaped = d;
     absl::string_view text = d.text;
     absl::ConsumePrefix(&text, "ipclock: ");
-    Say(text);
+    escaped.text = std::string(text);
+    Tell(std::move(escaped));
   });
 }
 

@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/diagnostics.h"
 
 namespace ipclock_cli {
 
@@ -55,11 +56,21 @@ inline constexpr int kExitSignalBase = 128;
 int ExitCodeForStatus(const absl::Status& status);
 
 // Writes "ipclock: <text>" and a newline to stderr in one write, with every
-// control byte of `text` escaped (terminal_text.h).
-void Say(absl::string_view text);
+// control byte of `text` escaped (terminal_text.h). Through the library's
+// stderr writer (ipclock/diagnostics.h), so that where stderr is the
+// journal the line carries `severity` as its priority. Say() is for what
+// goes wrong (a warning), SayInfo() for what --verbose tells.
+void Say(absl::string_view text,
+         ipclock::DiagnosticSeverity severity = ipclock::DiagnosticSeverity::kWarning);
+void SayInfo(absl::string_view text);
+
+// The same for a report about one lock, with its kind, store, resource and
+// fence for the journal's fields; `report.text` is the text after
+// "ipclock: ".
+void Tell(ipclock::Diagnostic report);
 
 // Prints "<who>: <message>" to stderr, escaped, dropping the "ipclock: "
-// that library messages start with.
+// that library messages start with; an error where stderr is the journal.
 void PrintError(absl::string_view who, const absl::Status& status);
 
 // PrintError(), then "Try 'ipclock COMMAND --help'." on a line of its own.

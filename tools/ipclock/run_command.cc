@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "child_process.h"
 #include "exit_codes.h"
+#include "run_report.h"
 #include "ipclock/spi/deadline.h"
 #include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
@@ -106,11 +107,11 @@ absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const RunOptions& opti
 // Takes `lock` by `deadline`. Returns nullopt once held, else the exit
 // status to leave with.
 std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
-                              ipclock::Deadline deadline, Retry& retry) {
+                              ipclock::Deadline deadline, Retry& retry, RunReport& report) {
   const std::string name = Quoted(lock.resource());
   const bool shared = options.mode == ipclock::LockMode::kShared;
   if (options.verbose) {
-    Say(absl::StrCat("acquiring ", shared ? "shared" : "exclusive", " lock on ", name, " in ",
+    SayInfo(absl::StrCat("acquiring ", shared ? "shared" : "exclusive", " lock on ", name, " in ",
                      lock.store().Describe(), " (",
                      options.wait == absl::ZeroDuration() ? "trying once"
                      : options.wait == absl::InfiniteDuration()
@@ -119,8 +120,15 @@ std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
                      ")"));
   }
   const int64_t start = ipclock::Deadline::NowNanos();
+  // A first try tells whether there is a wait to report (run_report.h).
+  bool held = false;
+  if (options.wait != absl::ZeroDuration() && report.WantsWaiting()) {
+    absl::StatusOr<bool> first = lock.TryAcquire(options.mode);
+    held = first.ok() && *first;
+    if (first.ok() && !*first) report.Waiting(lock);
+  }
   absl::Status status;
-  do {
+  if (!held) do {
     if (options.wait == absl::ZeroDuration()) {
       absl::StatusOr<bool> got = lock.TryAcquire(options.mode);
       status = !got.ok() ? got.status()
@@ -131,11 +139,12 @@ std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
           deadline.is_never() ? absl::InfiniteDuration() : deadline.Remaining(), options.mode);
     }
   } while (retry.Again(status));
+  report.DoneWaiting();
   const int64_t took = ipclock::Deadline::NowNanos() - start;
   if (status.code() == absl::StatusCode::kDeadlineExceeded) {
     // Silent by default, as flock(1) is: a busy lock is an expected outcome.
     if (options.verbose) {
-      Say(absl::StrCat(name, " is held by another owner; gave up after ", Millis(took)));
+      SayInfo(absl::StrCat(name, " is held by another owner; gave up after ", Millis(took)));
     }
     return options.conflict_exit_code;
   }
@@ -143,14 +152,7 @@ std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
     PrintError(status);
     return ExitCodeForStatus(status);
   }
-  if (options.verbose) {
-    Say(absl::StrCat("acquired ", name, " after ", Millis(took), ", fence ",
-                     lock.fence() ? absl::StrCat(*lock.fence())
-                                  : "none (this store has no fencing tokens)"));
-    if (lock.previous_owner_died()) {
-      Say(absl::StrCat("the previous holder of ", name, " died holding it"));
-    }
-  }
+  report.Acquired(lock, absl::Nanoseconds(took));
   return std::nullopt;
 }
 
@@ -199,8 +201,15 @@ class LossLog {
   void PrintNew() {
     std::lock_guard<std::mutex> guard(mu_);
     for (; printed_ < losses_.size(); ++printed_) {
-      Say(absl::StrCat("lost a held lock: ", WithoutPrefix(losses_[printed_].status.message())));
+      ipclock::Diagnostic loss = losses_[printed_];
+      loss.text = absl::StrCat("lost a held lock: ", WithoutPrefix(loss.status.message()));
+      Tell(std::move(loss));
     }
+  }
+  // What the last loss said, for the service manager's status line.
+  std::string LastText() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return losses_.empty() ? std::string() : WithoutPrefix(losses_.back().status.message());
   }
   bool Has(const std::string& store, const std::string& resource) {
     std::lock_guard<std::mutex> guard(mu_);
@@ -230,10 +239,11 @@ void SayStop(const StopPlan& plan) {
   const std::string whom = plan.own_group ? absl::StrCat("its process group ", -plan.target)
                                           : absl::StrCat("pid ", plan.target);
   if (plan.kill_after <= absl::ZeroDuration()) {
-    Say(absl::StrCat("stopping COMMAND: SIGKILL to ", whom));
+    Say(absl::StrCat("stopping COMMAND: SIGKILL to ", whom), ipclock::DiagnosticSeverity::kError);
   } else {
     Say(absl::StrCat("stopping COMMAND: SIGTERM to ", whom, ", SIGKILL in ",
-                     SecondsText(plan.kill_after), " if it has not ended"));
+                     SecondsText(plan.kill_after), " if it has not ended"),
+        ipclock::DiagnosticSeverity::kError);
   }
 }
 
@@ -251,6 +261,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
   // acquisition.
   const ipclock::Deadline deadline = ipclock::Deadline::In(options.wait);
   Retry retry(options, deadline);
+  RunReport report(options);
   absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(options, retry);
   if (!store.ok()) {
     PrintError(store.status());
@@ -267,7 +278,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     return kExitUsage;
   }
   if (options.verbose && !caps.expiring) {
-    Say(absl::StrCat((*store)->Describe(), " has no leases: its locks end with this process, "
+    SayInfo(absl::StrCat((*store)->Describe(), " has no leases: its locks end with this process, "
                                            "and --ttl has no effect"));
   }
   const std::vector<std::string> resources =
@@ -287,12 +298,13 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     locks.push_back(*std::move(lock));
   }
   for (ipclock::Lock& lock : locks) {
-    if (std::optional<int> failed = AcquireOne(lock, options, deadline, retry)) {
+    if (std::optional<int> failed = AcquireOne(lock, options, deadline, retry, report)) {
       ReleaseAll(locks);
       return *failed;
     }
   }
   ExportLockEnvironment(locks, **store);
+  report.Held(locks);
 
   // Before the watch starts its thread, which must inherit the blocked
   // signals (see child_process.h).
@@ -347,7 +359,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
   }
   if (options.verbose) {
     const size_t n = resources.size();
-    Say(absl::StrCat("watching ", n, n == 1 ? " lock" : " locks",
+    SayInfo(absl::StrCat("watching ", n, n == 1 ? " lock" : " locks",
                      caps.expiring ? "" : absl::StrCat(" from ", SecondsText(watch_after),
                                                        " after COMMAND starts"),
                      ", checked every ", SecondsText(options.check_interval),
@@ -357,10 +369,12 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
                                    : ""));
   }
 
+  (*runner)->set_on_started([&report](pid_t pid) { report.Running(pid); });
   const ChildResult result = (*runner)->Run(
       options.command, options.kill_after,
       [&](const StopPlan& plan) {
         losses.PrintNew();
+        report.Lost(absl::StrCat("lost a held lock: ", losses.LastText(), "; stopping COMMAND"));
         SayStop(plan);
       },
       watch_after,
@@ -383,7 +397,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
   std::vector<Released> released;
   auto release = [&](ipclock::Lock& lock) {
     Released r{lock.store().Describe(), lock.resource(), lock.Release()};
-    if (r.status.ok() && options.verbose) Say(absl::StrCat("released ", Quoted(r.resource)));
+    if (r.status.ok() && options.verbose) SayInfo(absl::StrCat("released ", Quoted(r.resource)));
     released.push_back(std::move(r));
   };
   for (auto it = watched.rbegin(); it != watched.rend(); ++it) {
@@ -402,8 +416,13 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     if (absl::IsAborted(r.status)) {
       lost = true;
       if (!losses.Has(r.store, r.resource)) {
-        Say(absl::StrCat("the lock was found lost at its release: ",
-                         WithoutPrefix(r.status.message())));
+        ipclock::Diagnostic loss;
+        loss.kind = ipclock::DiagnosticKind::kLockLost;
+        loss.store = r.store;
+        loss.resource = r.resource;
+        loss.text = absl::StrCat("the lock was found lost at its release: ",
+                                 WithoutPrefix(r.status.message()));
+        Tell(std::move(loss));
       }
     } else if (!r.status.ok()) {
       PrintError(r.status);
@@ -411,9 +430,12 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     }
   }
   if (lost) {
-    Say(absl::StrCat("exiting with status ", kExitLockLost, ": a lock was lost (COMMAND ",
+    const std::string why =
+        absl::StrCat("exiting with status ", kExitLockLost, ": a lock was lost (COMMAND ",
                      result.started ? StatusText(result.status) : "was not started",
-                     result.killed ? ", after SIGKILL" : "", ")"));
+                     result.killed ? ", after SIGKILL" : "", ")");
+    Say(why, ipclock::DiagnosticSeverity::kError);
+    report.Lost(why);
     return kExitLockLost;
   }
   // As RunLocked does: a failed release outranks only a successful command.

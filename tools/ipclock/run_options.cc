@@ -25,6 +25,8 @@ enum LongOnly : int {
   kOptTtl,
   kOptKillAfter,
   kOptCheckInterval,
+  kOptNotifyReady,
+  kOptNotifyWait,
 };
 
 // The short letters and their long names are flock(1)'s, so that a script
@@ -52,6 +54,8 @@ const struct option kLongOptions[] = {
     {"ttl", required_argument, nullptr, kOptTtl},
     {"kill-after", required_argument, nullptr, kOptKillAfter},
     {"check-interval", required_argument, nullptr, kOptCheckInterval},
+    {"notify-ready", no_argument, nullptr, kOptNotifyReady},
+    {"notify-wait", no_argument, nullptr, kOptNotifyWait},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -144,6 +148,12 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
         break;
       case kOptVerbose:
         options.verbose = true;
+        break;
+      case kOptNotifyReady:
+        options.notify_ready = true;
+        break;
+      case kOptNotifyWait:
+        options.notify_wait = true;
         break;
       case kOptPermits: {
         uint32_t permits = 0;

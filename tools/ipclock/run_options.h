@@ -42,6 +42,12 @@ struct RunOptions {
   // --kill-after: after a loss, how long COMMAND has between SIGTERM and
   // SIGKILL.
   absl::Duration kill_after = absl::Seconds(5);
+  // --notify-ready: READY=1 to the service manager once the locks are held
+  // and COMMAND started (run_report.h).
+  bool notify_ready = false;
+  // --notify-wait: EXTEND_TIMEOUT_USEC= to the service manager while
+  // waiting for a lock.
+  bool notify_wait = false;
   // The program and its arguments; `-c STRING` becomes /bin/sh -c STRING.
   std::vector<std::string> command;
 };
