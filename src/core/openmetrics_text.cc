@@ -76,6 +76,11 @@ std::string LabelValue(absl::string_view value) {
       value.remove_prefix(1);
       continue;
     }
+    if (c == '\n') {
+      out += "\\n";
+      value.remove_prefix(1);
+      continue;
+    }
     const size_t n = PrintableSequence(value);
     if (n == 0) {
       absl::StrAppend(&out, "\\\\x",
