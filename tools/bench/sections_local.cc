@@ -110,6 +110,21 @@ void ShmSection(const Settings& s, const Workspace& ws, Report* report) {
   cycle->goal = GoalKind::kValueAtMost;
   cycle->limit = 300;
   FairReusedRows(s, "shm", ws.shm_dsn, ws.fair_shm_dsn, "bench", report);
+  // What the lock metrics (ipclock/metrics.h) cost: the rows above record
+  // with the default, metrics=on; the same without them and with every
+  // hold timed.
+  Row *off_reused, *off_cycle, *every_reused, *every_cycle;
+  if (StoreRows(s, "shm", ws.shm_dsn + "?metrics=off", " (metrics=off)", "bench", report,
+                &off_reused, &off_cycle) &&
+      StoreRows(s, "shm", ws.shm_dsn + "?metrics=every", " (metrics=every)", "bench", report,
+                &every_reused, &every_cycle)) {
+    Row& cost = report->Add("shm", "metrics=on's cost per reused acquire+release (on - off)",
+                            reused->value - off_reused->value, kNs);
+    cost.goal = GoalKind::kValueAtMost;
+    cost.limit = 5;
+    report->Add("shm", "metrics=every's cost per reused acquire+release (every - off)",
+                every_reused->value - off_reused->value, kNs);
+  }
   report->Add("shm", "lost lock reported by LockWatch after rm of its segment (inotify), p50",
               ShmRemovalNoticedMicros(ws.tag + ".watch", 20), "µs");
 #if BENCH_HAVE_BOOST
