@@ -7,15 +7,16 @@
 build_packages=(meson ninja-build pkg-config g++ libabsl-dev libmbedtls-dev)
 # Everything the suite uses: the optional stores' libraries, the test
 # servers, PHP peers, clang for the fuzzers, CMake for the install tests,
-# and dpkg-dev, which Meson asks for Debian's multiarch libdir (as in a
-# build by hand, doc/install.md).
+# dpkg-dev, which Meson asks for Debian's multiarch libdir (as in a build
+# by hand, doc/install.md), and prometheus for promtool (the metrics tests
+# check their text with it).
 packages=(
   "${build_packages[@]}"
   dpkg-dev cmake python3 clang libclang-rt-14-dev
   liburing-dev libcmocka-dev libxxhash-dev libhiredis-dev libpq-dev
   libmariadb-dev libsqlite3-dev libmemcached-dev libzookeeper-mt-dev
   util-linux procps
-  man-db groff-base
+  man-db groff-base prometheus
   php-cli php-symfony-lock php-redis php-pgsql php-mysql php-sqlite3 php-memcached
   redis-server postgresql mariadb-server memcached zookeeperd
 )

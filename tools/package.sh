@@ -51,7 +51,7 @@ remove_packages() {
 }
 trap remove_packages EXIT
 
-dpkg -L ipclock libipclock-dev | grep -E 'bin/|\.a$|\.pc$|\.cmake$|tmpfiles|man1'
+dpkg -L ipclock libipclock-dev | grep -E 'bin/|\.a$|\.pc$|\.cmake$|tmpfiles|man1|examples/'
 tmp=$(mktemp -d /tmp/ipclock-package-XXXXXX)
 trap 'remove_packages; rm -rf "$tmp"' EXIT
 
