@@ -14,10 +14,14 @@
 // into them unless its store's metrics are off; `SnapshotMetrics()` reads
 // them and `WriteOpenMetrics()` renders them for Prometheus.
 //
-// Example (a daemon that serves its metrics, or writes them for
-// node_exporter's textfile collector):
+// Example (a daemon's metrics page):
 //
-//   std::string body = ipclock::WriteOpenMetrics(ipclock::SnapshotMetrics());
+//   // The body of a scrape with Accept: application/openmetrics-text; with
+//   // MetricsTextFormat::kPrometheus, a file for node_exporter's textfile
+//   // collector.
+//   std::string MetricsPage() {
+//     return ipclock::WriteOpenMetrics(ipclock::SnapshotMetrics());
+//   }
 //
 // What is counted, per resource of each store (`Store::Describe()`):
 //
