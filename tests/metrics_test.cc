@@ -160,6 +160,8 @@ void test_counts_a_loss_once(void** state) {
   const double give_up = NowSeconds() + 10;
   while (told.load() == 0 && NowSeconds() < give_up) usleep(5000);
   assert_int_equal(told.load(), 1);
+  // Counted when the watch found it, before any release.
+  assert_int_equal(CountersOf(*store, resource).losses, 1);
   (void)watched->Release();
   LockCounters c = CountersOf(*store, resource);
   assert_int_equal(c.losses, 1);
