@@ -70,12 +70,7 @@ class Listener {
       }
       const double left = give_up - NowSeconds();
       if (left <= 0) break;
-      struct pollfd p = {fd_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left * 1000) + 1) > 0) {
-        char buf[65536];
-        const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
-        if (n > 0) messages_.emplace_back(buf, static_cast<size_t>(n));
-      }
+      ReceiveOne(left);
     }
     fail_msg("no message with \"%s\"; got: %s", std::string(needle).c_str(),
              absl::StrJoin(messages_, " | ").c_str());
@@ -84,18 +79,21 @@ class Listener {
   // Whatever arrived within `seconds`.
   const std::vector<std::string>& Drain(double seconds) {
     const double until = NowSeconds() + seconds;
-    for (double left = seconds; left > 0; left = until - NowSeconds()) {
-      struct pollfd p = {fd_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left * 1000) + 1) <= 0) continue;
-      char buf[65536];
-      const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
-      if (n > 0) messages_.emplace_back(buf, static_cast<size_t>(n));
-    }
+    for (double left = seconds; left > 0; left = until - NowSeconds()) ReceiveOne(left);
     return messages_;
   }
   std::string All() const { return absl::StrJoin(messages_, "\n---\n"); }
 
  private:
+  // Keeps the next message, if one comes within `seconds`.
+  void ReceiveOne(double seconds) {
+    struct pollfd p = {fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(seconds * 1000) + 1) <= 0) return;
+    char buf[65536];
+    const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    if (n > 0) messages_.emplace_back(buf, static_cast<size_t>(n));
+  }
+
   std::string address_;
   int fd_ = -1;
   std::vector<std::string> messages_;
