@@ -68,6 +68,11 @@ cmake -S tests/cmake_consumer -B "$tmp/cmake" -DIPCLOCK_CONSUMER_SOURCE="$here/t
 cmake --build "$tmp/cmake"
 "$tmp/cmake/consumer" "flock://$tmp?removeipc=ignore"
 
+say "the example units under /usr/share/doc/ipclock/examples"
+for unit in ipclock-job.service ipclock-daemon.service ipclock-single-instance.conf; do
+  cmp "/usr/share/doc/ipclock/examples/$unit" "doc/examples/$unit"
+done
+
 say "the installed CLI"
 /usr/bin/ipclock run --store "flock://$tmp?removeipc=ignore" --key package -- true
 man -w ipclock
