@@ -360,13 +360,13 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
   if (options.verbose) {
     const size_t n = resources.size();
     SayInfo(absl::StrCat("watching ", n, n == 1 ? " lock" : " locks",
-                     caps.expiring ? "" : absl::StrCat(" from ", SecondsText(watch_after),
-                                                       " after COMMAND starts"),
-                     ", checked every ", SecondsText(options.check_interval),
-                     caps.expiring ? absl::StrCat(", lease ", SecondsText(options.ttl),
-                                                  " renewed every ",
-                                                  SecondsText(options.ttl / 3))
-                                   : ""));
+                         caps.expiring ? "" : absl::StrCat(" from ", SecondsText(watch_after),
+                                                           " after COMMAND starts"),
+                         ", checked every ", SecondsText(options.check_interval),
+                         caps.expiring ? absl::StrCat(", lease ", SecondsText(options.ttl),
+                                                      " renewed every ",
+                                                      SecondsText(options.ttl / 3))
+                                       : ""));
   }
 
   (*runner)->set_on_started([&report](pid_t pid) { report.Running(pid); });
