@@ -453,16 +453,22 @@ void FairNeedsAWritableSharedLockFile(void**) {
               absl::StatusCode::kInvalidArgument);
   SKIP_UNLESS_ROOT();
   const std::string base = MakeTempDir();
+  // 7: no mount namespace of its own where ramfs could be mounted unseen
+  // (a chroot whose / is not a mount point, a container without the right).
   pid_t child = ForkChild([&] {
-    if (unshare(CLONE_NEWNS) != 0) return 2;
-    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 3;
+    if (unshare(CLONE_NEWNS) != 0 || !MakeHoldingMountPrivate(base)) return 7;
     if (mount("ramfs", base.c_str(), "ramfs", 0, "mode=0700") != 0) return 4;
     absl::StatusOr<std::shared_ptr<Store>> s =
         ipclock::StoreFromDsn("flock://" + base + "/locks?fair=true");
     if (!absl::IsFailedPrecondition(s.status())) return 5;
     return Contains(s.status(), "whose pages processes share") ? 0 : 6;
   });
-  assert_int_equal(WaitChild(child), 0);
+  const int ramfs = WaitChild(child);
+  if (ramfs == 7) {
+    print_message("skipped the ramfs case: no mount namespace of its own to mount it in here\n");
+  } else {
+    assert_int_equal(ramfs, 0);
+  }
 
   // nobody's lock dir, holding root's lock file of mode 0644.
   assert_int_equal(chmod(base.c_str(), 0755), 0);

@@ -138,21 +138,6 @@ void RealEmfile(void**) {
   assert_false(ShmSegmentExists(name));
 }
 
-// Makes the mount that holds `path` private in this process's (new) mount
-// namespace, so that what is mounted on `path` stays in the namespace. That
-// is the nearest mount point at or above `path`: a new mount shows wherever
-// its parent mount propagates, and nowhere else. False, with errno, when
-// none can be: a chroot whose / is not a mount point, with nothing mounted
-// on the way (EINVAL), or no right to (EPERM).
-bool MakeHoldingMountPrivate(std::string path) {
-  for (;;) {
-    if (mount(nullptr, path.c_str(), nullptr, MS_PRIVATE, nullptr) == 0) return true;
-    if (errno != EINVAL || path == "/") return false;
-    path.resize(path.rfind('/'));
-    if (path.empty()) path = "/";
-  }
-}
-
 // A full /dev/shm for real: a 256 KiB tmpfs over /dev/shm in a mount
 // namespace of a child. The segment is refused with ENOSPC at creation
 // (not a SIGBUS at first touch) and nothing is left in it. Where the child

@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 
 #include <atomic>
@@ -246,6 +247,15 @@ char Signal::Wait(double timeout_sec) {
   char byte = 0;
   if (read(fds_[0], &byte, 1) != 1) return 0;
   return byte;
+}
+
+bool MakeHoldingMountPrivate(std::string path) {
+  for (;;) {
+    if (mount(nullptr, path.c_str(), nullptr, MS_PRIVATE, nullptr) == 0) return true;
+    if (errno != EINVAL || path == "/") return false;
+    path.resize(path.rfind('/'));
+    if (path.empty()) path = "/";
+  }
 }
 
 }  // namespace ipclock_test

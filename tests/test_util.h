@@ -156,6 +156,14 @@ inline double NowSeconds() {
   return static_cast<double>(ipclock::Deadline::NowNanos()) / 1e9;
 }
 
+// Makes the mount that holds `path` private in this process's (new) mount
+// namespace, so that what is mounted on `path` stays in the namespace. That
+// is the nearest mount point at or above `path`: a new mount shows wherever
+// its parent mount propagates, and nowhere else. False, with errno, when
+// none can be: a chroot whose / is not a mount point, with nothing mounted
+// on the way (EINVAL), or no right to (EPERM).
+bool MakeHoldingMountPrivate(std::string path);
+
 }  // namespace ipclock_test
 
 #endif  // IPCLOCK_TESTS_TEST_UTIL_H_
