@@ -408,6 +408,42 @@ void KilledHolderFreesLock(void**) {
   }
 }
 
+// The death of a holder is kept for the next holder even when every other
+// process using the lock lets go of it first: semaphore stores remove the
+// kernel objects of a resource with its last user, and the mark a dead
+// holder left must not go with them.
+void DeathOutlivesTheLastUser(void**) {
+  if (!CrossProcess() || !Caps().owner_death) skip();
+  std::string r = UniqueResource("last-user");
+  std::optional<std::shared_ptr<Store>> user(NewStore());
+  std::optional<Lock> used(MakeLock(*user, r));
+  // A user of the resource that held and released it, still attached.
+  assert_true(Try(*used));
+  ASSERT_OK(used->Release());
+  LockOptions child_options;
+  if ((*user)->capabilities().expiring) child_options.ttl = absl::Seconds(2);
+  Signal locked;
+  std::shared_ptr<Store> child_store = NewStore();
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(child_store, r, child_options);
+    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
+    locked.Notify();
+    for (;;) pause();
+  });
+  assert_int_equal(locked.Wait(), 'x');
+  kill(child, SIGKILL);
+  assert_int_equal(WaitChild(child), 128 + SIGKILL);
+  // Every live user leaves: the last one to go must keep the death.
+  used.reset();
+  user.reset();
+  child_store.reset();
+  auto store = NewStore();
+  Lock next = MakeLock(store, r);
+  ASSERT_OK(next.Acquire(absl::Seconds(10)));
+  assert_true(next.previous_owner_died());
+  ASSERT_OK(next.Release());
+}
+
 // A Lock reused with TryAcquire() and Release(), which on stores without
 // leases go to the store with none of Lock's lease handling (lock.cc),
 // keeps what a first acquisition gives: exclusion, a fence that grows, the
@@ -855,6 +891,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(WaiterInAnotherProcessIsWoken),
       cmocka_unit_test(BlockingWaiterSleepsInTheKernel),
       cmocka_unit_test(KilledHolderFreesLock),
+      cmocka_unit_test(DeathOutlivesTheLastUser),
       cmocka_unit_test(ReusedHandleKeepsGuarantees),
       cmocka_unit_test(ProcessesNeverOverlap),
       cmocka_unit_test(KilledWaiterDoesNotBlockTheNext),

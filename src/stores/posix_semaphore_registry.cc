@@ -335,6 +335,11 @@ void SemaphoreRegistry::ReclaimDeadLocked() {
   }
 }
 
+bool SemaphoreRegistry::DeathUntoldLocked() const {
+  return permits_ == 1 ? SharedLoad(&page_->owner) == kOwnerDied
+                       : SharedLoad(&page_->orphans) > 0;
+}
+
 uint32_t SemaphoreRegistry::FreePermitsLocked() const {
   const uint32_t holders = SharedLoad(&page_->holders);
   return holders >= permits_ ? 0 : permits_ - holders;
@@ -506,7 +511,10 @@ absl::Status SemaphoreRegistry::Detach() {
     }
     slot_ = -1;
     ReclaimDeadLocked();
-    anyone_left = false;
+    // A holder that died and whose death no holder has been told of yet
+    // keeps the pair: the next user learns of it from the registry, which
+    // a new pair would not have.
+    anyone_left = DeathUntoldLocked();
     for (const RegistrySlot& other : page_->slots) {
       if (SharedLoad(&other.state) != kSlotFree) anyone_left = true;
     }

@@ -131,6 +131,9 @@ class SemaphoreRegistry {
   void ReclaimDeadLocked();
   bool ReclaimOwnerLocked();
   uint32_t FreePermitsLocked() const;
+  // Under the mutex, after ReclaimDeadLocked(): a holder died and no later
+  // holder has been told yet.
+  bool DeathUntoldLocked() const;
   // Under the flock, for a registry whose semaphore is missing: true when
   // no live process is attached, i.e. its creator or a Detach() died
   // half-way.

@@ -66,12 +66,26 @@ int LeaveInit(int semid) {
 // does) would find EINVAL and must re-open too. Symfony itself removes sets
 // without taking #2, while holding the lock; waiters survive that the same
 // way.
+//
+// A set whose #4 still counts a dead holder's acquisition stays: nobody is
+// attached, so every permit is back and every count in #4 is a death that
+// no holder has been told of yet, and a new set would know of none.
 int RemoveOrLeaveSet(int semid, const char** what) {
   int users = 0;
   if (int err = SysvGetVal(semid, kSysvUsageSem, &users); err != 0) {
     if (SysvSetGone(err)) return 0;
     *what = "semctl GETVAL (usage)";
     return err;
+  }
+  if (users == 0) {
+    unsigned short v[kSysvOwnSems];
+    int nsems = 0;
+    if (int err = SysvGetAll(semid, v, kSysvOwnSems, &nsems); err != 0) {
+      if (SysvSetGone(err)) return 0;
+      *what = "semctl GETALL";
+      return err;
+    }
+    if (nsems == kSysvOwnSems && v[kSysvHeldSem] > 0) users = -1;  // a death untold
   }
   if (users == 0) {
     const int err = SysvRemove(semid);

@@ -87,7 +87,10 @@
 // holds the store) leaves its slots, up to `keep_idle` idle ones per store
 // plus those of its Lock objects: the next process to attach or detach
 // reclaims them, and the last one then removes the pair; a resource nobody
-// uses again keeps its pair in /dev/shm. A fork()ed child keeps nothing
+// uses again keeps its pair in /dev/shm. So does one whose holder died and
+// whose next holder has not come yet: the death is recorded in the
+// registry, and the last user to leave keeps the pair so that the next
+// holder is told (a new pair would know of no death). A fork()ed child keeps nothing
 // idle in the store it inherited (it seldom destroys it); it detaches as
 // keep_idle=0 would.
 //

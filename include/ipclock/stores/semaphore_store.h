@@ -44,7 +44,9 @@
 // attachment is ended when the store evicts it or is destroyed; the last
 // process to end its attachment removes the set (IPC_RMID). So nothing is
 // left in `ipcs -s` once no store that used the resource lives, but a set
-// stays while one does, held or not.
+// stays while one does, held or not. A set whose holder died also stays
+// until its next holder comes, however many users leave meanwhile: #4 is
+// where that holder learns of the death, and a new set would know of none.
 //
 // That departs, knowingly, from Symfony's SemaphoreStore, whose release
 // removes the set at once (its test suite counts sets after a release).
