@@ -22,6 +22,10 @@ packages=(
 )
 packages_why="build and test ipclock: compilers, every optional store's library, the test servers and the PHP peers"
 
+# The local stores' DSNs that `tools/dev storm` runs the CLI storm on, as
+# the suite does (tests/meson.build).
+storm_dsns=('flock://{tmpdir}?removeipc=ignore' semaphore posix-semaphore 'shm://{shm}')
+
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
 sudo=()

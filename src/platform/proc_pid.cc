@@ -33,6 +33,7 @@ constexpr unsigned long kPfExiting = 0x4;
 
 struct ProcStat {
   char state = '?';
+  pid_t ppid = 0;
   unsigned long flags = 0;
   long num_threads = 0;
   uint64_t start_time = 0;
@@ -71,6 +72,7 @@ int ReadStatFile(const char* path, ProcStat* out) {
     p = strchr(p, ' ');
     if (p == nullptr) return EINVAL;
     ++p;
+    if (field + 1 == 4) out->ppid = static_cast<pid_t>(strtol(p, nullptr, 10));
     if (field + 1 == 9) out->flags = strtoul(p, nullptr, 10);
     if (field + 1 == 20) out->num_threads = strtol(p, nullptr, 10);
   }
@@ -130,6 +132,20 @@ bool ProcessIsGone(pid_t pid, uint64_t start_time) {
 
 bool NoSuchProcess(pid_t pid) {
   return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+std::vector<pid_t> ChildProcesses(pid_t parent) {
+  std::vector<pid_t> children;
+  DIR* dir = opendir("/proc");
+  if (dir == nullptr) return children;
+  while (struct dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    const pid_t pid = static_cast<pid_t>(strtol(e->d_name, nullptr, 10));
+    ProcStat st;
+    if (ReadProcStat(pid, &st) == 0 && st.ppid == parent) children.push_back(pid);
+  }
+  closedir(dir);
+  return children;
 }
 
 uint64_t PidNamespaceId() {

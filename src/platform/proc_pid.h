@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -40,6 +41,12 @@ bool ProcessIsGone(pid_t pid, uint64_t start_time);
 // killed and a reused pid are still found: "false" proves nothing, and
 // ProcessIsGone() is the exact answer.
 bool NoSuchProcess(pid_t pid);
+
+// The processes whose parent is `parent` now, read from every
+// /proc/PID/stat (kernels built without CONFIG_PROC_CHILDREN have no
+// /proc/PID/task/TID/children). Complete only while `parent` cannot fork:
+// stopped, or known to fork no more.
+std::vector<pid_t> ChildProcesses(pid_t parent);
 
 // The inode of this process's pid namespace: pids only mean something to
 // processes that share it.

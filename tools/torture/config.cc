@@ -17,6 +17,7 @@ const char kUsage[] =
     "               [--hold-us U]\n"
     "               [--ttl-ms T] [--wait-bound-ms B] [--resource NAME] [--json]\n"
     "               [--allow-process-scope]\n"
+    "       torture --cli IPCLOCK --store DSN [--section PROGRAM] [options above]\n"
     "\n"
     "N worker processes acquire a lock on NAME, update a shared record under\n"
     "it and release, while a supervisor SIGKILLs a random holder or waiter\n"
@@ -25,7 +26,16 @@ const char kUsage[] =
     "than B ms; 2 on a usage error or a store that cannot be tortured.\n"
     "In DSN, {tmpdir} becomes a fresh temp dir and {shm} a fresh segment\n"
     "name, both removed afterwards. --allow-process-scope runs on in-memory,\n"
-    "whose locks exclude nothing between processes, to see torture fail.\n";
+    "whose locks exclude nothing between processes, to see torture fail.\n"
+    "\n"
+    "With --cli, a storm: N runs of `IPCLOCK run --store DSN --key NAME --\n"
+    "PROGRAM` (torture-section, beside torture unless --section names it),\n"
+    "each started again when it ends, whose command records its pid inside\n"
+    "the lock for up to U us. After a pause of 0 to M ms, a random run (half\n"
+    "the time the one whose command is inside) gets SIGSTOP, its command and\n"
+    "the command's process group SIGKILL, then the run SIGKILL. Exits 1 if a\n"
+    "command ever found the one before it dead inside the lock without\n"
+    "IPCLOCK_PREVIOUS_OWNER_DIED=1, or alive.\n";
 
 namespace {
 
@@ -70,6 +80,12 @@ absl::StatusOr<Config> ParseArgs(int argc, char** argv) {
     absl::Status s;
     if (flag == "--store") {
       c.dsn = std::string(value);
+    } else if (flag == "--cli") {
+      if (value.empty()) return Bad(flag, value);
+      c.cli = std::string(value);
+    } else if (flag == "--section") {
+      if (value.empty()) return Bad(flag, value);
+      c.section = std::string(value);
     } else if (flag == "--resource") {
       if (value.empty()) return Bad(flag, value);
       c.resource = std::string(value);
@@ -107,11 +123,17 @@ absl::StatusOr<Config> ParseArgs(int argc, char** argv) {
     if (!s.ok()) return s;
   }
   if (c.dsn.empty()) return absl::InvalidArgumentError("torture: --store is required");
+  if (!c.section.empty() && c.cli.empty()) {
+    return absl::InvalidArgumentError("torture: --section needs --cli");
+  }
   if (c.seconds > 0 && c.iterations > 0) {
     return absl::InvalidArgumentError(
         "torture: give --seconds or --iterations, not both");
   }
-  if (c.seconds == 0 && c.iterations == 0) c.seconds = 10;
+  // A storm may run to a number of kills alone.
+  if (c.seconds == 0 && c.iterations == 0 && (c.cli.empty() || c.min_kills == 0)) {
+    c.seconds = 10;
+  }
   if (c.min_kills > 0 && c.kill_every_ms == 0) {
     return absl::InvalidArgumentError("torture: --min-kills needs --kill-every-ms");
   }

@@ -40,6 +40,13 @@ struct Config {
   // liveness violation. 0: 10 s, plus the lease on expiring stores.
   int wait_bound_ms = 0;
   bool json = false;
+  // A CLI storm (storm.cc) instead of library workers: `procs` runs of
+  // `cli run` on the lock, each running `section` (torture-section; empty:
+  // the one beside this program) as its command. A kill SIGSTOPs one
+  // `ipclock`, SIGKILLs its command and the command's group, then the
+  // `ipclock`, at random pauses of 0 to `kill_every_ms`.
+  std::string cli;
+  std::string section;
   // Runs on a store whose locks exclude nothing between processes
   // (in-memory): every check must then fail. It tests torture itself.
   bool allow_process_scope = false;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "torture/config.h"
 #include "torture/scratch.h"
+#include "torture/storm.h"
 #include "torture/supervisor.h"
 
 namespace {
@@ -38,7 +39,30 @@ std::string Quote(const std::string& text) {
   return out + "\"";
 }
 
+void PrintStormText(const Config& c, const Result& r) {
+  printf("torture: storm of ipclock run on %s, %d runs, %.1f s, a kill after 0-%d ms\n",
+         r.store.c_str(), c.procs, r.seconds, c.kill_every_ms);
+  printf("sections     %llu\n", static_cast<unsigned long long>(r.iterations));
+  printf("kills        %llu (command inside the lock %llu, elsewhere %llu)\n",
+         static_cast<unsigned long long>(r.kills),
+         static_cast<unsigned long long>(r.holder_kills),
+         static_cast<unsigned long long>(r.waiter_kills));
+  printf("deaths found %llu inside the lock, told %llu, not told %llu\n",
+         static_cast<unsigned long long>(r.takeovers),
+         static_cast<unsigned long long>(r.deaths_told),
+         static_cast<unsigned long long>(r.takeovers - r.deaths_told));
+  printf("told of a death before its command started   %llu\n",
+         static_cast<unsigned long long>(r.deaths_told_unseen));
+  printf("violations   %llu\n", static_cast<unsigned long long>(r.violations));
+  printf("errors       %llu\n", static_cast<unsigned long long>(r.errors));
+  for (const std::string& m : r.messages) printf("  %s\n", m.c_str());
+}
+
 void PrintText(const Config& c, const Result& r) {
+  if (r.storm) {
+    PrintStormText(c, r);
+    return;
+  }
   printf("torture: %s, %d procs, %.1f s, a kill every %d ms\n", r.store.c_str(),
          c.procs, r.seconds, c.kill_every_ms);
   printf("iterations   %llu\n", static_cast<unsigned long long>(r.iterations));
@@ -77,6 +101,25 @@ void PrintJson(const Config& c, const Result& r) {
          r.worst_handover_after_death_ms, absl::StrJoin(messages, ", ").c_str());
 }
 
+void PrintStormJson(const Config& c, const Result& r) {
+  std::vector<std::string> messages;
+  for (const std::string& m : r.messages) messages.push_back(Quote(m));
+  printf("{\"store\": %s, \"storm\": true, \"procs\": %d, \"seconds\": %.3f, "
+         "\"kill_every_ms\": %d, \"sections\": %llu, \"kills\": %llu, "
+         "\"kills_inside\": %llu, \"deaths\": %llu, \"deaths_told\": %llu, "
+         "\"deaths_told_unseen\": %llu, \"violations\": %llu, \"errors\": %llu, "
+         "\"messages\": [%s]}\n",
+         Quote(r.store).c_str(), c.procs, r.seconds, c.kill_every_ms,
+         static_cast<unsigned long long>(r.iterations),
+         static_cast<unsigned long long>(r.kills),
+         static_cast<unsigned long long>(r.holder_kills),
+         static_cast<unsigned long long>(r.takeovers),
+         static_cast<unsigned long long>(r.deaths_told),
+         static_cast<unsigned long long>(r.deaths_told_unseen),
+         static_cast<unsigned long long>(r.violations),
+         static_cast<unsigned long long>(r.errors), absl::StrJoin(messages, ", ").c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,13 +137,19 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%s\n", dsn.status().ToString().c_str());
     return 2;
   }
-  absl::StatusOr<Result> result = ipclock_torture::RunTorture(*config, *dsn);
+  absl::StatusOr<Result> result = config->cli.empty()
+                                      ? ipclock_torture::RunTorture(*config, *dsn)
+                                      : ipclock_torture::RunStorm(*config, *dsn);
   if (!result.ok()) {
     fprintf(stderr, "torture: %s\n", result.status().ToString().c_str());
     return 2;
   }
   if (config->json) {
-    PrintJson(*config, *result);
+    if (result->storm) {
+      PrintStormJson(*config, *result);
+    } else {
+      PrintJson(*config, *result);
+    }
   } else {
     PrintText(*config, *result);
   }

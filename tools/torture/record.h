@@ -46,6 +46,8 @@ struct Protected {
   // That holder's pid and /proc start time, to tell later whether it died.
   std::atomic<pid_t> owner_pid{0};
   std::atomic<uint64_t> owner_start{0};
+  // In a CLI storm, the holder's parent: the `ipclock run` it runs under.
+  std::atomic<pid_t> owner_parent{0};
   // 1 from just after acquisition to just before release.
   std::atomic<uint32_t> inside{0};
   // The counter every holder increments, and its value after the last step
@@ -72,6 +74,13 @@ struct Record {
   std::atomic<uint64_t> violations{0};
   std::atomic<uint64_t> errors{0};
   std::atomic<uint64_t> takeovers{0};       // acquisitions after a dead holder
+  // CLI storms (storm.cc): takeovers whose holder was told of the death, and
+  // holders told of a death that happened before the dead one recorded
+  // itself (an `ipclock` killed before its command started); completed
+  // critical sections.
+  std::atomic<uint64_t> deaths_told{0};
+  std::atomic<uint64_t> deaths_told_unseen{0};
+  std::atomic<uint64_t> sections{0};
   std::atomic<uint64_t> half_steps{0};      // of those, with a step half done
   std::atomic<int64_t> worst_wait_ns{0};    // longest Acquire() that succeeded
   // Longest time from a holder's kill to the next acquisition by a worker
@@ -93,6 +102,13 @@ static_assert(std::atomic<pid_t>::is_always_lock_free);
 // if the mapping fails: nothing could run without it.
 Record* MapRecord();
 void UnmapRecord(Record* record);
+// The same in a file at `path`, for processes that are exec()ed rather than
+// forked (a CLI storm's commands): `CreateRecordFile()` makes the file, a
+// zeroed Record, and maps it; `MapRecordFile()` maps an existing one.
+// Both print what failed and return nullptr. Unmap with UnmapRecordFile().
+Record* CreateRecordFile(const char* path);
+Record* MapRecordFile(const char* path);
+void UnmapRecordFile(Record* record);
 
 // Raises `*target` to `value` if it is larger.
 void StoreMax(std::atomic<int64_t>* target, int64_t value);

@@ -202,8 +202,8 @@ void Supervisor::Run(Result* result) {
   result->seconds = static_cast<double>(Deadline::NowNanos() - started_ns_) / 1e9;
 }
 
-// After the run the lock must still be free and usable: a permit lost to a
-// kill, a stale lease or a leaked slot shows up here if nowhere else.
+}  // namespace
+
 void FinalCheck(const std::shared_ptr<ipclock::Store>& store, const WorkerParams& p) {
   ipclock::LockOptions options;
   options.ttl = p.ttl;
@@ -222,8 +222,6 @@ void FinalCheck(const std::shared_ptr<ipclock::Store>& store, const WorkerParams
     ReportError(p.record, "final check: release: %s", rel.ToString().c_str());
   }
 }
-
-}  // namespace
 
 absl::StatusOr<Result> RunTorture(const Config& config, const std::string& dsn) {
   ipclock::StoreOptions store_options;
