@@ -21,6 +21,7 @@
 #include "absl/strings/strip.h"
 #include "cli_util.h"
 #include "ipclock/stores/flock_store.h"
+#include "ipclock/stores/shm_store.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -241,6 +242,36 @@ void test_environment(void** state) {
   std::vector<std::string> c = absl::StrSplit(after.out, '|');
   assert_int_equal(c.size(), 4);
   assert_string_equal(c[3].c_str(), "1");
+}
+
+// COMMAND killed by a signal while `ipclock` lives (the OOM killer, kill -9
+// of the command alone) died inside the lock: `ipclock` lets the lock go as
+// that death would have, and the next holder is told, on every local store.
+// A command that exits, whatever its status, is not a death.
+void test_command_killed_by_a_signal_is_told(void** state) {
+  (void)state;
+  const std::string show = "printf '%s' \"${IPCLOCK_PREVIOUS_OWNER_DIED-unset}\"";
+  for (const std::string& store :
+       {FreshStore(), std::string("semaphore"), std::string("posix-semaphore"),
+        absl::StrCat("shm://cli-died-", getpid())}) {
+    const std::string key = absl::StrCat("died-", getpid());
+    CliResult killed = RunCli({"run", "--store", store, "--key", key, "-c", "kill -9 $$"});
+    ExpectCode(killed, 128 + SIGKILL, "a command that kills itself");
+    CliResult next = RunCli({"run", "--store", store, "--key", key, "-c", show});
+    ExpectCode(next, 0, "the run after it");
+    if (next.out != "1") {
+      fail_msg("%s: the run after a command killed by SIGKILL saw "
+               "IPCLOCK_PREVIOUS_OWNER_DIED=%s, not 1", store.c_str(), next.out.c_str());
+    }
+    CliResult failed = RunCli({"run", "--store", store, "--key", key, "-c", "exit 3"});
+    ExpectCode(failed, 3, "a command that fails");
+    CliResult after = RunCli({"run", "--store", store, "--key", key, "-c", show});
+    ExpectCode(after, 0, "the run after a failure");
+    assert_string_equal(after.out.c_str(), "unset");
+    if (absl::StartsWith(store, "shm://")) {
+      ipclock::RemoveShmSegment(store.substr(6)).IgnoreError();
+    }
+  }
 }
 
 void test_verbose(void** state) {
@@ -686,6 +717,7 @@ int main(void) {
       cmocka_unit_test(test_shared_holders_coexist),
       cmocka_unit_test(test_key_orders_do_not_deadlock),
       cmocka_unit_test(test_environment),
+      cmocka_unit_test(test_command_killed_by_a_signal_is_told),
       cmocka_unit_test(test_verbose),
       cmocka_unit_test(test_sigterm_reaches_command_before_release),
       cmocka_unit_test(test_command_does_not_inherit_lock),

@@ -444,6 +444,25 @@ void DeathOutlivesTheLastUser(void**) {
   ASSERT_OK(next.Release());
 }
 
+// ReleaseAsDead() lets the lock go as a death would: the next holder is
+// told on a store that reports owner death (and a clean release after it
+// clears that again); elsewhere it is a release.
+void ReleaseAsDeadIsToldToTheNextHolder(void**) {
+  auto store = NewStore();
+  std::string r = UniqueResource("as-dead");
+  Lock lock = MakeLock(store, r);
+  Lock next = MakeLock(store, r);
+  assert_true(Try(lock));
+  ASSERT_OK(lock.ReleaseAsDead());
+  assert_false(lock.is_acquired());
+  assert_true(Try(next));
+  if (store->capabilities().owner_death) assert_true(next.previous_owner_died());
+  ASSERT_OK(next.Release());
+  assert_true(Try(lock));
+  assert_false(lock.previous_owner_died());
+  ASSERT_OK(lock.Release());
+}
+
 // A Lock reused with TryAcquire() and Release(), which on stores without
 // leases go to the store with none of Lock's lease handling (lock.cc),
 // keeps what a first acquisition gives: exclusion, a fence that grows, the
@@ -892,6 +911,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(BlockingWaiterSleepsInTheKernel),
       cmocka_unit_test(KilledHolderFreesLock),
       cmocka_unit_test(DeathOutlivesTheLastUser),
+      cmocka_unit_test(ReleaseAsDeadIsToldToTheNextHolder),
       cmocka_unit_test(ReusedHandleKeepsGuarantees),
       cmocka_unit_test(ProcessesNeverOverlap),
       cmocka_unit_test(KilledWaiterDoesNotBlockTheNext),

@@ -153,6 +153,15 @@ class Lock {
   // by another holder. The lock is released in every case.
   absl::Status Release();
 
+  // Releases as `Release()` does, but as a holder that died would: the next
+  // holder is told that its predecessor died holding the lock
+  // (`previous_owner_died()`), on stores with the `owner_death` capability;
+  // on others this is `Release()`. For a holder whose work under the lock
+  // was cut short, so that whoever comes next checks what it left half
+  // done: `ipclock run` abandons its locks when COMMAND is killed by a
+  // signal.
+  absl::Status ReleaseAsDead();
+
   // Whether this object holds the lock as far as it knows (it acquired and
   // has not released). Costs nothing; `CheckAcquired()` asks the store.
   bool is_acquired() const { return acquired_; }

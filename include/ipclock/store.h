@@ -147,6 +147,7 @@ class Store {
                                     Deadline deadline) = 0;
   virtual absl::Status PutOffExpiration(Key& key, absl::Duration ttl);
   virtual absl::Status Delete(Key& key) = 0;
+  virtual absl::Status DeleteAsDead(Key& key);
   virtual absl::StatusOr<bool> Exists(Key& key) = 0;
   virtual absl::Status CheckHeld(Key& key);
   virtual WatchTargets GetWatchTargets(Key& key);

@@ -272,6 +272,13 @@ absl::Status Lock::Release() {
   return ReleaseFully();
 }
 
+absl::Status Lock::ReleaseAsDead() {
+  if (!acquired_ || store_ == nullptr) return absl::OkStatus();
+  absl::Status s = StoreCalls::DeleteAsDead(*store_, key_);
+  acquired_ = false;
+  return s;
+}
+
 absl::Status Lock::ReleaseFully() {
   // Measured before the store is asked, and reported only after it released
   // the lock: the lock goes either way, and a second Release() finds it

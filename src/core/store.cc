@@ -49,6 +49,8 @@ absl::Status Store::CheckHeld(Key& key) {
                     "the lock is no longer held");
 }
 
+absl::Status Store::DeleteAsDead(Key& key) { return Delete(key); }
+
 WatchTargets Store::GetWatchTargets(Key&) { return WatchTargets(); }
 
 absl::StatusOr<WaitWord> Store::GetWaitWord(Key&) { return WaitWord(); }

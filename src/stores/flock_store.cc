@@ -101,7 +101,11 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
   absl::Status PutOffExpiration(Key&, absl::Duration) override {
     return absl::OkStatus();  // flock locks have no lease
   }
-  absl::Status Delete(Key& key) override;
+  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
+  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
+  // Delete() and DeleteAsDead(): `died` leaves the holder record's mark set, as
+  // a holder that died would.
+  absl::Status Release(Key& key, bool died);
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
@@ -454,7 +458,7 @@ absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline
   }
 }
 
-absl::Status FlockStore::Delete(Key& key) {
+absl::Status FlockStore::Release(Key& key, bool died) {
   FlockKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   FlockFile& f = *st->file;
@@ -471,7 +475,7 @@ absl::Status FlockStore::Delete(Key& key) {
   if (st->mode == LockMode::kExclusive && record_ && f.writable) {
     // The whole record, not just the mark: it also mends a record that a
     // truncation cut off while we held the lock, so fences do not go back.
-    FlockRecordFields clean{f.last_fence, false, f.pid};
+    FlockRecordFields clean{f.last_fence, died, f.pid};
     if (int err = f.WriteRecord(clean); err != 0) {
       result = ErrnoError(err, describe_, key.resource(),
                           absl::StrCat("clear holder record in ", f.Path()));

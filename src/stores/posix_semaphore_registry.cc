@@ -407,13 +407,13 @@ absl::StatusOr<bool> SemaphoreRegistry::TryAcquire(bool woken, bool* previous_ow
   return true;
 }
 
-absl::Status SemaphoreRegistry::ReleasePermit() {
+absl::Status SemaphoreRegistry::ReleasePermit(bool died) {
   if (!holding_) return absl::OkStatus();
   holding_ = false;
   absl::Status result;
   if (permits_ == 1) {
     uint32_t mine = static_cast<uint32_t>(slot_) + 1;
-    if (!__atomic_compare_exchange_n(&page_->owner, &mine, kOwnerFree, false,
+    if (!__atomic_compare_exchange_n(&page_->owner, &mine, died ? kOwnerDied : kOwnerFree, false,
                                      __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
       result = Lost(absl::StrCat("the registry ", ShmPath(names_.registry),
                                  " no longer names this process as the holder "
@@ -430,6 +430,7 @@ absl::Status SemaphoreRegistry::ReleasePermit() {
       SharedStore(&slot.state, static_cast<uint32_t>(kSlotAttached));
       const uint32_t holders = SharedLoad(&page_->holders);
       SharedStore(&page_->holders, holders > 0 ? holders - 1 : 0u);
+      if (died) SharedStore(&page_->orphans, SharedLoad(&page_->orphans) + 1);
     }
     UnlockPage();
   }

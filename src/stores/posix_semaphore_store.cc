@@ -122,7 +122,11 @@ class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status Delete(Key& key) override;
+  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
+  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
+  // Delete() and DeleteAsDead(): `died` gives the permit back as the permit of
+  // a dead holder, whose next holder is told.
+  absl::Status Release(Key& key, bool died);
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
@@ -280,7 +284,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
                                  kMaxReattach, " times while we waited"));
 }
 
-absl::Status PosixSemaphoreStore::Delete(Key& key) {
+absl::Status PosixSemaphoreStore::Release(Key& key, bool died) {
   PosixKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   SemaphoreRegistry* registry = st->registry.get();
@@ -288,7 +292,7 @@ absl::Status PosixSemaphoreStore::Delete(Key& key) {
   st->held = false;
   // Given back even in a registry found lost: waiters that still sleep on
   // it wake up and find it unlinked.
-  absl::Status released = registry->ReleasePermit();
+  absl::Status released = registry->ReleasePermit(died);
   const int64_t now = CoarseMonotonicNanos();
   if (!st->loss.ok()) {
     released = std::exchange(st->loss, absl::OkStatus());

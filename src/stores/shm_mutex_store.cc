@@ -103,7 +103,11 @@ class ShmMutexStore final : public StoreWithState<ShmKeyState> {
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status Delete(Key& key) override;
+  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
+  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
+  // Delete() and DeleteAsDead(): `died` leaves holder_pid set, as a holder that
+  // died would, so that the next holder is told.
+  absl::Status Release(Key& key, bool died);
   absl::StatusOr<bool> Exists(Key& key) override {
     // A forked child has a copy of its parent's Key but not the mutex.
     const ShmKeyState* st = state(key);
@@ -293,7 +297,7 @@ absl::StatusOr<bool> ShmMutexStore::OnLockFailure(const Key& key, ShmSlot& slot,
   return ShmMutexError(*segment_, rc, key.resource(), "locking its slot");
 }
 
-absl::Status ShmMutexStore::Delete(Key& key) {
+absl::Status ShmMutexStore::Release(Key& key, bool died) {
   ShmKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   // A pthread mutex may only be unlocked by the thread that locked it (glibc
@@ -304,7 +308,7 @@ absl::Status ShmMutexStore::Delete(Key& key) {
   // Cleared before the unlock: a holder that dies after this line is not
   // reported as dead, since its release had begun.
   const int32_t holder = slot.holder_pid;
-  slot.holder_pid = 0;
+  if (!died) slot.holder_pid = 0;
   if (int err = RobustMutexUnlock(&slot.mu); ABSL_PREDICT_FALSE(err != 0)) {
     // Still held, by this Key: a later acquisition through it finds it held
     // and a later release tries again.

@@ -441,12 +441,12 @@ absl::StatusOr<SysvStep> AcquirePermit(const SysvContext& ctx, SysvAttachment* a
   }
 }
 
-absl::Status ReleasePermit(const SysvContext& ctx, SysvAttachment* att) {
+absl::Status ReleasePermit(const SysvContext& ctx, SysvAttachment* att, bool died) {
   // The permit and our mark in #4 go back in one semop. IPC_NOWAIT on #4: a
   // count already settled to zero by a holder that wrongly took us for dead
   // must not block the release.
   struct sembuf ops[2] = {{kSysvLockSem, 1, SEM_UNDO}, {kSysvHeldSem, -1, IPC_NOWAIT}};
-  const size_t n = att->own_layout() ? 2 : 1;
+  const size_t n = att->own_layout() && !died ? 2 : 1;
   int err = SysvSemOp(att->semid, ops, n);
   if (err == EAGAIN && n == 2) err = SysvSemOp(att->semid, ops, 1);
   if (SysvSetGone(err)) {

@@ -96,8 +96,9 @@ absl::StatusOr<SysvStep> AcquirePermit(const SysvContext& ctx, SysvAttachment* a
                                        Deadline deadline, bool* previous_owner_died);
 
 // Gives the permit back. Aborted when the set was removed while held (the
-// permit went with it, and so did the attachment).
-absl::Status ReleasePermit(const SysvContext& ctx, SysvAttachment* att);
+// permit went with it, and so did the attachment). `died` leaves our mark
+// in #4, so that the next holder is told of a death (DeleteAsDead()).
+absl::Status ReleasePermit(const SysvContext& ctx, SysvAttachment* att, bool died = false);
 
 // For a held permit: OK while `att`'s set is still the set of its key and
 // still counts us; Aborted if it was removed (`ipcrm -s`, RemoveIPC) or

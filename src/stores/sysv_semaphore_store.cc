@@ -113,7 +113,11 @@ class SemaphoreStore final : public StoreWithState<SemKeyState> {
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status Delete(Key& key) override;
+  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
+  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
+  // Delete() and DeleteAsDead(): `died` leaves our mark in #4, as a holder that
+  // died would.
+  absl::Status Release(Key& key, bool died);
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
 
@@ -230,7 +234,7 @@ absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode, Deadline dead
                                  " times in a row while we waited for it"));
 }
 
-absl::Status SemaphoreStore::Delete(Key& key) {
+absl::Status SemaphoreStore::Release(Key& key, bool died) {
   SemKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   if (st->set->att.attach_pid != CurrentPid()) return NotOurs(key);
@@ -240,7 +244,7 @@ absl::Status SemaphoreStore::Delete(Key& key) {
     return std::exchange(st->loss, absl::OkStatus());
   }
   // The attachment stays until the Key is destroyed.
-  return ReleasePermit(Context(key), &st->set->att);
+  return ReleasePermit(Context(key), &st->set->att, died);
 }
 
 absl::StatusOr<bool> SemaphoreStore::Exists(Key& key) {

@@ -189,6 +189,7 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
           if (!done && waitpid(pid, &status, WNOHANG) == pid) {
             done = true;
             result.status = ShellStatus(status);
+            result.signaled = WIFSIGNALED(status);
           }
           continue;  // otherwise stopped or continued, or another child
         }
@@ -225,6 +226,7 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
     }
   }
   result.status = ShellStatus(status);
+  result.signaled = WIFSIGNALED(status);
   return result;
 }
 

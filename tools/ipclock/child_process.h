@@ -55,6 +55,8 @@ struct ChildResult {
   bool stopped = false;
   // COMMAND (or what was left of its process group) needed SIGKILL.
   bool killed = false;
+  // COMMAND was killed by a signal (`status` is 128+N).
+  bool signaled = false;
 };
 
 struct StopPlan {

@@ -395,8 +395,14 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     absl::Status status;
   };
   std::vector<Released> released;
+  // A COMMAND killed by a signal died inside the locks, its work maybe half
+  // done: they are let go as its death would have, so that the next holder
+  // is told (IPCLOCK_PREVIOUS_OWNER_DIED). Not after a stop: those locks
+  // were lost already.
+  const bool died = result.signaled && !result.stopped;
   auto release = [&](ipclock::Lock& lock) {
-    Released r{lock.store().Describe(), lock.resource(), lock.Release()};
+    Released r{lock.store().Describe(), lock.resource(),
+               died ? lock.ReleaseAsDead() : lock.Release()};
     if (r.status.ok() && options.verbose) SayInfo(absl::StrCat("released ", Quoted(r.resource)));
     released.push_back(std::move(r));
   };

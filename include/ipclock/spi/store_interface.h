@@ -34,6 +34,11 @@
 //     deleted, the Redis key flushed, the session ended) is released all the
 //     same and the call returns Aborted saying what was found: a release
 //     never reports success for a lock that was lost while held.
+//   * `DeleteAsDead(key)` releases as `Delete()` does, but as a holder that died
+//     would: the next holder is told that its predecessor died holding the
+//     lock (`previous_owner_died()`), for a holder whose work under the
+//     lock was cut short. The default is `Delete()`: a store that reports
+//     no owner death has nothing to leave behind.
 //   * `Exists(key)` says whether the key holds the lock now.
 //   * `CheckHeld(key)` says cheaply, for the watch on held locks
 //     (lock_watch.h), whether the lock is still held and still the same lock:
@@ -119,6 +124,7 @@ class StoreCalls {
   static absl::Status PutOffExpiration(Store& store, Key& key,
                                        absl::Duration ttl);
   static absl::Status Delete(Store& store, Key& key) { return store.Delete(key); }
+  static absl::Status DeleteAsDead(Store& store, Key& key) { return store.DeleteAsDead(key); }
   static absl::StatusOr<bool> Exists(Store& store, Key& key);
   static absl::Status CheckHeld(Store& store, Key& key);
   static WatchTargets GetWatchTargets(Store& store, Key& key);
