@@ -1,17 +1,31 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// One thread per watch sleeps in KernelEvents::Wait() until the earliest
-// check or renewal that is due, an inotify event on a watched inode, a
-// watched socket turning readable, or a wake from another thread. Each
-// watched Lock sits in an entry with its own mutex, which the thread holds
-// while it checks or renews that lock and the owner's WatchedLock holds for
-// every call: a slow check of one lock (a server timeout) delays the owner
-// of that lock only.
+// Threads. One event thread per watch sleeps in KernelEvents::Wait() until
+// the earliest check, renewal, probe or lease end that is due, an inotify
+// event on a watched inode, a watched socket turning readable, an event
+// source having something to say, or a wake from another thread. It checks
+// the locks of local stores itself (system calls), and runs their probes.
+// The locks of a remote store, or of a store with an event source, are
+// checked and renewed on a lane of that store's own (a thread, made with the
+// store's first such lock), so that a server that is slow or stopped holds
+// up the checks of its own locks only. Reports (the sink of a lost lock)
+// run on a thread of their own each, made when a loss is found: losses are
+// rare, and a sink that blocks then delays nothing else.
 //
-// Lock order: an entry's mutex may be taken with the core's held, never the
-// other way round. The thread takes the core's mutex only to plan (which
-// entries are due, which descriptors to poll) and runs checks without it.
+// What a stuck check cannot hide. Each entry keeps, outside the Lock, the
+// end of its lease as last renewed: the event thread reports the loss when
+// it passes, whether or not the lane's check or renewal has come back. And
+// `lost()`, `status()`, `fence()` and `RemainingLifetime()` read only such
+// copies, so an owner asking them never waits for a check.
+//
+// Mutexes, and their order. WatchCore::mu_ plans (what is due, what to poll)
+// and is never held across a store call. An entry's `mu` guards its Lock: a
+// check or renewal holds it across the store call, and so does the owner's
+// CheckNow(), Release() or Take(); the event thread only ever tries it.
+// `state_mu` guards what a check found, and is held for a few loads and
+// stores. `report_mu` is held while a report runs. Allowed orders: mu_ then
+// mu (tried); mu then state_mu; report_mu then state_mu; Lane::mu alone.
 
 #include "ipclock/lock_watch.h"
 
@@ -19,16 +33,19 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/lock_access.h"
 #include "core/diagnostics.h"
+#include "core/lock_access.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/kernel_events.h"
@@ -42,47 +59,91 @@ constexpr int64_t kNever = INT64_MAX;
 // After a renewal fails for a reason that may pass (a server briefly down),
 // it is tried again this soon, while the lease lasts.
 constexpr int64_t kRenewRetryNanos = 200 * 1000 * 1000;
+// An entry whose Lock the owner is using when its check is due is tried
+// again this soon.
+constexpr int64_t kBusyRetryNanos = 1000 * 1000;
+const int64_t kProbeNanos = absl::ToInt64Nanoseconds(kWatchProbeInterval);
+// While a server's event source follows a lock, its interval check runs
+// this many times less often: it is a safety net only.
+constexpr int64_t kFollowedIntervalFactor = 10;
+
+int64_t Now() { return Deadline::NowNanos(); }
 }  // namespace
 
 class WatchCore;
 void LockAllCoresForFork();
 void UnlockAllCoresAfterFork();
 
+// A loss to report, and the store whose sink gets it when the watch has
+// none of its own.
+struct LossReport {
+  Diagnostic diagnostic;
+  std::shared_ptr<Store> store;
+};
+
 struct WatchEntry {
   WatchEntry(Lock l, WatchOptions o) : lock(std::move(l)), options(std::move(o)) {}
 
-  std::mutex mu;             // the owner's calls and the watch's work take turns
-  std::optional<Lock> lock;  // empty once released or taken back
+  std::mutex mu;             // the owner's calls and the checks take turns
+  std::optional<Lock> lock;  // guarded by mu; empty once released or taken back
   const WatchOptions options;
-  bool lost = false;   // guarded by mu
-  absl::Status error;  // guarded by mu
   int64_t interval_nanos = 0;
+  // Fixed at Add(): the lock's store and what names it in reports.
+  std::shared_ptr<Store> store;
+  std::string describe;
+  std::string resource;
+  std::optional<uint64_t> fence;
+  bool expiring = false;
+  // Checked on a lane (a remote store, or an event source) rather than on
+  // the event thread.
+  bool on_lane = false;
 
-  // Planned by the thread, guarded by WatchCore::mu.
+  // What the checks found, guarded by state_mu.
+  std::mutex state_mu;
+  bool lost = false;
+  absl::Status error;
+  std::optional<LossReport> report;  // found, not yet delivered
+  int64_t lease_end = kNever;        // the lease as last renewed (monotonic ns)
+
+  // Planned by the event thread, guarded by WatchCore::mu_.
   int64_t next_check = kNever;
   int64_t next_renew = kNever;
   bool check_now = false;
+  bool in_flight = false;   // on a lane's queue or being checked there
   bool poll_quiet = false;  // poll fds fired: quiet until the next planned check
   std::vector<int> wds;
   std::vector<int> poll_fds;
   // The process whose Add() made `wds`: a fork()ed child's copy of the
   // entry refers to the parent's inotify watches.
   pid_t added_by = 0;
-  // Set by the owner (under WatchCore::mu) when it is done with the entry.
+  std::shared_ptr<WatchProbe> probe;
+  std::shared_ptr<WatchEventSource> events;
+  std::string event_tag;
+  bool follow = false;    // Follow() the tag before the next check
+  bool followed = false;  // the source follows it: the interval is a safety net
+  // Set by the owner (under WatchCore::mu_) when it is done with the entry.
   bool done = false;
 
-  // A check and the report of what it found run under report_mu (the report
-  // with no other mutex held: its sink may call the WatchedLock). Finish()
-  // takes report_mu after leaving the watch, so that once it returns no
-  // report of this lock runs or will run, and a loss that lost() showed
-  // has been reported: a caller may then free what its callback uses. A call
-  // from inside a sink is told apart by `reporter` and does not wait.
+  // A report runs under report_mu, with no other mutex held: its sink may
+  // call the WatchedLock. Finish() takes it, so that once it returns no
+  // report of this lock runs or will run, and a loss that lost() showed has
+  // been reported. A call from inside a sink is told apart by `reporter`
+  // and does not wait.
   std::mutex report_mu;
   bool finished = false;  // guarded by report_mu
   std::atomic<std::thread::id> reporter{};
 };
 
-class WatchCore {
+// The thread that checks and renews the locks of one store.
+struct Lane {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<WatchEntry>> queue;  // guarded by mu
+  bool stop = false;                              // guarded by mu
+  pthread_t thread{};
+};
+
+class WatchCore : public std::enable_shared_from_this<WatchCore> {
  public:
   WatchCore();
   ~WatchCore();
@@ -95,13 +156,31 @@ class WatchCore {
 
  private:
   void Run();
-  // Under mu_: the entries due by `now`, the descriptors to poll and how
-  // long to sleep.
-  std::vector<std::shared_ptr<WatchEntry>> Plan(int64_t now, std::vector<int>* poll_fds,
-                                                int* timeout_ms);
+  void RunLane(Lane* lane);
+  // Under mu_: the entries due by `now`, the descriptors to poll, the
+  // probes to run, the leases that ran out, and how long to sleep.
+  struct Plan {
+    std::vector<std::shared_ptr<WatchEntry>> due;
+    std::vector<std::shared_ptr<WatchEntry>> expired;
+    std::vector<std::shared_ptr<WatchProbe>> probes;
+    std::vector<int> poll_fds;
+    std::vector<std::shared_ptr<WatchEventSource>> sources;
+    int timeout_ms = -1;
+  };
+  Plan MakePlan(int64_t now);
+  // Under mu_: what fired makes the entries it concerns due now.
   void Mark(const KernelEvents::Fired& fired);
-  // Checks and renews one entry as due; reports a loss.
-  void Service(WatchEntry& entry, int64_t now);
+  void MarkProbe(const WatchProbe* probe);
+  void MarkSource(const WatchEventSource* source, bool all,
+                  const absl::flat_hash_set<std::string>& tags);
+  // Hands a due entry to its lane, or checks it here.
+  void Dispatch(const std::shared_ptr<WatchEntry>& entry, int64_t now);
+  // Checks and renews one entry as due; `wait` says whether to wait for
+  // its mutex (a lane) or to try it (the event thread).
+  void Service(const std::shared_ptr<WatchEntry>& entry, int64_t now, bool wait);
+  void DeclareLeaseEnd(const std::shared_ptr<WatchEntry>& entry);
+  // Under mu_.
+  Lane* LaneFor(const Store* store, absl::Status* error);
   void DropWatches(WatchEntry& entry);
 
   std::mutex mu_;
@@ -110,17 +189,22 @@ class WatchCore {
   std::optional<KernelEvents> events_;  // guarded by mu_
   std::vector<std::shared_ptr<WatchEntry>> entries_;  // guarded by mu_
   absl::flat_hash_map<int, int> wd_users_;            // guarded by mu_
-  bool stop_ = false;                                 // guarded by mu_
+  // One lane per store whose locks are checked on one; never removed while
+  // the core lives (a store seldom stops being used for good).
+  absl::flat_hash_map<const Store*, Lane*> lanes_;  // guarded by mu_
+  int64_t next_probe_ = kNever;                      // guarded by mu_
+  bool stop_ = false;                                // guarded by mu_
   friend void LockAllCoresForFork();
   friend void UnlockAllCoresAfterFork();
-  bool started_ = false;                              // guarded by mu_
-  pid_t thread_pid_ = 0;                              // guarded by mu_
+  bool started_ = false;                             // guarded by mu_
+  pid_t thread_pid_ = 0;                             // guarded by mu_
   pthread_t thread_{};
 };
 
-// fork() copies a mutex in whatever state the watch's thread left it: every
-// core's mutex is taken around fork() so that a child finds them free and
-// can watch locks of its own (its Add() then starts afresh).
+// fork() copies a mutex in whatever state the watch's threads left it:
+// every core's mutex is taken around fork() so that a child finds them free
+// and can watch locks of its own (its Add() then starts afresh, and leaves
+// the parent's lanes, whose threads it does not have, alone).
 std::mutex& CoresMutex() {
   static std::mutex* mu = new std::mutex();
   return *mu;
@@ -155,8 +239,6 @@ WatchCore::~WatchCore() {
 
 namespace {
 
-int64_t Now() { return Deadline::NowNanos(); }
-
 // When the lease of `lock` is next renewed: a third of the shorter of its
 // TTL and what is left, so that two renewals may fail or be late before it
 // runs out.
@@ -165,6 +247,13 @@ int64_t NextRenewal(const Lock& lock) {
   absl::Duration lease = std::min(lock.options().ttl, lock.RemainingLifetime());
   if (lease == absl::InfiniteDuration()) return kNever;
   return Now() + absl::ToInt64Nanoseconds(lease / 3);
+}
+
+int64_t LeaseEnd(const Lock& lock) {
+  if (!lock.store().capabilities().expiring) return kNever;
+  const absl::Duration left = lock.RemainingLifetime();
+  if (left == absl::InfiniteDuration()) return kNever;
+  return Now() + absl::ToInt64Nanoseconds(left);
 }
 
 // Takes entry.report_mu unless this thread is running entry's report,
@@ -176,29 +265,69 @@ std::unique_lock<std::mutex> ReportTurn(WatchEntry& entry) {
   return std::unique_lock<std::mutex>(entry.report_mu);
 }
 
-// A loss to report, and the store whose sink gets it when the watch has
-// none of its own.
-struct LossReport {
-  Diagnostic diagnostic;
-  std::shared_ptr<Store> store;
-};
-
-// Under entry.report_mu.
-void Report(WatchEntry& entry, const LossReport& loss) {
+// Under entry.report_mu: delivers the report found and not yet delivered.
+void DeliverLocked(WatchEntry& entry) {
   if (entry.finished) return;  // its owner is done with it: nobody to tell
+  std::optional<LossReport> loss;
+  {
+    std::lock_guard<std::mutex> guard(entry.state_mu);
+    loss.swap(entry.report);
+  }
+  if (!loss) return;
   entry.reporter.store(std::this_thread::get_id());
   if (entry.options.diagnostics) {
-    entry.options.diagnostics(loss.diagnostic);
+    entry.options.diagnostics(loss->diagnostic);
   } else {
-    EmitDiagnostic(loss.store.get(), loss.diagnostic);
+    EmitDiagnostic(loss->store.get(), loss->diagnostic);
   }
   entry.reporter.store(std::thread::id());
 }
 
-// The check itself, under entry.mu. Returns the loss to report, if this
-// check is the one that found it.
-std::optional<LossReport> CheckLocked(WatchEntry& entry, bool renew) {
-  if (!entry.lock || entry.lost || !entry.lock->is_acquired()) return std::nullopt;
+// Delivers the report on a thread of its own, so that a sink that blocks
+// delays no check; on this thread if none can be made.
+void Deliver(const std::shared_ptr<WatchEntry>& entry) {
+  pthread_t thread;
+  absl::Status started = StartThread(
+      "ipclock-report",
+      [entry] {
+        std::unique_lock<std::mutex> turn(entry->report_mu);
+        DeliverLocked(*entry);
+      },
+      &thread);
+  if (started.ok()) {
+    pthread_detach(thread);
+    return;
+  }
+  std::unique_lock<std::mutex> turn = ReportTurn(*entry);
+  DeliverLocked(*entry);
+}
+
+// Under entry.state_mu: records the loss `found` as what the watch found,
+// with its report, unless a loss was found already. True if recorded.
+bool RecordLossLocked(WatchEntry& entry, const absl::Status& found) {
+  if (entry.lost) return false;
+  entry.lost = true;
+  entry.error = found;
+  LossReport report;
+  report.store = entry.store;
+  report.diagnostic.kind = DiagnosticKind::kLockLost;
+  report.diagnostic.severity = DiagnosticSeverity::kWarning;
+  report.diagnostic.text = absl::StrCat("ipclock: warning: lost a held lock: ", found.message());
+  report.diagnostic.store = entry.describe;
+  report.diagnostic.resource = entry.resource;
+  report.diagnostic.status = found;
+  entry.report = std::move(report);
+  return true;
+}
+
+// The check itself, under entry.mu. True if this check is the one that
+// found a loss (its report is then pending in the entry).
+bool CheckLocked(WatchEntry& entry, bool renew) {
+  {
+    std::lock_guard<std::mutex> guard(entry.state_mu);
+    if (entry.lost) return false;
+  }
+  if (!entry.lock || !entry.lock->is_acquired()) return false;
   Lock& lock = *entry.lock;
   absl::Status found;
   absl::Status renewed;
@@ -226,7 +355,11 @@ std::optional<LossReport> CheckLocked(WatchEntry& entry, bool renew) {
                                                   held.message()));
     }
   }
-  if (found.ok()) return std::nullopt;
+  std::lock_guard<std::mutex> guard(entry.state_mu);
+  if (found.ok()) {
+    entry.lease_end = LeaseEnd(lock);
+    return false;
+  }
   if (!renewed.ok() && !absl::IsAborted(renewed) &&
       !absl::StrContains(found.message(), renewed.message())) {
     // The store found the lease gone a moment before the key did: the
@@ -235,18 +368,10 @@ std::optional<LossReport> CheckLocked(WatchEntry& entry, bool renew) {
                                                     "; it could not be renewed: ",
                                                     renewed.message()));
   }
-  entry.lost = true;
-  entry.error = found;
+  // Counted here, where the check holds the Lock; a loss declared from
+  // outside the Lock (DeclareLeaseEnd) is counted when the Lock lets go.
   LockAccess::NoteLost(lock);
-  LossReport report;
-  report.store = LockAccess::shared_store(lock);
-  report.diagnostic.kind = DiagnosticKind::kLockLost;
-  report.diagnostic.severity = DiagnosticSeverity::kWarning;
-  report.diagnostic.text = absl::StrCat("ipclock: warning: lost a held lock: ", found.message());
-  report.diagnostic.store = lock.store().Describe();
-  report.diagnostic.resource = lock.resource();
-  report.diagnostic.status = found;
-  return report;
+  return RecordLossLocked(entry, found);
 }
 
 }  // namespace
@@ -255,12 +380,23 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
   Lock& lock = *entry->lock;
   WatchTargets targets =
       StoreCalls::GetWatchTargets(LockAccess::store(lock), LockAccess::key(lock));
+  entry->store = LockAccess::shared_store(lock);
+  entry->describe = lock.store().Describe();
+  entry->resource = lock.resource();
+  entry->fence = lock.fence();
+  entry->expiring = lock.store().capabilities().expiring;
+  entry->lease_end = LeaseEnd(lock);
+  entry->on_lane =
+      lock.store().capabilities().scope == Scope::kRemote || targets.events != nullptr;
   std::lock_guard<std::mutex> guard(mu_);
   if (started_ && thread_pid_ != getpid()) {
-    // A fork()ed child: the thread and the parent's entries stayed with the
-    // parent. The entries are the parent's to watch, not ours.
+    // A fork()ed child: the threads and the parent's entries stayed with the
+    // parent. The entries are the parent's to watch, not ours; the lanes'
+    // mutexes may have been held at the fork, so their copies are left
+    // alone (leaked).
     entries_.clear();
     wd_users_.clear();
+    lanes_.clear();
     events_.reset();
     started_ = false;
   }
@@ -268,6 +404,10 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
     absl::StatusOr<KernelEvents> events = KernelEvents::Create();
     if (!events.ok()) return events.status();
     events_.emplace(*std::move(events));
+  }
+  if (entry->on_lane) {
+    absl::Status lane_error;
+    if (LaneFor(entry->store.get(), &lane_error) == nullptr) return lane_error;
   }
   for (int fd : targets.inode_fds) {
     absl::StatusOr<int> wd = events_->WatchInode(fd);
@@ -279,8 +419,15 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
   }
   entry->poll_fds.assign(targets.poll_fds.begin(), targets.poll_fds.end());
   entry->added_by = getpid();
+  entry->probe = std::move(targets.probe);
+  entry->events = std::move(targets.events);
+  entry->event_tag = std::move(targets.event_tag);
+  // The first check, at once, follows the tag before it looks.
+  entry->follow = entry->events != nullptr;
+  entry->check_now = entry->follow;
   entry->next_check = Now() + entry->interval_nanos;
   entry->next_renew = NextRenewal(lock);
+  if (entry->probe != nullptr && next_probe_ == kNever) next_probe_ = Now() + kProbeNanos;
   if (!started_) {
     stop_ = false;
     if (absl::Status s = StartThread("ipclock-watch", [this] { Run(); }, &thread_);
@@ -294,6 +441,20 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
   entries_.push_back(entry);
   events_->Wake();
   return absl::OkStatus();
+}
+
+Lane* WatchCore::LaneFor(const Store* store, absl::Status* error) {
+  auto it = lanes_.find(store);
+  if (it != lanes_.end()) return it->second;
+  Lane* lane = new Lane();
+  absl::Status s = StartThread("ipclock-check", [this, lane] { RunLane(lane); }, &lane->thread);
+  if (!s.ok()) {
+    delete lane;
+    *error = s;
+    return nullptr;
+  }
+  lanes_.emplace(store, lane);
+  return lane;
 }
 
 void WatchCore::DropWatches(WatchEntry& entry) {
@@ -330,40 +491,87 @@ void WatchCore::Remove(WatchEntry* entry) {
 }
 
 void WatchCore::Stop() {
+  std::vector<Lane*> lanes;
   {
     std::lock_guard<std::mutex> guard(mu_);
     if (!started_ || thread_pid_ != getpid()) return;
     stop_ = true;
     events_->Wake();
+    for (auto& [store, lane] : lanes_) lanes.push_back(lane);
+    lanes_.clear();
   }
   pthread_join(thread_, nullptr);
+  for (Lane* lane : lanes) {
+    {
+      std::lock_guard<std::mutex> guard(lane->mu);
+      lane->stop = true;
+    }
+    lane->cv.notify_one();
+    // Waits for a check under way, which the store's timeouts bound.
+    pthread_join(lane->thread, nullptr);
+    delete lane;
+  }
   std::lock_guard<std::mutex> guard(mu_);
   started_ = false;
 }
 
-std::vector<std::shared_ptr<WatchEntry>> WatchCore::Plan(int64_t now,
-                                                         std::vector<int>* poll_fds,
-                                                         int* timeout_ms) {
-  std::vector<std::shared_ptr<WatchEntry>> due;
+WatchCore::Plan WatchCore::MakePlan(int64_t now) {
+  Plan plan;
   int64_t earliest = kNever;
+  if (next_probe_ != kNever) {
+    bool any = false;
+    absl::flat_hash_set<const WatchProbe*> seen;
+    for (const std::shared_ptr<WatchEntry>& e : entries_) {
+      if (e->probe == nullptr) continue;
+      any = true;
+      if (now >= next_probe_ && seen.insert(e->probe.get()).second) plan.probes.push_back(e->probe);
+    }
+    if (!any) {
+      next_probe_ = kNever;
+    } else {
+      if (now >= next_probe_) next_probe_ = now + kProbeNanos;
+      earliest = next_probe_;
+    }
+  }
+  absl::flat_hash_set<const WatchEventSource*> sources;
   for (const std::shared_ptr<WatchEntry>& e : entries_) {
-    if (e->check_now || e->next_check <= now || e->next_renew <= now) {
-      due.push_back(e);
+    int64_t lease_end;
+    bool lost;
+    {
+      std::lock_guard<std::mutex> guard(e->state_mu);
+      lease_end = e->lease_end;
+      lost = e->lost;
+    }
+    if (lost) continue;
+    if (lease_end <= now && e->in_flight) {
+      // Its check or renewal has not come back, and the lease is over.
+      plan.expired.push_back(e);
+      continue;
+    }
+    earliest = std::min(earliest, lease_end);
+    if (e->events != nullptr && sources.insert(e->events.get()).second) {
+      plan.sources.push_back(e->events);
+    }
+    if (e->in_flight) continue;
+    if (e->check_now || e->next_check <= now || e->next_renew <= now || lease_end <= now) {
+      plan.due.push_back(e);
       continue;
     }
     earliest = std::min({earliest, e->next_check, e->next_renew});
-    if (!e->poll_quiet) poll_fds->insert(poll_fds->end(), e->poll_fds.begin(), e->poll_fds.end());
+    if (!e->poll_quiet) {
+      plan.poll_fds.insert(plan.poll_fds.end(), e->poll_fds.begin(), e->poll_fds.end());
+    }
   }
-  if (!due.empty()) {
-    *timeout_ms = 0;
+  if (!plan.due.empty() || !plan.expired.empty() || !plan.probes.empty()) {
+    plan.timeout_ms = 0;
   } else if (earliest == kNever) {
-    *timeout_ms = -1;
+    plan.timeout_ms = -1;
   } else {
     // Rounded up: waking a little late is harmless, early would spin.
-    *timeout_ms = static_cast<int>(
+    plan.timeout_ms = static_cast<int>(
         std::min<int64_t>((earliest - now + 999999) / 1000000, 60 * 60 * 1000));
   }
-  return due;
+  return plan;
 }
 
 void WatchCore::Mark(const KernelEvents::Fired& fired) {
@@ -380,50 +588,115 @@ void WatchCore::Mark(const KernelEvents::Fired& fired) {
   }
 }
 
-void WatchCore::Service(WatchEntry& entry, int64_t now) {
-  std::unique_lock<std::mutex> turn = ReportTurn(entry);
-  if (entry.finished) return;
-  bool renew;
+void WatchCore::MarkProbe(const WatchProbe* probe) {
+  for (const std::shared_ptr<WatchEntry>& e : entries_) {
+    if (e->probe.get() == probe) e->check_now = true;
+  }
+}
+
+void WatchCore::MarkSource(const WatchEventSource* source, bool all,
+                           const absl::flat_hash_set<std::string>& tags) {
+  for (const std::shared_ptr<WatchEntry>& e : entries_) {
+    if (e->events.get() != source || (!all && !tags.contains(e->event_tag))) continue;
+    e->check_now = true;
+    // Tracking of a key ends with the change it reported: ask again.
+    e->follow = true;
+    if (all) e->followed = false;
+  }
+}
+
+void WatchCore::Dispatch(const std::shared_ptr<WatchEntry>& entry, int64_t now) {
+  if (!entry->on_lane) {
+    Service(entry, now, /*wait=*/false);
+    return;
+  }
+  Lane* lane;
   {
     std::lock_guard<std::mutex> guard(mu_);
-    if (entry.done) return;
-    renew = entry.next_renew <= now;
-    entry.check_now = false;
+    if (entry->done || entry->in_flight) return;
+    auto it = lanes_.find(entry->store.get());
+    if (it == lanes_.end()) return;  // stopping
+    lane = it->second;
+    entry->in_flight = true;
   }
-  std::optional<LossReport> loss;
+  {
+    std::lock_guard<std::mutex> guard(lane->mu);
+    lane->queue.push_back(entry);
+  }
+  lane->cv.notify_one();
+}
+
+void WatchCore::DeclareLeaseEnd(const std::shared_ptr<WatchEntry>& entry) {
+  bool recorded;
+  {
+    std::lock_guard<std::mutex> guard(entry->state_mu);
+    recorded = RecordLossLocked(
+        *entry, StoreError(absl::StatusCode::kAborted, entry->describe, entry->resource,
+                           "the lease ran out before it could be renewed (the store "
+                           "did not answer in time)"));
+  }
+  if (recorded) Deliver(entry);
+}
+
+void WatchCore::Service(const std::shared_ptr<WatchEntry>& entry, int64_t now, bool wait) {
+  bool renew;
+  bool follow;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (entry->done) return;
+    renew = entry->next_renew <= now;
+    follow = entry->follow;
+    entry->check_now = false;
+    entry->follow = false;
+  }
+  std::unique_lock<std::mutex> lock_turn(entry->mu, std::defer_lock);
+  if (wait) {
+    lock_turn.lock();
+  } else if (!lock_turn.try_lock()) {
+    // The owner is using the Lock: look again in a moment.
+    std::lock_guard<std::mutex> guard(mu_);
+    entry->next_check = std::min(entry->next_check, Now() + kBusyRetryNanos);
+    if (follow) entry->follow = true;
+    return;
+  }
+  bool followed = false;
+  if (follow && entry->lock) followed = entry->events->Follow(entry->event_tag);
+  const bool found = CheckLocked(*entry, renew);
   int64_t next_renew = kNever;
   bool still_watched = false;
-  {
-    std::lock_guard<std::mutex> guard(entry.mu);
-    loss = CheckLocked(entry, renew);
-    if (entry.lock && !entry.lost) {
-      still_watched = true;
-      next_renew = NextRenewal(*entry.lock);
-      if (renew && entry.lock->store().capabilities().expiring &&
-          entry.lock->RemainingLifetime() < entry.lock->options().ttl / 2) {
-        // The renewal did not take: try again soon while the lease lasts.
-        next_renew = std::min(next_renew, Now() + kRenewRetryNanos);
-      }
+  if (entry->lock && !found) {
+    std::lock_guard<std::mutex> guard(entry->state_mu);
+    still_watched = !entry->lost;
+  }
+  if (still_watched) {
+    next_renew = NextRenewal(*entry->lock);
+    if (renew && entry->lock->store().capabilities().expiring &&
+        entry->lock->RemainingLifetime() < entry->lock->options().ttl / 2) {
+      // The renewal did not take: try again soon while the lease lasts.
+      next_renew = std::min(next_renew, Now() + kRenewRetryNanos);
     }
   }
+  lock_turn.unlock();
   {
     std::lock_guard<std::mutex> guard(mu_);
+    if (follow) entry->followed = followed;
     if (still_watched) {
-      entry.next_check = Now() + entry.interval_nanos;
-      entry.next_renew = next_renew;
-      entry.poll_quiet = false;
+      const int64_t interval =
+          entry->interval_nanos * (entry->followed ? kFollowedIntervalFactor : 1);
+      entry->next_check = Now() + interval;
+      entry->next_renew = next_renew;
+      entry->poll_quiet = false;
     } else {
-      entry.next_check = kNever;
-      entry.next_renew = kNever;
-      entry.poll_quiet = true;
+      entry->next_check = kNever;
+      entry->next_renew = kNever;
+      entry->poll_quiet = true;
     }
   }
-  if (loss) Report(entry, *loss);
+  if (found) Deliver(entry);
 }
 
 absl::Status WatchCore::CheckNow(WatchEntry& entry) {
-  std::unique_lock<std::mutex> turn = ReportTurn(entry);
-  std::optional<LossReport> loss;
+  bool found;
   absl::Status result;
   {
     std::lock_guard<std::mutex> guard(entry.mu);
@@ -432,37 +705,86 @@ absl::Status WatchCore::CheckNow(WatchEntry& entry) {
           "ipclock: WatchedLock::CheckNow on a lock already released, taken back "
           "or moved from");
     }
-    loss = CheckLocked(entry, /*renew=*/false);
+    found = CheckLocked(entry, /*renew=*/false);
+    std::lock_guard<std::mutex> state(entry.state_mu);
     if (entry.lost) {
       result = entry.error;
     } else if (!entry.lock->is_acquired()) {
       result = absl::FailedPreconditionError("ipclock: the watched lock is not held");
     }
   }
-  if (loss) Report(entry, *loss);
+  if (found) {
+    std::unique_lock<std::mutex> turn = ReportTurn(entry);
+    DeliverLocked(entry);
+  }
   return result;
+}
+
+void WatchCore::RunLane(Lane* lane) {
+  for (;;) {
+    std::shared_ptr<WatchEntry> entry;
+    {
+      std::unique_lock<std::mutex> guard(lane->mu);
+      lane->cv.wait(guard, [lane] { return lane->stop || !lane->queue.empty(); });
+      if (lane->stop) return;
+      entry = std::move(lane->queue.front());
+      lane->queue.pop_front();
+    }
+    Service(entry, Now(), /*wait=*/true);
+    std::lock_guard<std::mutex> guard(mu_);
+    entry->in_flight = false;
+    if (events_) events_->Wake();
+  }
 }
 
 void WatchCore::Run() {
   for (;;) {
-    std::vector<int> poll_fds;
-    int timeout_ms = -1;
-    std::vector<std::shared_ptr<WatchEntry>> due;
+    Plan plan;
     {
       std::lock_guard<std::mutex> guard(mu_);
       if (stop_) return;
-      due = Plan(Now(), &poll_fds, &timeout_ms);
+      plan = MakePlan(Now());
     }
-    if (due.empty()) {
-      // events_ is set before the thread starts and replaced only in a
-      // child, where this thread does not exist.
-      KernelEvents::Fired fired = events_->Wait(poll_fds, timeout_ms);
+    for (const std::shared_ptr<WatchEntry>& e : plan.expired) DeclareLeaseEnd(e);
+    bool probed_change = false;
+    for (const std::shared_ptr<WatchProbe>& probe : plan.probes) {
+      if (!probe->Changed()) continue;
       std::lock_guard<std::mutex> guard(mu_);
-      Mark(fired);
+      MarkProbe(probe.get());
+      probed_change = true;
+    }
+    if (probed_change) continue;  // the next plan has them due
+    if (!plan.due.empty()) {
+      const int64_t now = Now();
+      for (const std::shared_ptr<WatchEntry>& e : plan.due) Dispatch(e, now);
       continue;
     }
-    const int64_t now = Now();
-    for (const std::shared_ptr<WatchEntry>& e : due) Service(*e, now);
+    if (plan.timeout_ms == 0) continue;
+    std::vector<int> poll_fds = plan.poll_fds;
+    std::vector<const WatchEventSource*> source_of_fd;
+    source_of_fd.resize(poll_fds.size(), nullptr);
+    for (const std::shared_ptr<WatchEventSource>& source : plan.sources) {
+      const int fd = source->fd();
+      if (fd < 0) continue;
+      poll_fds.push_back(fd);
+      source_of_fd.push_back(source.get());
+    }
+    // events_ is set before the thread starts and replaced only in a
+    // child, where this thread does not exist.
+    KernelEvents::Fired fired = events_->Wait(poll_fds, plan.timeout_ms);
+    // Event sources first, without mu_: draining reads a socket.
+    for (const std::shared_ptr<WatchEventSource>& source : plan.sources) {
+      const int fd = source->fd();
+      const bool ready = fd >= 0 && std::count(fired.poll_fds.begin(), fired.poll_fds.end(), fd);
+      if (!ready) continue;
+      absl::flat_hash_set<std::string> tags;
+      const bool some =
+          source->Drain([&tags](absl::string_view tag) { tags.insert(std::string(tag)); });
+      std::lock_guard<std::mutex> guard(mu_);
+      MarkSource(source.get(), !some, tags);
+    }
+    std::lock_guard<std::mutex> guard(mu_);
+    Mark(fired);
   }
 }
 
@@ -491,16 +813,22 @@ std::optional<Lock> WatchedLock::Finish(absl::Status* found_lost) {
   if (entry_ == nullptr) return std::nullopt;
   // Out of the watch first, so that no check starts on a lock being released.
   core_->Remove(entry_.get());
-  {
-    // Waits for a check or report under way; none starts after this.
-    std::unique_lock<std::mutex> turn = internal::ReportTurn(*entry_);
-    entry_->finished = true;
-  }
   std::optional<Lock> lock;
   {
+    // Waits for a check under way; none starts after this (no Lock left).
     std::lock_guard<std::mutex> guard(entry_->mu);
     lock.swap(entry_->lock);
-    if (found_lost != nullptr && entry_->lost) *found_lost = entry_->error;
+  }
+  {
+    // Waits for a report under way, and delivers one found but not yet
+    // delivered; none runs after this.
+    std::unique_lock<std::mutex> turn = internal::ReportTurn(*entry_);
+    internal::DeliverLocked(*entry_);
+    entry_->finished = true;
+  }
+  if (found_lost != nullptr) {
+    std::lock_guard<std::mutex> guard(entry_->state_mu);
+    if (entry_->lost) *found_lost = entry_->error;
   }
   entry_.reset();
   core_.reset();
@@ -509,13 +837,13 @@ std::optional<Lock> WatchedLock::Finish(absl::Status* found_lost) {
 
 bool WatchedLock::lost() const {
   if (entry_ == nullptr) return false;
-  std::lock_guard<std::mutex> guard(entry_->mu);
+  std::lock_guard<std::mutex> guard(entry_->state_mu);
   return entry_->lost;
 }
 
 absl::Status WatchedLock::status() const {
   if (entry_ == nullptr) return absl::OkStatus();
-  std::lock_guard<std::mutex> guard(entry_->mu);
+  std::lock_guard<std::mutex> guard(entry_->state_mu);
   return entry_->error;
 }
 
@@ -554,14 +882,15 @@ absl::StatusOr<Lock> WatchedLock::Take() {
 
 std::optional<uint64_t> WatchedLock::fence() const {
   if (entry_ == nullptr) return std::nullopt;
-  std::lock_guard<std::mutex> guard(entry_->mu);
-  return entry_->lock ? entry_->lock->fence() : std::nullopt;
+  return entry_->fence;
 }
 
 absl::Duration WatchedLock::RemainingLifetime() const {
   if (entry_ == nullptr) return absl::ZeroDuration();
-  std::lock_guard<std::mutex> guard(entry_->mu);
-  return entry_->lock ? entry_->lock->RemainingLifetime() : absl::ZeroDuration();
+  std::lock_guard<std::mutex> guard(entry_->state_mu);
+  if (entry_->lost) return absl::ZeroDuration();
+  if (entry_->lease_end == internal::kNever) return absl::InfiniteDuration();
+  return absl::Nanoseconds(std::max<int64_t>(0, entry_->lease_end - internal::Now()));
 }
 
 // --- LockWatch -------------------------------------------------------------------

@@ -46,10 +46,16 @@
 //     lock file, an ended session); Unavailable when it cannot tell now. The
 //     default asks `Exists()`. It may run on another thread than the one
 //     that acquired (never at the same time as another call on that key),
-//     so it must not take or release anything.
-//   * `GetWatchTargets(key)` names what the kernel can report on (see
-//     `WatchTargets`); the default is nothing, and the watch then checks at
-//     its interval only.
+//     so it must not take or release anything. The watch runs the checks
+//     of a remote store, or of one with an event source, on a thread of
+//     that store's own, so that a server that is slow or stopped delays no
+//     other store's checks; such a check must still end within the store's
+//     own timeouts. A local store's checks run on the watch's thread: system
+//     calls that never wait for long.
+//   * `GetWatchTargets(key)` names what the kernel or the server can report
+//     on, and a cheap check for what neither reports (see `WatchTargets`);
+//     the default is nothing, and the watch then checks at its interval
+//     only.
 //   * `GetWaitWord(key)` gives a futex word for async waits (async.h).
 //
 // Every operation takes the `Key` of one acquisition, is called for one key
@@ -61,10 +67,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -91,9 +99,50 @@ struct WaitWord {
   bool shared = true;
 };
 
-// What the kernel can tell the watch on held locks about, so that a loss is
-// seen at once rather than at the next interval check. Descriptors stay
-// owned by the key's state; the watch only looks.
+// A check of a held lock cheap enough to run every `kWatchProbeInterval`
+// (a system call or two, e.g. a stat of the lock dir's path or a GETVAL of a
+// SysV set), for the losses of local stores that the kernel sends no event
+// for. Locks that share a probe (those of one lock dir) share its cost.
+class WatchProbe {
+ public:
+  virtual ~WatchProbe() = default;
+  // True when the lock may have been lost: the watch then runs
+  // `CheckHeld()` of every lock that shares this probe. Called from the
+  // watch's thread only, never at the same time as itself; it must not
+  // block (no network, no lock that a store call holds for long).
+  virtual bool Changed() = 0;
+};
+
+// How often the watch runs the probes of held locks: within it, plus the
+// time a check takes, a loss that only a probe sees is reported.
+inline constexpr absl::Duration kWatchProbeInterval = absl::Milliseconds(50);
+
+// A server that tells its clients at once what changed (Redis client
+// tracking), so that the watch need not poll it. One source serves every
+// lock of a store; each lock has a tag in it (the Redis key's name).
+class WatchEventSource {
+ public:
+  virtual ~WatchEventSource() = default;
+  // The descriptor that turns readable when the source has something to
+  // say, or -1 while it is not set up (never followed, refused, or broken
+  // until the next Follow()). Called from the watch's thread.
+  virtual int fd() = 0;
+  // Reads what arrived, without blocking, and calls `changed(tag)` for each
+  // tag it names. False when anything may have changed: everything was
+  // flushed, or the source broke (its fd() is then -1). Called from the
+  // watch's thread only.
+  virtual bool Drain(absl::FunctionRef<void(absl::string_view tag)> changed) = 0;
+  // Asks to be told from now on when what `tag` names changes, setting the
+  // source up first if it is not. May take a round trip: the watch calls
+  // it from the thread that checks the lock, before each check that follows
+  // a change. False when the source cannot tell (the server refused it, or
+  // cannot be reached): the watch then checks the lock at its interval.
+  virtual bool Follow(absl::string_view tag) = 0;
+};
+
+// What the kernel or the server can tell the watch on held locks about, so
+// that a loss is seen at once rather than at the next interval check.
+// Descriptors stay owned by the key's state; the watch only looks.
 struct WatchTargets {
   // Descriptors of objects whose unlinking, renaming or removal loses the
   // lock: a lock file, its dir, a /dev/shm object. The watch puts an inotify
@@ -102,6 +151,13 @@ struct WatchTargets {
   // Descriptors that turn readable or hang up when the lock may have been
   // lost, such as a database session's socket.
   absl::InlinedVector<int, 1> poll_fds;
+  // Run every kWatchProbeInterval while the lock is watched.
+  std::shared_ptr<WatchProbe> probe;
+  // With `event_tag`: the server tells of changes to this lock. While the
+  // source follows the tag, the watch checks the lock when the source
+  // names it (and at ten times its interval, as a safety net).
+  std::shared_ptr<WatchEventSource> events;
+  std::string event_tag;
 };
 
 // Calls the operations of a store, checking each request against the
