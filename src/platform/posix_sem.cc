@@ -190,6 +190,17 @@ void CloseNamedSem(NamedSem* sem) {
   sem->sem = nullptr;
 }
 
+int OpenNamedSemPath(const std::string& name, ScopedFd* fd, ShmFileId* id) {
+  if (int err = TakeFault(FaultPoint::kOpen)) return err;
+  ScopedFd opened(open(SemPath(name).c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!opened.valid()) return errno;
+  struct stat st;
+  if (int err = FstatFd(opened.get(), &st)) return err;
+  *id = FileIdOf(st);
+  *fd = std::move(opened);
+  return 0;
+}
+
 int UnlinkNamedSem(const std::string& name) {
   if (int err = TakeFault(FaultPoint::kUnlink)) return err;
   return unlink(SemPath(name).c_str()) == 0 ? 0 : errno;

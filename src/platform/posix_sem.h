@@ -91,6 +91,9 @@ int CreateNamedSem(const std::string& name, mode_t mode, unsigned value, NamedSe
 int OpenNamedSem(const std::string& name, bool writable, NamedSem* out);
 void CloseNamedSem(NamedSem* sem);
 int UnlinkNamedSem(const std::string& name);
+// An O_PATH descriptor of semaphore `name` (not followed if a link), for
+// inotify to watch, and the object's identity.
+int OpenNamedSemPath(const std::string& name, ScopedFd* fd, ShmFileId* id);
 
 int SemPost(sem_t* sem);
 // 0 if a post was taken, EAGAIN if there was none.

@@ -65,7 +65,37 @@ int Classify(int path_err, const struct stat& at_path, dev_t dev, ino_t ino, int
   return 0;
 }
 
+class PathProbe final : public WatchProbe {
+ public:
+  PathProbe(std::string path, dev_t dev, ino_t ino)
+      : path_(std::move(path)), dev_(dev), ino_(ino) {}
+  bool Changed() override {
+    struct stat at_path;
+    return StatAt(AT_FDCWD, path_.c_str(), AT_SYMLINK_NOFOLLOW, &at_path) != 0 ||
+           !Identifies(at_path, dev_, ino_);
+  }
+
+ private:
+  const std::string path_;
+  const dev_t dev_;
+  const ino_t ino_;
+};
+
 }  // namespace
+
+std::shared_ptr<WatchProbe> MakePathProbe(std::string path, dev_t dev, ino_t ino) {
+  return std::make_shared<PathProbe>(std::move(path), dev, ino);
+}
+
+FlockDir::FlockDir(std::string path, ScopedFd fd, const struct stat& st, bool map_records,
+                   bool pages_shared)
+    : path_(std::move(path)),
+      fd_(std::move(fd)),
+      dev_(st.st_dev),
+      ino_(st.st_ino),
+      map_records_(map_records),
+      pages_shared_(pages_shared),
+      probe_(MakePathProbe(path_, st.st_dev, st.st_ino)) {}
 
 absl::StatusOr<std::shared_ptr<FlockDir>> FlockDir::Open(const std::string& path,
                                                          mode_t create_mode,

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/spi/store_interface.h"
 #include "platform/scoped_fd.h"
 #include "platform/shared_page.h"
 #include "stores/flock_record.h"
@@ -60,6 +61,11 @@ class FlockDir {
   // the path being gone.
   [[nodiscard]] int Locate(Whereabouts* where) const;
 
+  // Whether the dir's path still leads to it: a stat(2) of the path. It
+  // sees what inotify on the dir cannot, a dir above it renamed or
+  // replaced. One per dir, shared by the watch among its locks.
+  const std::shared_ptr<WatchProbe>& probe() const { return probe_; }
+
   // Monotonic time of the last check that found the dir in place.
   std::atomic<int64_t> checked_ns{0};
   // Exclusive or shared locks of the store held in this dir now.
@@ -70,9 +76,7 @@ class FlockDir {
 
  private:
   FlockDir(std::string path, ScopedFd fd, const struct stat& st, bool map_records,
-           bool pages_shared)
-      : path_(std::move(path)), fd_(std::move(fd)), dev_(st.st_dev), ino_(st.st_ino),
-        map_records_(map_records), pages_shared_(pages_shared) {}
+           bool pages_shared);
 
   const std::string path_;
   const ScopedFd fd_;
@@ -80,7 +84,13 @@ class FlockDir {
   const ino_t ino_;
   const bool map_records_;
   const bool pages_shared_;
+  const std::shared_ptr<WatchProbe> probe_;
 };
+
+// A WatchProbe that a path no longer leads to the file or dir it named
+// when made (device `dev`, inode `ino`): one stat(2), following links
+// above the last component only. It keeps no reference to anything.
+std::shared_ptr<WatchProbe> MakePathProbe(std::string path, dev_t dev, ino_t ino);
 
 // One open lock file, owned by one key (one Lock) or idle in the store's
 // cache: never two at once, so that two Locks never share an open file

@@ -532,8 +532,16 @@ absl::StatusOr<bool> FlockStore::Exists(Key& key) {
 WatchTargets FlockStore::GetWatchTargets(Key& key) {
   WatchTargets targets;
   if (const FlockKeyState* st = state(key); st != nullptr && st->held) {
-    targets.inode_fds.push_back(st->file->fd.get());
-    if (st->file->dir) targets.inode_fds.push_back(st->file->dir->fd());
+    const FlockFile& f = *st->file;
+    targets.inode_fds.push_back(f.fd.get());
+    // inotify sees the file and its dir go; the probe, every 50 ms, a dir
+    // above them renamed or replaced, which inotify reports to nobody.
+    if (f.dir) {
+      targets.inode_fds.push_back(f.dir->fd());
+      targets.probe = f.dir->probe();
+    } else {
+      targets.probe = MakePathProbe(f.Path(), f.dev, f.ino);
+    }
   }
   return targets;
 }

@@ -447,6 +447,13 @@ TicketQueueShared* SemaphoreRegistry::queue() const {
   return fair_ ? &page_->queue : nullptr;
 }
 
+ScopedFd SemaphoreRegistry::OpenSemaphoreToWatch() const {
+  ScopedFd fd;
+  ShmFileId id;
+  if (OpenNamedSemPath(names_.semaphore, &fd, &id) != 0 || id != sem_id_) return ScopedFd();
+  return fd;
+}
+
 bool SemaphoreRegistry::SlotStillOurs() const {
   const RegistrySlot& slot = page_->slots[slot_];
   return SharedLoad(&slot.pid) == attach_pid_ && SharedLoad(&slot.state) != kSlotFree;

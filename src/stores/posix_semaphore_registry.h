@@ -73,6 +73,10 @@ class SemaphoreRegistry {
   sem_t* semaphore() const { return sem_.sem; }
   // The registry's descriptor, for inotify.
   int registry_fd() const { return fd_.get(); }
+  // A descriptor of the semaphore, for inotify to see it deleted or
+  // replaced; invalid if the name no longer leads to ours (a check then
+  // says so).
+  ScopedFd OpenSemaphoreToWatch() const;
   uint32_t permits() const { return permits_; }
   // The waiters' queue of a fair registry (its creator asked for `fair`),
   // else null.

@@ -73,6 +73,8 @@ struct PosixKeyState final : KeyState {
   // What CheckHeld() found when it found the held permit lost; the release
   // reports it.
   absl::Status loss;
+  // The semaphore, opened for the watch on held locks while it watches.
+  ScopedFd semaphore_watched;
 
   // A Key destroyed while it holds a permit (a lock kept past its Lock
   // object) keeps its slot, which keeps the permit held until this process
@@ -290,6 +292,7 @@ absl::Status PosixSemaphoreStore::Release(Key& key, bool died) {
   SemaphoreRegistry* registry = st->registry.get();
   if (registry->attach_pid() != CurrentPid()) return NotOurs(key);
   st->held = false;
+  st->semaphore_watched = ScopedFd();
   // Given back even in a registry found lost: waiters that still sleep on
   // it wake up and find it unlinked.
   absl::Status released = registry->ReleasePermit(died);
@@ -334,14 +337,18 @@ absl::Status PosixSemaphoreStore::CheckHeld(Key& key) {
   return s;
 }
 
-// The registry's inode: inotify reports its unlinking at once. The
-// semaphore's removal alone (its registry still there) is seen at the
-// watch's interval check.
+// The registry's and the semaphore's inodes: inotify reports the unlinking
+// of either at once (a replacement begins with one). A registry rewritten
+// in place is seen at the watch's interval check.
 WatchTargets PosixSemaphoreStore::GetWatchTargets(Key& key) {
   WatchTargets targets;
-  const PosixKeyState* st = state(key);
+  PosixKeyState* st = state(key);
   if (st != nullptr && st->held && st->registry->attach_pid() == CurrentPid()) {
     targets.inode_fds.push_back(st->registry->registry_fd());
+    if (!st->semaphore_watched.valid()) {
+      st->semaphore_watched = st->registry->OpenSemaphoreToWatch();
+    }
+    if (st->semaphore_watched.valid()) targets.inode_fds.push_back(st->semaphore_watched.get());
   }
   return targets;
 }

@@ -23,6 +23,7 @@
 #include "platform/coarse_clock.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
+#include "platform/sysv_sem.h"
 #include "stores/semaphore_idle_cache.h"
 #include "stores/sysv_semaphore_inspect.h"
 #include "stores/sysv_semaphore_set.h"
@@ -120,6 +121,7 @@ class SemaphoreStore final : public StoreWithState<SemKeyState> {
   absl::Status Release(Key& key, bool died);
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
+  WatchTargets GetWatchTargets(Key& key) override;
 
   SysvContext Context(const Key& key) const { return SysvContext{describe_, key.resource()}; }
   absl::Status TakeOrAttach(const Key& key, SemKeyState* st);
@@ -257,8 +259,8 @@ absl::StatusOr<bool> SemaphoreStore::Exists(Key& key) {
 }
 
 // One IPC_STAT and one GETALL. SysV sets give no notification of removal
-// (no descriptor, no inotify), so the watch on held locks sees an `ipcrm`
-// at its next interval check only.
+// (no descriptor, no inotify): the watch on held locks runs the probe below
+// every 50 ms, and this at its interval.
 absl::Status SemaphoreStore::CheckHeld(Key& key) {
   SemKeyState* st = state(key);
   if (st == nullptr || !st->held) {
@@ -269,6 +271,33 @@ absl::Status SemaphoreStore::CheckHeld(Key& key) {
   absl::Status held = CheckSetHeld(Context(key), st->set->att);
   if (absl::IsAborted(held)) st->loss = held;
   return held;
+}
+
+// One GETVAL of the lock semaphore: EINVAL or EIDRM once the set is removed
+// (`ipcrm -s`, RemoveIPC), and as many free permits as the set has while we
+// hold one once it is reset (SETVAL). A set whose id came to name another
+// set (after the kernel's counters wrapped) is the interval check's.
+class SysvSetProbe final : public WatchProbe {
+ public:
+  SysvSetProbe(int semid, uint32_t permits) : semid_(semid), permits_(permits) {}
+  bool Changed() override {
+    int free = 0;
+    return SysvGetVal(semid_, kSysvLockSem, &free) != 0 ||
+           free >= static_cast<int>(permits_);
+  }
+
+ private:
+  const int semid_;
+  const uint32_t permits_;
+};
+
+WatchTargets SemaphoreStore::GetWatchTargets(Key& key) {
+  WatchTargets targets;
+  const SemKeyState* st = state(key);
+  if (st != nullptr && st->held && st->set->att.attach_pid == CurrentPid()) {
+    targets.probe = std::make_shared<SysvSetProbe>(st->set->att.semid, st->set->att.permits);
+  }
+  return targets;
 }
 
 }  // namespace

@@ -1,0 +1,192 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// How fast the watch on held locks finds the losses of each local store
+// that the kernel sends no event for or sends one for: the dir above a lock
+// dir renamed, a SysV set removed or reset, a POSIX semaphore or registry
+// deleted, an shm segment or a lock file deleted. Each lock is watched with
+// a check interval of an hour, so that only an event or the 50 ms probe can
+// find the loss; the bound asserted is 1 s, ten times the 100 ms promised,
+// so that a loaded machine does not fail it. tools/bench measures the
+// latencies themselves; this prints what it saw.
+//
+// Remote stores are measured beside their servers' other tests (Redis
+// client tracking in redis_lost_lock_test, polled stores in theirs).
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/sem.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "ipclock/diagnostics.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_watch.h"
+#include "ipclock/store_factory.h"
+#include "ipclock/stores/posix_semaphore_store.h"
+#include "ipclock/stores/semaphore_store.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace {
+
+using ipclock::Diagnostic;
+using ipclock::Lock;
+using ipclock::LockWatch;
+using ipclock::Store;
+using ipclock::WatchedLock;
+using ipclock::WatchOptions;
+using namespace ipclock_test;
+
+constexpr absl::Duration kBound = absl::Seconds(1);
+
+// When the first loss reached the sink.
+struct FirstLoss {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool seen = false;
+  absl::Time at;
+  std::string message;
+
+  WatchOptions Options() {
+    WatchOptions o;
+    o.check_interval = absl::Hours(1);  // no interval check within the test
+    o.diagnostics = [this](const Diagnostic& d) {
+      std::lock_guard<std::mutex> guard(mu);
+      if (seen) return;
+      seen = true;
+      at = absl::Now();
+      message = std::string(d.status.message());
+      cv.notify_all();
+    };
+    return o;
+  }
+  // How long after `from` the loss was reported; fails after 10 s.
+  absl::Duration Since(absl::Time from) {
+    std::unique_lock<std::mutex> guard(mu);
+    if (!cv.wait_for(guard, std::chrono::seconds(10), [this] { return seen; })) {
+      fail_msg("no loss reported within 10 s");
+    }
+    return at - from;
+  }
+};
+
+std::shared_ptr<Store> StoreOrFail(const std::string& dsn) {
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+  if (!store.ok()) fail_msg("%s: %s", dsn.c_str(), store.status().ToString().c_str());
+  return *store;
+}
+
+// Holds a lock of `dsn` under a watch, runs `lose`, and asserts that the
+// loss was reported within kBound.
+void MeasureLoss(const char* what, const std::string& dsn, const std::string& resource,
+                 const std::function<void()>& lose) {
+  std::shared_ptr<Store> store = StoreOrFail(dsn);
+  Lock lock = LockOrFail(store, resource);
+  assert_true(TryOrFail(lock));
+  FirstLoss loss;
+  LockWatch watch;
+  absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), loss.Options());
+  ASSERT_OK(watched);
+  // Let the watch settle into its sleep first.
+  absl::SleepFor(absl::Milliseconds(120));
+  const absl::Time start = absl::Now();
+  lose();
+  const absl::Duration took = loss.Since(start);
+  print_message("%s: reported after %.2f ms (%s)\n", what, absl::ToDoubleMilliseconds(took),
+                loss.message.c_str());
+  if (took > kBound) {
+    fail_msg("%s: the loss was reported after %s, beyond %s", what,
+             absl::FormatDuration(took).c_str(), absl::FormatDuration(kBound).c_str());
+  }
+  assert_true(watched->lost());
+  (void)watched->Release();
+}
+
+void Run(const char* command) {
+  if (system(command) != 0) fail_msg("%s failed", command);
+}
+
+// A dir above the lock dir renamed: inotify on the lock file and the lock
+// dir says nothing; the probe's stat of the dir's path does.
+void FlockAncestorRenamed(void**) {
+  const std::string top = MakeTempDir();
+  const std::string dir = top + "/a/locks";
+  Run(absl::StrCat("mkdir -p ", dir).c_str());
+  MeasureLoss("flock: a dir above the lock dir renamed",
+              absl::StrCat("flock://", dir, "?removeipc=ignore"), UniqueResource("ancestor"),
+              [&] {
+                if (rename((top + "/a").c_str(), (top + "/b").c_str()) != 0) {
+                  fail_msg("rename: %s", strerror(errno));
+                }
+              });
+}
+
+void FlockFileDeleted(void**) {
+  const std::string dir = MakeTempDir();
+  MeasureLoss("flock: the lock file deleted", absl::StrCat("flock://", dir, "?removeipc=ignore"),
+              UniqueResource("deleted"), [&] { Run(absl::StrCat("rm -f ", dir, "/*.lock").c_str()); });
+}
+
+// The set of `resource` (made by the store: its key is the store's).
+int SetOf(const std::string& resource) {
+  absl::StatusOr<int32_t> key = ipclock::SemaphoreIpcKey(resource, ipclock::SemaphoreKeyScheme::kMd5);
+  if (!key.ok()) fail_msg("%s", key.status().ToString().c_str());
+  const int id = semget(*key, 0, 0);
+  if (id < 0) fail_msg("semget: %s", strerror(errno));
+  return id;
+}
+
+void SysvSetRemoved(void**) {
+  const std::string r = UniqueResource("ipcrm");
+  MeasureLoss("semaphore: the set removed (ipcrm -s)", "semaphore:?removeipc=ignore", r, [&] {
+    if (semctl(SetOf(r), 0, IPC_RMID) != 0) fail_msg("IPC_RMID: %s", strerror(errno));
+  });
+}
+
+void SysvSetReset(void**) {
+  const std::string r = UniqueResource("setval");
+  MeasureLoss("semaphore: the lock semaphore reset (SETVAL)", "semaphore:?removeipc=ignore", r,
+              [&] {
+                if (semctl(SetOf(r), 0, SETVAL, 1) != 0) fail_msg("SETVAL: %s", strerror(errno));
+              });
+}
+
+void PosixSemaphoreDeleted(void**) {
+  const std::string r = UniqueResource("sem");
+  const std::string name = ipclock::PosixSemaphoreName(r, "ipclock");
+  MeasureLoss("posix-semaphore: the semaphore deleted", "posix-semaphore:?removeipc=ignore", r,
+              [&] { Run(absl::StrCat("rm -f /dev/shm/sem.", name.substr(1)).c_str()); });
+  Run(absl::StrCat("rm -f /dev/shm", name, ".reg").c_str());
+}
+
+void PosixRegistryDeleted(void**) {
+  const std::string r = UniqueResource("reg");
+  const std::string name = ipclock::PosixSemaphoreName(r, "ipclock");
+  MeasureLoss("posix-semaphore: the registry deleted", "posix-semaphore:?removeipc=ignore", r,
+              [&] { Run(absl::StrCat("rm -f /dev/shm", name, ".reg").c_str()); });
+  Run(absl::StrCat("rm -f /dev/shm/sem.", name.substr(1)).c_str());
+}
+
+void ShmSegmentDeleted(void**) {
+  const std::string name = UniqueShmName("latency");
+  MeasureLoss("shm: the segment deleted", absl::StrCat("shm://", name, "?removeipc=ignore"),
+              UniqueResource("shm"),
+              [&] { Run(absl::StrCat("rm -f /dev/shm/ipclock.", name).c_str()); });
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(FlockAncestorRenamed),  cmocka_unit_test(FlockFileDeleted),
+      cmocka_unit_test(SysvSetRemoved),        cmocka_unit_test(SysvSetReset),
+      cmocka_unit_test(PosixSemaphoreDeleted), cmocka_unit_test(PosixRegistryDeleted),
+      cmocka_unit_test(ShmSegmentDeleted),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
