@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -234,6 +235,51 @@ void ReleaseWaitsForAReportUnderWay(void**) {
   assert_true(ended.load());
 }
 
+// A sink that blocks delays no detection and no other lock's report: while
+// the report of one lost lock is stuck in its sink, another lock of the
+// same watch is found lost and reported.
+void StuckSinkDelaysNoOtherLoss(void**) {
+  const std::string dir = MakeTempDir();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool unstuck = false;
+  std::atomic<bool> stuck_started{false};
+  WatchOptions stuck;
+  stuck.check_interval = absl::Hours(1);
+  stuck.diagnostics = [&](const Diagnostic&) {
+    stuck_started = true;
+    std::unique_lock<std::mutex> guard(mu);
+    cv.wait_for(guard, std::chrono::seconds(30), [&] { return unstuck; });
+  };
+  std::atomic<double> other_reported{0};
+  WatchOptions other;
+  other.check_interval = absl::Hours(1);
+  other.diagnostics = [&](const Diagnostic&) { other_reported = NowSeconds(); };
+  LockWatch watch;
+  absl::StatusOr<WatchedLock> first = watch.Watch(HeldInDir(dir, "stuck-sink"), stuck);
+  absl::StatusOr<WatchedLock> second = watch.Watch(HeldInDir(dir, "other-lock"), other);
+  ASSERT_OK(first);
+  ASSERT_OK(second);
+  DeleteLockFile(dir, "stuck-sink");
+  assert_true(Eventually([&] { return stuck_started.load(); }));
+  const double deleted_at = NowSeconds();
+  DeleteLockFile(dir, "other-lock");
+  const bool reported = Eventually([&] { return other_reported.load() != 0; }, 10);
+  {
+    std::lock_guard<std::mutex> guard(mu);
+    unstuck = true;
+  }
+  cv.notify_all();
+  assert_true(reported);
+  const double took = other_reported.load() - deleted_at;
+  print_message("the other lock's loss, reported %.2f ms after it, while a sink was stuck\n",
+                took * 1e3);
+  assert_true(took < 1.0);
+  assert_true(second->lost());
+  ASSERT_CODE(first->Release(), absl::StatusCode::kAborted);
+  ASSERT_CODE(second->Release(), absl::StatusCode::kAborted);
+}
+
 // A watch's sink may release its own WatchedLock (the release does not wait for
 // the report it is part of).
 void OnLostMayReleaseItsOwnLock(void**) {
@@ -416,6 +462,7 @@ int main() {
       cmocka_unit_test(OnLostMayReleaseItsOwnLock),
       cmocka_unit_test(ReportWithoutWatchSinkGoesToStoreOrDefault),
       cmocka_unit_test(NoFalseAlarm),
+      cmocka_unit_test(StuckSinkDelaysNoOtherLoss),
       cmocka_unit_test(TakeHandsTheLockBack),
       cmocka_unit_test(DestroyedWatchedLockReleases),
       cmocka_unit_test(ForkedChildWatchesItsOwnLocks),

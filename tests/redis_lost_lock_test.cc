@@ -16,6 +16,9 @@
 //
 // Everything runs on the suite's own server (tests/redis_fixture.h).
 
+#include <signal.h>
+#include <stdlib.h>
+
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -356,6 +359,49 @@ void StoppedServerLosesTheLockWhenTheLeaseRunsOut(void**) {
   assert_false(watched->Release().ok());
 }
 
+// One process holds a flock lock and a Redis lock under one watch, and the
+// Redis server stops (SIGSTOP: connected, silent, so that every check of
+// the Redis lock waits for its command timeout). The flock lock's loss is
+// still reported within the local bound: its checks never wait behind the
+// Redis lock's. Bound asserted: 1 s, for a loaded machine (the promise is
+// 100 ms; the Redis check waits 5 s).
+void StoppedServerDelaysNoOtherLock(void**) {
+  RedisServer& own = OwnRedis();
+  auto redis = StoreOrDie(WithOptions(own.dsn(), "secret=none&command_timeout=5"));
+  const std::string dir = MakeTempDir();
+  auto flock = StoreOrDie(absl::StrCat("flock://", dir, "?removeipc=ignore"));
+  Lock remote = MakeLock(redis, UniqueResource("stopped-remote"), kLongLease);
+  Lock local = MakeLock(flock, UniqueResource("stopped-local"), kLongLease);
+  assert_true(Try(remote));
+  assert_true(Try(local));
+  LossLog log;
+  LockWatch watch;
+  // Checked every 50 ms: a Redis check is under way, waiting, when the
+  // flock file goes.
+  const WatchOptions options = log.Options(absl::Milliseconds(50));
+  absl::StatusOr<WatchedLock> watched_remote = watch.Watch(std::move(remote), options);
+  absl::StatusOr<WatchedLock> watched_local = watch.Watch(std::move(local), options);
+  ASSERT_OK(watched_remote);
+  ASSERT_OK(watched_local);
+  absl::SleepFor(absl::Milliseconds(200));
+  kill(own.pid(), SIGSTOP);
+  absl::SleepFor(absl::Milliseconds(300));
+  const double deleted_at = NowSeconds();
+  if (system(absl::StrCat("rm -f ", dir, "/*.lock").c_str()) != 0) fail_msg("rm failed");
+  const bool reported = log.WaitUntil(deleted_at + 10);
+  const double took = reported ? log.first_at() - deleted_at : 10;
+  kill(own.pid(), SIGCONT);
+  if (!reported) fail_msg("the flock loss was not reported within 10 s");
+  print_message("latency: flock file deleted while the Redis server is stopped: reported "
+                "after %.2f ms\n", took * 1e3);
+  assert_true(Contains(log.first().status, "was deleted"));
+  if (took > 1.0) fail_msg("reported after %.3f s, beyond the local bound", took);
+  assert_true(watched_local->lost());
+  assert_false(watched_remote->lost());
+  (void)watched_local->Release();
+  ASSERT_OK(watched_remote->Release());
+}
+
 }  // namespace
 }  // namespace ipclock_test
 
@@ -370,6 +416,7 @@ int main() {
       cmocka_unit_test(LeaseRanOut),
       cmocka_unit_test(TakenOverOrOverwritten),
       cmocka_unit_test(StoppedServerLosesTheLockWhenTheLeaseRunsOut),
+      cmocka_unit_test(StoppedServerDelaysNoOtherLock),
   };
   return cmocka_run_group_tests_name("redis_lost_lock", tests, nullptr, KillOwnRedis);
 }
