@@ -359,6 +359,88 @@ void StoppedServerLosesTheLockWhenTheLeaseRunsOut(void**) {
   assert_false(watched->Release().ok());
 }
 
+// --- Client tracking: losses told at once ----------------------------------------------
+
+// A watch whose interval check is an hour away still reports a DEL, a
+// FLUSHALL and an overwrite of its key within a round trip or two: the
+// server pushes the change (client tracking). Bound asserted: 1 s.
+void TrackingReportsAtOnce(void**) {
+  RedisServer& own = OwnRedis();
+  Latencies latencies;
+  struct Change {
+    const char* name;
+    void (*cause)(RedisServer& own, const std::string& key);
+  };
+  const Change changes[] = {
+      {"DEL", &Delete},
+      {"FLUSHALL", &FlushAll},
+      {"SET over the key",
+       [](RedisServer& own, const std::string& key) {
+         RedisClient(own.dsn()).Ok({"SET", key, "someone-else"});
+       }},
+  };
+  for (const char* format : kFormats) {
+    for (const Change& change : changes) {
+      auto store = StoreOrDie(DsnFor(own, format));
+      const std::string r = UniqueResource("tracked");
+      Lock lock = MakeLock(store, r, kLongLease);
+      assert_true(Try(lock));
+      LossLog log;
+      LockWatch watch;
+      absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), log.Options(absl::Hours(1)));
+      ASSERT_OK(watched);
+      absl::SleepFor(absl::Milliseconds(300));  // the key is followed by now
+      assert_int_equal(log.size(), 0);
+      assert_int_equal(RedisClient(own.dsn()).Info("clients", "tracking_clients"), 1);
+      change.cause(own, r);
+      const double changed_at = NowSeconds();
+      if (!log.WaitUntil(changed_at + 10)) {
+        fail_msg("%s (format=%s): not reported within 10 s with the interval an hour away",
+                 change.name, format);
+      }
+      const double took = log.first_at() - changed_at;
+      latencies.Add(absl::StrCat(change.name, ", format=", format, ", tracking, interval 1h"),
+                    took);
+      ASSERT_CODE(log.first().status, absl::StatusCode::kAborted);
+      if (took > 1.0) fail_msg("%s: reported after %.3f s", change.name, took);
+      (void)watched->Release();
+    }
+  }
+}
+
+// A server that refuses client tracking (here an ACL user without CLIENT)
+// is polled at the watch's interval instead: the DEL is found all the same.
+void RefusedTrackingFallsBackToPolling(void**) {
+  RedisServer& own = OwnRedis();
+  RedisClient admin(own.dsn());
+  admin.Ok({"ACL", "SETUSER", "notracking", "on", ">notracking-pw", "~*", "&*", "+@all",
+            "-client"});
+  auto store = StoreOrDie(WithOptions(
+      absl::StrCat("redis://notracking:notracking-pw@127.0.0.1:", own.port()),
+      "secret=none&connect_timeout=1&command_timeout=2"));
+  const std::string r = UniqueResource("untracked");
+  Lock lock = MakeLock(store, r, kLongLease);
+  assert_true(Try(lock));
+  LossLog log;
+  LockWatch watch;
+  absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), log.Options(kInterval));
+  ASSERT_OK(watched);
+  // Half-way between two checks: the DEL is found by the next one.
+  absl::SleepFor(kInterval * 2 + kInterval / 2);
+  assert_int_equal(log.size(), 0);
+  // Nobody tracks: the refusal was heard.
+  assert_int_equal(admin.Info("clients", "tracking_clients"), 0);
+  Delete(own, r);
+  const double lost_at = NowSeconds();
+  if (!log.WaitUntil(lost_at + 10)) fail_msg("not reported within 10 s");
+  const double took = log.first_at() - lost_at;
+  print_message("latency: DEL, tracking refused, interval %s: reported %.1f ms after the loss\n",
+                absl::FormatDuration(kInterval).c_str(), took * 1e3);
+  assert_true(Contains(log.first().status, "the lock is no longer held"));
+  (void)watched->Release();
+  admin.Ok({"ACL", "DELUSER", "notracking"});
+}
+
 // One process holds a flock lock and a Redis lock under one watch, and the
 // Redis server stops (SIGSTOP: connected, silent, so that every check of
 // the Redis lock waits for its command timeout). The flock lock's loss is
@@ -417,6 +499,8 @@ int main() {
       cmocka_unit_test(TakenOverOrOverwritten),
       cmocka_unit_test(StoppedServerLosesTheLockWhenTheLeaseRunsOut),
       cmocka_unit_test(StoppedServerDelaysNoOtherLock),
+      cmocka_unit_test(TrackingReportsAtOnce),
+      cmocka_unit_test(RefusedTrackingFallsBackToPolling),
   };
   return cmocka_run_group_tests_name("redis_lost_lock", tests, nullptr, KillOwnRedis);
 }

@@ -28,6 +28,8 @@
   X(redisEnableKeepAlive)        \
   X(redisFree)                   \
   X(redisGetReply)               \
+  X(redisGetReplyFromReader)     \
+  X(redisReaderFeed)             \
   X(redisSetTimeout)
 
 namespace ipclock {

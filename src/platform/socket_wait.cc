@@ -43,6 +43,19 @@ bool HasPendingInput(int fd) {
   return r != 0;  // input, hang-up, error, or a descriptor poll refuses
 }
 
+int ReceiveAvailable(int fd, char* buf, size_t size, size_t* got) {
+  for (;;) {
+    const ssize_t n = recv(fd, buf, size, MSG_DONTWAIT);
+    if (n > 0) {
+      *got = static_cast<size_t>(n);
+      return 0;
+    }
+    if (n == 0) return EPIPE;
+    if (errno == EINTR) continue;
+    return errno == EWOULDBLOCK ? EAGAIN : errno;
+  }
+}
+
 void SetTcpKeepalive(int fd, int idle_seconds, int interval_seconds, int count) {
   struct sockaddr_storage addr;
   socklen_t len = sizeof(addr);

@@ -9,6 +9,8 @@
 #ifndef IPCLOCK_PLATFORM_SOCKET_WAIT_H_
 #define IPCLOCK_PLATFORM_SOCKET_WAIT_H_
 
+#include <cstddef>
+
 #include "platform/monotonic_deadline.h"
 
 namespace ipclock {
@@ -29,6 +31,13 @@ SocketWait WaitSocket(int fd, bool for_write, MonotonicDeadline until);
 // sends no query), any input means the server spoke unasked: it ended the
 // session (an administrator's KILL, a shutdown) and closed the socket.
 bool HasPendingInput(int fd);
+
+// Reads what `fd` has received, up to `size` bytes, without waiting (a
+// connection whose client library's own reads block, read here for a
+// server's pushed messages). 0 with `*got` bytes (at least one); EAGAIN
+// when nothing is waiting; EPIPE when the peer closed the connection; the
+// errno otherwise. EINTR is retried.
+int ReceiveAvailable(int fd, char* buf, size_t size, size_t* got);
 
 // Turns TCP keepalive on for `fd` with the given probe times, so that a peer
 // host that vanished is noticed in idle + interval * count seconds rather

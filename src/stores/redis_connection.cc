@@ -19,6 +19,7 @@
 #include "platform/hiredis_calls.h"
 #include "platform/process_id.h"
 #include "platform/socket_send.h"
+#include "platform/socket_wait.h"
 
 namespace ipclock {
 
@@ -168,6 +169,8 @@ absl::Status RedisConnection::ReplyError(const redisReply* r, absl::string_view 
 // --- Connecting ----------------------------------------------------------------------
 
 void RedisConnection::DisconnectLocked() {
+  subscribed_ = false;
+  subscribed_fd_.store(-1);
   if (ctx_ != nullptr) {
     // In a child after fork() this closes the child's copy of the socket
     // only; nothing is sent, so the parent's connection is untouched.
@@ -355,6 +358,7 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
   ctx_ = c;
   ctx_pid_ = CurrentPid();
   ctx_fresh_ = true;
+  ++connections_;
   return absl::OkStatus();
 }
 
@@ -420,6 +424,85 @@ absl::StatusOr<RedisReply> RedisConnection::RoundTripLocked(
     // one that had been idle may only have been dropped: try once more.
     if (fresh || attempt > 0) return err;
   }
+}
+
+uint64_t RedisConnection::connections() {
+  std::lock_guard<std::mutex> guard(mu_);
+  return connections_;
+}
+
+// --- Client tracking's invalidations --------------------------------------------------
+
+absl::StatusOr<int64_t> RedisConnection::SubscribeToInvalidations() {
+  std::lock_guard<std::mutex> guard(mu_);
+  DisconnectLocked();
+  const Call call{};
+  absl::StatusOr<RedisReply> id =
+      RoundTripLocked([](std::string* out) { AppendRequest(out, {"CLIENT", "ID"}); }, call);
+  if (!id.ok()) return id.status();
+  if ((*id)->type != REDIS_REPLY_INTEGER) {
+    absl::Status s = (*id)->type == REDIS_REPLY_ERROR
+                         ? ReplyError(id->get(), "", "CLIENT ID")
+                         : StoreError(absl::StatusCode::kInternal, describe_, "",
+                                      "CLIENT ID did not return a number");
+    DisconnectLocked();
+    return absl::FailedPreconditionError(s.message());
+  }
+  absl::StatusOr<RedisReply> subscribed = RoundTripLocked(
+      [](std::string* out) { AppendRequest(out, {"SUBSCRIBE", "__redis__:invalidate"}); }, call);
+  if (!subscribed.ok()) return subscribed.status();
+  if ((*subscribed)->type != REDIS_REPLY_ARRAY) {
+    absl::Status s = (*subscribed)->type == REDIS_REPLY_ERROR
+                         ? ReplyError(subscribed->get(), "", "SUBSCRIBE")
+                         : StoreError(absl::StatusCode::kInternal, describe_, "",
+                                      "SUBSCRIBE was not confirmed");
+    DisconnectLocked();
+    return absl::FailedPreconditionError(s.message());
+  }
+  subscribed_ = true;
+  subscribed_fd_.store(ctx_->fd);
+  return static_cast<int64_t>((*id)->integer);
+}
+
+RedisConnection::Pushed RedisConnection::ReadInvalidations(
+    absl::FunctionRef<void(absl::string_view key)> key) {
+  std::unique_lock<std::mutex> guard(mu_, std::try_to_lock);
+  if (!guard.owns_lock()) return Pushed::kBusy;
+  if (!subscribed_ || ctx_ == nullptr || ctx_pid_ != CurrentPid()) return Pushed::kBroken;
+  // Read here without blocking and fed to hiredis's parser: the context's
+  // own reads block.
+  char buf[16384];
+  for (;;) {
+    size_t got = 0;
+    const int err = ReceiveAvailable(ctx_->fd, buf, sizeof(buf), &got);
+    if (err == EAGAIN) break;
+    if (err != 0 || Hiredis().redisReaderFeed(ctx_->reader, buf, got) != REDIS_OK) {
+      DisconnectLocked();  // the server closed it, or it failed
+      return Pushed::kBroken;
+    }
+  }
+  Pushed result = Pushed::kKeys;
+  for (;;) {
+    void* raw = nullptr;
+    if (Hiredis().redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) {
+      DisconnectLocked();
+      return Pushed::kBroken;
+    }
+    if (raw == nullptr) break;
+    RedisReply r(static_cast<redisReply*>(raw));
+    // ["message", "__redis__:invalidate", [key...] or nil (everything)].
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+        RedisReplyText(r->element[0]) != "message") {
+      continue;
+    }
+    const redisReply* keys = r->element[2];
+    if (keys->type == REDIS_REPLY_ARRAY) {
+      for (size_t i = 0; i < keys->elements; ++i) key(RedisReplyText(keys->element[i]));
+    } else {
+      result = Pushed::kAll;
+    }
+  }
+  return result;
 }
 
 absl::StatusOr<RedisReply> RedisConnection::Command(

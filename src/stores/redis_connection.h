@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -96,6 +97,27 @@ class RedisConnection {
   absl::Status ReplyError(const redisReply* r, absl::string_view resource,
                           absl::string_view what) const;
 
+  // How many connections this object has made: what a connection was told
+  // (CLIENT TRACKING) went with it when this changes.
+  uint64_t connections();
+
+  // For the watch's event source (redis_tracking.h): a connection of its
+  // own (replacing any), SUBSCRIBEd to the channel of client tracking's
+  // invalidations, `__redis__:invalidate`. Its CLIENT ID, for REDIRECT; an
+  // error reply (a server without client tracking, an ACL without the
+  // channel) is FailedPrecondition.
+  absl::StatusOr<int64_t> SubscribeToInvalidations();
+  // The subscribed connection's socket, -1 while there is none. Never
+  // waits.
+  int invalidations_fd() const { return subscribed_fd_.load(); }
+  // What the server pushed to the subscribed connection, read without
+  // blocking: `key(name)` for each key it named. kAll when it said that
+  // everything changed (FLUSHALL, FLUSHDB), kBroken when the connection
+  // ended (the fd is -1 from then on); kBusy when another thread uses the
+  // connection (SubscribeToInvalidations() is connecting), with nothing read.
+  enum class Pushed { kKeys, kAll, kBroken, kBusy };
+  Pushed ReadInvalidations(absl::FunctionRef<void(absl::string_view key)> key);
+
  private:
   struct Orphan {
     RedisNames names;
@@ -139,6 +161,9 @@ class RedisConnection {
   std::array<std::string, kNumRedisScripts> sha_;
   std::vector<Orphan> orphans_;
   std::string request_;  // reused, so a request allocates nothing
+  uint64_t connections_ = 0;                // guarded by mu_
+  bool subscribed_ = false;                 // guarded by mu_
+  std::atomic<int> subscribed_fd_{-1};      // ctx_'s socket while subscribed_
 };
 
 }  // namespace ipclock

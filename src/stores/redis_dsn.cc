@@ -81,6 +81,9 @@ absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(Dsn& dsn,
   absl::StatusOr<bool> fencing = dsn.TakeBool("fencing", true);
   if (!fencing.ok()) return fencing.status();
   options.fencing = *fencing;
+  absl::StatusOr<bool> tracking = dsn.TakeBool("tracking", true);
+  if (!tracking.ok()) return tracking.status();
+  options.tracking = *tracking;
 
   const std::string where = absl::StrCat(
       "redis://", options.unix_socket.empty()

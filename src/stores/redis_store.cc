@@ -27,6 +27,7 @@
 #include "platform/process_id.h"
 #include "stores/redis_connection.h"
 #include "stores/redis_scripts.h"
+#include "stores/redis_tracking.h"
 
 namespace ipclock {
 
@@ -93,7 +94,9 @@ class RedisStore final : public StoreWithState<RedisKeyState> {
       : options_(options),
         naming_(std::move(naming)),
         describe_(std::move(describe)),
-        conn_(options_, describe_) {}
+        conn_(options_, describe_),
+        tracker_(options_.tracking ? std::make_shared<RedisTracker>(options_, describe_)
+                                   : nullptr) {}
 
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return describe_; }
@@ -122,6 +125,7 @@ class RedisStore final : public StoreWithState<RedisKeyState> {
   absl::Status Delete(Key& key) override;
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
+  WatchTargets GetWatchTargets(Key& key) override;
 
  private:
   using Held = RedisKeyState::Held;
@@ -156,6 +160,8 @@ class RedisStore final : public StoreWithState<RedisKeyState> {
   const KeyNaming naming_;
   const std::string describe_;
   RedisConnection conn_;
+  // The watch's client tracking; connects when the first lock is followed.
+  const std::shared_ptr<RedisTracker> tracker_;
 };
 
 absl::Status RedisStore::NotHeld(const Key& key, const RedisKeyState& st,
@@ -393,6 +399,16 @@ absl::Status RedisStore::CheckHeld(Key& key) {
   if (reply->type == REDIS_REPLY_ERROR) return conn_.ReplyError(reply, key.resource(), "check");
   if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) return absl::OkStatus();
   return NotHeld(key, **st, reply, epoch, "the lock is no longer held", RedisScript::kCheck);
+}
+
+WatchTargets RedisStore::GetWatchTargets(Key& key) {
+  WatchTargets targets;
+  if (tracker_ == nullptr) return targets;
+  absl::StatusOr<RedisKeyState*> st = StateOf(key);
+  if (!st.ok()) return targets;
+  targets.events = tracker_;
+  targets.event_tag = (*st)->names.key;
+  return targets;
 }
 
 std::string DescribeOptions(const RedisStoreOptions& options) {

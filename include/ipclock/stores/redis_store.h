@@ -20,7 +20,8 @@
 //   redis:///path/to/redis.sock?db=N             a Unix socket
 //
 // Query options: connect_timeout, command_timeout (seconds, fractional;
-// 5 by default), format=symfony|simple, fencing=true|false, and the naming
+// 5 by default), format=symfony|simple, fencing=true|false,
+// tracking=true|false (the watch's client tracking, below), and the naming
 // options prefix=, secret=, secret_file=PATH, naming=plain|parse-lock
 // (src/core/key_naming.h; `secret=none` says plain names are meant and
 // silences the once-per-process warning about them). `rediss://` (TLS) is
@@ -64,11 +65,19 @@
 // release or refresh that finds the lock gone returns the same kind of
 // Aborted, never OK. When the server cannot be asked, the answer is
 // Unavailable: the watch on held locks (lock_watch.h) then goes by the
-// lease, and reports the loss once it has run out, not before. Redis tells
-// no client of a lost key, so the watch finds such a loss at its next check
-// (every second by default): a lock server should run with
-// maxmemory-policy noeviction and persistence (appendonly yes) if a restart
-// must not free its locks.
+// lease, and reports the loss once it has run out, not before. The watch
+// hears of a change to a lock key at once, through Redis client tracking
+// (Redis 6 and later; `tracking=false` turns it off): two connections of
+// the store's own, one subscribed to `__redis__:invalidate`, the other
+// tracking the keys of the watched locks with REDIRECT to it
+// (src/stores/redis_tracking.h). A change is checked at once, so a DEL,
+// FLUSHALL, eviction or overwrite is reported within a round trip or two;
+// the interval check then runs ten times less often, as a safety net. A
+// server that refuses tracking (older, or an ACL without CLIENT or the
+// channel) is checked at the watch's interval instead. A restart closes
+// the connections, which the watch also hears at once. A lock server
+// should run with maxmemory-policy noeviction and persistence (appendonly
+// yes) if a restart must not free its locks.
 //
 // Fencing and owner death (`fencing=true`, the default): every lock key K
 // has a companion hash `K:ipclock` with two fields, written by the same
@@ -159,6 +168,9 @@ struct RedisStoreOptions {
   Format format = Format::kSymfony;
   // Writes the `K:ipclock` companion hash (fencing tokens, owner death).
   bool fencing = true;
+  // The watch on held locks follows them with client tracking (two more
+  // connections while a lock is watched); false: it polls at its interval.
+  bool tracking = true;
 
   // Key naming (see src/core/key_naming.h). A prefix or a secret makes the
   // keys unlike a peer's: interop with Symfony or Parse::Lock needs the
