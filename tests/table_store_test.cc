@@ -408,6 +408,8 @@ void ExpiredRowsAreTakenOver(void** state) {
     absl::StatusOr<bool> got = lock.TryAcquireFor(absl::Seconds(10));
     ASSERT_OK(got);
     assert_true(*got);
+    // PHP never released: its holder is reported dead.
+    assert_true(lock.previous_owner_died());
     php.Release();
     ASSERT_OK(lock.CheckAcquired());
     ASSERT_OK(lock.Release());
@@ -470,10 +472,14 @@ void ExpiredRowsAreCollected(void** state) {
   auto never = NewStore(db, absl::StrCat("db_table=", table, "&gc_probability=0"));
   Lock first = MakeLock(never, UniqueResource("gc"));
   assert_true(Try(first));  // creates the table
-  const std::string dead = absl::StrCat(
-      "INSERT INTO ", table, " (key_id, key_token, key_expiration) VALUES ('dead', ",
-      "'tttttttttttttttttttttttttttttttttttttttttttt', ", db.now_sql, " - 10)");
-  db.query(dead);
+  // A row that expired two hours ago, and one that expired a moment ago,
+  // whose holder's death its next holder has not been told of yet: the
+  // collection leaves rows alone for an hour after their expiry.
+  for (const char* row : {"('dead', 'tttttttttttttttttttttttttttttttttttttttttttt', ",
+                          "('recent', 'tttttttttttttttttttttttttttttttttttttttttttt', "}) {
+    db.query(absl::StrCat("INSERT INTO ", table, " (key_id, key_token, key_expiration) VALUES ",
+                          row, db.now_sql, absl::StartsWith(row, "('dead'") ? " - 7200)" : " - 10)"));
+  }
   Lock second = MakeLock(never, UniqueResource("gc"));
   assert_true(Try(second));
   assert_string_equal(
@@ -484,6 +490,9 @@ void ExpiredRowsAreCollected(void** state) {
   assert_string_equal(
       db.query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE key_id = 'dead'")).c_str(),
       "0");
+  assert_string_equal(
+      db.query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE key_id = 'recent'")).c_str(),
+      "1");
   // Held rows are not collected.
   assert_true(IsStillHeld(first));
   assert_true(IsStillHeld(second));

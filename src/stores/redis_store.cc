@@ -122,7 +122,11 @@ class RedisStore final : public StoreWithState<RedisKeyState> {
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  absl::Status Delete(Key& key) override;
+  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
+  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
+  // Delete() and DeleteAsDead(): `died` leaves the holder marker in the
+  // companion hash, as a holder that died would.
+  absl::Status Release(Key& key, bool died);
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
@@ -318,7 +322,7 @@ absl::Status RedisStore::PutOffExpiration(Key& key, absl::Duration ttl) {
                  RedisScript::kRefresh);
 }
 
-absl::Status RedisStore::Delete(Key& key) {
+absl::Status RedisStore::Release(Key& key, bool died) {
   // A key that never saved has no token, hence nothing on the server.
   if (!key.has_token()) return absl::OkStatus();
   absl::StatusOr<RedisKeyState*> st_or = StateOf(key);
@@ -331,8 +335,10 @@ absl::Status RedisStore::Delete(Key& key) {
   if (!token.ok()) return token.status();
   uint64_t epoch = 0;
   RedisConnection::Call call{key.resource(), nullptr, &epoch};
+  // The flag also has the script drop the holder marker: left, it tells the
+  // next holder of a death.
   absl::StatusOr<RedisReply> r =
-      conn_.Eval(RedisScript::kDelete, st.names, {*token, FencingFlag()}, call);
+      conn_.Eval(RedisScript::kDelete, st.names, {*token, died ? absl::string_view("0") : FencingFlag()}, call);
   if (!r.ok()) {
     // Whatever happens next, this key lets go.
     st.held = Held::kNo;

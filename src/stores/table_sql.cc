@@ -98,6 +98,12 @@ std::string DeleteSql(const TableStoreOptions& n, absl::string_view id,
                       "' AND ", n.token_column, " = '", token, "'");
 }
 
+std::string ExpireSql(const TableStoreOptions& n, absl::string_view id,
+                      absl::string_view token) {
+  return absl::StrCat("UPDATE ", n.table, " SET ", n.expiration_column, " = 0 WHERE ",
+                      n.id_column, " = '", id, "' AND ", n.token_column, " = '", token, "'");
+}
+
 std::string ExistsSql(TableDialect dialect, const TableStoreOptions& n,
                       absl::string_view id, absl::string_view token) {
   return absl::StrCat("SELECT 1 FROM ", n.table, " WHERE ", n.id_column, " = '", id,
@@ -107,7 +113,7 @@ std::string ExistsSql(TableDialect dialect, const TableStoreOptions& n,
 
 std::string PruneSql(TableDialect dialect, const TableStoreOptions& n) {
   return absl::StrCat("DELETE FROM ", n.table, " WHERE ", n.expiration_column,
-                      " <= ", NowSql(dialect));
+                      " <= ", NowSql(dialect), " - ", kPruneGraceSeconds);
 }
 
 std::string ListSql(TableDialect dialect, const TableStoreOptions& n,

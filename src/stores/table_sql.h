@@ -42,10 +42,15 @@ std::string TakeOverSql(TableDialect dialect, const TableStoreOptions& n,
                         absl::string_view id, absl::string_view token, int64_t ttl_seconds);
 std::string DeleteSql(const TableStoreOptions& n, absl::string_view id,
                       absl::string_view token);
+// The release of a holder that died (Store::DeleteAsDead): our row is left
+// expired, so that the next holder takes it over and is told.
+std::string ExpireSql(const TableStoreOptions& n, absl::string_view id,
+                      absl::string_view token);
 // SELECT 1 where the row is ours and not expired.
 std::string ExistsSql(TableDialect dialect, const TableStoreOptions& n,
                       absl::string_view id, absl::string_view token);
-// DELETE of every expired row.
+// DELETE of every row that expired at least kPruneGraceSeconds ago.
+inline constexpr int64_t kPruneGraceSeconds = 3600;
 std::string PruneSql(TableDialect dialect, const TableStoreOptions& n);
 // The rows that have not expired (all, or `id`'s): id, seconds left.
 std::string ListSql(TableDialect dialect, const TableStoreOptions& n,

@@ -81,13 +81,18 @@ class TableStore final : public StoreWithState<TableKeyState> {
     Capabilities c;
     c.expiring = true;
     c.serializable = true;
+    c.owner_death = true;
     c.scope = scope_;
     return c;
   }
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  absl::Status Delete(Key& key) override;
+  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
+  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
+  // Delete() and DeleteAsDead(): `died` leaves the row expired, not gone,
+  // as a holder that died would.
+  absl::Status Release(Key& key, bool died);
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
@@ -100,9 +105,10 @@ class TableStore final : public StoreWithState<TableKeyState> {
   absl::StatusOr<TableReply> Run(const Key& key, const std::string& sql,
                                  absl::string_view what);
   // INSERT, creating the table first if it is missing; then, on a
-  // duplicate key, the take-over. True if the row is ours now.
+  // duplicate key, the take-over. True if the row is ours now;
+  // `*took_over` then says whether it was there already (ours, or expired).
   absl::StatusOr<bool> TryOnce(const Key& key, const std::string& id,
-                               const std::string& token, int64_t lease);
+                               const std::string& token, int64_t lease, bool* took_over);
   absl::Status CreateTable(const Key& key);
   absl::StatusOr<bool> RowIsOurs(Key& key);
   void MaybePrune();
@@ -164,7 +170,9 @@ absl::Status TableStore::CreateTable(const Key& key) {
 }
 
 absl::StatusOr<bool> TableStore::TryOnce(const Key& key, const std::string& id,
-                                         const std::string& token, int64_t lease) {
+                                         const std::string& token, int64_t lease,
+                                         bool* took_over) {
+  *took_over = false;
   const std::string insert = InsertSql(dialect_, options_, id, token, lease);
   absl::StatusOr<TableReply> r = Run(key, insert, "insert");
   if (!r.ok()) return r.status();
@@ -186,6 +194,7 @@ absl::StatusOr<bool> TableStore::TryOnce(const Key& key, const std::string& id,
     return Error(key, r->code == absl::StatusCode::kOk ? absl::StatusCode::kInternal : r->code,
                  absl::StrCat("update ", options_.table, ": ", r->error));
   }
+  *took_over = r->affected > 0;
   return r->affected > 0;
 }
 
@@ -214,16 +223,23 @@ absl::StatusOr<bool> TableStore::Save(Key& key, LockMode, Deadline deadline) {
   std::string id, token;
   if (absl::Status s = IdAndToken(key, &id, &token); !s.ok()) return s;
   const int64_t lease = RowLeaseSeconds(ttl);
+  const TableKeyState* before = state(key);
+  const bool held_before = before != nullptr && before->held;
   PollBackoff backoff(kPollFirst, kPollMax);
   for (;;) {
     const int64_t sent = Deadline::NowNanos();
-    absl::StatusOr<bool> got = TryOnce(key, id, token, lease);
+    bool took_over = false;
+    absl::StatusOr<bool> got = TryOnce(key, id, token, lease, &took_over);
     if (!got.ok()) return got.status();
     if (*got) {
       // The lease counts from before the request went out, as the row's
       // does from when the server ran it: ours ends first.
       KeyWriter(key).ResetLifetime();
       KeyWriter(key).ReduceLifetime(ttl - absl::Nanoseconds(Deadline::NowNanos() - sent));
+      // A row that was there and is not one we hold: its holder never
+      // released it (a release deletes it), and its lease ran out. That
+      // holder died, or stopped renewing, holding the lock.
+      if (!held_before) KeyWriter(key).set_previous_owner_died(took_over);
       EnsureState(key).held = true;
       MaybePrune();
       return true;
@@ -262,7 +278,7 @@ absl::Status TableStore::PutOffExpiration(Key& key, absl::Duration ttl) {
   return absl::OkStatus();
 }
 
-absl::Status TableStore::Delete(Key& key) {
+absl::Status TableStore::Release(Key& key, bool died) {
   // A key that never saved has no token, hence no row.
   if (!key.has_token()) return absl::OkStatus();
   TableKeyState* st = state(key);
@@ -275,7 +291,8 @@ absl::Status TableStore::Delete(Key& key) {
   if (!held) return absl::OkStatus();
   std::string id, token;
   if (absl::Status s = IdAndToken(key, &id, &token); !s.ok()) return s;
-  absl::StatusOr<TableReply> r = Run(key, DeleteSql(options_, id, token), "release");
+  absl::StatusOr<TableReply> r =
+      Run(key, died ? ExpireSql(options_, id, token) : DeleteSql(options_, id, token), "release");
   if (!r.ok()) {
     return absl::Status(r.status().code(),
                         absl::StrCat(r.status().message(),

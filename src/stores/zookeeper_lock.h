@@ -54,7 +54,11 @@ class ZooKeeperStore final : public StoreWithState<ZkKeyState> {
   void WarnIfNoSecret() const { ipclock::WarnIfNoSecret(naming_, describe_); }
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status Delete(Key& key) override;
+  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
+  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
+  // Delete() and DeleteAsDead(): `died` leaves the recipe's owner record, as
+  // a holder whose session ended would.
+  absl::Status Release(Key& key, bool died);
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
@@ -79,7 +83,7 @@ class ZooKeeperStore final : public StoreWithState<ZkKeyState> {
 
   // zookeeper_recipe.cc
   absl::StatusOr<bool> SaveRecipe(Key& key, LockMode mode, Deadline deadline);
-  absl::Status DeleteRecipe(Key& key, ZkKeyState& st);
+  absl::Status DeleteRecipe(Key& key, ZkKeyState& st, bool died);
   // Queues `me` and waits until it holds the lock or `deadline`; on false or
   // an error the node is deleted.
   absl::StatusOr<bool> WaitInQueue(ZkSession& session, const std::string& parent,

@@ -292,11 +292,11 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
   }
 }
 
-absl::Status ZooKeeperStore::DeleteRecipe(Key& key, ZkKeyState& st) {
+absl::Status ZooKeeperStore::DeleteRecipe(Key& key, ZkKeyState& st, bool died) {
   ZkSession& s = *st.session;
   std::vector<ZkOp> ops(1);
   ops[0].path = st.node;
-  if (st.mode == LockMode::kExclusive && st.owner_version >= 0) {
+  if (st.mode == LockMode::kExclusive && st.owner_version >= 0 && !died) {
     // A clean release takes the owner record with it: the next holder must
     // not think we died.
     ZkOp owner;

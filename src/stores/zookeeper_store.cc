@@ -266,7 +266,7 @@ absl::StatusOr<bool> ZooKeeperStore::Save(Key& key, LockMode mode, Deadline dead
   return SaveRecipe(key, mode, deadline);
 }
 
-absl::Status ZooKeeperStore::Delete(Key& key) {
+absl::Status ZooKeeperStore::Release(Key& key, bool died) {
   ZkKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   std::unique_ptr<ZkKeyState> owned = TakeState(key);
@@ -277,7 +277,7 @@ absl::Status ZooKeeperStore::Delete(Key& key) {
   }
   owned->Unregister();
   if (owned->session->expired()) return SessionVerdict(*owned, key.resource());
-  return symfony() ? DeleteSymfony(key, *owned) : DeleteRecipe(key, *owned);
+  return symfony() ? DeleteSymfony(key, *owned) : DeleteRecipe(key, *owned, died);
 }
 
 // --- format=symfony ------------------------------------------------------------------

@@ -62,18 +62,27 @@
 // share the server's clock, except on SQLite, where each process reads its
 // own host's clock (one host: the same clock; see below).
 //
-// Expired rows are collected as Symfony collects them: after a successful
-// acquisition, with probability `gc_probability`, one DELETE of every
-// expired row. An expired row excludes nobody meanwhile: a new holder takes
-// it over.
+// Expired rows are collected as Symfony collects them, after a successful
+// acquisition, with probability `gc_probability`, but only those that
+// expired an hour ago or more (Symfony's collection takes every expired
+// row): an expired row excludes nobody, a new holder takes it over, and
+// until then it is what tells that holder of a death (below).
+//
+// Owner death. A release deletes its row, so a row whose lease ran out was
+// never released: its holder died (or stopped renewing) holding the lock.
+// A holder that takes such a row over is told (`previous_owner_died()`),
+// whether the dead holder was ipclock or PHP. What it cannot be told of: a
+// row that was collected before it came (by PHP's collection, which does
+// not wait an hour, or by ipclock's after an hour), or deleted by hand.
+// `Lock::ReleaseAsDead()` leaves its row expired instead of deleting it.
 //
 // Capabilities: expiring (the lease is `LockOptions::ttl`, at least 1 s, and
 // the watch of lock_watch.h renews it at a third of its length),
 // serializable (a lock is its row and token, which another process may
 // refresh or release), scope remote (SQLite: local). Not blocking: a wait
 // polls, first after 10 ms and then doubling to 250 ms, with jitter, until
-// the deadline; there is nothing on the server to sleep on. Not shared, no
-// fencing, no owner-death reports. `CheckHeld` (Lock::CheckAcquired) is one
+// the deadline; there is nothing on the server to sleep on. Owner death
+// (above). Not shared, no fencing. `CheckHeld` (Lock::CheckAcquired) is one
 // SELECT: the row still carries our token and has not expired; a release
 // that finds its row gone (expired and taken over, or deleted) is Aborted.
 //
