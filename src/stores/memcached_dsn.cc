@@ -160,6 +160,9 @@ absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
   }
   if (absl::StatusOr<bool> c = dsn.TakeBool("compression", true); !c.ok()) return c.status();
   options.prefix_key = dsn.TakeOption("prefix_key").value_or("");
+  absl::StatusOr<bool> record = dsn.TakeBool("record", true);
+  if (!record.ok()) return record.status();
+  options.holder_record = *record;
 
   const std::string where = absl::StrCat("memcached://", options.servers[0].host);
   absl::StatusOr<KeyNamingOptions> naming = KeyNamingOptionsFromDsn(dsn, where);

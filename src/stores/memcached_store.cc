@@ -37,6 +37,8 @@ constexpr absl::string_view kName = "memcached";
 // memcached's text protocol: keys of at most 250 bytes, no space or control
 // byte. Values here are 44-byte tokens.
 constexpr size_t kMaxKeyBytes = 250;
+// The holder marker of a lock key K is K + this (see the header).
+constexpr absl::string_view kMarkerSuffix = ":ipclock";
 // An expiry above 30 days is read by memcached as a Unix time.
 constexpr int64_t kMaxRelativeExpiry = 30 * 24 * 3600;
 // Symfony's release first moves the expiry to 2 s (see Delete()).
@@ -79,6 +81,7 @@ class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
     c.blocking = false;     // waits poll
     c.expiring = true;
     c.serializable = true;  // the token alone refreshes or releases
+    c.owner_death = options_.holder_record;
     c.scope = kMemcachedEntry.scope;
     return c;
   }
@@ -100,7 +103,11 @@ class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  absl::Status Delete(Key& key) override;
+  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
+  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
+  // Delete() and DeleteAsDead(): `died` leaves the holder marker, as a
+  // holder that died would.
+  absl::Status Release(Key& key, bool died);
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
 
@@ -119,8 +126,18 @@ class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
   absl::Status EnsureLocked();
   // Symfony's release: gets, then cas of our token to a short expiry, then
   // delete. OK when it released; Aborted saying what it found otherwise.
+  // Unless `died`, our holder marker is cleared first.
   absl::Status ReleaseLocked(const std::string& name, absl::string_view token,
-                             absl::string_view resource);
+                             absl::string_view resource, bool died = false);
+  // The holder marker of key `name` (see the header), or "" when the name
+  // leaves no room for it.
+  std::string MarkerName(const std::string& name) const;
+  // After an acquisition: whether the marker names another holder (one that
+  // never released), and then ours in it. Best effort: a marker that cannot
+  // be read or written reports no death.
+  bool TakeMarkerLocked(const std::string& name, absl::string_view token);
+  // Before a clean release: clears the marker if it is still ours.
+  void DropMarkerLocked(const std::string& name, absl::string_view token);
   void ReleaseOrphansLocked();
 
   const MemcachedStoreOptions options_;
@@ -155,8 +172,45 @@ absl::StatusOr<std::string> MemcachedStore::KeyName(const std::string& resource)
 
 
 
+std::string MemcachedStore::MarkerName(const std::string& name) const {
+  if (!options_.holder_record ||
+      options_.prefix_key.size() + name.size() + kMarkerSuffix.size() > kMaxKeyBytes) {
+    return "";
+  }
+  return absl::StrCat(name, kMarkerSuffix);
+}
+
+bool MemcachedStore::TakeMarkerLocked(const std::string& name, absl::string_view token) {
+  const std::string marker = MarkerName(name);
+  if (marker.empty()) return false;
+  MemcachedFound found;
+  if (conn_.Gets(marker, &found) != MEMCACHED_SUCCESS) return false;
+  const bool died = found.present && !found.value.empty() && found.value != token;
+  // Without expiry: it must outlive the lock key it speaks of.
+  if (found.present) {
+    (void)conn_.Cas(marker, token, 0, found.cas);
+  } else {
+    (void)conn_.Add(marker, token, 0);
+  }
+  return died;
+}
+
+void MemcachedStore::DropMarkerLocked(const std::string& name, absl::string_view token) {
+  const std::string marker = MarkerName(name);
+  if (marker.empty()) return;
+  MemcachedFound found;
+  if (conn_.Gets(marker, &found) != MEMCACHED_SUCCESS || !found.present ||
+      found.value != token) {
+    return;
+  }
+  (void)conn_.Cas(marker, "", 0, found.cas);
+}
+
 absl::Status MemcachedStore::ReleaseLocked(const std::string& name, absl::string_view token,
-                                           absl::string_view resource) {
+                                           absl::string_view resource, bool died) {
+  // First: a death between the two leaves a released holder's key to run
+  // out, a holder that had finished.
+  if (!died) DropMarkerLocked(name, token);
   MemcachedFound found;
   memcached_return_t rc = conn_.Gets(name, &found);
   if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, resource, "release (gets)", name);
@@ -277,7 +331,11 @@ absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline dead
       KeyWriter(key).ResetLifetime();
       KeyWriter(key).ReduceLifetime(ttl - absl::Nanoseconds(Deadline::NowNanos() - sent));
       KeyWriter(key).set_fence(std::nullopt);
-      KeyWriter(key).set_previous_owner_died(false);
+      const bool was_held = held_state != nullptr && held_state->held;
+      if (!was_held) {
+        std::lock_guard<std::mutex> guard(mu_);
+        KeyWriter(key).set_previous_owner_died(TakeMarkerLocked(*name, *token));
+      }
       if (held_state == nullptr) held_state = &EnsureState(key);
       held_state->held = true;
       return true;
@@ -350,7 +408,7 @@ absl::Status MemcachedStore::PutOffExpiration(Key& key, absl::Duration ttl) {
   return absl::OkStatus();
 }
 
-absl::Status MemcachedStore::Delete(Key& key) {
+absl::Status MemcachedStore::Release(Key& key, bool died) {
   if (!key.has_token()) return absl::OkStatus();
   MemcachedKeyState* held_state = state(key);
   // A deserialized key (a token, no state) may hold the lock; a key this
@@ -363,7 +421,7 @@ absl::Status MemcachedStore::Delete(Key& key) {
   if (!token.ok()) return token.status();
   std::lock_guard<std::mutex> guard(mu_);
   if (absl::Status s = EnsureLocked(); !s.ok()) return s;
-  absl::Status released = ReleaseLocked(*name, *token, key.resource());
+  absl::Status released = ReleaseLocked(*name, *token, key.resource(), died);
   if (absl::IsUnavailable(released) && orphans_.size() < kMaxOrphans) {
     orphans_.push_back(Orphan{*name, std::string(*token)});
     return absl::Status(released.code(),

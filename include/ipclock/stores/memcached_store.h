@@ -74,6 +74,20 @@
 // server is down is Unavailable, never granted elsewhere; a lock whose server
 // restarts is lost (above).
 //
+// Owner death (`record=true`, the default). A killed holder's key stays
+// until its expiry, after which memcached forgets it: the next `add`
+// cannot tell it from a released key. So each lock key K has a companion
+// key `K:ipclock`, without expiry, holding the token of the holder that
+// took K and cleared to "" by its clean release (before K's own release);
+// a new holder that finds another token there was preceded by a holder
+// that never released, and is told (`previous_owner_died()`). It costs two
+// round trips per acquisition and two per release; `record=false` writes
+// no companion and reports no death. What it cannot see: a companion key
+// evicted or flushed (memcached is a cache), a key name of more than 242
+// bytes (no room for the suffix), and PHP holders, which write none. A peer
+// that locks a resource literally named "K:ipclock" would collide with it
+// (with a secret, names are 64 hex digits and cannot).
+//
 // Waits poll: memcached has no blocking primitive. A wait retries after
 // 5 ms, doubling to 50 ms, each jittered by +/-25 %; a server error is
 // retried with backoff (50 ms doubling to 1 s) until the deadline, then
@@ -124,6 +138,9 @@ struct MemcachedStoreOptions {
   std::string name_prefix;
   std::string secret;
   bool warn_without_secret = true;
+
+  // Keeps the holder marker `K:ipclock` (owner-death reports; above).
+  bool holder_record = true;
 };
 
 // Connects to the servers and checks that each answers (`version`).
