@@ -444,6 +444,40 @@ void DeathOutlivesTheLastUser(void**) {
   ASSERT_OK(next.Release());
 }
 
+// A child fork()ed while its parent holds a lock has a copy of the Lock,
+// which is the parent's: whatever the child does with it (releases it, lets
+// it go as dead, destroys it, exits with it) leaves the parent holding the
+// lock, and the parent's own release afterwards is clean (no loss, no death
+// told to the next holder).
+void ForkedChildLeavesTheParentsLock(void**) {
+  if (!CrossProcess()) skip();
+  auto store = NewStore();
+  std::string r = UniqueResource("fork");
+  Lock lock = MakeLock(store, r);
+  assert_true(Try(lock));
+  enum Way { kRelease, kReleaseAsDead, kDestructor, kExit };
+  for (Way way : {kRelease, kReleaseAsDead, kDestructor, kExit}) {
+    pid_t child = ForkChild([&] {
+      switch (way) {
+        case kRelease: (void)lock.Release(); break;
+        case kReleaseAsDead: (void)lock.ReleaseAsDead(); break;
+        case kDestructor: { Lock gone = std::move(lock); } break;
+        case kExit: exit(0);  // atexit handlers and static destructors
+      }
+      return 0;
+    });
+    assert_int_equal(WaitChild(child), 0);
+    Lock probe = MakeLock(store, r);
+    if (Try(probe)) fail_msg("a forked child's way %d let its parent's lock go", way);
+    if (!Held(lock)) fail_msg("the parent lost its lock to a forked child's way %d", way);
+  }
+  ASSERT_OK(lock.Release());
+  Lock next = MakeLock(store, r);
+  assert_true(Try(next));
+  if (Caps().owner_death) assert_false(next.previous_owner_died());
+  ASSERT_OK(next.Release());
+}
+
 // ReleaseAsDead() lets the lock go as a death would: the next holder is
 // told on a store that reports owner death (and a clean release after it
 // clears that again); elsewhere it is a release.
@@ -911,6 +945,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(BlockingWaiterSleepsInTheKernel),
       cmocka_unit_test(KilledHolderFreesLock),
       cmocka_unit_test(DeathOutlivesTheLastUser),
+      cmocka_unit_test(ForkedChildLeavesTheParentsLock),
       cmocka_unit_test(ReleaseAsDeadIsToldToTheNextHolder),
       cmocka_unit_test(ReusedHandleKeepsGuarantees),
       cmocka_unit_test(ProcessesNeverOverlap),

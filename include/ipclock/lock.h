@@ -66,6 +66,8 @@
 #ifndef IPCLOCK_LOCK_H_
 #define IPCLOCK_LOCK_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -151,6 +153,12 @@ class Lock {
   // while held (its lease ran out before this call, or its file, segment,
   // key or session went away): whatever it protected may have been touched
   // by another holder. The lock is released in every case.
+  //
+  // A fork()ed child's copy of its parent's held Lock is the parent's: its
+  // Release(), ReleaseAsDead() and destructor let go of nothing (the parent
+  // still holds the lock), and Release(), ReleaseAsDead(), Refresh() and
+  // CheckAcquired() there are FailedPrecondition on stores whose locks are
+  // serializable (elsewhere the store tells, as in its header).
   absl::Status Release();
 
   // Releases as `Release()` does, but as a holder that died would: the next
@@ -225,9 +233,17 @@ class Lock {
   Capabilities caps_;
   // Whether an exclusive TryAcquire() of a Lock that holds nothing, and a
   // Release(), go straight to the store, with none of the lease handling:
-  // on stores without leases, never on a moved-from Lock.
+  // on stores without leases whose locks cannot be serialized, never on a
+  // moved-from Lock.
   bool fast_path_ = false;
   bool acquired_ = false;
+  // The process that acquired (or deserialized) a lock of a serializable
+  // store, whose token alone releases it: a fork()ed child's copy of this
+  // Lock carries the token too, and must neither release nor use it.
+  pid_t holder_pid_ = 0;
+  // Whether this is a forked child's copy of such a lock (above).
+  bool IsForkedCopy() const;
+  absl::Status ForkedCopyError() const;
   // The LockGuard that holds this Lock, if any (lock_guard.h): a move of
   // either one tells the other where it went.
   LockGuard* guard_ = nullptr;

@@ -10,6 +10,7 @@
 #include "core/diagnostics.h"
 #include "core/metrics.h"
 #include "platform/errors.h"
+#include "platform/process_id.h"
 #include "ipclock/lock_factory.h"
 #include "ipclock/lock_guard.h"
 #include "ipclock/spi/store_interface.h"
@@ -70,6 +71,7 @@ absl::StatusOr<Lock> Lock::FromSerialized(std::shared_ptr<Store> store,
                       "its lease ran out)");
   }
   lock.acquired_ = true;
+  lock.holder_pid_ = CurrentPid();
   return lock;
 }
 
@@ -78,7 +80,9 @@ Lock::Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options)
   // Read once: a store's capabilities are fixed for its life, and the hot
   // path should not pay a virtual call per check.
   caps_ = store_->capabilities();
-  fast_path_ = !caps_.expiring;
+  // A serializable lock also checks, on release, that this is not a forked
+  // child's copy (IsForkedCopy()).
+  fast_path_ = !caps_.expiring && !caps_.serializable;
   metrics_ = internal::ClaimMetricsCell(*store_, key_.resource());
 }
 
@@ -90,6 +94,7 @@ Lock::Lock(Lock&& other) noexcept
       caps_(other.caps_),
       fast_path_(std::exchange(other.fast_path_, false)),
       acquired_(std::exchange(other.acquired_, false)),
+      holder_pid_(other.holder_pid_),
       guard_(std::exchange(other.guard_, nullptr)),
       metrics_(std::exchange(other.metrics_, nullptr)),
       held_since_(std::exchange(other.held_since_, 0)),
@@ -114,6 +119,7 @@ Lock& Lock::operator=(Lock&& other) noexcept {
     mode_ = other.mode_;
     fast_path_ = std::exchange(other.fast_path_, false);
     acquired_ = std::exchange(other.acquired_, false);
+    holder_pid_ = other.holder_pid_;
     guard_ = std::exchange(other.guard_, nullptr);
     if (guard_ != nullptr) guard_->lock_ = this;
   }
@@ -172,6 +178,7 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   }
   const bool converted = acquired_;
   acquired_ = true;
+  holder_pid_ = CurrentPid();
   mode_ = mode;
   if (metrics_ != nullptr && !converted) {
     loss_counted_ = false;
@@ -246,6 +253,7 @@ absl::Status Lock::Refresh(std::optional<absl::Duration> ttl) {
     return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
                       key_.resource(), "cannot refresh a lock that is not held");
   }
+  if (IsForkedCopy()) return ForkedCopyError();
   absl::Duration lease = ttl.value_or(options_.ttl);
   const std::optional<Deadline> previous_expiry = key_.expiry();
   KeyWriter(key_).ResetLifetime();
@@ -272,14 +280,37 @@ absl::Status Lock::Release() {
   return ReleaseFully();
 }
 
+// Only serializable stores need this: the others tell a forked child from
+// its parent themselves (their locks are the process's descriptors, undo
+// records or mutex owner ids), while a token releases a lock for anyone.
+bool Lock::IsForkedCopy() const {
+  return caps_.serializable && holder_pid_ != CurrentPid();
+}
+
+absl::Status Lock::ForkedCopyError() const {
+  return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
+                    key_.resource(),
+                    absl::StrCat("the lock is held by process ", holder_pid_,
+                                 ", which acquired it; this fork()ed child's copy "
+                                 "neither releases nor uses it"));
+}
+
 absl::Status Lock::ReleaseAsDead() {
   if (!acquired_ || store_ == nullptr) return absl::OkStatus();
+  if (IsForkedCopy()) {
+    acquired_ = false;
+    return ForkedCopyError();
+  }
   absl::Status s = StoreCalls::DeleteAsDead(*store_, key_);
   acquired_ = false;
   return s;
 }
 
 absl::Status Lock::ReleaseFully() {
+  if (IsForkedCopy()) {
+    acquired_ = false;
+    return ForkedCopyError();
+  }
   // Measured before the store is asked, and reported only after it released
   // the lock: the lock goes either way, and a second Release() finds it
   // released, so each lock is reported once.
@@ -324,6 +355,7 @@ absl::Status Lock::CheckAcquired() {
     return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
                       key_.resource(), "the lock is not acquired");
   }
+  if (IsForkedCopy()) return ForkedCopyError();
   absl::Status held = StoreCalls::CheckHeld(*store_, key_);
   if (held.code() == absl::StatusCode::kAborted) {
     NoteLost();
