@@ -64,7 +64,7 @@ struct Run {
 // SCRIPT` in a session of its own, SCRIPT running `setup`, writing its pid
 // to a ready file and then running `then`; returns once COMMAND runs.
 Run StartRun(std::vector<std::string> args, const std::string& then = "exec sleep 60",
-             const std::string& setup = "") {
+             const std::string& setup = "", bool default_kill_after = false) {
   const std::string ready = ScratchFile("ready");
   Run run;
   run.err_path = ScratchFile("err");
@@ -73,9 +73,9 @@ Run StartRun(std::vector<std::string> args, const std::string& then = "exec slee
   options.stderr_path = run.err_path;
   options.stdout_path = ScratchFile("out");
   args.insert(args.begin(), "run");
-  args.insert(args.end(), {"--check-interval", kInterval, "--kill-after",
-                           absl::StrCat(kKillAfter), "--", "sh", "-c",
-                           setup + ReadyScript(ready, then)});
+  args.insert(args.end(), {"--check-interval", kInterval});
+  if (!default_kill_after) args.insert(args.end(), {"--kill-after", absl::StrCat(kKillAfter)});
+  args.insert(args.end(), {"--", "sh", "-c", setup + ReadyScript(ready, then)});
   run.pid = Spawn(WithCli(args), options);
   if (!WaitForFile(ready, 30)) {
     kill(run.pid, SIGKILL);
@@ -397,6 +397,23 @@ void test_command_ignoring_sigterm_is_killed(void** state) {
   }
 }
 
+// Without --kill-after, a COMMAND that ignores SIGTERM gets 1 s (the
+// default, short because another holder may already have the lock): the
+// stop message says so.
+void test_default_kill_after_is_one_second(void** state) {
+  (void)state;
+  const std::string dir = MakeTempDir();
+  const Run run = StartRun({"--store", FlockStoreIn(dir), "--key", "k"},
+                           "while :; do sleep 0.05; done", "trap '' TERM; ",
+                           /*default_kill_after=*/true);
+  const double lost_at = NowSeconds();
+  if (unlink(LockFileIn(dir).c_str()) != 0) fail_msg("unlink: %s", strerror(errno));
+  const Ended e = WaitForEnd(run, lost_at, kBound + 1);
+  ExpectLossReport(e, "flock://", "k", {"deleted"});
+  ExpectContains(e.err, "SIGKILL in 1s if it has not ended", "names the default kill-after");
+  ExpectContains(e.err, "after SIGKILL", "says SIGKILL was needed");
+}
+
 // What COMMAND started in its process group is stopped with it.
 void test_process_group_is_stopped(void** state) {
   (void)state;
@@ -585,6 +602,7 @@ int main(void) {
       cmocka_unit_test(test_postgres_session_terminated),
       cmocka_unit_test(test_postgres_restart),
       cmocka_unit_test(test_command_ignoring_sigterm_is_killed),
+      cmocka_unit_test(test_default_kill_after_is_one_second),
       cmocka_unit_test(test_process_group_is_stopped),
       cmocka_unit_test(test_lost_by_release_fails_a_successful_run),
       cmocka_unit_test(test_release_of_removed_set_fails_the_run),

@@ -41,7 +41,10 @@ struct RunOptions {
   absl::Duration check_interval = absl::Seconds(1);
   // --kill-after: after a loss, how long COMMAND has between SIGTERM and
   // SIGKILL.
-  absl::Duration kill_after = absl::Seconds(5);
+  // Short: the lock may already be another holder's, so this is how long
+  // two commands may run at once; a command that heeds SIGTERM ends well
+  // within it (doc/ipclock.1, "Kill-after and fencing").
+  absl::Duration kill_after = absl::Seconds(1);
   // --notify-ready: READY=1 to the service manager once the locks are held
   // and COMMAND started (run_report.h).
   bool notify_ready = false;
