@@ -192,6 +192,15 @@ void test_list_shm(void** state) {
   ExpectContains(table.out, "shm-\\\"res\\\"\\\\\\t", "table resource");
   StopHolder(holder);
 
+  // The command died of the SIGTERM inside the lock: its slot keeps the
+  // death for the next holder to be told of, and the list says so.
+  CliResult died = RunCli({"list", "--store", store, "--json"});
+  ExpectCode(died, 0, "list after the holder's command was killed");
+  ExpectContains(died.out, "\"mode\":\"holder died\"", "json mode after a death");
+  ExpectContains(died.out, "\"refcount\":0", "json refcount after a death");
+  // A next holder, told, lets go cleanly: nothing is left.
+  ExpectCode(RunCli({"run", "--store", store, "--key", "shm-\"res\"\\\t", "--", "true"}), 0,
+             "a next holder");
   CliResult after = RunCli({"list", "--store", store, "--json"});
   ExpectCode(after, 0, "list after release");
   if (after.out != "[]\n") fail_msg("expected [] after release, got %s", after.out.c_str());
