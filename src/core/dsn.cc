@@ -352,4 +352,35 @@ absl::StatusOr<double> Dsn::TakeSeconds(absl::string_view name,
   return d;
 }
 
+absl::StatusOr<std::vector<DsnServer>> ServerListOf(const Dsn& dsn, int default_port) {
+  // The parser splits the authority at its last ':': a list "h1:p1,h2:p2"
+  // arrives as host "h1:p1,h2" and port p2.
+  std::string hosts = dsn.host();
+  if (dsn.port() != 0) absl::StrAppend(&hosts, ":", dsn.port());
+  std::vector<DsnServer> servers;
+  if (hosts.find(',') == std::string::npos && dsn.host().find(':') != std::string::npos) {
+    servers.push_back({dsn.host(), dsn.port() != 0 ? dsn.port() : default_port});  // IPv6
+    return servers;
+  }
+  for (absl::string_view part : absl::StrSplit(hosts, ',')) {
+    if (part.empty()) return BadDsn(dsn, "an empty server in the list");
+    if (part.find('[') != absl::string_view::npos) {
+      return BadDsn(dsn, "IPv6 addresses are accepted only as a single server");
+    }
+    const size_t colon = part.rfind(':');
+    if (colon == absl::string_view::npos) {
+      servers.push_back({std::string(part), default_port});
+      continue;
+    }
+    int port;
+    if (colon == 0 || !absl::SimpleAtoi(part.substr(colon + 1), &port) || port < 1 ||
+        port > 65535) {
+      return BadDsn(dsn, absl::StrCat("server \"", part, "\": expected host:port with a "
+                                      "port from 1 to 65535"));
+    }
+    servers.push_back({std::string(part.substr(0, colon)), port});
+  }
+  return servers;
+}
+
 }  // namespace ipclock

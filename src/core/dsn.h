@@ -89,6 +89,18 @@ class Dsn {
 // InvalidArgument: `ipclock: bad DSN "<redacted DSN>": <why>`.
 absl::Status BadDsn(const Dsn& dsn, absl::string_view why);
 
+// One server of a cluster DSN's list.
+struct DsnServer {
+  std::string host;  // an IPv6 address without its brackets
+  int port = 0;
+};
+
+// The servers of an authority "host:port[,host:port...]" (ZooKeeper
+// ensembles, etcd clusters); a server without a port gets `default_port`.
+// An IPv6 address is accepted only alone ("[::1]:2181"). InvalidArgument
+// for an empty entry or a port outside 1..65535.
+absl::StatusOr<std::vector<DsnServer>> ServerListOf(const Dsn& dsn, int default_port);
+
 }  // namespace ipclock
 
 #endif  // IPCLOCK_CORE_DSN_H_

@@ -92,34 +92,13 @@ absl::StatusOr<ZooKeeperStoreOptions> ZooKeeperOptionsFromDsn(Dsn& dsn) {
     return BadDsn(dsn, "ZooKeeper authentication (user:password@) is not supported");
   }
   ZooKeeperStoreOptions options;
-  // The DSN parser splits the authority at its last ':': a list
-  // "h1:p1,h2:p2" arrives as host "h1:p1,h2" and port p2.
-  std::string hosts = dsn.host();
-  if (dsn.port() != 0) absl::StrAppend(&hosts, ":", dsn.port());
+  absl::StatusOr<std::vector<DsnServer>> list = ServerListOf(dsn, kDefaultPort);
+  if (!list.ok()) return list.status();
   std::vector<std::string> servers;
-  if (hosts.find(',') == std::string::npos && dsn.host().find(':') != std::string::npos) {
-    // One IPv6 address.
-    servers.push_back(absl::StrCat("[", dsn.host(), "]:",
-                                   dsn.port() != 0 ? dsn.port() : kDefaultPort));
-  } else {
-    for (absl::string_view part : absl::StrSplit(hosts, ',')) {
-      if (part.empty()) return BadDsn(dsn, "an empty server in the list");
-      if (part.find('[') != absl::string_view::npos) {
-        return BadDsn(dsn, "IPv6 addresses are accepted only as a single server");
-      }
-      const size_t colon = part.rfind(':');
-      if (colon == absl::string_view::npos) {
-        servers.push_back(absl::StrCat(part, ":", kDefaultPort));
-        continue;
-      }
-      int port;
-      if (colon == 0 || !absl::SimpleAtoi(part.substr(colon + 1), &port) || port < 1 ||
-          port > 65535) {
-        return BadDsn(dsn, absl::StrCat("server \"", part, "\": expected host:port with a "
-                                        "port from 1 to 65535"));
-      }
-      servers.emplace_back(part);
-    }
+  for (const DsnServer& s : *list) {
+    servers.push_back(s.host.find(':') != std::string::npos
+                          ? absl::StrCat("[", s.host, "]:", s.port)
+                          : absl::StrCat(s.host, ":", s.port));
   }
   options.servers = absl::StrJoin(servers, ",");
   options.path = dsn.path();

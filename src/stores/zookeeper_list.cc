@@ -19,13 +19,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "platform/errors.h"
 #include "core/key_naming.h"
-#include "platform/small_file.h"
+#include "stores/holder_note.h"
 #include "stores/zookeeper_names.h"
 #include "stores/zookeeper_session.h"
 #include "stores/zookeeper_store.h"
@@ -42,21 +40,8 @@ struct Lister {
   bool hashed = false;
   absl::Duration wait;
 
-  // "ipclock host=H pid=P": the pid when H is this host.
   void FillHolder(const std::string& data, HeldLock* lock) const {
-    std::string their_host;
-    int pid = 0;
-    for (absl::string_view field : absl::StrSplit(data, ' ')) {
-      if (absl::ConsumePrefix(&field, "host=")) their_host = std::string(field);
-      if (absl::ConsumePrefix(&field, "pid=")) (void)absl::SimpleAtoi(field, &pid);
-    }
-    if (!their_host.empty()) lock->text_details.emplace_back("host", their_host);
-    if (pid > 0 && their_host == host) {
-      lock->pid = pid;
-      std::optional<std::string> comm =
-          ReadSmallFile(absl::StrCat("/proc/", pid, "/comm"), 64);
-      if (comm) lock->command = std::string(absl::StripTrailingAsciiWhitespace(*comm));
-    }
+    FillFromHolderNote(data, host, lock);
   }
 
   std::string ResourceOf(const std::string& name) const {
@@ -158,8 +143,7 @@ absl::StatusOr<HeldLocks> ListZooKeeperLocks(Dsn& dsn, const ListRequest& reques
   if (!session.ok()) return session.status();
   Lister lister{**session, settings.describe, "", options->name_prefix,
                 !options->secret.empty(), (*session)->timeout()};
-  lister.host = std::string(absl::StripTrailingAsciiWhitespace(
-      ReadSmallFile("/proc/sys/kernel/hostname", 256).value_or("")));
+  lister.host = LocalHostName();
 
   std::vector<std::string> nodes;
   if (request.resource) {

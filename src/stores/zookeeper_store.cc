@@ -13,10 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "core/backoff.h"
 #include "platform/errors.h"
-#include "platform/small_file.h"
+#include "stores/holder_note.h"
 #include "stores/zookeeper_lock.h"
 #include "stores/zookeeper_store.h"
 
@@ -56,10 +55,7 @@ ZooKeeperStore::ZooKeeperStore(const ZooKeeperStoreOptions& options, KeyNaming n
   base_ = path == "/" ? "" : path;
   describe_ = absl::StrCat("zookeeper://", options_.servers, base_.empty() ? "/" : base_,
                            symfony() ? " (format=symfony)" : "");
-  std::string host =
-      ReadSmallFile("/proc/sys/kernel/hostname", 256).value_or(std::string("?"));
-  host = std::string(absl::StripTrailingAsciiWhitespace(host));
-  node_data_ = absl::StrCat("ipclock host=", host, " pid=");
+  node_data_ = HolderNotePrefix();
 }
 
 Capabilities ZooKeeperStore::capabilities() const {
