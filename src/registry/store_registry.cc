@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "registry/combined_dsn.h"
+#include "stores/etcd_store.h"
 #include "stores/flock_store.h"
 #include "stores/in_memory_store.h"
 #include "stores/memcached_store.h"
@@ -35,6 +36,7 @@ const StoreEntry* const kRegistry[] = {
     &kSqliteTableEntry,
     &kMemcachedEntry,
     &kZooKeeperEntry,
+    &kEtcdEntry,
 };
 
 }  // namespace

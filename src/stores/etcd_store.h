@@ -1,0 +1,48 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The etcd store's place in the registry. The store itself (etcd_lock.h
+// and the files it names) is compiled only with the Meson feature `etcd`;
+// etcd_dsn.cc is always compiled, so that a build without it still answers
+// `NewEtcdStore()` with Unimplemented.
+
+#ifndef IPCLOCK_STORES_ETCD_STORE_H_
+#define IPCLOCK_STORES_ETCD_STORE_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/dsn.h"
+#include "core/store_entry.h"
+#include "ipclock/stores/etcd_store.h"
+#include "ipclock/admin/inspect.h"
+#include "ipclock_config.h"
+
+namespace ipclock {
+
+// Reads an `etcd` or `etcds` DSN (include/ipclock/stores/etcd_store.h).
+absl::StatusOr<EtcdStoreOptions> EtcdOptionsFromDsn(Dsn& dsn);
+
+absl::StatusOr<std::shared_ptr<Store>> EtcdStoreFromDsn(Dsn& dsn,
+                                                        const StoreOptions& store_options);
+
+// `ipclock list`: the lock keys under the DSN's prefix, read with a client
+// of its own (etcd_list.cc): holders, waiters, their leases' TTL left.
+absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request);
+
+// Its entry's driver; null in a build without it.
+#if IPCLOCK_HAVE_ETCD
+extern const StoreDriver kEtcdDriver;
+inline constexpr const StoreDriver* kEtcdDriverIfBuilt = &kEtcdDriver;
+#else
+inline constexpr const StoreDriver* kEtcdDriverIfBuilt = nullptr;
+#endif
+
+// Its entry (core/store_entry.h), which the registry lists.
+inline constexpr absl::string_view kEtcdSchemes[] = {"etcd", "etcds"};
+inline constexpr StoreEntry kEtcdEntry = {"etcd", kEtcdSchemes, Scope::kRemote, std::nullopt,
+                                          "etcd", kEtcdDriverIfBuilt};
+
+}  // namespace ipclock
+
+#endif  // IPCLOCK_STORES_ETCD_STORE_H_
