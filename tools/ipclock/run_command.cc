@@ -25,6 +25,7 @@
 #include "exit_codes.h"
 #include "run_report.h"
 #include "ipclock/spi/deadline.h"
+#include "ipclock/stores/etcd_store.h"
 #include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
@@ -186,6 +187,13 @@ void ExportLockEnvironment(const std::vector<ipclock::Lock>& locks,
     setenv("IPCLOCK_PREVIOUS_OWNER_DIED", "1", 1);
   } else {
     unsetenv("IPCLOCK_PREVIOUS_OWNER_DIED");
+  }
+  // What `etcdctl lock` tells its command, so that scripts written for it
+  // run unchanged. Left as they are on other stores: an enclosing `etcdctl
+  // lock` still holds its own.
+  if (std::optional<ipclock::EtcdHeldKey> etcd = ipclock::EtcdHeldKeyOf(locks.front())) {
+    setenv("ETCD_LOCK_KEY", etcd->key.c_str(), 1);
+    setenv("ETCD_LOCK_REV", absl::StrCat(etcd->revision).c_str(), 1);
   }
 }
 
@@ -358,14 +366,21 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     watch_after = std::min(kWatchAfter, options.check_interval);
   }
   if (options.verbose) {
+    // A store may hold a shorter lease than --ttl asks for (etcd's is the
+    // DSN's): the watch renews at a third of the shorter. A store with
+    // leases is watched from the start, so its locks are in the watch here.
+    absl::Duration lease = options.ttl;
+    if (caps.expiring && !watched.empty()) {
+      lease = std::min(options.ttl,
+                       absl::Ceil(watched.front().RemainingLifetime(), absl::Seconds(1)));
+    }
     const size_t n = resources.size();
     SayInfo(absl::StrCat("watching ", n, n == 1 ? " lock" : " locks",
                          caps.expiring ? "" : absl::StrCat(" from ", SecondsText(watch_after),
                                                            " after COMMAND starts"),
                          ", checked every ", SecondsText(options.check_interval),
-                         caps.expiring ? absl::StrCat(", lease ", SecondsText(options.ttl),
-                                                      " renewed every ",
-                                                      SecondsText(options.ttl / 3))
+                         caps.expiring ? absl::StrCat(", lease ", SecondsText(lease),
+                                                      " renewed every ", SecondsText(lease / 3))
                                        : ""));
   }
 
