@@ -81,7 +81,7 @@ static void one_holder_at_a_time(const char *dsn, const char *name, int fence) {
   ipclock_store_close(store);
 }
 
-#if IPCLOCK_HAVE_MEMCACHED || IPCLOCK_HAVE_ZOOKEEPER
+#if IPCLOCK_HAVE_MEMCACHED || IPCLOCK_HAVE_ZOOKEEPER || IPCLOCK_HAVE_ETCD
 /* A remote store through its test server's DSN plus `query`. */
 static void remote_store(const char *env, const char *query, int fence) {
   const char *base = server_dsn(env);
@@ -109,6 +109,15 @@ static void zookeeper_store(void **state) {
   remote_store("IPCLOCK_TEST_ZOOKEEPER", "?secret=none", 0);
 #else
   open_fails("zookeeper://127.0.0.1:1", NULL, -ENOSYS, "zookeeper");
+#endif
+}
+
+static void etcd_store(void **state) {
+  (void)state;
+#if IPCLOCK_HAVE_ETCD
+  remote_store("IPCLOCK_TEST_ETCD", "/capi?ttl=5", 0);
+#else
+  open_fails("etcd://127.0.0.1:1", NULL, -ENOSYS, "etcd");
 #endif
 }
 
@@ -340,6 +349,7 @@ int main(void) {
       cmocka_unit_test(sql_stores),
       cmocka_unit_test(memcached_store),
       cmocka_unit_test(zookeeper_store),
+      cmocka_unit_test(etcd_store),
   };
   return cmocka_run_group_tests_name("capi_store", tests, capi_setup, capi_teardown);
 }

@@ -19,6 +19,7 @@ packages=(
   man-db groff-base prometheus
   php-cli php-symfony-lock php-redis php-pgsql php-mysql php-sqlite3 php-memcached
   redis-server postgresql mariadb-server memcached zookeeperd
+  etcd-server etcd-client openssl
 )
 packages_why="build and test ipclock: compilers, every optional store's library, the test servers and the PHP peers"
 

@@ -10,6 +10,8 @@
 #     BASE+20..29  MariaDB
 #     BASE+30..39  memcached
 #     BASE+40..69  ZooKeeper (client, quorum and election ports)
+#     BASE+70..73  etcd (a plain member, a TLS one: client and peer ports)
+#     BASE+74..79  etcd's three-member cluster (client and peer ports)
 #     BASE+90..98  servers that tests start themselves
 : "${IPCLOCK_TEST_PORT_BASE:=21300}"
 export IPCLOCK_TEST_PORT_BASE

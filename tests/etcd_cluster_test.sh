@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# A three-member etcd cluster on loopback, tortured: tools/torture kills
+# lock holders with SIGKILL while this script kills the cluster's leader
+# with SIGKILL (the other two must elect a new one), then starts it again.
+# The torture's DSN names all three members, so its clients move on to
+# another member when theirs dies. Passes when no two holders ever
+# overlapped, no update was lost and no waiter starved (torture's
+# violations); store errors while the leader is down are expected, counted
+# and printed, not failures.
+#
+#   etcd_cluster_test.sh TORTURE [SECONDS]     (default 30)
+#
+# Ports: $IPCLOCK_TEST_PORT_BASE+74..76 for clients, +77..79 for peers
+# (tools/test-servers/ports.sh). Skipped (77) without etcd, except under
+# CI=true. Prints how long the cluster took to start and to elect a new
+# leader, and torture's figures.
+#
+# It takes about 40 s, so `meson test` runs it only when asked (otherwise
+# it skips):
+#
+#   IPCLOCK_TEST_CLUSTER=1 meson test -C build --suite etcd-cluster
+set -euo pipefail
+
+if [ "${IPCLOCK_TEST_CLUSTER:-}" != "1" ]; then
+  echo "the cluster test runs only with IPCLOCK_TEST_CLUSTER=1 (it takes 40 s): skipped" >&2
+  exit 77
+fi
+torture="$1"
+seconds="${2:-30}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+server="$here/tools/test-servers/etcd-server"
+base="${IPCLOCK_TEST_PORT_BASE:-21300}"
+
+if ! "$server" available; then
+  if [ "${CI:-}" = "true" ]; then
+    echo "no etcd under CI=true" >&2
+    exit 1
+  fi
+  echo "no etcd (apt-get install etcd-server etcd-client): skipped" >&2
+  exit 77
+fi
+
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+dir="$(mktemp -d /tmp/ipclock-etcd-cluster-XXXXXX)"
+cleanup() {
+  for i in 1 2 3; do "$server" kill "$dir/m$i" purge || true; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+client() { echo $((base + 73 + $1)); }
+peer() { echo $((base + 76 + $1)); }
+members=""
+for i in 1 2 3; do
+  members+="${members:+,}m$i=$(peer "$i")"
+  if { exec 3<>"/dev/tcp/127.0.0.1/$(client "$i")"; } 2>/dev/null; then
+    exec 3<&- 3>&-
+    echo "something already listens on 127.0.0.1:$(client "$i")" >&2
+    exit 1
+  fi
+done
+
+t0=$(ms)
+for i in 1 2 3; do
+  "$server" start "$dir/m$i" "m$i" "$(client "$i")" "$(peer "$i")" "$members"
+done
+for i in 1 2 3; do
+  "$server" wait "$dir/m$i" "$(client "$i")" 60
+done
+echo "cluster: three members serving after $(( $(ms) - t0 )) ms"
+
+endpoints="127.0.0.1:$(client 1),127.0.0.1:$(client 2),127.0.0.1:$(client 3)"
+# The member that is leader now (1..3), from `etcdctl endpoint status`
+# (its fifth field says whether that member leads).
+leader() {
+  local i
+  for i in 1 2 3; do
+    [ -n "${1:-}" ] && [ "$i" = "$1" ] && continue
+    if ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$(client "$i")" --command-timeout 1s \
+        endpoint status 2>/dev/null | awk -F', ' '{print $5}' | grep -qx true; then
+      echo "$i"
+      return 0
+    fi
+  done
+  return 1
+}
+
+dsn="etcd://$endpoints/ipclock-cluster?ttl=2&timeout=2&connect_timeout=1"
+out="$dir/torture.json"
+"$torture" --store "$dsn" --seconds "$seconds" --procs 4 --kill-every-ms 3000 --kill holders \
+  --wait-bound-ms 60000 --json >"$out" 2>"$dir/torture.err" &
+torture_pid=$!
+
+# A third of the way in, kill -9 the leader.
+sleep $(( seconds / 3 ))
+old="$(leader)" || { echo "no leader found" >&2; exit 1; }
+t_kill=$(ms)
+"$server" kill "$dir/m$old"
+echo "cluster: killed member $old (the leader) with SIGKILL"
+new=""
+while [ -z "$new" ] && [ $(( $(ms) - t_kill )) -lt 60000 ]; do
+  new="$(leader "$old")" || { new=""; sleep 0.05; }
+done
+if [ -z "$new" ]; then
+  echo "no new leader within 60 s" >&2
+  exit 1
+fi
+echo "cluster: member $new was elected leader $(( $(ms) - t_kill )) ms after the kill"
+sleep $(( seconds / 3 ))
+t_back=$(ms)
+"$server" restart "$dir/m$old" "m$old" "$(client "$old")" "$(peer "$old")" "$members"
+"$server" wait "$dir/m$old" "$(client "$old")" 60
+echo "cluster: member $old rejoined after $(( $(ms) - t_back )) ms"
+
+status=0
+wait "$torture_pid" || status=$?
+cat "$out"
+if [ ! -s "$out" ]; then
+  echo "torture printed nothing:" >&2
+  cat "$dir/torture.err" >&2
+  exit 1
+fi
+violations="$(sed -n 's/.*"violations": \([0-9]*\).*/\1/p' "$out")"
+errors="$(sed -n 's/.*"errors": \([0-9]*\).*/\1/p' "$out")"
+echo "cluster: violations $violations, store errors $errors (torture exit $status)"
+[ "$violations" = "0" ]

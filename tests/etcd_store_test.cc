@@ -1,0 +1,767 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The etcd store against the members of tools/test-servers/etcd.sh
+// ($IPCLOCK_TEST_ETCD, $IPCLOCK_TEST_ETCDS) and members it starts itself
+// ($IPCLOCK_TEST_PORT_BASE+90.., to freeze with SIGSTOP), with etcd's own
+// `etcdctl lock` as the other client: exclusion both ways, one FIFO queue
+// for waiters of both, `etcdctl lock`'s environment from `ipclock run`, a
+// killed holder's lock going with its lease and the next holder told,
+// losses (a revoked lease, a deleted key) reported by the watch at once,
+// an unreachable member reported Unavailable and then, once the lease may
+// have expired, Aborted; the layout, the DSN, TLS refusals, shared locks
+// beside etcdctl, `ipclock list`, fork.
+//
+// Skipped without the members (failed under CI=true).
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "ipclock/stores/etcd_store.h"
+#include "ipclock/admin/inspect.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_watch.h"
+#include "ipclock/store_factory.h"
+#include "own_server.h"
+#include "peer_process.h"
+#include "spawn_util.h"
+#include "stores/etcd_json.h"
+#include "stores/etcd_names.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+namespace {
+
+using ipclock::Lock;
+using ipclock::LockMode;
+using ipclock::LockOptions;
+using ipclock::Store;
+
+const char* Env(const char* name) {
+  const char* v = getenv(name);
+  return v != nullptr && v[0] != '\0' ? v : nullptr;
+}
+
+#define REQUIRE_VAR(var)                                                      \
+  do {                                                                        \
+    if (Env(var) == nullptr) {                                                \
+      if (Env("CI") != nullptr && strcmp(getenv("CI"), "true") == 0) {        \
+        fail_msg("%s is unset under CI=true", var);                           \
+      }                                                                       \
+      print_message("skipped: %s is unset (tools/test-servers/etcd.sh starts " \
+                    "the members)\n", var);                                   \
+      skip();                                                                 \
+    }                                                                         \
+  } while (0)
+#define REQUIRE_SERVER() REQUIRE_VAR("IPCLOCK_TEST_ETCD")
+
+std::string Endpoint() { return absl::StrCat("127.0.0.1:", DsnPort(Env("IPCLOCK_TEST_ETCD"))); }
+
+// Locks under /etcd-test, with `query` (e.g. "ttl=2").
+std::string Dsn(const std::string& query = "") {
+  return absl::StrCat(Env("IPCLOCK_TEST_ETCD"), "/etcd-test", query.empty() ? "" : "?", query);
+}
+// What `etcdctl lock` calls resource `r` of Dsn().
+std::string EtcdctlName(const std::string& r) { return absl::StrCat("etcd-test/", r); }
+
+std::shared_ptr<Store> Open(const std::string& dsn) {
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
+  return *store;
+}
+
+std::string Etcdctl() {
+  std::string path = FindInPath("etcdctl");
+  if (path.empty()) fail_msg("no etcdctl (apt-get install etcd-client)");
+  return path;
+}
+
+// etcdctl's one-shot commands on the plain member; its output, trimmed.
+std::string Ctl(const std::vector<std::string>& args, int* code = nullptr) {
+  std::vector<std::string> argv = {Etcdctl(), "--endpoints", Endpoint()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  int ignored = 0;
+  return RunForOutput(argv, code != nullptr ? code : &ignored);
+}
+
+// Peers the tests start are killed at the test's teardown if it fails
+// before it waited for them (a failing test must leave no etcdctl waiting
+// on a lock forever).
+pid_t Started(pid_t pid) {
+  RegisterOwnServer(pid);
+  return pid;
+}
+int Reap(pid_t pid, double timeout_sec = 30) {
+  const int code = WaitPlain(pid, timeout_sec);
+  ForgetOwnServer(pid);
+  return code;
+}
+
+// `etcdctl lock NAME -- sh -c SCRIPT`, started now.
+pid_t CtlLock(const std::string& name, const std::string& script) {
+  return Started(
+      Spawn({Etcdctl(), "--endpoints", Endpoint(), "lock", name, "--", "sh", "-c", script}));
+}
+
+// The keys under `prefix` as `etcdctl get --prefix --keys-only` prints them.
+std::vector<std::string> KeysUnder(const std::string& prefix) {
+  std::vector<std::string> keys;
+  for (absl::string_view l :
+       absl::StrSplit(Ctl({"get", "--prefix", "--keys-only", prefix}), '\n', absl::SkipEmpty())) {
+    keys.emplace_back(l);
+  }
+  return keys;
+}
+
+// Polls until the queue of `r` (keys under its P/) holds `n` keys.
+void AwaitQueueLength(const std::string& r, size_t n) {
+  const double t0 = NowSeconds();
+  while (KeysUnder(EtcdctlName(r) + "/").size() != n) {
+    if (NowSeconds() - t0 > 20) {
+      fail_msg("the queue of %s never held %zu keys (it holds %zu)", r.c_str(), n,
+               KeysUnder(EtcdctlName(r) + "/").size());
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
+// `ipclock run` for the suite's DSN.
+std::vector<std::string> Run(const std::string& dsn, const std::string& r,
+                             const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {IpclockPath(), "run", "--store", dsn, "--key", r, "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+// --- Without a server -----------------------------------------------------------------
+
+void LayoutAndJson(void**) {
+  using ipclock::DecodeEtcdResource;
+  using ipclock::EncodeEtcdResource;
+  assert_string_equal(EncodeEtcdResource("job").c_str(), "job");
+  assert_string_equal(EncodeEtcdResource("a/b%c").c_str(), "a%2Fb%25c");
+  for (const std::string& r : {std::string("x"), std::string("a/b%2F"), std::string("\0\xff/", 3),
+                               std::string(1024, '/')}) {
+    std::optional<std::string> back = DecodeEtcdResource(EncodeEtcdResource(r));
+    assert_true(back.has_value() && *back == r);
+  }
+  assert_false(DecodeEtcdResource("a/b").has_value());
+  assert_false(DecodeEtcdResource("%41").has_value());
+  // Go's %x of the lease ID, as concurrency.Mutex names its key.
+  assert_string_equal(ipclock::LeaseHex(4183740791007046926).c_str(), "3a0fa21540496d0e");
+  const ipclock::EtcdLockKeys k = ipclock::KeysOf("locks", "job");
+  assert_string_equal(k.record.c_str(), "locks/job");
+  assert_string_equal(k.MutexKey(0x694d).c_str(), "locks/job/694d");
+  assert_string_equal(k.queue_end.c_str(), "locks/job0");
+  assert_true(k.IsReader("locks/job/read/1"));
+  assert_false(k.IsReader("locks/job/694d"));
+  assert_string_equal(ipclock::KeysOf("", "job").record.c_str(), "job");
+  assert_string_equal(ipclock::EtcdPrefixEnd("a\xff\xff").c_str(), "b");
+  std::optional<ipclock::EtcdKeyName> name = ipclock::ParseEtcdKey("locks", "locks/a%2Fb/read/9");
+  assert_true(name && name->resource == "a/b" && name->reader && name->lock_name == "read/9");
+  assert_false(ipclock::ParseEtcdKey("locks", "lockz/a/1").has_value());
+
+  // The gateway's JSON, and what a hostile server might send instead.
+  absl::StatusOr<ipclock::JsonValue> v = ipclock::JsonValue::Parse(
+      R"({"header":{"revision":"42"},"kvs":[{"key":"YQ==","n":-1.5e3}],"ok":true,)"
+      R"("s":"\u00e9\ud83d\ude00\n","null":null})");
+  ASSERT_OK(v);
+  assert_int_equal(v->Find("header")->IntOf("revision"), 42);
+  assert_int_equal(v->IntOf("missing", 7), 7);
+  assert_true(v->BoolOf("ok"));
+  assert_string_equal(v->StringOf("s").c_str(), "\xc3\xa9\xf0\x9f\x98\x80\n");
+  assert_string_equal(v->Find("kvs")->items()[0].Find("n")->text().c_str(), "-1.5e3");
+  for (const char* bad : {"", "{", "{\"a\":}", "[1,]", "\"\\ud800\"", "\"\x01\"", "01", "{} x",
+                          "nul", "\"\\q\""}) {
+    ASSERT_CODE(ipclock::JsonValue::Parse(bad), absl::StatusCode::kInvalidArgument);
+  }
+  ASSERT_CODE(ipclock::JsonValue::Parse(std::string(100, '[') + std::string(100, ']')),
+              absl::StatusCode::kInvalidArgument);
+}
+
+// --- DSNs ----------------------------------------------------------------------------------
+
+void DsnFormsAndBadInput(void**) {
+  REQUIRE_SERVER();
+  const std::string ep = Endpoint();
+  // Two members (the same one twice), the root as prefix, the defaults.
+  for (const std::string& dsn :
+       {absl::StrCat("etcd://", ep, ",", ep, "/etcd-test/deeper?ttl=5&timeout=2&connect_timeout=1"),
+        absl::StrCat("etcd://", ep, "/"), absl::StrCat("etcd://", ep)}) {
+    auto store = Open(dsn);
+    assert_string_equal(std::string(store->name()).c_str(), "etcd");
+    const std::string r = UniqueResource("dsn");
+    Lock lock = LockOrFail(store, r);
+    assert_true(TryOrFail(lock));
+    std::optional<ipclock::EtcdHeldKey> held = ipclock::EtcdHeldKeyOf(lock);
+    assert_true(held.has_value());
+    const std::string want = absl::EndsWith(dsn, "/")  ? absl::StrCat(r, "/")
+                             : absl::StrContains(dsn, "deeper") ? absl::StrCat("etcd-test/deeper/", r, "/")
+                                                                : absl::StrCat("ipclock/", r, "/");
+    if (!absl::StartsWith(held->key, want)) {
+      fail_msg("%s: key %s, expected it under %s", dsn.c_str(), held->key.c_str(), want.c_str());
+    }
+    assert_int_equal(static_cast<int64_t>(*lock.fence()), held->revision);
+    ASSERT_OK(lock.Release());
+  }
+  for (const std::string& dsn :
+       {absl::StrCat("etcd://user:pw@", ep), absl::StrCat("etcd://", ep, "?ttl=0"),
+        absl::StrCat("etcd://", ep, "?ttl=1.5"), absl::StrCat("etcd://", ep, "?timeout=0"),
+        absl::StrCat("etcd://", ep, "?bogus=1"), absl::StrCat("etcd://", ep, "?cacert=/etc/hosts"),
+        absl::StrCat("etcds://", ep, "?cert=/a"), std::string("etcd://h1:1,,h2:2"),
+        std::string("etcd://h1:x,h2:2"), std::string("etcd:"), std::string("etcd://"),
+        std::string("etcd://[::1]:1,[::1]:2"),
+        absl::StrCat("etcds://", ep, "?cacert=/nonexistent/ca.pem")}) {
+    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+    if (store.ok() || (store.status().code() != absl::StatusCode::kInvalidArgument &&
+                       store.status().code() != absl::StatusCode::kNotFound)) {
+      fail_msg("%s: expected InvalidArgument (or NotFound for a missing file), got %s",
+               dsn.c_str(), store.status().ToString().c_str());
+    }
+  }
+  // Plain HTTP to the TLS member: a configuration error, at once.
+  if (const char* tls = Env("IPCLOCK_TEST_ETCDS")) {
+    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(
+        absl::StrCat("etcd://127.0.0.1:", DsnPort(tls)));
+    ASSERT_CODE(store, absl::StatusCode::kInvalidArgument);
+    assert_true(absl::StrContains(store.status().message(), "etcds://"));
+  }
+  // Nothing listens: Unavailable within the timeouts, naming the member.
+  const int free_port = FreeOwnPort(90);
+  const double t0 = NowSeconds();
+  absl::StatusOr<std::shared_ptr<Store>> down = ipclock::StoreFromDsn(
+      absl::StrCat("etcd://127.0.0.1:", free_port, "?connect_timeout=0.5&timeout=0.5"));
+  ASSERT_CODE(down, absl::StatusCode::kUnavailable);
+  assert_non_null(strstr(down.status().message().data(), absl::StrCat(free_port).c_str()));
+  assert_true(NowSeconds() - t0 < 5);
+}
+
+// --- etcdctl lock, both ways -------------------------------------------------------------------
+
+void ExcludesEtcdctlBothWays(void**) {
+  REQUIRE_SERVER();
+  auto store = Open(Dsn());
+  const std::string r = UniqueResource("both");
+  const std::string dir = MakeTempDir();
+
+  // ipclock holds: `etcdctl lock` waits, and gets in once ipclock lets go.
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
+  const std::optional<ipclock::EtcdHeldKey> ours = ipclock::EtcdHeldKeyOf(lock);
+  assert_true(ours.has_value());
+  assert_true(absl::StartsWith(ours->key, EtcdctlName(r) + "/"));
+  pid_t peer = CtlLock(EtcdctlName(r), absl::StrCat("echo \"$ETCD_LOCK_KEY\" > ", dir, "/in"));
+  AwaitQueueLength(r, 2);  // etcdctl's key queued behind ours
+  absl::SleepFor(absl::Milliseconds(300));
+  assert_false(FileExists(dir + "/in"));
+  ASSERT_OK(lock.Release());
+  assert_int_equal(Reap(peer, 20), 0);
+  assert_true(FileExists(dir + "/in"));
+
+  // etcdctl holds: ipclock is busy, waits, and gets in once etcdctl lets go.
+  peer = CtlLock(EtcdctlName(r), absl::StrCat("touch ", dir, "/held; while [ ! -e ", dir,
+                                              "/go ]; do sleep 0.05; done"));
+  assert_true(WaitForFile(dir + "/held", 20));
+  assert_false(TryOrFail(lock));
+  absl::StatusOr<bool> waited = lock.TryAcquireFor(absl::Milliseconds(300));
+  ASSERT_OK(waited);
+  assert_false(*waited);
+  assert_true(WriteFile(dir + "/go", ""));
+  ASSERT_OK(lock.Acquire(absl::Seconds(20)));
+  assert_int_equal(Reap(peer, 20), 0);
+  assert_false(lock.previous_owner_died());  // etcdctl released cleanly
+  ASSERT_OK(lock.Release());
+  assert_true(KeysUnder(EtcdctlName(r)).empty());
+}
+
+// Waiters of both clients queue in the order their keys were created.
+void FifoWithWaitersFromBoth(void**) {
+  REQUIRE_SERVER();
+  const std::string dsn = Dsn();
+  auto store = Open(dsn);
+  const std::string r = UniqueResource("fifo");
+  const std::string order = MakeTempDir() + "/order";
+  Lock holder = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
+  std::vector<pid_t> waiters;
+  for (int i = 0; i < 4; ++i) {
+    const std::string append = absl::StrCat("echo w", i, " >> ", order, "; sleep 0.1");
+    waiters.push_back(i % 2 == 0 ? CtlLock(EtcdctlName(r), append)
+                                 : Started(Spawn(Run(dsn, r, {"sh", "-c", append}))));
+    AwaitQueueLength(r, static_cast<size_t>(i + 2));
+  }
+  ASSERT_OK(holder.Release());
+  for (pid_t p : waiters) assert_int_equal(Reap(p, 30), 0);
+  assert_string_equal(ReadFileOrEmpty(order).c_str(), "w0\nw1\nw2\nw3\n");
+}
+
+// A wait longer than the lease's TTL keeps its place: the waiter renews
+// its lease, so its key stays queued ahead of a later waiter.
+void WaiterOutlivesItsLease(void**) {
+  REQUIRE_SERVER();
+  const std::string dsn = Dsn("ttl=2");
+  const std::string r = UniqueResource("longwait");
+  const std::string dir = MakeTempDir();
+  const std::string order = dir + "/order";
+  pid_t holder = CtlLock(EtcdctlName(r), absl::StrCat("touch ", dir, "/held; while [ ! -e ", dir,
+                                                      "/go ]; do sleep 0.05; done"));
+  assert_true(WaitForFile(dir + "/held", 20));
+  pid_t ours = Started(Spawn(Run(dsn, r, {"sh", "-c", absl::StrCat("echo ipclock >> ", order)})));
+  AwaitQueueLength(r, 2);
+  pid_t later = CtlLock(EtcdctlName(r), absl::StrCat("echo etcdctl >> ", order));
+  AwaitQueueLength(r, 3);
+  absl::SleepFor(absl::Milliseconds(3500));  // past the waiter's 2 s lease
+  assert_int_equal(KeysUnder(EtcdctlName(r) + "/").size(), 3);
+  assert_true(WriteFile(dir + "/go", ""));
+  for (pid_t p : {holder, ours, later}) assert_int_equal(Reap(p, 30), 0);
+  assert_string_equal(ReadFileOrEmpty(order).c_str(), "ipclock\netcdctl\n");
+}
+
+// `ipclock run` tells its command what `etcdctl lock` tells its own.
+void RunExportsEtcdctlEnvironment(void**) {
+  REQUIRE_SERVER();
+  const std::string r = UniqueResource("env");
+  int code = 0;
+  std::string out = RunForOutput(
+      Run(Dsn(), r, {"sh", "-c", "echo \"$ETCD_LOCK_KEY $ETCD_LOCK_REV $IPCLOCK_FENCE\""}), &code);
+  assert_int_equal(code, 0);
+  std::vector<std::string> parts = absl::StrSplit(out, ' ');
+  assert_int_equal(parts.size(), 3);
+  assert_true(absl::StartsWith(parts[0], EtcdctlName(r) + "/"));
+  assert_string_equal(parts[1].c_str(), parts[2].c_str());
+  int64_t rev = 0;
+  assert_true(absl::SimpleAtoi(parts[1], &rev) && rev > 0);
+  // The key's create revision, as etcd holds it (read while held).
+  out = RunForOutput(Run(Dsn(), r, {Etcdctl(), "--endpoints", Endpoint(), "get", "-w", "fields",
+                                    "--prefix", EtcdctlName(r) + "/"}),
+                     &code);
+  assert_int_equal(code, 0);
+  assert_true(absl::StrContains(out, "\"CreateRevision\""));
+}
+
+// --- Deaths and losses ------------------------------------------------------------------
+
+// Kills the command whose pid `ipclock run` had it write to `pid_file`
+// (what a SIGKILL of a whole service would also take down), once written.
+void KillCommandOf(const std::string& pid_file) {
+  int pid = 0;
+  for (double t0 = NowSeconds(); pid <= 0 && NowSeconds() - t0 < 10;) {
+    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(pid_file)), &pid);
+    if (pid <= 0) absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (pid > 0) kill(pid, SIGKILL);
+}
+
+// A holder killed with SIGKILL: its lock goes when its lease does, and the
+// waiter already queued is told the holder died; with nobody waiting, the
+// record stays ("holder died" in the list) until the next holder is told.
+void KilledHolderLockGoesWithItsLease(void**) {
+  REQUIRE_SERVER();
+  const std::string dsn = Dsn("ttl=2");
+  const std::string r = UniqueResource("kill9");
+  const std::string dir = MakeTempDir();
+  SpawnOptions group;
+  group.new_process_group = true;
+  // ipclock run puts its command in a process group of its own: both go,
+  // ipclock first (its command ending first would make it release).
+  pid_t run = Started(Spawn(
+      Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", dir, "/held; exec sleep 60")}), group));
+  assert_true(WaitForFile(dir + "/held", 20));
+  auto store = Open(dsn);
+  Lock next = LockOrFail(store, r);
+  assert_false(TryOrFail(next));
+  kill(-run, SIGKILL);
+  assert_int_equal(Reap(run, 10), 128 + SIGKILL);
+  KillCommandOf(dir + "/held");
+  const double t0 = NowSeconds();
+  ASSERT_OK(next.Acquire(absl::Seconds(20)));
+  const double took = NowSeconds() - t0;
+  print_message("the killed holder's lock went after %.2f s (lease TTL 2 s)\n", took);
+  assert_true(took < 8);
+  assert_true(next.previous_owner_died());
+  ASSERT_OK(next.Release());
+
+  // Nobody waiting: the record stays, and the next `ipclock run` is told.
+  run = Started(Spawn(
+      Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", dir, "/held2; exec sleep 60")}), group));
+  assert_true(WaitForFile(dir + "/held2", 20));
+  kill(-run, SIGKILL);
+  assert_int_equal(Reap(run, 10), 128 + SIGKILL);
+  KillCommandOf(dir + "/held2");
+  ipclock::ListRequest request;
+  request.resource = r;
+  bool died_listed = false;
+  for (double t1 = NowSeconds(); !died_listed && NowSeconds() - t1 < 10;) {
+    absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);
+    ASSERT_OK(held);
+    died_listed = held->locks.size() == 1 && held->locks[0].mode == "holder died";
+    if (!died_listed) absl::SleepFor(absl::Milliseconds(100));
+  }
+  assert_true(died_listed);
+  int code = 0;
+  std::string out = RunForOutput(
+      Run(dsn, r, {"sh", "-c", "echo \"died=$IPCLOCK_PREVIOUS_OWNER_DIED\""}), &code);
+  assert_int_equal(code, 0);
+  assert_string_equal(out.c_str(), "died=1");
+  absl::StatusOr<ipclock::HeldLocks> after = ipclock::ListHeldLocks(dsn, request);
+  ASSERT_OK(after);
+  assert_int_equal(after->locks.size(), 0);
+}
+
+// The lease revoked (`etcdctl lease revoke`): every lock on it is lost, and
+// the watch says so at once, not at its next check (an hour away).
+void RevokedLeaseIsLossSeenAtOnce(void**) {
+  REQUIRE_SERVER();
+  auto store = Open(Dsn());
+  const std::string a = UniqueResource("revoke-a"), b = UniqueResource("revoke-b");
+  Lock la = LockOrFail(store, a), lb = LockOrFail(store, b);
+  assert_true(TryOrFail(la));
+  assert_true(TryOrFail(lb));
+  const ipclock::EtcdHeldKey ka = *ipclock::EtcdHeldKeyOf(la);
+  assert_int_equal(ka.lease, ipclock::EtcdHeldKeyOf(lb)->lease);  // one lease per process
+  struct Seen {
+    std::atomic<int> count{0};
+    std::atomic<double> when{0};
+    std::string why;  // the first, written before `count` rises
+  } seen;
+  ipclock::LockWatch watch;
+  ipclock::WatchOptions options;
+  options.check_interval = absl::Hours(1);
+  options.diagnostics = [&](const ipclock::Diagnostic& loss) {
+    if (loss.kind != ipclock::DiagnosticKind::kLockLost) return;
+    if (seen.count.load() == 0) seen.why = std::string(loss.status.message());
+    seen.when = NowSeconds();
+    ++seen.count;
+  };
+  absl::StatusOr<ipclock::WatchedLock> wa = watch.Watch(std::move(la), options);
+  absl::StatusOr<ipclock::WatchedLock> wb = watch.Watch(std::move(lb), options);
+  ASSERT_OK(wa);
+  ASSERT_OK(wb);
+  absl::SleepFor(absl::Milliseconds(300));
+  assert_int_equal(seen.count.load(), 0);
+  const double t0 = NowSeconds();
+  Ctl({"lease", "revoke", ipclock::LeaseHex(ka.lease)});
+  while (seen.count.load() < 2 && NowSeconds() - t0 < 10) absl::SleepFor(absl::Milliseconds(10));
+  assert_int_equal(seen.count.load(), 2);
+  print_message("both losses reported %.0f ms after the revocation: %s\n",
+                (seen.when.load() - t0) * 1000, seen.why.c_str());
+  assert_true(seen.when.load() - t0 < 5);
+  assert_true(absl::StrContains(seen.why, "lease"));
+  ASSERT_CODE(wa->Release(), absl::StatusCode::kAborted);
+  ASSERT_CODE(wb->Release(), absl::StatusCode::kAborted);
+  // The store grants itself another lease for what comes next.
+  Lock again = LockOrFail(store, a);
+  assert_true(TryOrFail(again));
+  assert_true(ipclock::EtcdHeldKeyOf(again)->lease != ka.lease);
+}
+
+// The key deleted under `ipclock run` (`etcdctl del`): the command is
+// stopped and the run exits 79, naming what happened.
+void DeletedKeyStopsRun(void**) {
+  REQUIRE_SERVER();
+  const std::string r = UniqueResource("del");
+  const std::string dir = MakeTempDir();
+  SpawnOptions spawn;
+  spawn.stderr_path = dir + "/stderr";
+  pid_t run = Started(Spawn({IpclockPath(), "run", "--check-interval", "3600", "--store", Dsn(),
+                             "--key", r, "--", "sh", "-c",
+                             absl::StrCat("echo \"$ETCD_LOCK_KEY\" > ", dir, "/key; sleep 60")},
+                            spawn));
+  assert_true(WaitForFile(dir + "/key", 20));
+  absl::SleepFor(absl::Milliseconds(300));  // the watch is up
+  const std::string key(absl::StripAsciiWhitespace(ReadFileOrEmpty(dir + "/key")));
+  const double t0 = NowSeconds();
+  Ctl({"del", key});
+  assert_int_equal(Reap(run, 30), 79);
+  print_message("ipclock run ended %.0f ms after the delete\n", (NowSeconds() - t0) * 1000);
+  assert_true(NowSeconds() - t0 < 15);
+  const std::string err = ReadFileOrEmpty(dir + "/stderr");
+  print_message("%s", err.c_str());
+  assert_true(absl::StrContains(err, "deleted by another client"));
+}
+
+// --- A member of our own, frozen --------------------------------------------------------
+
+std::string ServerScript() {
+  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
+  return absl::StrCat(root != nullptr ? root : ".", "/tools/test-servers/etcd-server");
+}
+
+// Whether every thread of `pid` is stopped ('T' in /proc/PID/task/*/stat).
+bool AllStopped(pid_t pid) {
+  const std::string dir = absl::StrCat("/proc/", pid, "/task");
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool all = true;
+  while (struct dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string stat = ReadFileOrEmpty(absl::StrCat(dir, "/", e->d_name, "/stat"));
+    const size_t paren = stat.rfind(')');
+    all = all && paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] == 'T';
+  }
+  closedir(d);
+  return all;
+}
+
+class OwnEtcd {
+ public:
+  ~OwnEtcd() {
+    if (started_) {
+      Thaw();
+      int code = 0;
+      RunForOutput({ServerScript(), "stop", dir_}, &code);
+    }
+  }
+  const char* Start() {
+    int code = 0;
+    RunForOutput({ServerScript(), "available"}, &code);
+    if (code != 0) return "no etcd (apt-get install etcd-server etcd-client)";
+    port_ = FreeOwnPort(90);
+    const int peer = port_ == 0 ? 0 : FreeOwnPort(port_ - PortBase() + 1);
+    if (port_ == 0 || peer == 0) return "no free ports in $IPCLOCK_TEST_PORT_BASE+90..98";
+    dir_ = MakeTempDir();
+    RunForOutput({ServerScript(), "start", dir_, "own", absl::StrCat(port_), absl::StrCat(peer)},
+                 &code);
+    if (code != 0) return "the member did not start";
+    started_ = true;
+    RegisterOwnServer(pid());
+    RunForOutput({ServerScript(), "wait", dir_, absl::StrCat(port_), "30"}, &code);
+    if (code != 0) fail_msg("our etcd on port %d is not healthy", port_);
+    return nullptr;
+  }
+  pid_t pid() const {
+    int pid = 0;
+    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(dir_ + "/etcd.pid")), &pid);
+    return pid;
+  }
+  // SIGSTOP takes effect a moment after kill() returns: a request in that
+  // moment would still be answered. Waits until every thread is stopped.
+  void Freeze() {
+    const pid_t p = pid();
+    kill(p, SIGSTOP);
+    for (double t0 = NowSeconds(); !AllStopped(p) && NowSeconds() - t0 < 5;) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  }
+  void Thaw() { kill(pid(), SIGCONT); }
+  std::string dsn(const std::string& query) const {
+    return absl::StrCat("etcd://127.0.0.1:", port_, "/own?", query);
+  }
+
+ private:
+  static int PortBase() {
+    int base = 21300;
+    const char* env = getenv("IPCLOCK_TEST_PORT_BASE");
+    if (env != nullptr) (void)absl::SimpleAtoi(env, &base);
+    return base;
+  }
+  std::string dir_;
+  int port_ = 0;
+  bool started_ = false;
+};
+
+#define START_OWN(own)                          \
+  do {                                          \
+    const char* why_not = (own).Start();        \
+    if (why_not != nullptr) {                   \
+      print_message("skipped: %s\n", why_not);  \
+      skip();                                   \
+    }                                           \
+  } while (0)
+
+// A member that stops answering (SIGSTOP: no quorum, nothing sent back):
+// checks say Unavailable while the lease may live, and Aborted once the
+// TTL has passed since etcd last confirmed a renewal; never "held".
+void UnreachableIsUnavailableThenLost(void**) {
+  REQUIRE_SERVER();
+  OwnEtcd own;
+  START_OWN(own);
+  auto store = Open(own.dsn("ttl=3&timeout=0.5"));
+  Lock lock = LockOrFail(store, UniqueResource("frozen"));
+  assert_true(TryOrFail(lock));
+  ASSERT_OK(lock.Refresh());
+  const double renewed = NowSeconds();
+  own.Freeze();
+  ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kUnavailable);
+  ASSERT_CODE(lock.Refresh(), absl::StatusCode::kUnavailable);
+  absl::Status last;
+  while (NowSeconds() - renewed < 8) {
+    last = lock.CheckAcquired();
+    if (!absl::IsUnavailable(last)) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  const double after = NowSeconds() - renewed;
+  print_message("Unavailable until %.2f s after the last renewal (TTL 3 s), then: %s\n", after,
+                last.ToString().c_str());
+  ASSERT_CODE(last, absl::StatusCode::kAborted);
+  assert_true(after >= 3);
+  assert_true(absl::StrContains(last.message(), "TTL"));
+  own.Thaw();
+}
+
+// --- TLS ------------------------------------------------------------------------------------
+
+void TlsRefusalsAreConfigurationErrors(void**) {
+  REQUIRE_VAR("IPCLOCK_TEST_ETCDS");
+  const std::string certs = Env("IPCLOCK_TEST_ETCD_CERTS");
+  const std::string base = absl::StrCat("etcds://127.0.0.1:", DsnPort(Env("IPCLOCK_TEST_ETCDS")),
+                                        "/ipclock-tls");
+  // Without a client certificate the member refuses the handshake.
+  absl::StatusOr<std::shared_ptr<Store>> s =
+      ipclock::StoreFromDsn(absl::StrCat(base, "?cacert=", certs, "/ca.pem"));
+  ASSERT_CODE(s, absl::StatusCode::kPermissionDenied);
+  print_message("no client certificate: %s\n", s.status().ToString().c_str());
+  // A CA that did not sign the member's certificate: we refuse it.
+  s = ipclock::StoreFromDsn(absl::StrCat(base, "?cacert=", certs, "/client.pem&cert=", certs,
+                                         "/client.pem&key=", certs, "/client-key.pem"));
+  ASSERT_CODE(s, absl::StatusCode::kPermissionDenied);
+  print_message("wrong CA: %s\n", s.status().ToString().c_str());
+  // TLS to the plain member: a configuration error too, not a member down.
+  s = ipclock::StoreFromDsn(absl::StrCat("etcds://", Endpoint(), "?cacert=", certs, "/ca.pem&cert=",
+                                         certs, "/client.pem&key=", certs, "/client-key.pem"));
+  ASSERT_CODE(s, absl::StatusCode::kInvalidArgument);
+  print_message("TLS to a plain port: %s\n", s.status().ToString().c_str());
+  // Unverified but with our certificate: accepted, and locks work.
+  auto store = Open(absl::StrCat(base, "?insecure_skip_tls_verify=true&cert=", certs,
+                                 "/client.pem&key=", certs, "/client-key.pem"));
+  Lock lock = LockOrFail(store, UniqueResource("tls"));
+  assert_true(TryOrFail(lock));
+  ASSERT_OK(lock.Release());
+  // The CLI ends at once with the permission status, without retrying.
+  const double t0 = NowSeconds();
+  int code = 0;
+  RunForOutput({IpclockPath(), "run", "--store", absl::StrCat(base, "?cacert=", certs, "/ca.pem"),
+                "--key", "x", "--", "true"},
+               &code);
+  assert_int_equal(code, 77);
+  assert_true(NowSeconds() - t0 < 5);
+}
+
+// --- Shared locks, list, fork -----------------------------------------------------------
+
+// Readers of ipclock coexist; `etcdctl lock` (an exclusive Mutex) waits
+// for them, and readers queued behind it wait for it.
+void SharedLocksBesideEtcdctl(void**) {
+  REQUIRE_SERVER();
+  auto store = Open(Dsn());
+  const std::string r = UniqueResource("shared");
+  const std::string dir = MakeTempDir();
+  Lock r1 = LockOrFail(store, r), r2 = LockOrFail(store, r), late = LockOrFail(store, r);
+  assert_true(TryOrFail(r1, LockMode::kShared));
+  assert_true(TryOrFail(r2, LockMode::kShared));
+  pid_t writer = CtlLock(EtcdctlName(r), absl::StrCat("touch ", dir, "/w; while [ ! -e ", dir,
+                                                      "/go ]; do sleep 0.05; done"));
+  AwaitQueueLength(r, 3);
+  absl::SleepFor(absl::Milliseconds(200));
+  assert_false(FileExists(dir + "/w"));
+  // A reader behind the queued writer waits for it.
+  assert_false(TryOrFail(late, LockMode::kShared));
+  ASSERT_OK(r1.Release());
+  ASSERT_OK(r2.Release());
+  assert_true(WaitForFile(dir + "/w", 20));
+  assert_false(TryOrFail(late, LockMode::kShared));
+  assert_true(WriteFile(dir + "/go", ""));
+  ASSERT_OK(late.Acquire(absl::Seconds(20), LockMode::kShared));
+  assert_int_equal(Reap(writer, 20), 0);
+  ASSERT_OK(late.Release());
+}
+
+// `ipclock list`: holder, waiters of both clients, the lease and its TTL.
+void ListShowsHolderWaitersAndLease(void**) {
+  REQUIRE_SERVER();
+  const std::string dsn = Dsn();
+  auto store = Open(dsn);
+  const std::string r = UniqueResource("list");
+  Lock holder = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
+  pid_t w1 = CtlLock(EtcdctlName(r), "true");
+  AwaitQueueLength(r, 2);
+  pid_t w2 = Started(Spawn(Run(dsn, r, {"true"})));
+  AwaitQueueLength(r, 3);
+  ipclock::ListRequest request;
+  request.resource = r;
+  absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);
+  ASSERT_OK(held);
+  assert_int_equal(held->locks.size(), 1);
+  const ipclock::HeldLock& l = held->locks[0];
+  assert_string_equal(l.resource.c_str(), r.c_str());
+  assert_string_equal(l.mode.c_str(), "exclusive");
+  assert_int_equal(l.pid, getpid());
+  assert_int_equal(*l.waiters, 2);
+  assert_int_equal(*l.fence, static_cast<int64_t>(*holder.fence()));
+  bool lease = false, ttl = false;
+  for (const auto& d : l.text_details) {
+    lease = lease || (d.first == "lease" &&
+                      d.second == ipclock::LeaseHex(ipclock::EtcdHeldKeyOf(holder)->lease));
+  }
+  for (const auto& d : l.number_details) ttl = ttl || (d.first == "lease_ttl_left" && d.second > 0);
+  assert_true(lease && ttl);
+  int code = 0;
+  std::string out = RunForOutput({IpclockPath(), "list", "--json", "--store", dsn, "--key", r}, &code);
+  assert_int_equal(code, 0);
+  assert_true(absl::StrContains(out, "\"waiters\":2"));
+  ASSERT_OK(holder.Release());
+  assert_int_equal(Reap(w1, 20), 0);
+  assert_int_equal(Reap(w2, 20), 0);
+}
+
+// A forked child has its own lease: it neither uses nor releases the
+// parent's lock.
+void ForkedChildHasItsOwnLease(void**) {
+  REQUIRE_SERVER();
+  auto store = Open(Dsn());
+  const std::string r = UniqueResource("fork");
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<Lock> mine = Lock::Create(store, r);
+    if (!mine.ok()) return 2;
+    absl::StatusOr<bool> got = mine->TryAcquire();
+    if (!got.ok() || *got) return 3;
+    // The inherited Lock is the parent's: releasing it here lets nothing go.
+    if (!lock.Release().ok()) return 4;
+    return 0;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  ASSERT_OK(lock.CheckAcquired());
+  ASSERT_OK(lock.Release());
+}
+
+}  // namespace
+}  // namespace ipclock_test
+
+int main() {
+  using namespace ipclock_test;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(LayoutAndJson),
+      cmocka_unit_test_teardown(DsnFormsAndBadInput, StopOwnServers),
+      cmocka_unit_test_teardown(ExcludesEtcdctlBothWays, StopOwnServers),
+      cmocka_unit_test_teardown(FifoWithWaitersFromBoth, StopOwnServers),
+      cmocka_unit_test_teardown(WaiterOutlivesItsLease, StopOwnServers),
+      cmocka_unit_test_teardown(RunExportsEtcdctlEnvironment, StopOwnServers),
+      cmocka_unit_test_teardown(KilledHolderLockGoesWithItsLease, StopOwnServers),
+      cmocka_unit_test_teardown(RevokedLeaseIsLossSeenAtOnce, StopOwnServers),
+      cmocka_unit_test_teardown(DeletedKeyStopsRun, StopOwnServers),
+      cmocka_unit_test_teardown(UnreachableIsUnavailableThenLost, StopOwnServers),
+      cmocka_unit_test_teardown(TlsRefusalsAreConfigurationErrors, StopOwnServers),
+      cmocka_unit_test_teardown(SharedLocksBesideEtcdctl, StopOwnServers),
+      cmocka_unit_test_teardown(ListShowsHolderWaitersAndLease, StopOwnServers),
+      cmocka_unit_test_teardown(ForkedChildHasItsOwnLease, StopOwnServers),
+  };
+  return cmocka_run_group_tests_name("etcd_store", tests, nullptr, nullptr);
+}
