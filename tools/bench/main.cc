@@ -8,15 +8,16 @@
 //   bench [--quick] [--out DIR] [--only SECTION]...
 //
 // SECTION is one of local (shm, flock, semaphores), remote, sql, cache-zk,
-// handoff, scaling, fairness (and the priority inversion), memory, startup;
-// without --only, every section runs.
+// etcd, handoff, scaling, fairness (and the priority inversion), memory,
+// startup; without --only, every section runs.
 //
 // Writes bench.md (the table, also on stdout), bench.json, handoff.dat and
 // handoff.png (with gnuplot) into DIR (default: the current dir). Remote
 // stores are measured when IPCLOCK_TEST_REDIS / IPCLOCK_TEST_POSTGRES /
-// IPCLOCK_TEST_MEMCACHED / IPCLOCK_TEST_ZOOKEEPER name a server. Nothing is
-// pinned but the priority-inversion case (one CPU, SCHED_FIFO, skipped with
-// a note where that is refused): the machine's CPU and load are reported.
+// IPCLOCK_TEST_MEMCACHED / IPCLOCK_TEST_ZOOKEEPER / IPCLOCK_TEST_ETCD name a
+// server. Nothing is pinned but the priority-inversion case (one CPU,
+// SCHED_FIFO, skipped with a note where that is refused): the machine's CPU
+// and load are reported.
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,8 +46,9 @@ void Usage() {
   std::exit(64);
 }
 
-constexpr const char* kSections[] = {"local",   "remote",   "sql",    "cache-zk", "handoff",
-                                     "scaling", "fairness", "memory", "startup"};
+constexpr const char* kSections[] = {"local",   "remote",  "sql",      "cache-zk",
+                                     "etcd",    "handoff", "scaling",  "fairness",
+                                     "memory",  "startup"};
 
 }  // namespace
 
@@ -100,6 +102,7 @@ int main(int argc, char** argv) {
   if (run("remote")) ipclock_bench::RemoteSections(settings, ws, &report);
   if (run("sql")) ipclock_bench::SqlSections(settings, ws, &report);
   if (run("cache-zk")) ipclock_bench::CacheAndZooKeeperSections(settings, ws, &report);
+  if (run("etcd")) ipclock_bench::EtcdSection(settings, ws, &report);
   if (run("handoff")) ipclock_bench::HandoffSection(settings, ws, &report);
   // The memory section reads the segment the scaling section made.
   if (run("scaling")) ipclock_bench::ScalingSection(settings, ws, &report);

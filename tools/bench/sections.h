@@ -26,6 +26,8 @@ void SqlSections(const Settings& s, const Workspace& ws, Report* report);
 // sections_cache_zk.cc: memcached and ZooKeeper, each skipped with a note
 // when its env var is unset.
 void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* report);
+// sections_etcd.cc: skipped with a note when IPCLOCK_TEST_ETCD is unset.
+void EtcdSection(const Settings& s, const Workspace& ws, Report* report);
 // sections_cross.cc
 void HandoffSection(const Settings& s, const Workspace& ws, Report* report);
 void ScalingSection(const Settings& s, const Workspace& ws, Report* report);
