@@ -26,6 +26,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -235,6 +236,12 @@ void LockNameVectors(void**) {
   const std::string with_nul("a\0b", 3);
   assert_true(ipclock::MysqlLockName(with_nul) != "a");
   assert_int_equal(ipclock::MysqlLockName(with_nul).size(), 1 + 3 + 1 + 21 * 3 + 40);
+  // Symfony 8.2: the SHA-256 hex of the resource, whatever it holds (PHP's
+  // hash('sha256', ...) gives the same).
+  assert_string_equal(ipclock::MysqlSymfonyLockName("invoice-42").c_str(),
+                      "3c304bc21c84147600a54c27b7bccab936b33065bc7ea051a1a9af00e3378ff3");
+  assert_string_equal(ipclock::MysqlSymfonyLockName(with_nul).c_str(),
+                      "59b271ae1bbcb1d31d41929817f4b16fb439eb4f31520b5ad1d5ce98920a7138");
 }
 
 void NamesMatchTheServer(void**) {
@@ -253,6 +260,22 @@ void NamesMatchTheServer(void**) {
     if (server != ours) {
       fail_msg("resource %s: server %s, ipclock %s", absl::CHexEscape(r).c_str(),
                server.c_str(), ours.c_str());
+    }
+  }
+}
+
+// Symfony's names, against the server's own SHA2() of every shape of name.
+void SymfonyNamesMatchTheServer(void**) {
+  REQUIRE_SERVER();
+  Conn admin = Connect();
+  std::vector<std::string> names = Names("sym-srv");
+  names.push_back(std::string("a\0b\xff", 4));
+  for (const std::string& r : names) {
+    const std::string server = Query(
+        admin.get(), absl::StrCat("SELECT SHA2(X'", absl::BytesToHexString(r), "', 256)"));
+    if (server != ipclock::MysqlSymfonyLockName(r)) {
+      fail_msg("resource %s: server %s, ipclock %s", absl::CHexEscape(r).c_str(), server.c_str(),
+               ipclock::MysqlSymfonyLockName(r).c_str());
     }
   }
 }
@@ -399,6 +422,129 @@ void LaravelTimeoutForms(void**) {
     if (!absl::StartsWith(said, "acquired ")) fail_msg("waiting peer said '%s'", said.c_str());
     assert_true(Try(lock));
   }
+}
+
+// --- Symfony 8.2's MysqlStore as a peer (scheme=symfony) -----------------------------
+
+std::string SymfonyScript() {
+  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
+  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/symfony_mysql_peer.php");
+}
+
+// Symfony's save() (`try`) or waitAndSave() (`wait`): what it said.
+std::string SymfonyOnce(const std::string& resource, const std::string& mode) {
+  int code = 0;
+  const std::string said =
+      RunForOutput({"php", SymfonyScript(), PdoDsn(), resource, mode}, &code);
+  if (code != 0) fail_msg("symfony peer exited %d: %s", code, said.c_str());
+  return said;
+}
+
+// A Symfony application holding `resource` until told to let go.
+class SymfonyHolder {
+ public:
+  explicit SymfonyHolder(const std::string& resource)
+      : peer_({"php", SymfonyScript(), PdoDsn(), resource, "hold"}) {
+    const std::string said = peer_.ReadLine();
+    if (said != "locked") fail_msg("symfony peer said '%s', expected 'locked'", said.c_str());
+  }
+  // Tells it to let go (safe from any thread: it closes a pipe).
+  void LetGo() { peer_.CloseStdin(); }
+  // Checks that it still held the lock, released it, and exited.
+  void Finish() {
+    std::string said = peer_.ReadLine();
+    if (said != "exists 1") fail_msg("symfony peer said '%s'", said.c_str());
+    said = peer_.ReadLine();
+    if (said != "released 1") fail_msg("symfony peer said '%s'", said.c_str());
+    assert_int_equal(peer_.Wait(), 0);
+  }
+  void Release() {
+    LetGo();
+    Finish();
+  }
+
+ private:
+  PeerProcess peer_;
+};
+
+void SymfonyHoldsIpclockWaits(void**) {
+  REQUIRE_PHP();
+  auto store = NewStore("scheme=symfony");
+  auto laravel = NewStore();
+  for (const std::string& key : Names("sf-holds")) {
+    SymfonyHolder php(key);
+    Lock lock = MakeLock(store, key);
+    if (Try(lock)) fail_msg("got %s while Symfony held it", absl::CHexEscape(key).c_str());
+    // Laravel's name for the same resource is another lock: the schemes
+    // never meet.
+    Lock other = MakeLock(laravel, key);
+    assert_true(Try(other));
+    ASSERT_OK(other.Release());
+    php.Release();
+    assert_true(Try(lock));
+    ASSERT_OK(lock.Release());
+  }
+  // An ipclock wait (server-side slices) ends with Symfony's release.
+  const std::string key = UniqueResource("sf-wait");
+  SymfonyHolder php(key);
+  Lock lock = MakeLock(NewStore("scheme=symfony&wait_slice=0.2"), key);
+  std::thread let_go([&] {
+    absl::SleepFor(absl::Milliseconds(500));
+    php.LetGo();
+  });
+  const double t0 = NowSeconds();
+  absl::Status waited = lock.Acquire(absl::Seconds(20));
+  let_go.join();
+  ASSERT_OK(waited);
+  assert_true(NowSeconds() - t0 >= 0.4);
+  php.Finish();
+}
+
+void IpclockHoldsSymfonyWaits(void**) {
+  REQUIRE_PHP();
+  auto store = NewStore("scheme=symfony");
+  for (const std::string& key : Names("ip-sf-holds")) {
+    Lock lock = MakeLock(store, key);
+    assert_true(Try(lock));
+    const std::string said = SymfonyOnce(key, "try");
+    if (said != "busy") {
+      fail_msg("Symfony said %s for %s held by ipclock", said.c_str(),
+               absl::CHexEscape(key).c_str());
+    }
+    ASSERT_OK(lock.Release());
+    assert_string_equal(SymfonyOnce(key, "try").c_str(), "acquired");
+  }
+  // Symfony's blocking save is GET_LOCK(name, -1): MariaDB refuses it
+  // (NULL), MySQL waits forever. Either way it never takes a held lock.
+  const std::string key = UniqueResource("sf-blocking");
+  Lock lock = MakeLock(store, key);
+  assert_true(Try(lock));
+  const std::string said = SymfonyOnce(key, "wait");
+  print_message("Symfony's blocking save on a held lock: %s\n", said.c_str());
+  assert_string_equal(said.c_str(), "null");
+  ASSERT_OK(lock.Release());
+}
+
+// `ipclock run` and `ipclock list` with scheme=symfony.
+void SymfonySchemeFromTheCli(void**) {
+  REQUIRE_PHP();
+  const std::string dsn = Dsn("scheme=symfony");
+  const std::string key = UniqueResource("sf-cli");
+  SymfonyHolder php(key);
+  int code = 0;
+  RunForOutput({IpclockPath(), "run", "-n", "--store", dsn, "--key", key, "--", "true"}, &code);
+  assert_int_equal(code, 1);
+  const std::string out =
+      RunForOutput({IpclockPath(), "list", "--json", "--store", dsn, "--key", key}, &code);
+  assert_int_equal(code, 0);
+  assert_true(absl::StrContains(out, ipclock::MysqlSymfonyLockName(key)));
+  php.Release();
+  RunForOutput({IpclockPath(), "run", "-n", "--store", dsn, "--key", key, "--", "true"}, &code);
+  assert_int_equal(code, 0);
+  RunForOutput({IpclockPath(), "run", "-n", "--store", Dsn("scheme=bogus"), "--key", key, "--",
+                "true"},
+               &code);
+  assert_int_equal(code, 64);
 }
 
 // ipclock's waits while Laravel holds: a try, a timed wait that runs out,
@@ -813,10 +959,14 @@ int main() {
       cmocka_unit_test(LockNameVectors),
       cmocka_unit_test(NamesMatchTheServer),
       cmocka_unit_test(NameTooLongForMariaDbIsInvalidArgument),
+      cmocka_unit_test(SymfonyNamesMatchTheServer),
       cmocka_unit_test(LaravelHoldsIpclockWaits),
       cmocka_unit_test(IpclockHoldsLaravelWaits),
       cmocka_unit_test(LaravelTimeoutForms),
       cmocka_unit_test(IpclockTimeoutForms),
+      cmocka_unit_test(SymfonyHoldsIpclockWaits),
+      cmocka_unit_test(IpclockHoldsSymfonyWaits),
+      cmocka_unit_test(SymfonySchemeFromTheCli),
       cmocka_unit_test(KilledSessionLosesTheLock),
       cmocka_unit_test(WatchHearsTheKillAtOnce),
       cmocka_unit_test(IdleSessionEndedByTheServer),

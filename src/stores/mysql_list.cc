@@ -40,7 +40,8 @@ struct Session {
 };
 
 // Whether `name` may be a hashed name (64 characters ending in 40 hex
-// digits), whose resource cannot be read back.
+// digits: Laravel's for a long resource, Symfony's for every one), whose
+// resource cannot be read back.
 bool MaybeHashed(absl::string_view name) {
   if (Utf8Length(name).value_or(0) != 64 || name.size() < 40) return false;
   for (char c : name.substr(name.size() - 40)) {
@@ -125,15 +126,23 @@ absl::StatusOr<HeldLocks> ListMysqlAdvisoryLocks(Dsn& dsn,
   }
   absl::StatusOr<MysqlConnectionOptions> options = MysqlConnectionFromDsn(dsn);
   if (!options.ok()) return options.status();
-  // The store's own options are accepted and have no bearing on a listing.
-  for (absl::string_view unused : {"scheme", "max_idle", "wait_timeout", "wait_slice"}) {
+  // The naming scheme says what a resource asked for is called; the
+  // store's other options have no bearing on a listing.
+  const std::optional<std::string> scheme = dsn.TakeOption("scheme");
+  if (scheme && *scheme != "laravel" && *scheme != "symfony") {
+    return BadDsn(dsn, absl::StrCat("scheme=", *scheme, ": expected laravel or symfony"));
+  }
+  const bool symfony = scheme && *scheme == "symfony";
+  for (absl::string_view unused : {"max_idle", "wait_timeout", "wait_slice"}) {
     dsn.TakeOption(unused);
   }
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   const std::string describe = DescribeMysql(kName, *options);
+  std::optional<std::string> name;
   std::optional<std::string> name_sql;
   if (request.resource) {
-    name_sql = MyUtf8Literal(MysqlLockName(*request.resource));
+    name = symfony ? MysqlSymfonyLockName(*request.resource) : MysqlLockName(*request.resource);
+    name_sql = MyUtf8Literal(*name);
   }
   absl::StatusOr<MyConnection> conn = MyConnect(*options, {}, describe);
   if (!conn.ok()) return conn.status();
@@ -156,7 +165,7 @@ absl::StatusOr<HeldLocks> ListMysqlAdvisoryLocks(Dsn& dsn,
     std::vector<Found> one;
     uint64_t session = 0;
     if (!r->rows.empty() && absl::SimpleAtoi(Value(r->rows[0], 0), &session)) {
-      one.push_back(Found{MysqlLockName(*request.resource), session, std::nullopt});
+      one.push_back(Found{*name, session, std::nullopt});
     }
     found->emplace(std::move(one));
   }

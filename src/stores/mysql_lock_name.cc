@@ -106,4 +106,8 @@ std::string MysqlLockName(absl::string_view resource) {
   return name;
 }
 
+std::string MysqlSymfonyLockName(absl::string_view resource) {
+  return ToHex(Sha256(resource));
+}
+
 }  // namespace ipclock

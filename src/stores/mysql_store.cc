@@ -68,6 +68,10 @@ class MysqlAdvisoryStore final : public StoreWithState<MyKeyState> {
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 
+  bool symfony() const {
+    return options_.scheme == MysqlAdvisoryStoreOptions::Scheme::kSymfony;
+  }
+
   absl::StatusOr<MyConnection> Connect() const {
     return MyConnect(options_.connection, session_setup_, describe_);
   }
@@ -119,9 +123,15 @@ absl::StatusOr<bool> MysqlAdvisoryStore::LockOn(MyConnection& conn, const Key& k
       slice = deadline.is_never() ? longest : std::min(deadline.Remaining(), longest);
       timeout = SliceSeconds(slice);
     }
-    absl::StatusOr<MyResult> r =
-        MyQuery(conn, absl::StrCat("SELECT GET_LOCK(", name_sql, ", ", timeout, ")"),
-                Deadline::In(slice + kWaitGrace + kReplyTimeout));
+    // Symfony's try, word for word: a session that holds the name already
+    // says -1 rather than taking it a second time (each Key has a session
+    // of its own here, so ours never does).
+    const std::string sql =
+        symfony() && slice == absl::ZeroDuration()
+            ? absl::StrCat("SELECT IF(IS_USED_LOCK(", name_sql, ") = CONNECTION_ID(), -1, GET_LOCK(",
+                           name_sql, ", 0))")
+            : absl::StrCat("SELECT GET_LOCK(", name_sql, ", ", timeout, ")");
+    absl::StatusOr<MyResult> r = MyQuery(conn, sql, Deadline::In(slice + kWaitGrace + kReplyTimeout));
     if (!r.ok()) return Error(key, absl::StatusCode::kUnavailable,
                               absl::StrCat("lock: ", r.status().message()));
     if (r->failed()) {
@@ -150,7 +160,7 @@ absl::StatusOr<bool> MysqlAdvisoryStore::LockOn(MyConnection& conn, const Key& k
                    "lock: GET_LOCK returned NULL (the wait was interrupted on "
                    "the server)");
     }
-    if (*v == "1") return true;
+    if (*v == "1" || *v == "-1") return true;
     if (deadline.has_passed()) return false;
   }
 }
@@ -176,7 +186,8 @@ absl::StatusOr<bool> MysqlAdvisoryStore::Save(Key& key, LockMode, Deadline deadl
   // saving again is a no-op and one Delete releases.
   if (st->held) return true;
   st->lost.clear();
-  st->name_sql = MyUtf8Literal(MysqlLockName(key.resource()));
+  st->name_sql = MyUtf8Literal(symfony() ? MysqlSymfonyLockName(key.resource())
+                                         : MysqlLockName(key.resource()));
   for (int attempt = 0;; ++attempt) {
     std::optional<MyConnection> pooled = pool_.Take();
     MyConnection conn;
@@ -308,7 +319,10 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlAdvisoryStore(
         "ipclock: mysql+advisory: wait_slice must be from 0.01 to 3600 seconds");
   }
   auto store = std::make_shared<MysqlAdvisoryStore>(
-      options, DescribeMysql(kName, options.connection));
+      options, absl::StrCat(DescribeMysql(kName, options.connection),
+                            options.scheme == MysqlAdvisoryStoreOptions::Scheme::kSymfony
+                                ? " (scheme=symfony)"
+                                : ""));
   // One connection now: a wrong address or password should fail here, not
   // at the first lock. It then serves that first lock from the pool.
   absl::StatusOr<MyConnection> first = store->Connect();
@@ -327,8 +341,10 @@ absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
   MysqlAdvisoryStoreOptions options;
   options.connection = *std::move(connection);
   if (std::optional<std::string> scheme = dsn.TakeOption("scheme")) {
-    if (*scheme != "laravel") {
-      return BadDsn(dsn, absl::StrCat("scheme=", *scheme, ": expected laravel"));
+    if (*scheme == "symfony") {
+      options.scheme = MysqlAdvisoryStoreOptions::Scheme::kSymfony;
+    } else if (*scheme != "laravel") {
+      return BadDsn(dsn, absl::StrCat("scheme=", *scheme, ": expected laravel or symfony"));
     }
   }
   absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);

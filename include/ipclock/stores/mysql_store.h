@@ -12,8 +12,8 @@
 //
 // Locks held as MySQL/MariaDB named locks (GET_LOCK), for processes on many
 // hosts that share one database server, and for PHP applications that lock
-// with Laravel's database advisory locks (mpyw/laravel-database-advisory-lock)
-// on the same server. Built with the `mysql` Meson feature (MariaDB
+// on the same server with Laravel's database advisory locks
+// (mpyw/laravel-database-advisory-lock) or Symfony 8.2's MysqlStore. Built with the `mysql` Meson feature (MariaDB
 // Connector/C); without it the DSNs below are Unimplemented and
 // `NewMysqlAdvisoryStore()` does not exist. `MysqlLockName()` is in every
 // build.
@@ -33,11 +33,27 @@
 // (30; see "Waiting"), `ssl_mode=disabled|required|verify_identity` (TLS
 // off, on without checking the certificate, on with the certificate and
 // host checked; a server that does not agree to TLS is refused, not used in
-// plain text) and `ssl_ca=FILE` (the CA for verify_identity), `scheme=laravel`
-// (the only name scheme, and the default). A password belongs in the
-// user-info part, where messages redact it.
+// plain text) and `ssl_ca=FILE` (the CA for verify_identity),
+// `scheme=laravel|symfony` (how a resource is named, below; laravel by
+// default). A password belongs in the user-info part, where messages redact
+// it.
 //
-// Names. A resource becomes a lock name as Laravel names it, computed here
+// Names. Only programs that name a resource the same way exclude each
+// other; the two schemes never meet.
+//
+// `scheme=symfony` names it as Symfony 8.2's MysqlStore does (the store
+// Symfony's factory makes for `mysql+advisory:`): the lowercase hex SHA-256
+// of the resource, 64 characters, so neither MySQL's 64-character limit
+// nor MariaDB's 192 bytes nor a collation ever matters. A try is Symfony's
+// `SELECT IF(IS_USED_LOCK(n) = CONNECTION_ID(), -1, GET_LOCK(n, 0))`, the
+// release `RELEASE_LOCK(n)`, the check `IS_USED_LOCK(n) = CONNECTION_ID()`.
+// Waits are the server-side slices below: Symfony's own blocking
+// `GET_LOCK(n, -1)` is refused by MariaDB (it returns NULL).
+//
+// `scheme=laravel`, the default, because it was this store's only scheme
+// before Symfony had one: a default that changed would let an upgraded
+// process and an older one lock the same resource under two names, both at
+// once. A resource becomes a lock name as Laravel names it, computed here
 // exactly as the server computes Laravel's SQL expression
 //
 //   CASE WHEN CHAR_LENGTH(key) > 64
@@ -147,6 +163,12 @@ struct MysqlConnectionOptions {
 
 struct MysqlAdvisoryStoreOptions {
   MysqlConnectionOptions connection;
+  // How a resource becomes a lock name (see "Names" above).
+  enum class Scheme {
+    kLaravel,  // the resource, or its first 24 characters and SHA-1 past 64
+    kSymfony,  // Symfony 8.2's MysqlStore: the SHA-256 hex of the resource
+  };
+  Scheme scheme = Scheme::kLaravel;
   // Idle connections kept for the next acquisition.
   size_t max_idle = 4;
   // The store's sessions' wait_timeout (see "Limits" above).
@@ -169,6 +191,11 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlAdvisoryStore(
 // e.g. "invoice-42" -> "invoice-42"; 65 'a's -> 24 'a's and the SHA-1 hex of
 // the 65.
 std::string MysqlLockName(absl::string_view resource);
+
+// The server's lock name for `resource` in Symfony 8.2's scheme: 64
+// lowercase hex digits of its SHA-256 ("invoice-42" -> "3c304bc2...8ff3";
+// vectors in tests/mysql_store_test.cc).
+std::string MysqlSymfonyLockName(absl::string_view resource);
 
 }  // namespace ipclock
 
