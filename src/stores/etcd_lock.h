@@ -118,8 +118,9 @@ class EtcdStore final : public StoreWithState<EtcdKeyState> {
   absl::StatusOr<Turn> WaitTurn(const Queued& q, Deadline deadline, absl::string_view resource,
                                 std::optional<Blocker> first, bool* died);
   // Sleeps until `blocker` (the key of that create revision) is deleted,
-  // `until`, or the watch fails.
-  void AwaitDeletion(const std::string& blocker, int64_t created, Deadline until);
+  // `deadline`, or the watch fails, renewing `lease` when due.
+  void AwaitDeletion(const std::string& blocker, int64_t created, EtcdLease& lease,
+                     Deadline deadline);
   // Puts the key of `q` in the queue (concurrency.Mutex's put-if-absent);
   // sets q->revision.
   absl::Status Enqueue(Queued* q, Deadline deadline, absl::string_view resource);

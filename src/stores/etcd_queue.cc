@@ -130,13 +130,15 @@ absl::Status EtcdStore::Enqueue(Queued* q, Deadline deadline, absl::string_view 
   }
 }
 
-void EtcdStore::AwaitDeletion(const std::string& blocker, int64_t created, Deadline until) {
+void EtcdStore::AwaitDeletion(const std::string& blocker, int64_t created, EtcdLease& lease,
+                              Deadline deadline) {
   // A watch from now (etcd serves one from a past revision up to 100 ms
   // late), then a look: the blocker still there means any deletion of it
   // is after the watch began, and will be reported.
-  absl::StatusOr<std::unique_ptr<EtcdWatch>> watch = client_.WatchDeletes(blocker, 0, until);
+  absl::StatusOr<std::unique_ptr<EtcdWatch>> watch =
+      client_.WatchDeletes(blocker, 0, std::min(deadline, RequestDeadline()));
   if (!watch.ok()) {
-    absl::SleepFor(std::min(kWatchRetry, until.Remaining()));
+    absl::SleepFor(std::min(kWatchRetry, deadline.Remaining()));
     return;
   }
   EtcdRange look;
@@ -144,11 +146,17 @@ void EtcdStore::AwaitDeletion(const std::string& blocker, int64_t created, Deadl
   look.keys_only = true;
   absl::StatusOr<EtcdOpResult> now = client_.Get(look, RequestDeadline());
   if (!now.ok() || now->kvs.empty() || now->kvs[0].create_revision != created) return;
-  while (!until.has_passed()) {
+  // The same watch serves the whole wait: the lease is renewed beside it.
+  while (!deadline.has_passed()) {
+    const Deadline until = Until(lease, deadline);
     absl::StatusOr<std::vector<EtcdEvent>> events = (*watch)->Next(until);
     if (!events.ok()) return;
     for (const EtcdEvent& e : *events) {
       if (e.deleted) return;
+    }
+    if (until.has_passed() && !deadline.has_passed() &&
+        !leases_.KeepAliveIfDue(lease, RequestDeadline()).ok()) {
+      return;  // the caller looks at its key again
     }
   }
 }
@@ -158,7 +166,7 @@ absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, Deadline de
                                                     std::optional<Blocker> first, bool* died) {
   const bool exclusive = q.mode == LockMode::kExclusive;
   Backoff retry(kRetryFirst, kRetryMax);
-  if (first) AwaitDeletion(first->key, first->create_revision, Until(*q.lease, deadline));
+  if (first) AwaitDeletion(first->key, first->create_revision, *q.lease, deadline);
   for (;;) {
     // The wait may outlast the lease: renew it as its holder would.
     if (absl::Status ka = leases_.KeepAliveIfDue(*q.lease, RequestDeadline());
@@ -240,7 +248,7 @@ absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, Deadline de
     }
     if (blocker == nullptr) continue;  // changed between the compare and the read
     if (deadline.has_passed()) return Turn::kBusy;
-    AwaitDeletion(blocker->key, blocker->create_revision, Until(*q.lease, deadline));
+    AwaitDeletion(blocker->key, blocker->create_revision, *q.lease, deadline);
   }
 }
 
