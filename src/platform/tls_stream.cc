@@ -13,6 +13,11 @@
 //     here, after the handshake verified the chain.
 //   * A child of fork() must not say goodbye (close_notify) on its
 //     parent's connection: it frees its copy quietly.
+//   * A full handshake costs an ECDHE exchange and a chain to verify, and a
+//     store opens a connection per wait: each server's last session (its
+//     ticket) is kept, and the next connection to it resumes that session
+//     (the server checks it; one it no longer takes means a full
+//     handshake).
 
 #include "platform/tls_stream.h"
 
@@ -31,6 +36,9 @@
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -136,7 +144,29 @@ class TlsClientConfig {
   const mbedtls_ssl_config* conf() const { return &conf_; }
   bool verify() const { return verify_; }
 
+  // Offers the last session with `server` ("host:port") for resumption.
+  void OfferSession(const std::string& server, mbedtls_ssl_context* ssl) const {
+    std::lock_guard<std::mutex> guard(mu_);
+    auto it = sessions_.find(server);
+    if (it != sessions_.end()) mbedtls_ssl_set_session(ssl, it->second.get());
+  }
+  // Keeps the session of a handshake just completed with `server`.
+  void KeepSession(const std::string& server, const mbedtls_ssl_context* ssl) const {
+    std::unique_ptr<mbedtls_ssl_session, SessionFree> session(new mbedtls_ssl_session);
+    mbedtls_ssl_session_init(session.get());
+    if (mbedtls_ssl_get_session(ssl, session.get()) != 0) return;
+    std::lock_guard<std::mutex> guard(mu_);
+    sessions_[server] = std::move(session);
+  }
+
  private:
+  struct SessionFree {
+    void operator()(mbedtls_ssl_session* s) const {
+      mbedtls_ssl_session_free(s);
+      delete s;
+    }
+  };
+
   mbedtls_ssl_config conf_;
   mbedtls_x509_crt ca_;
   mbedtls_x509_crt own_;
@@ -144,6 +174,9 @@ class TlsClientConfig {
   mbedtls_entropy_context entropy_;
   mbedtls_ctr_drbg_context drbg_;
   bool verify_ = true;
+  mutable std::mutex mu_;
+  // The last session with each server, by "host:port"; guarded by mu_.
+  mutable std::map<std::string, std::unique_ptr<mbedtls_ssl_session, SessionFree>> sessions_;
 };
 
 namespace {
@@ -174,6 +207,8 @@ class TlsStream final : public ByteStream {
     rc = mbedtls_ssl_set_hostname(&ssl_, ip_len_ == 0 ? host.c_str() : nullptr);
     if (rc != 0) return absl::InternalError(absl::StrCat("TLS host name: ", MbedText(rc)));
     mbedtls_ssl_set_bio(&ssl_, this, &TlsStream::Send, &TlsStream::Recv, nullptr);
+    const std::string server = absl::StrCat(host, ":", port);
+    config_->OfferSession(server, &ssl_);
     for (;;) {
       rc = mbedtls_ssl_handshake(&ssl_);
       if (rc == 0) break;
@@ -191,6 +226,7 @@ class TlsStream final : public ByteStream {
           "TLS: the server's certificate does not name the address ", host,
           " (no such iPAddress subject alternative name)"));
     }
+    config_->KeepSession(server, &ssl_);
     return absl::OkStatus();
   }
 
