@@ -98,7 +98,8 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
   };
 
   std::vector<HeldLock> out;
-  for (auto& [encoded, r] : by_resource) {
+  for (auto& entry : by_resource) {
+    ResourceKeys& r = entry.second;  // a named variable: lambdas below capture it
     // Creation order: the queue's order.
     std::vector<size_t> order(r.queue.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
