@@ -19,7 +19,7 @@ source "$here/tools/dev-common.sh"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_dsn fuzz_key fuzz_removeipc fuzz_capi)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_dsn fuzz_key fuzz_removeipc fuzz_capi fuzz_etcd_reply)
 
 if [ ! -f build-fuzz/build.ninja ]; then
   CC=clang CXX=clang++ meson setup build-fuzz --werror -Dfuzz=true \
@@ -33,7 +33,8 @@ trap 'rm -rf "$scratch"' EXIT
 for t in "${targets[@]}"; do
   printf '\033[1m== fuzzing %s for %s s\033[0m\n' "$t" "$seconds" >&2
   mkdir -p "$scratch/$t"
-  cp -r "tests/fuzz/corpus/$t/." "$scratch/$t/" 2>/dev/null || true
+  # The seeds of fuzz_NAME are in tests/fuzz/corpus/NAME/.
+  cp -r "tests/fuzz/corpus/${t#fuzz_}/." "$scratch/$t/" 2>/dev/null || true
   # -rss_limit_mb: ASan's shadow memory counts; the default 2 GB is near
   # what a small CI machine has.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
