@@ -149,6 +149,10 @@ class EtcdStore final : public StoreWithState<EtcdKeyState> {
   absl::Status CheckWatch(Key& key, EtcdKeyState& st);
   void ReopenWatch(EtcdKeyState& st);
   absl::Status NotOurs(const Key& key) const;
+  // The state of a lock this process holds and has not found lost, or why
+  // there is none: Aborted (not held, or lost: saying why), or
+  // FailedPrecondition (the parent's lock, in a forked child).
+  absl::StatusOr<EtcdKeyState*> LiveState(Key& key);
   Deadline RequestDeadline() const { return Deadline::In(options_.request_timeout); }
 
   const EtcdStoreOptions options_;

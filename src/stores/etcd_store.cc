@@ -160,7 +160,7 @@ absl::Status EtcdStore::CheckWatch(Key& key, EtcdKeyState& st) {
   return absl::OkStatus();
 }
 
-absl::Status EtcdStore::CheckHeld(Key& key) {
+absl::StatusOr<EtcdKeyState*> EtcdStore::LiveState(Key& key) {
   EtcdKeyState* st = state(key);
   if (st == nullptr || !st->held) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
@@ -168,6 +168,13 @@ absl::Status EtcdStore::CheckHeld(Key& key) {
   }
   if (st->pid != getpid()) return NotOurs(key);
   if (!st->lost.empty()) return Lost(key, *st, "");
+  return st;
+}
+
+absl::Status EtcdStore::CheckHeld(Key& key) {
+  absl::StatusOr<EtcdKeyState*> live = LiveState(key);
+  if (!live.ok()) return live.status();
+  EtcdKeyState* st = *live;
   if (key.IsExpired()) {
     // The Lock's own TTL ran out unrenewed: it may no longer count on the
     // lock (its key goes at the release that follows).
@@ -221,13 +228,9 @@ WatchTargets EtcdStore::GetWatchTargets(Key& key) {
 }
 
 absl::Status EtcdStore::PutOffExpiration(Key& key, absl::Duration /*ttl*/) {
-  EtcdKeyState* st = state(key);
-  if (st == nullptr || !st->held) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      st != nullptr && !st->lost.empty() ? st->lost : "the lock is not held");
-  }
-  if (st->pid != getpid()) return NotOurs(key);
-  if (!st->lost.empty()) return Lost(key, *st, "");
+  absl::StatusOr<EtcdKeyState*> live = LiveState(key);
+  if (!live.ok()) return live.status();
+  EtcdKeyState* st = *live;
   RetryPendingReleases();
   absl::Status renewed = leases_.KeepAlive(*st->lease, RequestDeadline());
   if (absl::IsNotFound(renewed)) return Lost(key, *st, WhyGone(*st));
