@@ -21,26 +21,14 @@
 #   IPCLOCK_TEST_CLUSTER=1 meson test -C build --suite etcd-cluster
 set -euo pipefail
 
-if [ "${IPCLOCK_TEST_CLUSTER:-}" != "1" ]; then
-  echo "the cluster test runs only with IPCLOCK_TEST_CLUSTER=1 (it takes 40 s): skipped" >&2
-  exit 77
-fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$here/tests/cluster_torture.sh"
+cluster_torture_opt_in IPCLOCK_TEST_CLUSTER "the cluster test (it takes 40 s)"
 torture="$1"
 seconds="${2:-30}"
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 server="$here/tools/test-servers/etcd-server"
 base="${IPCLOCK_TEST_PORT_BASE:-21300}"
-
-if ! "$server" available; then
-  if [ "${CI:-}" = "true" ]; then
-    echo "no etcd under CI=true" >&2
-    exit 1
-  fi
-  echo "no etcd (apt-get install etcd-server etcd-client): skipped" >&2
-  exit 77
-fi
-
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
+cluster_torture_require "$server" "no etcd (apt-get install etcd-server etcd-client)"
 
 dir="$(mktemp -d /tmp/ipclock-etcd-cluster-XXXXXX)"
 cleanup() {
@@ -113,15 +101,4 @@ t_back=$(ms)
 "$server" wait "$dir/m$old" "$(client "$old")" 60
 echo "cluster: member $old rejoined after $(( $(ms) - t_back )) ms"
 
-status=0
-wait "$torture_pid" || status=$?
-cat "$out"
-if [ ! -s "$out" ]; then
-  echo "torture printed nothing:" >&2
-  cat "$dir/torture.err" >&2
-  exit 1
-fi
-violations="$(sed -n 's/.*"violations": \([0-9]*\).*/\1/p' "$out")"
-errors="$(sed -n 's/.*"errors": \([0-9]*\).*/\1/p' "$out")"
-echo "cluster: violations $violations, store errors $errors (torture exit $status)"
-[ "$violations" = "0" ]
+cluster_torture_judge "$torture_pid" "$out" "$dir/torture.err" cluster

@@ -14,7 +14,6 @@
 //
 // Skipped without the members (failed under CI=true).
 
-#include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -502,22 +501,6 @@ std::string ServerScript() {
   return absl::StrCat(root != nullptr ? root : ".", "/tools/test-servers/etcd-server");
 }
 
-// Whether every thread of `pid` is stopped ('T' in /proc/PID/task/*/stat).
-bool AllStopped(pid_t pid) {
-  const std::string dir = absl::StrCat("/proc/", pid, "/task");
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return false;
-  bool all = true;
-  while (struct dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    const std::string stat = ReadFileOrEmpty(absl::StrCat(dir, "/", e->d_name, "/stat"));
-    const size_t paren = stat.rfind(')');
-    all = all && paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] == 'T';
-  }
-  closedir(d);
-  return all;
-}
-
 class OwnEtcd {
  public:
   ~OwnEtcd() {
@@ -532,7 +515,7 @@ class OwnEtcd {
     RunForOutput({ServerScript(), "available"}, &code);
     if (code != 0) return "no etcd (apt-get install etcd-server etcd-client)";
     port_ = FreeOwnPort(90);
-    const int peer = port_ == 0 ? 0 : FreeOwnPort(port_ - PortBase() + 1);
+    const int peer = port_ == 0 ? 0 : FreeOwnPort(port_ - TestPortBase() + 1);
     if (port_ == 0 || peer == 0) return "no free ports in $IPCLOCK_TEST_PORT_BASE+90..98";
     dir_ = MakeTempDir();
     RunForOutput({ServerScript(), "start", dir_, "own", absl::StrCat(port_), absl::StrCat(peer)},
@@ -549,27 +532,13 @@ class OwnEtcd {
     (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(dir_ + "/etcd.pid")), &pid);
     return pid;
   }
-  // SIGSTOP takes effect a moment after kill() returns: a request in that
-  // moment would still be answered. Waits until every thread is stopped.
-  void Freeze() {
-    const pid_t p = pid();
-    kill(p, SIGSTOP);
-    for (double t0 = NowSeconds(); !AllStopped(p) && NowSeconds() - t0 < 5;) {
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-  }
+  void Freeze() { FreezeProcess(pid()); }
   void Thaw() { kill(pid(), SIGCONT); }
   std::string dsn(const std::string& query) const {
     return absl::StrCat("etcd://127.0.0.1:", port_, "/own?", query);
   }
 
  private:
-  static int PortBase() {
-    int base = 21300;
-    const char* env = getenv("IPCLOCK_TEST_PORT_BASE");
-    if (env != nullptr) (void)absl::SimpleAtoi(env, &base);
-    return base;
-  }
   std::string dir_;
   int port_ = 0;
   bool started_ = false;

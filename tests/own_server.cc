@@ -4,6 +4,7 @@
 #include "own_server.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "ipclock/spi/deadline.h"
 #include "spawn_util.h"
 
@@ -45,14 +47,45 @@ bool Listening(int port) {
   return true;
 }
 
-int FreeOwnPort(int from) {
+int TestPortBase() {
   const char* env = getenv("IPCLOCK_TEST_PORT_BASE");
   int base = 0;
   if (env == nullptr || !absl::SimpleAtoi(env, &base) || base <= 0) base = 21300;
+  return base;
+}
+
+int FreeOwnPort(int from) {
+  const int base = TestPortBase();
   for (int p = base + from; p <= base + 98; ++p) {
     if (!Listening(p)) return p;
   }
   return 0;
+}
+
+namespace {
+
+// Whether every thread of `pid` is stopped ('T' in /proc/PID/task/*/stat).
+bool AllStopped(pid_t pid) {
+  const std::string dir = absl::StrCat("/proc/", pid, "/task");
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool all = true;
+  while (struct dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string stat = ReadFileOrEmpty(absl::StrCat(dir, "/", e->d_name, "/stat"));
+    const size_t paren = stat.rfind(')');
+    all = all && paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] == 'T';
+  }
+  closedir(d);
+  return all;
+}
+
+}  // namespace
+
+void FreezeProcess(pid_t pid) {
+  kill(pid, SIGSTOP);
+  const int64_t until = ipclock::Deadline::NowNanos() + 5000000000;
+  while (!AllStopped(pid) && ipclock::Deadline::NowNanos() < until) usleep(5000);
 }
 
 std::string RawExchange(int port, const std::string& request,

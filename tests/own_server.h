@@ -21,9 +21,17 @@ namespace ipclock_test {
 // Whether something accepts connections on 127.0.0.1:`port`.
 bool Listening(int port);
 
+// $IPCLOCK_TEST_PORT_BASE, or ports.sh's default (21300).
+int TestPortBase();
+
 // The first port of $IPCLOCK_TEST_PORT_BASE+90..98 (tests' own servers)
 // at or after +`from` where nothing listens; 0 if none.
 int FreeOwnPort(int from = 90);
+
+// Stops `pid` with SIGSTOP, and waits (up to 5 s) until every thread of it
+// has stopped: the signal lands a moment after kill() returns, and a
+// request the server got in that moment would still be answered.
+void FreezeProcess(pid_t pid);
 
 // Sends `request` to 127.0.0.1:`port` and reads until `done(reply so far)`
 // says the reply is complete, the peer closes, or `timeout_sec` passes.

@@ -20,26 +20,14 @@
 #   IPCLOCK_TEST_ENSEMBLE=1 meson test -C build --suite zookeeper-ensemble
 set -euo pipefail
 
-if [ "${IPCLOCK_TEST_ENSEMBLE:-}" != "1" ]; then
-  echo "the ensemble test runs only with IPCLOCK_TEST_ENSEMBLE=1 (it takes a minute): skipped" >&2
-  exit 77
-fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$here/tests/cluster_torture.sh"
+cluster_torture_opt_in IPCLOCK_TEST_ENSEMBLE "the ensemble test (it takes a minute)"
 torture="$1"
 seconds="${2:-40}"
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 server="$here/tools/test-servers/zookeeper-server"
 base="${IPCLOCK_TEST_PORT_BASE:-21300}"
-
-if ! "$server" available; then
-  if [ "${CI:-}" = "true" ]; then
-    echo "no java or ZooKeeper jars under CI=true" >&2
-    exit 1
-  fi
-  echo "no java or ZooKeeper jars (apt-get install zookeeperd): skipped" >&2
-  exit 77
-fi
-
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
+cluster_torture_require "$server" "no java or ZooKeeper jars (apt-get install zookeeperd)"
 
 dir="$(mktemp -d /tmp/ipclock-ensemble-XXXXXX)"
 cleanup() {
@@ -117,15 +105,4 @@ t_back=$(ms)
 "$server" wait "$dir/s$leader" $((base + 40 + leader)) 120
 echo "ensemble: server $leader rejoined after $(( $(ms) - t_back )) ms"
 
-status=0
-wait "$torture_pid" || status=$?
-cat "$out"
-if [ ! -s "$out" ]; then
-  echo "torture printed nothing:" >&2
-  cat "$dir/torture.err" >&2
-  exit 1
-fi
-violations="$(sed -n 's/.*"violations": \([0-9]*\).*/\1/p' "$out")"
-errors="$(sed -n 's/.*"errors": \([0-9]*\).*/\1/p' "$out")"
-echo "ensemble: violations $violations, store errors $errors (torture exit $status)"
-[ "$violations" = "0" ]
+cluster_torture_judge "$torture_pid" "$out" "$dir/torture.err" ensemble

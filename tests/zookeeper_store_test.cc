@@ -157,7 +157,7 @@ class OwnZooKeeper {
     (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(dir_ + "/zk.pid")), &pid);
     return pid;
   }
-  void Freeze() { kill(pid(), SIGSTOP); }
+  void Freeze() { FreezeProcess(pid()); }
   void Thaw() { kill(pid(), SIGCONT); }
   std::string server() const { return absl::StrCat("127.0.0.1:", port_); }
   std::string dsn(const std::string& query) const {
