@@ -192,7 +192,7 @@ std::string RunHelp() {
       "                       holding it: what it guarded may be half-done\n"
       "  ETCD_LOCK_KEY, ETCD_LOCK_REV\n"
       "                       on etcd, IPCLOCK_RESOURCE's lock key and its create\n"
-      "                       revision (the fence), as `etcdctl lock` exports them\n"
+      "                       revision (the fence), under `etcdctl lock`'s names\n"
       "\n"
       "A lost lock (its file, dir, segment or semaphore removed, its key deleted,\n"
       "its database session ended, its lease run out) is reported on stderr,\n"

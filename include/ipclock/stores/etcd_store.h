@@ -64,8 +64,12 @@
 //     `etcdctl lock` and Go keep no record: their deaths are not reported.
 // The fencing token is the key's create revision, which grows with every
 // change of the whole cluster, across leader elections. `ipclock run`
-// exports it as ETCD_LOCK_REV, and the key as ETCD_LOCK_KEY, as `etcdctl
-// lock` does for its command.
+// exports it as ETCD_LOCK_REV, and the key as ETCD_LOCK_KEY, the names
+// `etcdctl lock` gives its command. etcdctl's ETCD_LOCK_REV is the cluster's
+// revision when it saw itself first: the same number when it did not wait,
+// a later one when it did (a change anywhere in the cluster while it waited
+// raises it). Both grow from one holder to the next; only the create
+// revision is the key's own, for a `compare` on it.
 //
 // Leases. A store grants one lease per process (a forked child grants its
 // own) with the DSN's TTL, and puts its keys with it; two Locks of one
@@ -143,8 +147,9 @@ struct EtcdStoreOptions {
 // library.
 absl::StatusOr<std::shared_ptr<Store>> NewEtcdStore(const EtcdStoreOptions& options);
 
-// Where a held lock of an etcd store lives: what `etcdctl lock` tells its
-// command as ETCD_LOCK_KEY and ETCD_LOCK_REV.
+// Where a held lock of an etcd store lives: what `ipclock run` tells its
+// command as ETCD_LOCK_KEY and ETCD_LOCK_REV (the names `etcdctl lock` uses;
+// see the fencing token above for how its revision differs).
 struct EtcdHeldKey {
   std::string key;       // e.g. "locks/job/694d7a3c1f2b0e05"
   int64_t revision = 0;  // its create revision (the fencing token)
