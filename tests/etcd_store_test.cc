@@ -583,6 +583,29 @@ void UnreachableIsUnavailableThenLost(void**) {
   own.Thaw();
 }
 
+// A renewal sent to a member that no longer answers is not waited on for
+// the DSN's whole request timeout: the lock may be another's once its lease
+// could have expired, so the renewal ends there and says Aborted.
+void RenewalGivesUpWhenTheLeaseMayEnd(void**) {
+  REQUIRE_SERVER();
+  OwnEtcd own;
+  START_OWN(own);
+  auto store = Open(own.dsn("ttl=2&timeout=60"));
+  Lock lock = LockOrFail(store, UniqueResource("frozen-renewal"));
+  assert_true(TryOrFail(lock));
+  ASSERT_OK(lock.Refresh());
+  const double renewed = NowSeconds();
+  own.Freeze();
+  absl::Status s = lock.Refresh();
+  const double after = NowSeconds() - renewed;
+  print_message("the renewal ended %.2f s after the last one (TTL 2 s, timeout 60 s): %s\n", after,
+                s.ToString().c_str());
+  ASSERT_CODE(s, absl::StatusCode::kAborted);
+  assert_true(after >= 2);
+  assert_true(after < 30);  // not the request timeout
+  own.Thaw();
+}
+
 // --- TLS ------------------------------------------------------------------------------------
 
 void TlsRefusalsAreConfigurationErrors(void**) {
@@ -727,6 +750,7 @@ int main() {
       cmocka_unit_test_teardown(RevokedLeaseIsLossSeenAtOnce, StopOwnServers),
       cmocka_unit_test_teardown(DeletedKeyStopsRun, StopOwnServers),
       cmocka_unit_test_teardown(UnreachableIsUnavailableThenLost, StopOwnServers),
+      cmocka_unit_test_teardown(RenewalGivesUpWhenTheLeaseMayEnd, StopOwnServers),
       cmocka_unit_test_teardown(TlsRefusalsAreConfigurationErrors, StopOwnServers),
       cmocka_unit_test_teardown(SharedLocksBesideEtcdctl, StopOwnServers),
       cmocka_unit_test_teardown(ListShowsHolderWaitersAndLease, StopOwnServers),

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -154,6 +155,13 @@ class EtcdStore final : public StoreWithState<EtcdKeyState> {
   // FailedPrecondition (the parent's lock, in a forked child).
   absl::StatusOr<EtcdKeyState*> LiveState(Key& key);
   Deadline RequestDeadline() const { return Deadline::In(options_.request_timeout); }
+  // For a request about a held lock: `at_most` from now, and never past the
+  // moment its lease may expire. A member that stops answering is not
+  // waited on beyond it (the lock may be another's by then): the request
+  // fails there, and Unreachable() says the lock is lost.
+  static Deadline HeldDeadline(const EtcdLease& lease, absl::Duration at_most) {
+    return Deadline::In(std::min(at_most, lease.KnownLife()));
+  }
 
   const EtcdStoreOptions options_;
   const std::string describe_;

@@ -190,7 +190,7 @@ absl::Status EtcdStore::CheckHeld(Key& key) {
   EtcdRange mine;
   mine.key = st->key;
   absl::StatusOr<EtcdOpResult> r =
-      client_.Get(mine, Deadline::In(std::min(kCheckWait, options_.request_timeout)));
+      client_.Get(mine, HeldDeadline(*st->lease, std::min(kCheckWait, options_.request_timeout)));
   if (!r.ok()) {
     if (absl::IsUnavailable(r.status()) || absl::IsDeadlineExceeded(r.status())) {
       return Unreachable(key, *st, r.status());
@@ -232,7 +232,8 @@ absl::Status EtcdStore::PutOffExpiration(Key& key, absl::Duration /*ttl*/) {
   if (!live.ok()) return live.status();
   EtcdKeyState* st = *live;
   RetryPendingReleases();
-  absl::Status renewed = leases_.KeepAlive(*st->lease, RequestDeadline());
+  absl::Status renewed =
+      leases_.KeepAlive(*st->lease, HeldDeadline(*st->lease, options_.request_timeout));
   if (absl::IsNotFound(renewed)) return Lost(key, *st, WhyGone(*st));
   if (!renewed.ok()) {
     if (absl::IsUnavailable(renewed) || absl::IsDeadlineExceeded(renewed)) {

@@ -130,6 +130,8 @@ struct EtcdStoreOptions {
   // The lease's TTL: whole seconds, at least 1.
   absl::Duration ttl = absl::Seconds(60);
   absl::Duration connect_timeout = absl::Seconds(5);
+  // How long a request waits for its answer; a held lock's renewal or check
+  // waits no later than the moment its lease may expire, whichever is first.
   absl::Duration request_timeout = absl::Seconds(5);
 
   // etcds://: TLS on every connection.
