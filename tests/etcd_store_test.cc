@@ -117,6 +117,14 @@ pid_t CtlLock(const std::string& name, const std::string& script) {
       Spawn({Etcdctl(), "--endpoints", Endpoint(), "lock", name, "--", "sh", "-c", script}));
 }
 
+// A script that says it holds (DIR/MARK) and holds until DIR/go appears,
+// or until DIR is gone: a test that failed before writing DIR/go leaves no
+// holder behind once its dirs are removed.
+std::string HoldUntilGo(const std::string& dir, const std::string& mark = "held") {
+  return absl::StrCat("touch ", dir, "/", mark, "; while [ ! -e ", dir, "/go ] && [ -d ", dir,
+                      " ]; do sleep 0.05; done");
+}
+
 // The keys under `prefix` as `etcdctl get --prefix --keys-only` prints them.
 std::vector<std::string> KeysUnder(const std::string& prefix) {
   std::vector<std::string> keys;
@@ -273,8 +281,7 @@ void ExcludesEtcdctlBothWays(void**) {
   assert_true(FileExists(dir + "/in"));
 
   // etcdctl holds: ipclock is busy, waits, and gets in once etcdctl lets go.
-  peer = CtlLock(EtcdctlName(r), absl::StrCat("touch ", dir, "/held; while [ ! -e ", dir,
-                                              "/go ]; do sleep 0.05; done"));
+  peer = CtlLock(EtcdctlName(r), HoldUntilGo(dir));
   assert_true(WaitForFile(dir + "/held", 20));
   assert_false(TryOrFail(lock));
   absl::StatusOr<bool> waited = lock.TryAcquireFor(absl::Milliseconds(300));
@@ -317,8 +324,7 @@ void WaiterOutlivesItsLease(void**) {
   const std::string r = UniqueResource("longwait");
   const std::string dir = MakeTempDir();
   const std::string order = dir + "/order";
-  pid_t holder = CtlLock(EtcdctlName(r), absl::StrCat("touch ", dir, "/held; while [ ! -e ", dir,
-                                                      "/go ]; do sleep 0.05; done"));
+  pid_t holder = CtlLock(EtcdctlName(r), HoldUntilGo(dir));
   assert_true(WaitForFile(dir + "/held", 20));
   pid_t ours = Started(Spawn(Run(dsn, r, {"sh", "-c", absl::StrCat("echo ipclock >> ", order)})));
   AwaitQueueLength(r, 2);
@@ -656,8 +662,7 @@ void SharedLocksBesideEtcdctl(void**) {
   Lock r1 = LockOrFail(store, r), r2 = LockOrFail(store, r), late = LockOrFail(store, r);
   assert_true(TryOrFail(r1, LockMode::kShared));
   assert_true(TryOrFail(r2, LockMode::kShared));
-  pid_t writer = CtlLock(EtcdctlName(r), absl::StrCat("touch ", dir, "/w; while [ ! -e ", dir,
-                                                      "/go ]; do sleep 0.05; done"));
+  pid_t writer = CtlLock(EtcdctlName(r), HoldUntilGo(dir, "w"));
   AwaitQueueLength(r, 3);
   absl::SleepFor(absl::Milliseconds(200));
   assert_false(FileExists(dir + "/w"));
