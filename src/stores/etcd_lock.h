@@ -68,6 +68,9 @@ struct EtcdPendingRelease {
   int64_t revision = 0;
   std::string owner;
   LockMode mode = LockMode::kExclusive;
+  // Released as a holder that died would be (DeleteAsDead()): the owner
+  // record stays, marked, so that the next holder is told.
+  bool died = false;
 };
 
 class EtcdStore final : public StoreWithState<EtcdKeyState> {
@@ -85,7 +88,8 @@ class EtcdStore final : public StoreWithState<EtcdKeyState> {
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  absl::Status Delete(Key& key) override;
+  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
+  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
@@ -94,6 +98,9 @@ class EtcdStore final : public StoreWithState<EtcdKeyState> {
   std::optional<EtcdHeldKey> HeldKey(const Key& key) const;
 
  private:
+  // Delete() and DeleteAsDead().
+  absl::Status Release(Key& key, bool died);
+
   // etcd_queue.cc
   // Takes the lock in `mode` for `key`, from nothing held.
   absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline);

@@ -278,9 +278,15 @@ absl::Status EtcdStore::SendRelease(const EtcdPendingRelease& r, Deadline deadli
   t.then().Delete(r.key);
   if (!r.owner.empty()) {
     // Our record goes with our key: the next holder must not think we died.
+    // Released as dead, it stays with a value no holder's owner can equal,
+    // so that the next holder (this process's too) is told.
     EtcdTxn clear;
     clear.IfValue(r.record, "EQUAL", r.owner);
-    clear.then().Delete(r.record);
+    if (r.died) {
+      clear.then().Put(r.record, absl::StrCat(r.owner, " died=1"), 0);
+    } else {
+      clear.then().Delete(r.record);
+    }
     t.then().Txn(clear);
   }
   bool unknown = false;
@@ -316,7 +322,7 @@ void EtcdStore::RetryPendingReleases() {
   }
 }
 
-absl::Status EtcdStore::Delete(Key& key) {
+absl::Status EtcdStore::Release(Key& key, bool died) {
   EtcdKeyState* st = state(key);
   if (st == nullptr) return absl::OkStatus();
   if (!st->held) {
@@ -328,7 +334,7 @@ absl::Status EtcdStore::Delete(Key& key) {
   std::unique_ptr<EtcdKeyState> owned = TakeState(key);
   if (owned->pid != getpid()) return absl::OkStatus();  // the parent releases it
   EtcdPendingRelease release{owned->lease, owned->record, owned->key, owned->revision,
-                             owned->owner, owned->mode};
+                             owned->owner, owned->mode, died};
   bool was_there = false;
   absl::Status s = SendRelease(release, RequestDeadline(), &was_there);
   if (s.ok()) {
