@@ -68,6 +68,12 @@ class ZooKeeperStore final : public StoreWithState<ZkKeyState> {
 
   // The session for new requests: a new one after an expiry or a fork.
   absl::StatusOr<std::shared_ptr<ZkSession>> CurrentSession();
+  // Whether a new acquisition's request failed because the servers had
+  // expired `session` before its client heard of it (it hears a moment
+  // later): then the next CurrentSession() opens a new one, and the
+  // acquisition tries again while its deadline allows. Nothing was held.
+  bool RetryOnExpiredSession(const ZkResult& r, const std::shared_ptr<ZkSession>& session,
+                             Deadline deadline);
   // Creates the missing nodes of `path` (persistent), its last one as
   // `last_mode`.
   absl::Status EnsurePath(ZkSession& session, const std::string& path, int last_mode,

@@ -225,7 +225,13 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
         retry.Sleep(deadline);
         continue;
       }
-      if (r.rc != ZOK) return Failure(r, key.resource(), "acquire (create)");
+      if (r.rc != ZOK) {
+        if (RetryOnExpiredSession(r, session, deadline)) {
+          retry.Sleep(deadline);
+          continue;
+        }
+        return Failure(r, key.resource(), "acquire (create)");
+      }
     }
     std::optional<LockChild> me = ParseLockChild(BaseName(r.path));
     if (!me) {

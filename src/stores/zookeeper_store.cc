@@ -125,6 +125,15 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZooKeeperStore::CurrentSession() {
   return session_;
 }
 
+bool ZooKeeperStore::RetryOnExpiredSession(const ZkResult& r,
+                                           const std::shared_ptr<ZkSession>& session,
+                                           Deadline deadline) {
+  if (!r.answered || r.rc != ZSESSIONEXPIRED || deadline.has_passed()) return false;
+  std::lock_guard<std::mutex> guard(mu_);
+  if (session_ == session) session_.reset();
+  return true;
+}
+
 absl::Status ZooKeeperStore::EnsurePath(ZkSession& session, const std::string& path,
                                         int last_mode, absl::string_view resource) {
   std::string prefix;
@@ -323,6 +332,10 @@ absl::StatusOr<bool> ZooKeeperStore::SaveSymfony(Key& key, Deadline deadline) {
         continue;
       }
     } else if (r.rc != ZOK) {
+      if (RetryOnExpiredSession(r, *session, deadline)) {
+        retry.Sleep(deadline);
+        continue;
+      }
       return Failure(r, key.resource(), "acquire (create)");
     }
     ZkKeyState& st = EnsureState(key);
