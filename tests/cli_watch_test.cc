@@ -576,9 +576,12 @@ void test_watch_starts_once_command_runs_a_while(void** state) {
     fail_msg("threads and inotify instances of ipclock at COMMAND's start: %s, expected 1 0",
              at_start.c_str());
   }
+  // Then the watch's thread and inotify instance; a sanitizer's runtime
+  // may have started a thread of its own by then (ThreadSanitizer does).
   const std::string later = count("sleep 0.5");
-  if (later != "2 1") {
-    fail_msg("threads and inotify instances of ipclock after 0.5 s: %s, expected 2 1",
+  int threads = 0, inotify = 0;
+  if (sscanf(later.c_str(), "%d %d", &threads, &inotify) != 2 || threads < 2 || inotify != 1) {
+    fail_msg("threads and inotify instances of ipclock after 0.5 s: %s, expected 2 (or more) 1",
              later.c_str());
   }
 }
