@@ -97,10 +97,14 @@ class FailingRefreshStore final : public ipclock::StoreWithState<ipclock::KeySta
   }
   absl::Status Delete(Key& key) override { return ipclock::StoreCalls::Delete(*inner_, key); }
   absl::StatusOr<bool> Exists(Key& key) override {
+    if (gone) return false;
     return ipclock::StoreCalls::Exists(*inner_, key);
   }
 
   std::atomic<bool> fail{false};
+  // The key vanished from the store (as a key deleted on a server does): no
+  // event tells of it, only a check finds it.
+  std::atomic<bool> gone{false};
   std::atomic<int> refreshes{0};
 
  private:
@@ -311,6 +315,31 @@ void OnLostMayReleaseItsOwnLock(void**) {
   ASSERT_CODE(watched->Release(), absl::StatusCode::kFailedPrecondition);
 }
 
+// The same when the loss is found by the owner's own CheckNow(): the sink
+// runs inside that call and releases the WatchedLock the call was made on.
+void OnLostFoundByCheckNowMayReleaseItsOwnLock(void**) {
+  auto store = std::make_shared<FailingRefreshStore>();
+  Lock lock = LockOrFail(store, "self-release-in-check");
+  assert_true(TryOrFail(lock));
+  WatchedLock* self = nullptr;
+  int reports = 0;
+  WatchOptions o;
+  o.check_interval = absl::Hours(1);  // only CheckNow() looks
+  o.diagnostics = [&](const Diagnostic& loss) {
+    ++reports;
+    assert_true(absl::IsAborted(loss.status));
+    ASSERT_CODE(self->Release(), absl::StatusCode::kAborted);
+  };
+  LockWatch watch;
+  absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), o);
+  ASSERT_OK(watched);
+  self = &*watched;
+  store->gone = true;
+  ASSERT_CODE(watched->CheckNow(), absl::StatusCode::kAborted);
+  assert_int_equal(reports, 1);
+  ASSERT_CODE(watched->Release(), absl::StatusCode::kFailedPrecondition);
+}
+
 // A watch without a sink of its own reports to the lock's store's sink, and
 // to the process default when the store has none either.
 void ReportWithoutWatchSinkGoesToStoreOrDefault(void**) {
@@ -460,6 +489,7 @@ int main() {
       cmocka_unit_test(DeletedLockFileIsReportedOnce),
       cmocka_unit_test(ReleaseWaitsForAReportUnderWay),
       cmocka_unit_test(OnLostMayReleaseItsOwnLock),
+      cmocka_unit_test(OnLostFoundByCheckNowMayReleaseItsOwnLock),
       cmocka_unit_test(ReportWithoutWatchSinkGoesToStoreOrDefault),
       cmocka_unit_test(NoFalseAlarm),
       cmocka_unit_test(StuckSinkDelaysNoOtherLoss),

@@ -852,7 +852,11 @@ absl::Status WatchedLock::CheckNow() {
     return absl::FailedPreconditionError(
         "ipclock: WatchedLock::CheckNow on a moved-from WatchedLock");
   }
-  return core_->CheckNow(*entry_);
+  // The sink of a loss found here runs inside this call and may release
+  // this WatchedLock, which drops entry_ and core_: the call keeps its own.
+  const std::shared_ptr<internal::WatchEntry> entry = entry_;
+  const std::shared_ptr<internal::WatchCore> core = core_;
+  return core->CheckNow(*entry);
 }
 
 absl::Status WatchedLock::Release() {
