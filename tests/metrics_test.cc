@@ -17,6 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "cli_util.h"
 #include "ipclock/ipclock.h"
+#include "ipclock/spi/store_interface.h"
+#include "ipclock/stores/in_memory_store.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -177,6 +179,53 @@ void test_counts_a_loss_once(void** state) {
   assert_int_equal(CountersOf(*store, resource).losses, 2);
 }
 
+// The in-memory store whose next try (a Save with its deadline passed)
+// meets a transient fault, as a server between connections gives one: a
+// fault injected into a real store, for the Lock's handling of it.
+class FlakyTryStore final : public ipclock::StoreWithState<ipclock::KeyState> {
+ public:
+  FlakyTryStore() : inner_(ipclock::NewInMemoryStore()) {}
+  absl::string_view name() const override { return "flaky-try"; }
+  ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
+  absl::StatusOr<bool> Save(ipclock::Key& key, ipclock::LockMode mode,
+                            ipclock::Deadline d) override {
+    if (d.has_passed() && fail_next_try.exchange(false)) {
+      return absl::UnavailableError("flaky-try: connection lost");
+    }
+    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
+  }
+  absl::Status PutOffExpiration(ipclock::Key& key, absl::Duration ttl) override {
+    return ipclock::StoreCalls::PutOffExpiration(*inner_, key, ttl);
+  }
+  absl::Status Delete(ipclock::Key& key) override {
+    return ipclock::StoreCalls::Delete(*inner_, key);
+  }
+  absl::StatusOr<bool> Exists(ipclock::Key& key) override {
+    return ipclock::StoreCalls::Exists(*inner_, key);
+  }
+
+  std::atomic<bool> fail_next_try{false};
+
+ private:
+  std::shared_ptr<ipclock::Store> inner_;
+};
+
+void test_a_wait_outlives_a_transient_fault_of_its_first_try(void** state) {
+  (void)state;
+  // With metrics on, a blocking acquisition starts with a try; a transient
+  // fault there must not end a wait that has its whole deadline left.
+  auto store = std::make_shared<FlakyTryStore>();
+  absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, "flaky");
+  ASSERT_OK(lock);
+  store->fail_next_try = true;
+  ASSERT_OK(lock->Acquire(absl::Seconds(5)));
+  assert_false(store->fail_next_try.load());  // the try did meet the fault
+  ASSERT_OK(lock->Release());
+  // A try-lock has no deadline left: it reports the fault.
+  store->fail_next_try = true;
+  ASSERT_CODE(lock->TryAcquire(), absl::StatusCode::kUnavailable);
+}
+
 void test_modes(void** state) {
   (void)state;
   // on: the fast path (reused handle, TryAcquire) times one hold in 64,
@@ -273,6 +322,7 @@ int main() {
       cmocka_unit_test(test_counts_owner_deaths),
       cmocka_unit_test(test_counts_a_loss_once),
       cmocka_unit_test(test_modes),
+      cmocka_unit_test(test_a_wait_outlives_a_transient_fault_of_its_first_try),
       cmocka_unit_test(test_resources_past_the_cap_are_pooled),
       cmocka_unit_test(test_text_for_prometheus),
   };

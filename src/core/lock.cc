@@ -152,12 +152,14 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   }
   // With metrics, a wait starts with a try, so that an acquisition that
   // found the lock free is told from one that waited (and costs no clock
-  // read); every blocking store's wait begins with one anyway.
+  // read); every blocking store's wait begins with one anyway. A try that
+  // met a transient fault (a server between connections) has had no time
+  // to try again: the wait, with its whole deadline, does.
   int64_t wait_began = 0;
   absl::StatusOr<bool> saved;
   if (metrics_ != nullptr && !acquired_ && !deadline.has_passed()) {
     saved = StoreCalls::Save(*store_, caps_, key_, mode, Deadline::Past());
-    if (saved.ok() && !*saved) {
+    if ((saved.ok() && !*saved) || absl::IsUnavailable(saved.status())) {
       wait_began = internal::MetricsNowNanos();
       saved = StoreCalls::Save(*store_, caps_, key_, mode, deadline);
     }
