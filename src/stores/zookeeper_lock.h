@@ -70,10 +70,14 @@ class ZooKeeperStore final : public StoreWithState<ZkKeyState> {
   absl::StatusOr<std::shared_ptr<ZkSession>> CurrentSession();
   // Whether a new acquisition's request failed because the servers had
   // expired `session` before its client heard of it (it hears a moment
-  // later): then the next CurrentSession() opens a new one, and the
-  // acquisition tries again while its deadline allows. Nothing was held.
+  // later): then the next CurrentSession() opens a new one and the
+  // acquisition tries again at once, even past its deadline (a try-lock
+  // runs with a deadline already passed), at most kMaxExpiredRetries
+  // times. Nothing can have been created: an expired session's creates
+  // are refused, and its ephemeral nodes are gone.
   bool RetryOnExpiredSession(const ZkResult& r, const std::shared_ptr<ZkSession>& session,
-                             Deadline deadline);
+                             int* retries);
+  static constexpr int kMaxExpiredRetries = 2;
   // Creates the missing nodes of `path` (persistent), its last one as
   // `last_mode`.
   absl::Status EnsurePath(ZkSession& session, const std::string& path, int last_mode,

@@ -160,6 +160,7 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
   const bool converting = held != nullptr && held->held;
   Backoff retry(kRetryFirst, kRetryMax);
   int parent_retries = 0;
+  int expired_retries = 0;
   for (;;) {
     std::shared_ptr<ZkSession> session;
     if (converting) {
@@ -211,6 +212,7 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
       }
     } else {
       r = session->Create(prefix, data, *ZooKeeper().ZOO_EPHEMERAL_SEQUENTIAL, CallWait(*session));
+      if (RetryOnExpiredSession(r, session, &expired_retries)) continue;
       if (r.answered && r.rc == ZNONODE && ++parent_retries <= kMaxParentRetries) {
         if (absl::Status s =
                 EnsurePath(*session, parent, *ZooKeeper().ZOO_CONTAINER, key.resource());
@@ -226,10 +228,6 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
         continue;
       }
       if (r.rc != ZOK) {
-        if (RetryOnExpiredSession(r, session, deadline)) {
-          retry.Sleep(deadline);
-          continue;
-        }
         return Failure(r, key.resource(), "acquire (create)");
       }
     }

@@ -127,8 +127,12 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZooKeeperStore::CurrentSession() {
 
 bool ZooKeeperStore::RetryOnExpiredSession(const ZkResult& r,
                                            const std::shared_ptr<ZkSession>& session,
-                                           Deadline deadline) {
-  if (!r.answered || r.rc != ZSESSIONEXPIRED || deadline.has_passed()) return false;
+                                           int* retries) {
+  // The client reports ZSESSIONEXPIRED as not answered (the request may
+  // not have reached the servers), but what it names is certain: the
+  // session is over, so nothing the request asked for can exist.
+  if (r.rc != ZSESSIONEXPIRED || *retries >= kMaxExpiredRetries) return false;
+  ++*retries;
   std::lock_guard<std::mutex> guard(mu_);
   if (session_ == session) session_.reset();
   return true;
@@ -295,11 +299,13 @@ absl::StatusOr<bool> ZooKeeperStore::SaveSymfony(Key& key, Deadline deadline) {
   if (!token.ok()) return token.status();
   Backoff retry(kRetryFirst, kRetryMax);
   auto bell = std::make_shared<ZkBell>();
+  int expired_retries = 0;
   for (;;) {
     absl::StatusOr<std::shared_ptr<ZkSession>> session = CurrentSession();
     if (!session.ok()) return session.status();
     ZkSession& s = **session;
     ZkResult r = s.Create(path, *token, *ZooKeeper().ZOO_EPHEMERAL, CallWait(s));
+    if (RetryOnExpiredSession(r, *session, &expired_retries)) continue;
     if (r.rc == ZNONODE && r.answered) {
       if (absl::Status e = EnsurePath(s, base_, *ZooKeeper().ZOO_PERSISTENT, key.resource());
           !e.ok()) {
@@ -332,10 +338,6 @@ absl::StatusOr<bool> ZooKeeperStore::SaveSymfony(Key& key, Deadline deadline) {
         continue;
       }
     } else if (r.rc != ZOK) {
-      if (RetryOnExpiredSession(r, *session, deadline)) {
-        retry.Sleep(deadline);
-        continue;
-      }
       return Failure(r, key.resource(), "acquire (create)");
     }
     ZkKeyState& st = EnsureState(key);
