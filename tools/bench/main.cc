@@ -47,8 +47,8 @@ void Usage() {
 }
 
 constexpr const char* kSections[] = {"local",   "remote",  "sql",      "cache-zk",
-                                     "etcd",    "handoff", "scaling",  "fairness",
-                                     "memory",  "startup"};
+                                     "etcd",    "watch",   "handoff",  "scaling",
+                                     "fairness", "memory", "startup"};
 
 }  // namespace
 
@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   if (run("sql")) ipclock_bench::SqlSections(settings, ws, &report);
   if (run("cache-zk")) ipclock_bench::CacheAndZooKeeperSections(settings, ws, &report);
   if (run("etcd")) ipclock_bench::EtcdSection(settings, ws, &report);
+  if (run("watch")) ipclock_bench::WatchIdleSection(settings, ws, &report);
   if (run("handoff")) ipclock_bench::HandoffSection(settings, ws, &report);
   // The memory section reads the segment the scaling section made.
   if (run("scaling")) ipclock_bench::ScalingSection(settings, ws, &report);

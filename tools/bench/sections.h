@@ -28,6 +28,9 @@ void SqlSections(const Settings& s, const Workspace& ws, Report* report);
 void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* report);
 // sections_etcd.cc: skipped with a note when IPCLOCK_TEST_ETCD is unset.
 void EtcdSection(const Settings& s, const Workspace& ws, Report* report);
+// sections_watch.cc: a LockWatch's idle CPU cost, 100 held locks of each
+// store; the remote rows skipped with a note when their env var is unset.
+void WatchIdleSection(const Settings& s, const Workspace& ws, Report* report);
 // sections_cross.cc
 void HandoffSection(const Settings& s, const Workspace& ws, Report* report);
 void ScalingSection(const Settings& s, const Workspace& ws, Report* report);
