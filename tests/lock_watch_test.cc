@@ -23,6 +23,7 @@
 #include "ipclock/stores/in_memory_store.h"
 #include "ipclock/diagnostics.h"
 #include "ipclock/lock.h"
+#include "ipclock/lock_guard.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/spi/store_interface.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
@@ -421,8 +422,16 @@ void TakeHandsTheLockBack(void**) {
   WatchOptions zero;
   zero.check_interval = absl::ZeroDuration();
   Lock lock2 = LockOrFail(store, UniqueResource("take2"), Ttl(kTtl));
-  assert_true(TryOrFail(lock2));
-  ASSERT_CODE(watch.Watch(std::move(lock2), zero), absl::StatusCode::kInvalidArgument);
+  {
+    // A refused Watch() loses nothing: the lock stays the caller's, held,
+    // and its guard still releases it.
+    absl::StatusOr<ipclock::LockGuard> guard = ipclock::LockGuard::Acquire(lock2, absl::ZeroDuration());
+    ASSERT_OK(guard);
+    ASSERT_CODE(watch.Watch(std::move(lock2), zero), absl::StatusCode::kInvalidArgument);
+    assert_true(lock2.is_acquired());
+    ASSERT_OK(lock2.CheckAcquired());
+  }
+  assert_false(lock2.is_acquired());
   absl::StatusOr<WatchedLock> kept = watch.Watch(std::move(lock));
   ASSERT_OK(kept);
   absl::StatusOr<Lock> back = kept->Take();

@@ -533,10 +533,8 @@ int ipclock_watch_fd(const ipclock_watch *watch);
  * its lease, until it is released, destroyed, abandoned or taken off.
  * Returns 0; -EPERM if the lock is not held, is already on a watch, or in a
  * fork()ed child; an OS error (-ENOSPC, -EAGAIN) if the watch's thread or
- * descriptors could not be made, in which case the lock has been let go
- * (released, unless `keep_on_destroy`: the watch takes a lock over before it
- * starts) and the handle holds nothing. The message goes to the lock
- * (`ipclock_lock_error()`). */
+ * descriptors could not be made, in which case the lock is still held,
+ * unwatched. The message goes to the lock (`ipclock_lock_error()`). */
 int ipclock_watch_add(ipclock_watch *watch, ipclock_lock *lock);
 
 /* Takes `lock` off `watch`: it stays held and is no longer checked or

@@ -164,8 +164,9 @@ class LockWatch {
   // Takes `lock` over and watches it from now on (a `LockGuard` on it is left
   // holding nothing: the WatchedLock releases it). FailedPrecondition if the
   // lock is not held; InvalidArgument for a bad `check_interval`; an OS
-  // error if the watch's thread or descriptors could not be made.
-  absl::StatusOr<WatchedLock> Watch(Lock lock,
+  // error if the watch's thread or descriptors could not be made. On a
+  // failure `lock` is left as it was, still held by the caller.
+  absl::StatusOr<WatchedLock> Watch(Lock&& lock,
                                     const WatchOptions& options = WatchOptions());
 
  private:

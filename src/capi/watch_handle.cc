@@ -231,13 +231,6 @@ int ipclock_watch_add(ipclock_watch* watch, ipclock_lock* lock) {
                               ? "ipclock_watch_add: the lock is already on a watch"
                               : "ipclock_watch_add: the lock is not held"));
   }
-  // LockWatch::Watch() takes the Lock over before it can fail (for want of
-  // a thread or a descriptor), and a failure destroys it: the handle keeps
-  // this one instead, made while nothing can have been lost yet.
-  absl::StatusOr<ipclock::Lock> spare =
-      ipclock::Lock::Create(lock->store, lock->resource, lock->options);
-  if (!spare.ok()) return Fail(lock, spare.status());
-
   ipclock::WatchOptions options;
   options.check_interval = watch->check_interval;
   options.diagnostics = [watch, lock, store = lock->store](const ipclock::Diagnostic& d) {
@@ -246,10 +239,8 @@ int ipclock_watch_add(ipclock_watch* watch, ipclock_lock* lock) {
   const bool previous_owner_died = lock->lock.previous_owner_died();
   absl::StatusOr<ipclock::WatchedLock> watched =
       watch->watch.Watch(std::move(lock->lock), options);
-  if (!watched.ok()) {
-    lock->lock = *std::move(spare);
-    return Fail(lock, watched.status());
-  }
+  // A refusal (no thread or descriptor to be had) leaves the Lock held, here.
+  if (!watched.ok()) return Fail(lock, watched.status());
   lock->watched = *std::move(watched);
   lock->previous_owner_died_when_watched = previous_owner_died;
   lock->watch = watch;

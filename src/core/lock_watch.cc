@@ -908,10 +908,9 @@ LockWatch::LockWatch() : core_(std::make_shared<internal::WatchCore>()) {}
 
 LockWatch::~LockWatch() { core_->Stop(); }
 
-absl::StatusOr<WatchedLock> LockWatch::Watch(Lock lock, const WatchOptions& options) {
-  // The watch owns the release from now on: a LockGuard on the lock would
-  // release it behind the watch's back.
-  internal::LockAccess::DetachGuard(lock);
+absl::StatusOr<WatchedLock> LockWatch::Watch(Lock&& lock, const WatchOptions& options) {
+  // Checked before the Lock is touched: a refusal leaves it with the caller,
+  // held, its LockGuard (if any) still in charge.
   if (!lock.is_acquired()) {
     return absl::FailedPreconditionError(
         absl::StrCat("ipclock: LockWatch::Watch: resource ",
@@ -925,7 +924,13 @@ absl::StatusOr<WatchedLock> LockWatch::Watch(Lock lock, const WatchOptions& opti
   }
   auto entry = std::make_shared<internal::WatchEntry>(std::move(lock), options);
   entry->interval_nanos = absl::ToInt64Nanoseconds(options.check_interval);
-  if (absl::Status s = core_->Add(entry); !s.ok()) return s;
+  if (absl::Status s = core_->Add(entry); !s.ok()) {
+    lock = *std::move(entry->lock);  // not watched: the caller's again
+    return s;
+  }
+  // The watch owns the release from now on: a LockGuard on the lock would
+  // release it behind the watch's back.
+  internal::LockAccess::DetachGuard(*entry->lock);
   return WatchedLock(std::move(entry), core_);
 }
 
