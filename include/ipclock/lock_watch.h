@@ -119,8 +119,9 @@ class WatchedLock {
   // OK, or what the watch found (see `Diagnostic::status`).
   absl::Status status() const;
 
-  // Asks the store now, as the watch would, and returns what it found (a
-  // loss found here is reported as the watch reports one).
+  // Asks the store now, as the watch would, and returns what it found. A
+  // loss it returns has been reported (to the sink, as the watch reports
+  // one) before it returns, whether this call or the watch found it.
   absl::Status CheckNow();
 
   // Ends the watching and releases the lock (see `Lock::Release()`: Aborted

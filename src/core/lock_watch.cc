@@ -696,8 +696,8 @@ void WatchCore::Service(const std::shared_ptr<WatchEntry>& entry, int64_t now, b
 }
 
 absl::Status WatchCore::CheckNow(WatchEntry& entry) {
-  bool found;
   absl::Status result;
+  bool lost;
   {
     std::lock_guard<std::mutex> guard(entry.mu);
     if (!entry.lock) {
@@ -705,15 +705,20 @@ absl::Status WatchCore::CheckNow(WatchEntry& entry) {
           "ipclock: WatchedLock::CheckNow on a lock already released, taken back "
           "or moved from");
     }
-    found = CheckLocked(entry, /*renew=*/false);
+    CheckLocked(entry, /*renew=*/false);
     std::lock_guard<std::mutex> state(entry.state_mu);
+    lost = entry.lost;
     if (entry.lost) {
       result = entry.error;
     } else if (!entry.lock->is_acquired()) {
       result = absl::FailedPreconditionError("ipclock: the watched lock is not held");
     }
   }
-  if (found) {
+  // A loss is reported before the call that returns it: found here, it is
+  // delivered here; found a moment ago by the watch's thread, its report
+  // (on a thread of its own, or not yet started) is waited for or
+  // delivered here.
+  if (lost) {
     std::unique_lock<std::mutex> turn = ReportTurn(entry);
     DeliverLocked(entry);
   }
