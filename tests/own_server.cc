@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "ipclock/spi/deadline.h"
 #include "spawn_util.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 
@@ -83,6 +84,10 @@ bool AllStopped(pid_t pid) {
 }  // namespace
 
 void FreezeProcess(pid_t pid) {
+  // kill(0 or -1, ...) would stop this test's own process group, or every
+  // process it may signal: a server whose pid file was unreadable is a
+  // failure, never a signal.
+  if (pid <= 0) fail_msg("no server process to freeze (pid %d)", static_cast<int>(pid));
   kill(pid, SIGSTOP);
   const int64_t until = ipclock::Deadline::NowNanos() + 5000000000;
   while (!AllStopped(pid) && ipclock::Deadline::NowNanos() < until) usleep(5000);
@@ -122,7 +127,9 @@ std::vector<pid_t>& OwnServers() {
 }
 }  // namespace
 
-void RegisterOwnServer(pid_t pid) { OwnServers().push_back(pid); }
+void RegisterOwnServer(pid_t pid) {
+  if (pid > 0) OwnServers().push_back(pid);  // see FreezeProcess()
+}
 
 void ForgetOwnServer(pid_t pid) {
   auto& v = OwnServers();

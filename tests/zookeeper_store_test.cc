@@ -158,7 +158,9 @@ class OwnZooKeeper {
     return pid;
   }
   void Freeze() { FreezeProcess(pid()); }
-  void Thaw() { kill(pid(), SIGCONT); }
+  void Thaw() {
+    if (pid() > 0) kill(pid(), SIGCONT);
+  }
   std::string server() const { return absl::StrCat("127.0.0.1:", port_); }
   std::string dsn(const std::string& query) const {
     return absl::StrCat("zookeeper://", server(), "/ipclock-own?secret=none&", query);
