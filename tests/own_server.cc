@@ -39,6 +39,23 @@ int Connect(int port) {
   return fd;
 }
 
+// Whether a server could listen on 127.0.0.1:`port` (as servers do, with
+// SO_REUSEADDR). A connect() is no test: a frozen server's full backlog
+// refuses it, yet its port stays taken.
+bool Bindable(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  struct sockaddr_in a = {};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = bind(fd, reinterpret_cast<struct sockaddr*>(&a), sizeof(a)) == 0;
+  close(fd);
+  return ok;
+}
+
 }  // namespace
 
 bool Listening(int port) {
@@ -58,7 +75,7 @@ int TestPortBase() {
 int FreeOwnPort(int from) {
   const int base = TestPortBase();
   for (int p = base + from; p <= base + 98; ++p) {
-    if (!Listening(p)) return p;
+    if (!Listening(p) && Bindable(p)) return p;
   }
   return 0;
 }
