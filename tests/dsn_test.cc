@@ -123,6 +123,9 @@ void RedactionCoversQueryAndNestedDsns(void**) {
   const char* cases[] = {
       "postgresql+advisory://u@h/db?password=hunter2hunter2&x=1",
       "redis://h?secret=hunter2hunter2",
+      // Encoded option names are the same options.
+      "redis://h?s%65cret=hunter2hunter2",
+      "postgresql+advisory://u@h/db?pass%77ord=hunter2hunter2&x=1",
       "combined:?strategy=consensus&store1=redis%3A%2F%2Fu%3Ahunter2hunter2%40h&store2=in-memory",
       "combined:?store1=redis://u:hunter2hunter2@h:1&store2=flock",
       "redis://hunter2hunter2@h",

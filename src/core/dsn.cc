@@ -115,11 +115,15 @@ std::string Redact(absl::string_view text) {
     }
     absl::string_view name = pair.substr(0, eq);
     absl::string_view value = pair.substr(eq + 1);
+    // Names are compared decoded, as the parser reads them: "pass%77ord"
+    // is the option password.
+    std::string decoded_name;
     std::string decoded;
-    bool sensitive = !PercentDecode(value, &decoded) ||
+    bool sensitive = !PercentDecode(name, &decoded_name) ||
+                     !PercentDecode(value, &decoded) ||
                      decoded.find('@') != std::string::npos;
     for (absl::string_view cred : kCredentialNames) {
-      if (absl::EqualsIgnoreCase(name, cred)) sensitive = true;
+      if (absl::EqualsIgnoreCase(decoded_name, cred)) sensitive = true;
     }
     absl::StrAppend(&redacted_query, name, "=", sensitive ? "***" : value);
   }
