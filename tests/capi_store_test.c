@@ -43,6 +43,13 @@ static void bad_dsns(void **state) {
   open_fails("no-such-store", NULL, -EINVAL, "no-such-store");
   open_fails("flock:relative/dir", NULL, -EINVAL, "relative");
   open_fails("in-memory:?bogus=1", NULL, -EINVAL, "bogus");
+  /* An encoded option name is the option it spells: "fall%62ack" is
+   * fallback (an in-memory store needs none, and is built), and an unknown
+   * option beside it is still refused. */
+  ipclock_store *store = NULL;
+  assert_int_equal(ipclock_store_open("in-memory?fall%62ack=flock", NULL, &store, NULL), 0);
+  ipclock_store_close(store);
+  open_fails("in-memory?fall%62ack=flock&bogus=1", NULL, -EINVAL, "bogus");
   struct ipclock_store_options bad_policy = {.remove_ipc = 7};
   open_fails("in-memory", &bad_policy, -EINVAL, "remove_ipc");
 #if !IPCLOCK_HAVE_REDIS

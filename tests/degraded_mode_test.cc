@@ -165,6 +165,29 @@ void BadDegradedOptions(void**) {
   ASSERT_CODE(ipclock::StoreFromDsn("redis://127.0.0.1:1?fallback=no%20such&degraded=warn"), kBad);
 }
 
+// Option names are percent-decoded once, by the DSN parser, and every later
+// step reads the parsed options: an encoded "fallback" or "degraded" is that
+// option, wherever it appears (it once sent the DSN back to the factory as
+// text, which read it again, without end).
+void EncodedOptionNamesAreTheSameOptions(void**) {
+  for (const char* dsn : {"in-memory?fall%62ack=flock", "in-memory?fallback=flock&de%67raded=warn",
+                          "combined:?store1=in-memory%3Ffall%2562ack%3Dflock&store2=in-memory"}) {
+    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+    if (!store.ok()) fail_msg("%s: %s", dsn, store.status().ToString().c_str());
+  }
+  ASSERT_CODE(ipclock::StoreFromDsn("redis://127.0.0.1:1?de%67raded=warn"),
+              absl::StatusCode::kInvalidArgument);
+  ASSERT_CODE(ipclock::StoreFromDsn("redis://127.0.0.1:1?fallback=in-memory%3Ff%61llback%3Dflock"
+                                    "&degraded=warn"),
+              absl::StatusCode::kInvalidArgument);
+  SkipUnlessRemoteFailsAtCreation();
+  std::shared_ptr<Store> store = Degraded("fall%62ack=in-memory&de%67raded=proceed");
+  assert_true(absl::StrContains(store->Describe(), "fallback for redis://127.0.0.1:1"));
+  // The remote store is named without the degraded-mode options.
+  assert_false(absl::StrContains(store->Describe(), "%62"));
+  assert_false(absl::StrContains(store->Describe(), "proceed"));
+}
+
 }  // namespace
 
 int main() {
@@ -176,6 +199,7 @@ int main() {
       cmocka_unit_test(FlockFallbackIsTheNamedDir),
       cmocka_unit_test(OnlyUnavailableOrUnimplementedFallBack),
       cmocka_unit_test(BadDegradedOptions),
+      cmocka_unit_test(EncodedOptionNamesAreTheSameOptions),
   };
   return cmocka_run_group_tests_name("degraded_mode", tests, nullptr, nullptr);
 }

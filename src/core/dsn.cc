@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace ipclock {
@@ -254,6 +255,21 @@ absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
     }
   }
   return dsn;
+}
+
+std::string Dsn::RedactedWithout(std::initializer_list<absl::string_view> names) const {
+  const size_t q = redacted_.find('?');
+  if (q == std::string::npos) return redacted_;
+  std::vector<absl::string_view> kept;
+  for (absl::string_view pair : absl::StrSplit(absl::string_view(redacted_).substr(q + 1), '&')) {
+    std::string name;
+    if (!PercentDecode(pair.substr(0, pair.find('=')), &name)) name.clear();
+    bool drop = false;
+    for (absl::string_view n : names) drop = drop || name == n;
+    if (!drop && !pair.empty()) kept.push_back(pair);
+  }
+  if (kept.empty()) return redacted_.substr(0, q);
+  return absl::StrCat(redacted_.substr(0, q), "?", absl::StrJoin(kept, "&"));
 }
 
 std::optional<std::string> Dsn::TakeOption(absl::string_view name) {

@@ -11,6 +11,7 @@
 #ifndef IPCLOCK_CORE_DSN_H_
 #define IPCLOCK_CORE_DSN_H_
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -39,6 +40,9 @@ class Dsn {
   // The DSN with any password replaced by "***" and control or non-ASCII
   // bytes escaped, for messages.
   const std::string& redacted() const { return redacted_; }
+  // redacted() without the query options named `names` (compared decoded),
+  // for messages about the store that the rest of the DSN names.
+  std::string RedactedWithout(std::initializer_list<absl::string_view> names) const;
 
   // Returns and marks as used the value of query option `name`.
   std::optional<std::string> TakeOption(absl::string_view name);

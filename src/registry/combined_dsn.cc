@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ipclock/spi/store_interface.h"
+#include "registry/store_registry.h"
 
 namespace ipclock {
 namespace {
@@ -26,7 +27,7 @@ namespace {
 // caller wait for another caller's attempt.
 class LazyMember final : public Store {
  public:
-  LazyMember(std::string dsn, std::string shown, const StoreOptions& options,
+  LazyMember(Dsn dsn, std::string shown, const StoreOptions& options,
              Capabilities assumed, absl::Status first_error)
       : dsn_(std::move(dsn)),
         shown_(std::move(shown)),
@@ -89,7 +90,9 @@ class LazyMember final : public Store {
       building_ = true;
     }
     // Outside the mutex: connecting may take a server's connect timeout.
-    absl::StatusOr<std::shared_ptr<Store>> built = StoreFromDsn(dsn_, options_);
+    // Each attempt takes the options from a fresh copy of the parsed DSN.
+    Dsn dsn = dsn_;
+    absl::StatusOr<std::shared_ptr<Store>> built = BuildStore(dsn, options_);
     std::lock_guard<std::mutex> guard(mu_);
     building_ = false;
     if (built.ok()) {
@@ -101,7 +104,7 @@ class LazyMember final : public Store {
     return last_error_;
   }
 
-  const std::string dsn_;  // may hold a password: never shown
+  const Dsn dsn_;  // may hold a password: never shown
   const std::string shown_;
   const StoreOptions options_;
   const Capabilities assumed_;
@@ -142,7 +145,7 @@ absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
   struct Unbuilt {
     size_t index;
     int n;
-    std::string dsn;
+    Dsn dsn;  // as parsed, no option taken
     absl::Status error;
   };
   std::vector<std::shared_ptr<Store>> members;
@@ -150,16 +153,22 @@ absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
   for (int n = 1;; ++n) {
     std::optional<std::string> member = dsn.TakeOption(absl::StrCat("store", n));
     if (!member) break;
-    absl::StatusOr<std::shared_ptr<Store>> store = StoreFromDsn(*member, options);
+    auto failed = [n](const absl::Status& s) {
+      return absl::Status(s.code(), absl::StrCat("ipclock: combined store, member store", n,
+                                                 ": ", s.message()));
+    };
+    // The option's value is the member's DSN, parsed here once.
+    absl::StatusOr<Dsn> parsed = Dsn::Parse(*member);
+    if (!parsed.ok()) return failed(parsed.status());
+    Dsn used = *parsed;
+    absl::StatusOr<std::shared_ptr<Store>> store = BuildStore(used, options);
     if (store.ok()) {
       members.push_back(*std::move(store));
       continue;
     }
-    absl::Status error(store.status().code(),
-                       absl::StrCat("ipclock: combined store, member store", n,
-                                    ": ", store.status().message()));
+    absl::Status error = failed(store.status());
     if (!absl::IsUnavailable(error)) return error;
-    unbuilt.push_back({members.size(), n, *std::move(member), error});
+    unbuilt.push_back({members.size(), n, *std::move(parsed), error});
     members.push_back(nullptr);
   }
   if (!dsn.CheckAllOptionsUsed().ok()) {
@@ -178,16 +187,15 @@ absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
                           : 2 * built > members.size();
   if (!enough) return unbuilt.front().error;
   for (Unbuilt& u : unbuilt) {
-    absl::StatusOr<Dsn> parsed = Dsn::Parse(u.dsn);
     const Store* sibling = nullptr;
     for (const std::shared_ptr<Store>& m : members) {
-      if (m != nullptr && parsed.ok() && m->name() == parsed->scheme()) sibling = m.get();
+      if (m != nullptr && m->name() == u.dsn.scheme()) sibling = m.get();
     }
     // Without a built member of the same kind, its capabilities are unknown.
     if (sibling == nullptr) return u.error;
-    members[u.index] = std::make_shared<LazyMember>(
-        u.dsn, absl::StrCat(parsed->redacted(), " (down at start)"), options,
-        sibling->capabilities(), u.error);
+    std::string shown = absl::StrCat(u.dsn.redacted(), " (down at start)");
+    members[u.index] = std::make_shared<LazyMember>(std::move(u.dsn), std::move(shown),
+                                                    options, sibling->capabilities(), u.error);
   }
   return NewCombinedStore(std::move(members), strategy);
 }

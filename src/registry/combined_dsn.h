@@ -21,7 +21,7 @@ namespace ipclock {
 
 // Builds a combined store from a parsed `combined` DSN: option `strategy`
 // (consensus, the default, or unanimous) and members `store1`, `store2`, ...
-// each built by StoreFromDsn() with `options`.
+// each parsed once and built by BuildStore() with `options`.
 absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
     Dsn& dsn, const StoreOptions& options);
 

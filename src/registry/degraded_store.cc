@@ -12,9 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "core/diagnostics.h"
+#include "registry/store_registry.h"
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
 
@@ -91,30 +90,14 @@ class DegradedStore final : public Store {
   std::atomic<int64_t> last_warning_{0};
 };
 
-absl::StatusOr<DegradedPolicy> ParsePolicy(const std::optional<std::string>& v) {
+absl::StatusOr<DegradedPolicy> ParsePolicy(const Dsn& dsn,
+                                           const std::optional<std::string>& v) {
   if (!v || *v == "raise") return DegradedPolicy::kRaise;
   if (*v == "warn") return DegradedPolicy::kWarn;
   if (*v == "warn_throttled") return DegradedPolicy::kWarnThrottled;
   if (*v == "proceed") return DegradedPolicy::kProceed;
-  return absl::InvalidArgumentError(
-      absl::StrCat("ipclock: bad DSN: degraded=", *v,
-                   ": expected raise, warn, warn_throttled or proceed"));
-}
-
-// `text` without the query options named `fallback` and `degraded`. The
-// query starts at the first '?', as in the DSN parser; values may hold
-// further '?' and '=' but no raw '&'.
-std::string WithoutDegradedOptions(absl::string_view text) {
-  const size_t q = text.find('?');
-  if (q == absl::string_view::npos) return std::string(text);
-  std::vector<absl::string_view> kept;
-  for (absl::string_view pair : absl::StrSplit(text.substr(q + 1), '&')) {
-    absl::string_view name = pair.substr(0, pair.find('='));
-    if (name == "fallback" || name == "degraded") continue;
-    kept.push_back(pair);
-  }
-  if (kept.empty()) return std::string(text.substr(0, q));
-  return absl::StrCat(text.substr(0, q), "?", absl::StrJoin(kept, "&"));
+  return BadDsn(dsn, absl::StrCat("option degraded=", *v,
+                                  ": expected raise, warn, warn_throttled or proceed"));
 }
 
 }  // namespace
@@ -124,55 +107,48 @@ bool WantsDegradedMode(const Dsn& dsn) {
          dsn.PeekOption("degraded").has_value();
 }
 
-absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(
-    absl::string_view text, const StoreOptions& options) {
-  absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
-  if (!dsn.ok()) return dsn.status();
-  std::optional<std::string> fallback = dsn->TakeOption("fallback");
-  absl::StatusOr<DegradedPolicy> policy = ParsePolicy(dsn->TakeOption("degraded"));
+absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(Dsn& dsn,
+                                                            const StoreOptions& options) {
+  std::optional<std::string> fallback = dsn.TakeOption("fallback");
+  absl::StatusOr<DegradedPolicy> policy = ParsePolicy(dsn, dsn.TakeOption("degraded"));
   if (!policy.ok()) return policy.status();
   if (!fallback || fallback->empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ipclock: bad DSN \"", dsn->redacted(),
-        "\": degraded= needs fallback=DSN (a percent-encoded local store)"));
+    return BadDsn(dsn, "degraded= needs fallback=DSN (a percent-encoded local store)");
   }
-  // Checked before the remote store is tried, so that a typo in the
-  // fallback shows up on the day the server is up, not the day it is down.
+  // The option's value is a DSN of its own, parsed here once. Checked
+  // before the remote store is tried, so that a typo in the fallback shows
+  // up on the day the server is up, not the day it is down.
   absl::StatusOr<Dsn> fallback_dsn = Dsn::Parse(*fallback);
   if (!fallback_dsn.ok()) {
     return absl::Status(fallback_dsn.status().code(),
                         absl::StrCat("fallback: ", fallback_dsn.status().message()));
   }
   if (WantsDegradedMode(*fallback_dsn)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ipclock: bad DSN \"", dsn->redacted(),
-        "\": a fallback cannot have a fallback of its own"));
+    return BadDsn(dsn, "a fallback cannot have a fallback of its own");
   }
 
-  const std::string remote_text = WithoutDegradedOptions(text);
-  absl::StatusOr<std::shared_ptr<Store>> remote = StoreFromDsn(remote_text, options);
+  absl::StatusOr<std::shared_ptr<Store>> remote = BuildStoreWithoutFallback(dsn, options);
   if (remote.ok() || *policy == DegradedPolicy::kRaise) return remote;
   const absl::StatusCode code = remote.status().code();
   if (code != absl::StatusCode::kUnavailable &&
       code != absl::StatusCode::kUnimplemented) {
     return remote;
   }
-  absl::StatusOr<std::shared_ptr<Store>> local = StoreFromDsn(*fallback, options);
+  absl::StatusOr<std::shared_ptr<Store>> local =
+      BuildStoreWithoutFallback(*fallback_dsn, options);
   if (!local.ok()) {
     return absl::Status(code, absl::StrCat(remote.status().message(),
                                            "; its fallback failed too: ",
                                            local.status().message()));
   }
   if ((*local)->capabilities().scope == Scope::kRemote) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ipclock: bad DSN \"", dsn->redacted(), "\": the fallback ",
-        (*local)->Describe(), " is a remote store; use a combined store to "
-        "spread a lock over servers"));
+    return BadDsn(dsn, absl::StrCat("the fallback ", (*local)->Describe(),
+                                    " is a remote store; use a combined store to "
+                                    "spread a lock over servers"));
   }
-  absl::StatusOr<Dsn> shown = Dsn::Parse(remote_text);
   return std::shared_ptr<Store>(std::make_shared<DegradedStore>(
-      *std::move(local), shown.ok() ? shown->redacted() : std::string("remote store"),
-      remote.status(), *policy));
+      *std::move(local), dsn.RedactedWithout({"fallback", "degraded"}), remote.status(),
+      *policy));
 }
 
 }  // namespace ipclock

@@ -42,12 +42,13 @@ namespace ipclock {
 // Whether `dsn` asks for degraded mode (has `fallback=` or `degraded=`).
 bool WantsDegradedMode(const Dsn& dsn);
 
-// Builds the store that `text` names without its `fallback` and `degraded`
-// options, and falls back as described above. InvalidArgument for
-// `degraded=` without `fallback=`, an unknown policy, a fallback that is
-// itself remote or has a fallback.
+// Takes `fallback` and `degraded` from `dsn`, builds the store that the rest
+// of it names, and falls back as described above; the fallback's DSN (the
+// option's value) is parsed once, and each store is built from its own
+// parsed DSN. InvalidArgument for `degraded=` without `fallback=`, an
+// unknown policy, a fallback that is itself remote or has a fallback.
 absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(
-    absl::string_view text, const StoreOptions& options);
+    Dsn& dsn, const StoreOptions& options);
 
 }  // namespace ipclock
 

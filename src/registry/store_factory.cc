@@ -64,27 +64,39 @@ StoreInfo InfoOf(const StoreEntry& entry) {
 
 }  // namespace
 
+absl::StatusOr<std::shared_ptr<Store>> BuildStoreWithoutFallback(
+    Dsn& dsn, const StoreOptions& options) {
+  // A degraded mode's remote or fallback may carry its own `metrics=`.
+  absl::StatusOr<MetricsMode> metrics = TakeMetricsOption(dsn, options.metrics);
+  if (!metrics.ok()) return metrics.status();
+  absl::StatusOr<const StoreEntry*> entry = EntryFor(dsn);
+  if (!entry.ok()) return entry.status();
+  absl::StatusOr<std::shared_ptr<Store>> store = (*entry)->driver->from_dsn(dsn, options);
+  if (store.ok()) (*store)->SetMetricsMode(*metrics);
+  return store;
+}
+
+absl::StatusOr<std::shared_ptr<Store>> BuildStore(Dsn& dsn, const StoreOptions& options) {
+  // The mode of the store a Lock is made on, a degraded wrapper included.
+  absl::StatusOr<MetricsMode> metrics = TakeMetricsOption(dsn, options.metrics);
+  if (!metrics.ok()) return metrics.status();
+  StoreOptions with_metrics = options;
+  with_metrics.metrics = *metrics;
+  // What the store's factory reports goes to the store's sink.
+  BuildSinkScope scope(options.diagnostics);
+  absl::StatusOr<std::shared_ptr<Store>> store =
+      WantsDegradedMode(dsn) ? DegradedStoreFromDsn(dsn, with_metrics)
+                             : BuildStoreWithoutFallback(dsn, with_metrics);
+  if (store.ok() && options.diagnostics) (*store)->SetDiagnosticSink(options.diagnostics);
+  if (store.ok()) (*store)->SetMetricsMode(*metrics);
+  return store;
+}
+
 absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
                                                     const StoreOptions& options) {
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
-  absl::StatusOr<MetricsMode> metrics = TakeMetricsOption(*dsn, options.metrics);
-  if (!metrics.ok()) return metrics.status();
-  // What the store's factory reports goes to the store's sink.
-  BuildSinkScope scope(options.diagnostics);
-  absl::StatusOr<std::shared_ptr<Store>> store;
-  if (WantsDegradedMode(*dsn)) {
-    // `fallback=`/`degraded=` (registry/degraded_store.h): built again
-    // without them, through this function.
-    store = DegradedStoreFromDsn(text, options);
-  } else {
-    absl::StatusOr<const StoreEntry*> entry = EntryFor(*dsn);
-    if (!entry.ok()) return entry.status();
-    store = (*entry)->driver->from_dsn(*dsn, options);
-  }
-  if (store.ok() && options.diagnostics) (*store)->SetDiagnosticSink(options.diagnostics);
-  if (store.ok()) (*store)->SetMetricsMode(*metrics);
-  return store;
+  return BuildStore(*dsn, options);
 }
 
 std::vector<StoreInfo> KnownStores() {

@@ -26,10 +26,16 @@
 #ifndef IPCLOCK_REGISTRY_STORE_REGISTRY_H_
 #define IPCLOCK_REGISTRY_STORE_REGISTRY_H_
 
+#include <memory>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/dsn.h"
 #include "core/store_entry.h"
+#include "ipclock/store.h"
+#include "ipclock/store_factory.h"
 
 namespace ipclock {
 
@@ -41,6 +47,20 @@ const StoreEntry* FindStoreEntry(absl::string_view scheme);
 
 // Unimplemented, naming the store and the Meson feature that builds it.
 absl::Status StoreNotBuilt(const StoreEntry& entry);
+
+// Builds the store that `dsn` names, in degraded mode
+// (registry/degraded_store.h) when its options ask for it: the one way from
+// a DSN to a store. StoreFromDsn(), the members of a combined store and
+// degraded mode's remote and fallback stores all come through here, each
+// from a DSN parsed once; nothing turns a Dsn back into text to parse it
+// again. Takes the options it reads from `dsn`. What the store's factory
+// reports goes to `options.diagnostics`, as does what the store reports.
+absl::StatusOr<std::shared_ptr<Store>> BuildStore(Dsn& dsn, const StoreOptions& options);
+
+// The same without degraded mode: `fallback=` and `degraded=`, if `dsn`
+// still has them untaken, are unknown options of the store.
+absl::StatusOr<std::shared_ptr<Store>> BuildStoreWithoutFallback(
+    Dsn& dsn, const StoreOptions& options);
 
 }  // namespace ipclock
 
