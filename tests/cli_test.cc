@@ -431,11 +431,22 @@ void test_exit_status_classes(void** state) {
   // 69: a server that is down, tried once.
   r = RunCli({"run", "--store", "redis://127.0.0.1:1", "--key", "k", "-n", "--", "true"});
   ExpectCode(r, 69, "a Redis server that is down");
-  // 71: a lock dir that is a regular file.
+  // 64: a lock dir that is a regular file, a --file that is a FIFO or a
+  // symbolic link: a file of the wrong type, whatever the type.
   const std::string file = ScratchFile("not-a-dir");
   assert_true(WriteFile(file, "x"));
   r = RunCli({"run", "--store", absl::StrCat("flock://", file), "--key", "k", "--", "true"});
-  ExpectCode(r, 71, "a lock dir that is a file");
+  ExpectCode(r, 64, "a lock dir that is a file");
+  const std::string fifo = ScratchFile("fifo");
+  assert_int_equal(mkfifo(fifo.c_str(), 0600), 0);
+  ExpectCode(RunCli({"run", "--file", fifo, "--", "true"}), 64, "--file on a FIFO");
+  const std::string link = ScratchFile("link");
+  assert_int_equal(symlink(file.c_str(), link.c_str()), 0);
+  ExpectCode(RunCli({"run", "--file", link, "--", "true"}), 64, "--file on a symbolic link");
+  // 71: any other store or system error: a --file in a dir that does not
+  // exist (test_control_bytes_escaped also runs it).
+  ExpectCode(RunCli({"run", "--file", ScratchFile("none") + "/f", "--", "true"}), 71,
+             "--file in a missing dir");
   // 77: an unsafe lock dir is test_unsafe_lock_dir's; 79: cli_watch_test's.
 }
 

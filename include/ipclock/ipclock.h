@@ -10,7 +10,7 @@
 //
 // The headers for programs are those directly in include/ipclock/: this one
 // and what it includes (lock.h, lock_factory.h, lock_guard.h, lock_watch.h,
-// store.h, store_factory.h, remove_ipc.h, diagnostics.h, metrics.h,
+// store.h, store_factory.h, remove_ipc.h, diagnostics.h, metrics.h, errors.h,
 // version.h), async.h for event loops, and c.h. Three subdirs serve others:
 //   ipclock/stores/  one store's typed factory and options each, for building
 //                    a store in code rather than from a DSN; each header is
@@ -28,6 +28,7 @@
 #endif
 
 #include "ipclock/diagnostics.h"    // IWYU pragma: export
+#include "ipclock/errors.h"         // IWYU pragma: export
 #include "ipclock/lock.h"           // IWYU pragma: export
 #include "ipclock/lock_factory.h"   // IWYU pragma: export
 #include "ipclock/lock_guard.h"     // IWYU pragma: export

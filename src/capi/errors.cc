@@ -10,36 +10,40 @@
 #include <string>
 
 #include "ipclock/c.h"
+#include "ipclock/errors.h"
 
 namespace ipclock {
 namespace capi {
 
 int CodeFor(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kOk:
-      return 0;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
+  if (code == absl::StatusCode::kOk) return 0;
+  // The classes of ipclock/errors.h first, so that a fault has the number
+  // its class has everywhere; the "other" class says a little more by its
+  // code where it can.
+  switch (FaultClassOf(absl::Status(code, ""))) {
+    case FaultClass::kConfiguration:
       return -EINVAL;
-    case absl::StatusCode::kPermissionDenied:
-    case absl::StatusCode::kUnauthenticated:
+    case FaultClass::kRefused:
       return -EACCES;
-    case absl::StatusCode::kUnavailable:
+    case FaultClass::kNotBuilt:
+      return -ENOSYS;
+    case FaultClass::kTransient:
       return -EAGAIN;
+    // What every store says of a lock lost while held.
+    case FaultClass::kLost:
+      return IPCLOCK_LOST;
+    case FaultClass::kMisuse:
+      return -EPERM;
+    case FaultClass::kOther:
+      break;
+  }
+  switch (code) {
     case absl::StatusCode::kNotFound:
       return -ENOENT;
     case absl::StatusCode::kAlreadyExists:
       return -EEXIST;
     case absl::StatusCode::kResourceExhausted:
       return -ENOSPC;
-    case absl::StatusCode::kUnimplemented:
-      return -ENOSYS;
-    case absl::StatusCode::kFailedPrecondition:
-      return -EPERM;
-    // Aborted is what every store says of a lock lost while held.
-    case absl::StatusCode::kAborted:
-    case absl::StatusCode::kCancelled:
-      return IPCLOCK_LOST;
     case absl::StatusCode::kDeadlineExceeded:
       return -ETIMEDOUT;
     default:

@@ -16,16 +16,21 @@ absl::StatusCode ErrnoToCode(int err) {
     case EACCES:
     case EPERM:
     case EROFS:
-    case ELOOP:  // a symlink where O_NOFOLLOW refused one
       return absl::StatusCode::kPermissionDenied;
     case ENOENT:
     case EIDRM:
       return absl::StatusCode::kNotFound;
     case EEXIST:
       return absl::StatusCode::kAlreadyExists;
+    // A file of the wrong type where one is named: a configuration fault.
     case EINVAL:
     case ENAMETOOLONG:
     case EISDIR:
+    case ENOTDIR:
+    case ELOOP:  // a symlink where O_NOFOLLOW refused one
+    case ENXIO:  // a socket, or a device without its driver
+    case ESPIPE:  // a FIFO where a file to seek in was expected
+    case ENODEV:
       return absl::StatusCode::kInvalidArgument;
     case ENOSPC:
     case EDQUOT:
@@ -49,7 +54,6 @@ absl::StatusCode ErrnoToCode(int err) {
     case EOPNOTSUPP:
       return absl::StatusCode::kUnimplemented;
     case EDEADLK:
-    case ENOTDIR:
       return absl::StatusCode::kFailedPrecondition;
     default:
       return absl::StatusCode::kInternal;

@@ -156,7 +156,7 @@ absl::Status WalkToParent(const std::string& path, uid_t uid, absl::string_view 
       return absl::OkStatus();
     }
     if (!S_ISDIR(entry.st_mode)) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, store, "",
+      return StoreError(absl::StatusCode::kInvalidArgument, store, "",
                         absl::StrCat("lock dir ", path, ": ", shown, " is a ",
                                      FileTypeName(entry.st_mode), ", not a dir"));
     }
@@ -183,7 +183,7 @@ absl::Status CheckLockDirSafety(const struct stat& st, const std::string& path,
 absl::Status CheckLockDirSafetyFor(const struct stat& st, const std::string& path,
                                    absl::string_view store, uid_t me) {
   if (!S_ISDIR(st.st_mode)) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, store, "",
+    return StoreError(absl::StatusCode::kInvalidArgument, store, "",
                       absl::StrCat("lock dir ", path, " is not a directory"));
   }
   if (st.st_uid != me && st.st_uid != 0) {
@@ -245,7 +245,7 @@ absl::StatusOr<ScopedFd> OpenLockDir(const std::string& path, mode_t create_mode
     if (err == ELOOP || err == ENOTDIR) {
       struct stat lst;
       if (StatAt(parent, name, AT_SYMLINK_NOFOLLOW, &lst) == 0 && S_ISLNK(lst.st_mode)) {
-        return StoreError(absl::StatusCode::kPermissionDenied, store, "",
+        return StoreError(absl::StatusCode::kInvalidArgument, store, "",
                           absl::StrCat("refusing lock dir ", path,
                                        ": it is a symbolic link"));
       }

@@ -246,8 +246,10 @@ absl::StatusOr<std::unique_ptr<FlockFile>> OpenFlockFile(const FlockOpenRequest&
   const std::string path = f->Path();
   auto open_error = [&](int err, absl::string_view what) {
     failure->err = err;
+    // A file of the wrong type is a configuration fault (ipclock/errors.h),
+    // as a FIFO is below.
     if (err == ELOOP) {
-      return StoreError(absl::StatusCode::kPermissionDenied, store, r.resource,
+      return StoreError(absl::StatusCode::kInvalidArgument, store, r.resource,
                         absl::StrCat("refusing ", path,
                                      ": it is a symbolic link (lock files are "
                                      "opened with O_NOFOLLOW)"));
@@ -302,7 +304,7 @@ absl::StatusOr<std::unique_ptr<FlockFile>> OpenFlockFile(const FlockOpenRequest&
   struct stat st;
   if (int err = StatFd(f->fd.get(), &st); err != 0) return open_error(err, "fstat");
   if (!S_ISREG(st.st_mode) && !(S_ISDIR(st.st_mode) && !r.symfony)) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, store, r.resource,
+    return StoreError(absl::StatusCode::kInvalidArgument, store, r.resource,
                       absl::StrCat("refusing ", path, ": it is a ", FileTypeName(st.st_mode),
                                    r.symfony ? ", not a regular file"
                                              : ", not a regular file or a directory",

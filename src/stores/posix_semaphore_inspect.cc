@@ -79,7 +79,7 @@ absl::StatusOr<HeldLocks> ListPosixSemaphoreLocks(Dsn& dsn, const ListRequest& r
     const std::string path = absl::StrCat("/dev/shm", registry);
     if (const PathInfo info = InspectPath(path, /*follow=*/false);
         info.error == 0 && !info.is_regular) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, out.store, "",
+      return StoreError(absl::StatusCode::kInvalidArgument, out.store, "",
                         absl::StrCat(path, " is not a regular file, so not a registry"));
     }
     absl::StatusOr<RegistrySnapshot> snap = ReadRegistrySnapshot(registry);

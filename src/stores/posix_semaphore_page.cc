@@ -54,7 +54,10 @@ absl::StatusOr<RegistrySnapshot> ReadRegistrySnapshot(const std::string& registr
     return ErrnoError(err, describe, "", absl::StrCat("open ", path));
   }
   if (!S_ISREG(st.st_mode) || st.st_size != static_cast<off_t>(sizeof(RegistryPage))) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
+    // A file of the wrong type is a configuration fault (ipclock/errors.h).
+    return StoreError(S_ISREG(st.st_mode) ? absl::StatusCode::kFailedPrecondition
+                                          : absl::StatusCode::kInvalidArgument,
+                      describe, "",
                       absl::StrCat(path, " is not an ipclock registry (",
                                    S_ISREG(st.st_mode) ? "its size is wrong"
                                                        : "not a regular file",

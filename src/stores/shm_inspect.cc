@@ -36,7 +36,7 @@ absl::StatusOr<HeldLocks> ListShmLocks(Dsn& dsn, const ListRequest& request) {
   const std::string path = absl::StrCat("/dev/shm/ipclock.", dsn.host());
   if (const PathInfo info = InspectPath(path, /*follow=*/false);
       info.error == 0 && !info.is_regular) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, out.store, "",
+    return StoreError(absl::StatusCode::kInvalidArgument, out.store, "",
                       absl::StrCat(path, " is not a regular file, so not a segment"));
   }
   absl::StatusOr<std::vector<ShmSlotInfo>> slots = ListShmSlots(dsn.host());

@@ -158,7 +158,7 @@ absl::Status OpenOrCreate(const ShmStoreOptions& options, const ShmNames& names,
     }
     if (err == ENOENT) continue;  // unlinked between the two opens
     if (err == ELOOP) {
-      return StoreError(absl::StatusCode::kPermissionDenied, names.describe, "",
+      return StoreError(absl::StatusCode::kInvalidArgument, names.describe, "",
                         absl::StrCat("refusing ", names.path, ": it is a symbolic link"));
     }
     if (err != 0) return ErrnoError(err, names.describe, "", absl::StrCat("shm_open ", names.path));

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "ipclock/diagnostics.h"
+#include "ipclock/errors.h"
 #include "terminal_text.h"
 
 namespace ipclock_cli {
@@ -29,19 +30,26 @@ void WriteLine(std::string text, ipclock::DiagnosticSeverity severity) {
 }  // namespace
 
 int ExitCodeForStatus(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kPermissionDenied:
-      return kExitNoPermission;
-    case absl::StatusCode::kUnavailable:
-    // A store left out of this build is as unavailable as a server that is
-    // down: the command line itself was fine.
-    case absl::StatusCode::kUnimplemented:
-      return kExitUnavailable;
-    case absl::StatusCode::kInvalidArgument:
+  // By the fault classes of ipclock/errors.h, which the man page's EXIT
+  // STATUS table follows.
+  switch (ipclock::FaultClassOf(status)) {
+    case ipclock::FaultClass::kConfiguration:
       return kExitUsage;
-    default:
-      return kExitOsError;
+    case ipclock::FaultClass::kRefused:
+      return kExitNoPermission;
+    // A store left out of this build is as unavailable as a server that is
+    // down, but waiting cannot change it: it is never retried.
+    case ipclock::FaultClass::kNotBuilt:
+    case ipclock::FaultClass::kTransient:
+      return kExitUnavailable;
+    // A lock lost while held is told by `ipclock run` itself (79); one lost
+    // on the way to being held is an error like any other.
+    case ipclock::FaultClass::kLost:
+    case ipclock::FaultClass::kMisuse:
+    case ipclock::FaultClass::kOther:
+      break;
   }
+  return kExitOsError;
 }
 
 void Say(absl::string_view text, ipclock::DiagnosticSeverity severity) {

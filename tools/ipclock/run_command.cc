@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "child_process.h"
 #include "exit_codes.h"
+#include "ipclock/errors.h"
 #include "run_report.h"
 #include "ipclock/spi/deadline.h"
 #include "ipclock/stores/etcd_store.h"
@@ -58,8 +59,8 @@ std::string WithoutPrefix(absl::string_view message) {
 }
 
 // -w bounds the time to get the locks, whatever keeps them from us: a
-// holder, or a server that is down or not yet up. Only Unavailable is
-// tried again; -n and -w 0 try once.
+// holder, or a server that is down or not yet up. Only a transient failure
+// (ipclock/errors.h) is tried again; -n and -w 0 try once.
 class Retry {
  public:
   Retry(const RunOptions& options, ipclock::Deadline deadline)
@@ -67,7 +68,7 @@ class Retry {
 
   // Whether to try again after `s`, having slept first.
   bool Again(const absl::Status& s) {
-    if (!absl::IsUnavailable(s) || options_.wait == absl::ZeroDuration() ||
+    if (!ipclock::IsTransient(s) || options_.wait == absl::ZeroDuration() ||
         deadline_.has_passed()) {
       return false;
     }

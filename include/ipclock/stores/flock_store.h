@@ -98,9 +98,9 @@
 // replaced is checked as a new one (owner, mode, ancestors).
 //
 // Files are opened O_CLOEXEC|O_NOFOLLOW|O_NONBLOCK and checked with fstat(2)
-// before use: a symbolic link is PermissionDenied, and a FIFO or a device
-// (or, in Symfony naming mode, a dir) is FailedPrecondition, never locked
-// nor waited on (a socket cannot be opened at all: ENXIO). Lock files are never deleted: deleting one that
+// before use: a symbolic link, a FIFO or a device (or, in Symfony naming
+// mode, a dir) is a file of the wrong type, InvalidArgument (ipclock/errors.h),
+// never locked nor waited on (a socket cannot be opened at all: ENXIO). Lock files are never deleted: deleting one that
 // others have open lets two processes hold "the same" lock on two inodes.
 //
 // Timed waits use a blocking flock(2) that a one-shot CLOCK_MONOTONIC timer
