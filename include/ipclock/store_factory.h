@@ -24,6 +24,7 @@
 #ifndef IPCLOCK_STORE_FACTORY_H_
 #define IPCLOCK_STORE_FACTORY_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,12 @@ struct StoreOptions {
   // What Locks on the store record (metrics.h); a DSN's `metrics=` option
   // (`on`, `off`, `every`; any store) takes precedence.
   MetricsMode metrics = MetricsMode::kOn;
+  // What the caller will ask of the store, checked against what the DSN's
+  // store can do before anything is built or connected: a store without
+  // shared locks, or one that does not count, is InvalidArgument at once,
+  // not after its server has answered.
+  bool shared_locks = false;
+  uint32_t permits = 1;
 };
 
 // The DSN of the default store: "flock".
@@ -57,8 +64,22 @@ inline constexpr absl::string_view kDefaultDsn = "flock";
 // Builds the store that `dsn` names. InvalidArgument for a malformed DSN or
 // unknown option, Unimplemented for a store compiled out of this build, or
 // the store's own error (e.g. PermissionDenied for an unusable lock dir).
+// The DSN is parsed once and checked as CheckDsn() checks it before
+// anything is created or connected. Errors are classed as ipclock/errors.h
+// says: only Unavailable is worth trying again.
 absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(
     absl::string_view dsn, const StoreOptions& options = StoreOptions());
+
+// Checks `dsn` as StoreFromDsn() would, without building the store: nothing
+// is created, opened for writing, or connected to, and no client library
+// is handed anything. Finds every permanent fault the DSN itself carries
+// (ipclock/errors.h): a malformed DSN, an unknown option, a value out of
+// range, a file of the wrong type, an input the store's client library
+// cannot take, `options`' needs the store cannot meet. Returns the
+// capabilities the store will have. What only building shows (a server
+// that is down, refused credentials, an unsafe lock dir) is not checked.
+absl::StatusOr<Capabilities> CheckDsn(absl::string_view dsn,
+                                      const StoreOptions& options = StoreOptions());
 
 // The DSN schemes this build accepts, for help texts.
 std::vector<std::string> SupportedDsnSchemes();

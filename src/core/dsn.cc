@@ -223,8 +223,13 @@ absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
     }
     if (!port.empty() || authority.find(':') != absl::string_view::npos) {
       int p = 0;
+      if (absl::StartsWith(authority, "[") && port.find(',') != absl::string_view::npos) {
+        return Bad(shown, "a list of servers (host:port,host:port) takes host names and IPv4 "
+                          "addresses; an IPv6 address in brackets must be the only server");
+      }
       if (!absl::SimpleAtoi(port, &p) || p < 1 || p > 65535) {
-        return Bad(shown, "the port must be a number from 1 to 65535");
+        return Bad(shown, absl::StrCat("the port \"", Printable(port),
+                                       "\": expected a number from 1 to 65535"));
       }
       dsn.port_ = p;
     }

@@ -41,8 +41,15 @@ struct StoreDriver {
   // The locks held now, for `ipclock list`; nullptr where the store cannot
   // tell. Must not create anything.
   absl::StatusOr<HeldLocks> (*list)(Dsn& dsn, const ListRequest& request);
+  // The store's own DSN check: reads `dsn` as `from_dsn` does and checks
+  // every option's value, each file the DSN names (core/named_file.h) and
+  // the limits of the store's client library, making nothing (no file, IPC
+  // object or connection) and handing nothing to a client library. Returns
+  // the capabilities the store will have, or the error `from_dsn` would
+  // return for the DSN itself. `from_dsn` is called only after it passed.
+  absl::StatusOr<Capabilities> (*check)(Dsn& dsn, const StoreOptions& options);
   // The client library a remote store calls (platform/client_library.h),
-  // loaded by the registry before either function above runs; nullptr for
+  // loaded by the registry before any function above runs; nullptr for
   // a store that needs none.
   ClientLibrary& (*client_library)() = nullptr;
 };

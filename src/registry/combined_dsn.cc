@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ipclock/errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "registry/store_registry.h"
+#include "stores/combined_store.h"
 
 namespace ipclock {
 namespace {
@@ -38,8 +40,8 @@ class LazyMember final : public Store {
 
   absl::string_view name() const override { return "unbuilt"; }
   std::string Describe() const override { return shown_; }
-  // The caps of a sibling member of the same kind: the combined store's
-  // caps are fixed when it is built.
+  // The capabilities its DSN gives it (CheckDsn()): the combined store's
+  // are fixed when it is built.
   Capabilities capabilities() const override { return assumed_; }
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override {
@@ -117,27 +119,87 @@ class LazyMember final : public Store {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
-    Dsn& dsn, const StoreOptions& options) {
-  // Messages below never repeat the DSN: it holds the member DSNs, and the
-  // DSN parser redacts only the first password in a string.
+namespace {
+
+absl::Status MemberFailed(int n, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat("ipclock: combined store, member store", n, ": ",
+                                             s.message()));
+}
+
+// The members' DSNs, each parsed once (a member's DSN is an option's value).
+struct CombinedOptions {
+  CombineStrategy strategy = CombineStrategy::kConsensus;
+  std::vector<Dsn> members;
+};
+
+// Messages never repeat the DSN: it holds the member DSNs, and the DSN
+// parser redacts only the first password in a string.
+absl::StatusOr<CombinedOptions> CombinedOptionsFromDsn(Dsn& dsn) {
   if ((dsn.has_authority() && !dsn.host().empty()) || !dsn.path().empty()) {
     return absl::InvalidArgumentError(
         "ipclock: bad combined DSN: it takes no address; members go in "
         "store1=DSN&store2=DSN...");
   }
-  CombineStrategy strategy = CombineStrategy::kConsensus;
+  CombinedOptions out;
   if (std::optional<std::string> s = dsn.TakeOption("strategy")) {
     if (*s == "consensus") {
-      strategy = CombineStrategy::kConsensus;
+      out.strategy = CombineStrategy::kConsensus;
     } else if (*s == "unanimous") {
-      strategy = CombineStrategy::kUnanimous;
+      out.strategy = CombineStrategy::kUnanimous;
     } else {
       return absl::InvalidArgumentError(
-          absl::StrCat("ipclock: bad combined DSN: strategy=", *s,
+          absl::StrCat("ipclock: bad combined DSN: option strategy=", *s,
                        ": expected consensus or unanimous"));
     }
   }
+  for (int n = 1;; ++n) {
+    std::optional<std::string> member = dsn.TakeOption(absl::StrCat("store", n));
+    if (!member) break;
+    absl::StatusOr<Dsn> parsed = Dsn::Parse(*member);
+    if (!parsed.ok()) return MemberFailed(n, parsed.status());
+    out.members.push_back(*std::move(parsed));
+  }
+  if (!dsn.CheckAllOptionsUsed().ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ipclock: bad combined DSN: options are strategy and store1, store2, "
+        "... numbered from 1 without gaps (",
+        out.members.size(), " members read)"));
+  }
+  if (out.members.empty()) {
+    return absl::InvalidArgumentError(
+        "ipclock: bad combined DSN: no members (store1=DSN&store2=DSN...)");
+  }
+  return out;
+}
+
+// A member's DSN check: its own needs are none (the combined store's are
+// checked against the combined capabilities).
+absl::StatusOr<Capabilities> CheckMember(const Dsn& member, const StoreOptions& options) {
+  StoreOptions plain;
+  plain.remove_ipc = options.remove_ipc;
+  Dsn copy = member;
+  return CheckStore(copy, plain);
+}
+
+absl::StatusOr<Capabilities> CheckCombinedDsn(Dsn& dsn, const StoreOptions& options) {
+  absl::StatusOr<CombinedOptions> combined = CombinedOptionsFromDsn(dsn);
+  if (!combined.ok()) return combined.status();
+  std::vector<Capabilities> caps;
+  for (size_t i = 0; i < combined->members.size(); ++i) {
+    absl::StatusOr<Capabilities> c = CheckMember(combined->members[i], options);
+    if (!c.ok()) return MemberFailed(static_cast<int>(i + 1), c.status());
+    caps.push_back(*c);
+  }
+  return CombinedCapabilities(caps);
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
+    Dsn& dsn, const StoreOptions& options) {
+  absl::StatusOr<CombinedOptions> combined = CombinedOptionsFromDsn(dsn);
+  if (!combined.ok()) return combined.status();
+  const CombineStrategy strategy = combined->strategy;
   // Members whose server is down now (Unavailable) are retried on use, as
   // long as the members that could be built meet the strategy without them:
   // a majority of three Redis servers must not depend on all three being up
@@ -150,36 +212,18 @@ absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
   };
   std::vector<std::shared_ptr<Store>> members;
   std::vector<Unbuilt> unbuilt;
-  for (int n = 1;; ++n) {
-    std::optional<std::string> member = dsn.TakeOption(absl::StrCat("store", n));
-    if (!member) break;
-    auto failed = [n](const absl::Status& s) {
-      return absl::Status(s.code(), absl::StrCat("ipclock: combined store, member store", n,
-                                                 ": ", s.message()));
-    };
-    // The option's value is the member's DSN, parsed here once.
-    absl::StatusOr<Dsn> parsed = Dsn::Parse(*member);
-    if (!parsed.ok()) return failed(parsed.status());
-    Dsn used = *parsed;
+  for (size_t i = 0; i < combined->members.size(); ++i) {
+    const int n = static_cast<int>(i + 1);
+    Dsn used = combined->members[i];
     absl::StatusOr<std::shared_ptr<Store>> store = BuildStore(used, options);
     if (store.ok()) {
       members.push_back(*std::move(store));
       continue;
     }
-    absl::Status error = failed(store.status());
-    if (!absl::IsUnavailable(error)) return error;
-    unbuilt.push_back({members.size(), n, *std::move(parsed), error});
+    absl::Status error = MemberFailed(n, store.status());
+    if (!IsTransient(error)) return error;
+    unbuilt.push_back({members.size(), n, std::move(combined->members[i]), error});
     members.push_back(nullptr);
-  }
-  if (!dsn.CheckAllOptionsUsed().ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ipclock: bad combined DSN: options are strategy and store1, store2, "
-        "... numbered from 1 without gaps (",
-        members.size(), " members read)"));
-  }
-  if (members.empty()) {
-    return absl::InvalidArgumentError(
-        "ipclock: bad combined DSN: no members (store1=DSN&store2=DSN...)");
   }
   const size_t built = members.size() - unbuilt.size();
   const bool enough = strategy == CombineStrategy::kUnanimous
@@ -187,19 +231,16 @@ absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
                           : 2 * built > members.size();
   if (!enough) return unbuilt.front().error;
   for (Unbuilt& u : unbuilt) {
-    const Store* sibling = nullptr;
-    for (const std::shared_ptr<Store>& m : members) {
-      if (m != nullptr && m->name() == u.dsn.scheme()) sibling = m.get();
-    }
-    // Without a built member of the same kind, its capabilities are unknown.
-    if (sibling == nullptr) return u.error;
+    // The capabilities it will have once built, as its DSN gives them.
+    absl::StatusOr<Capabilities> caps = CheckMember(u.dsn, options);
+    if (!caps.ok()) return MemberFailed(u.n, caps.status());
     std::string shown = absl::StrCat(u.dsn.redacted(), " (down at start)");
     members[u.index] = std::make_shared<LazyMember>(std::move(u.dsn), std::move(shown),
-                                                    options, sibling->capabilities(), u.error);
+                                                    options, *caps, u.error);
   }
   return NewCombinedStore(std::move(members), strategy);
 }
 
-const StoreDriver kCombinedDriver = {&CombinedStoreFromDsn, nullptr};
+const StoreDriver kCombinedDriver = {&CombinedStoreFromDsn, nullptr, &CheckCombinedDsn};
 
 }  // namespace ipclock

@@ -25,9 +25,10 @@ namespace ipclock {
 absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
     Dsn& dsn, const StoreOptions& options);
 
-// Its entry's driver, and its entry (core/store_entry.h). The scope is the
-// widest a combined store can have; each one's capabilities say its own
-// (the narrowest member's).
+// Its entry's driver (with its DSN check: the members' own checks, and the
+// capabilities they give the combined store), and its entry
+// (core/store_entry.h). The scope is the widest a combined store can have;
+// each one's capabilities say its own (the narrowest member's).
 extern const StoreDriver kCombinedDriver;
 inline constexpr absl::string_view kCombinedSchemes[] = {"combined"};
 inline constexpr StoreEntry kCombinedEntry = {

@@ -107,17 +107,22 @@ bool WantsDegradedMode(const Dsn& dsn) {
          dsn.PeekOption("degraded").has_value();
 }
 
-absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(Dsn& dsn,
-                                                            const StoreOptions& options) {
+namespace {
+
+struct DegradedOptions {
+  Dsn fallback;
+  DegradedPolicy policy;
+};
+
+// Takes `fallback` and `degraded` from `dsn`. The fallback option's value
+// is a DSN of its own, parsed here once.
+absl::StatusOr<DegradedOptions> TakeDegradedOptions(Dsn& dsn) {
   std::optional<std::string> fallback = dsn.TakeOption("fallback");
   absl::StatusOr<DegradedPolicy> policy = ParsePolicy(dsn, dsn.TakeOption("degraded"));
   if (!policy.ok()) return policy.status();
   if (!fallback || fallback->empty()) {
     return BadDsn(dsn, "degraded= needs fallback=DSN (a percent-encoded local store)");
   }
-  // The option's value is a DSN of its own, parsed here once. Checked
-  // before the remote store is tried, so that a typo in the fallback shows
-  // up on the day the server is up, not the day it is down.
   absl::StatusOr<Dsn> fallback_dsn = Dsn::Parse(*fallback);
   if (!fallback_dsn.ok()) {
     return absl::Status(fallback_dsn.status().code(),
@@ -126,6 +131,49 @@ absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(Dsn& dsn,
   if (WantsDegradedMode(*fallback_dsn)) {
     return BadDsn(dsn, "a fallback cannot have a fallback of its own");
   }
+  return DegradedOptions{*std::move(fallback_dsn), *policy};
+}
+
+absl::Status RemoteFallback(const Dsn& dsn, absl::string_view fallback) {
+  return BadDsn(dsn, absl::StrCat("the fallback ", fallback, " is a remote store; use a "
+                                  "combined store to spread a lock over servers"));
+}
+
+}  // namespace
+
+absl::StatusOr<Capabilities> CheckDegradedDsn(Dsn& dsn, const StoreOptions& options) {
+  absl::StatusOr<DegradedOptions> degraded = TakeDegradedOptions(dsn);
+  if (!degraded.ok()) return degraded.status();
+  // The fallback first, so that a typo in it shows up on the day the server
+  // is up, not the day it is down.
+  absl::StatusOr<Capabilities> local = CheckStoreWithoutFallback(degraded->fallback, options);
+  if (!local.ok()) {
+    return absl::Status(local.status().code(),
+                        absl::StrCat("fallback: ", local.status().message()));
+  }
+  if (local->scope == Scope::kRemote) return RemoteFallback(dsn, degraded->fallback.redacted());
+  absl::StatusOr<Capabilities> remote = CheckStoreWithoutFallback(dsn, options);
+  // A remote store this build left out is what the fallback is for.
+  if (absl::IsUnimplemented(remote.status())) return local;
+  if (!remote.ok()) return remote;
+  // What a program can count on, whichever of the two it gets.
+  Capabilities c = *remote;
+  c.blocking = c.blocking && local->blocking;
+  c.expiring = c.expiring && local->expiring;
+  c.shared = c.shared && local->shared;
+  c.serializable = c.serializable && local->serializable;
+  c.fencing = c.fencing && local->fencing;
+  c.owner_death = c.owner_death && local->owner_death;
+  c.counting = c.counting && local->counting;
+  return c;
+}
+
+absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(Dsn& dsn,
+                                                            const StoreOptions& options) {
+  absl::StatusOr<DegradedOptions> degraded = TakeDegradedOptions(dsn);
+  if (!degraded.ok()) return degraded.status();
+  const DegradedPolicy* policy = &degraded->policy;
+  Dsn* fallback_dsn = &degraded->fallback;
 
   absl::StatusOr<std::shared_ptr<Store>> remote = BuildStoreWithoutFallback(dsn, options);
   if (remote.ok() || *policy == DegradedPolicy::kRaise) return remote;
@@ -142,9 +190,7 @@ absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(Dsn& dsn,
                                            local.status().message()));
   }
   if ((*local)->capabilities().scope == Scope::kRemote) {
-    return BadDsn(dsn, absl::StrCat("the fallback ", (*local)->Describe(),
-                                    " is a remote store; use a combined store to "
-                                    "spread a lock over servers"));
+    return RemoteFallback(dsn, (*local)->Describe());
   }
   return std::shared_ptr<Store>(std::make_shared<DegradedStore>(
       *std::move(local), dsn.RedactedWithout({"fallback", "degraded"}), remote.status(),

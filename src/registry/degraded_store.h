@@ -50,6 +50,11 @@ bool WantsDegradedMode(const Dsn& dsn);
 absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(
     Dsn& dsn, const StoreOptions& options);
 
+// The DSN checks (registry/store_registry.h) of both stores, the fallback's
+// first. The capabilities are those both stores have: what a program can
+// count on whichever one it gets.
+absl::StatusOr<Capabilities> CheckDegradedDsn(Dsn& dsn, const StoreOptions& options);
+
 }  // namespace ipclock
 
 #endif  // IPCLOCK_REGISTRY_DEGRADED_STORE_H_

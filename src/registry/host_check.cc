@@ -70,6 +70,14 @@ absl::Status DescribeStore(const HostCheckOptions& options, Target* target) {
   }
   target->store = std::string(entry->name);
   target->ipc_kind = entry->ipc;
+  // The DSN's own faults, as StoreFromDsn() would tell them (a store this
+  // build left out has nothing here to check them).
+  if (entry->driver != nullptr) {
+    Dsn checked = *dsn;
+    if (absl::StatusOr<Capabilities> caps = CheckStore(checked, StoreOptions()); !caps.ok()) {
+      return caps.status();
+    }
+  }
   if (entry->ipc != IpcKind::kLockDir) return absl::OkStatus();
   absl::StatusOr<FlockDsnTarget> flock = ReadFlockDsn(*dsn);
   if (!flock.ok()) return flock.status();

@@ -92,10 +92,50 @@ absl::StatusOr<std::shared_ptr<Store>> BuildStore(Dsn& dsn, const StoreOptions& 
   return store;
 }
 
+absl::StatusOr<Capabilities> CheckStoreWithoutFallback(Dsn& dsn,
+                                                       const StoreOptions& options) {
+  if (absl::StatusOr<MetricsMode> m = TakeMetricsOption(dsn, options.metrics); !m.ok()) {
+    return m.status();
+  }
+  absl::StatusOr<const StoreEntry*> entry = EntryFor(dsn);
+  if (!entry.ok()) return entry.status();
+  return (*entry)->driver->check(dsn, options);
+}
+
+absl::StatusOr<Capabilities> CheckStore(Dsn& dsn, const StoreOptions& options) {
+  if (absl::StatusOr<MetricsMode> m = TakeMetricsOption(dsn, options.metrics); !m.ok()) {
+    return m.status();
+  }
+  absl::StatusOr<Capabilities> caps = WantsDegradedMode(dsn)
+                                          ? CheckDegradedDsn(dsn, options)
+                                          : CheckStoreWithoutFallback(dsn, options);
+  if (!caps.ok()) return caps;
+  if (options.shared_locks && !caps->shared) {
+    return BadDsn(dsn, "shared locks were asked for, and this store has no shared locks");
+  }
+  if (options.permits > 1 && !caps->counting) {
+    return BadDsn(dsn, absl::StrCat(options.permits, " permits were asked for, which needs a "
+                                    "counting store (semaphore, posix-semaphore, in-memory)"));
+  }
+  return caps;
+}
+
+absl::StatusOr<Capabilities> CheckDsn(absl::string_view text, const StoreOptions& options) {
+  absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
+  if (!dsn.ok()) return dsn.status();
+  return CheckStore(*dsn, options);
+}
+
 absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
                                                     const StoreOptions& options) {
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
+  // Every fault the DSN itself carries, before anything is made: the check
+  // reads a copy, and the store is built from the parsed DSN.
+  Dsn checked = *dsn;
+  if (absl::StatusOr<Capabilities> caps = CheckStore(checked, options); !caps.ok()) {
+    return caps.status();
+  }
   return BuildStore(*dsn, options);
 }
 
@@ -123,6 +163,12 @@ absl::StatusOr<HeldLocks> ListHeldLocks(absl::string_view text, const ListReques
   }
   absl::StatusOr<const StoreEntry*> entry = EntryFor(*dsn);
   if (!entry.ok()) return entry.status();
+  // The DSN's own faults are told as StoreFromDsn() tells them.
+  Dsn checked = *dsn;
+  if (absl::StatusOr<Capabilities> caps = CheckStoreWithoutFallback(checked, StoreOptions());
+      !caps.ok()) {
+    return caps.status();
+  }
   if ((*entry)->driver->list == nullptr) {
     return absl::UnimplementedError(absl::StrCat(
         "ipclock: the ", (*entry)->name, " store cannot list its locks from outside",

@@ -62,6 +62,15 @@ absl::StatusOr<std::shared_ptr<Store>> BuildStore(Dsn& dsn, const StoreOptions& 
 absl::StatusOr<std::shared_ptr<Store>> BuildStoreWithoutFallback(
     Dsn& dsn, const StoreOptions& options);
 
+// The stores' DSN checks (StoreDriver::check) for what BuildStore() would
+// build, degraded mode's fallback and a combined store's members included,
+// and `options`' needs against the capabilities found. StoreFromDsn() and
+// CheckDsn() run it on a copy of the parsed DSN before anything is built.
+absl::StatusOr<Capabilities> CheckStore(Dsn& dsn, const StoreOptions& options);
+
+// The same without degraded mode, and without `options`' needs.
+absl::StatusOr<Capabilities> CheckStoreWithoutFallback(Dsn& dsn, const StoreOptions& options);
+
 }  // namespace ipclock
 
 #endif  // IPCLOCK_REGISTRY_STORE_REGISTRY_H_

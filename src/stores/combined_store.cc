@@ -7,7 +7,7 @@
 // the key and in which mode, so that a failed attempt can give back exactly
 // what it took and a failed conversion can put back what was held before.
 
-#include "ipclock/stores/combined_store.h"
+#include "stores/combined_store.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -23,6 +23,26 @@
 #include "platform/random.h"
 
 namespace ipclock {
+
+Capabilities CombinedCapabilities(const std::vector<Capabilities>& members) {
+  Capabilities c;
+  c.blocking = false;
+  c.expiring = false;
+  c.shared = true;
+  c.serializable = true;
+  c.owner_death = false;  // reported, but not exactly: see the header
+  c.fencing = false;
+  c.counting = false;
+  c.scope = Scope::kRemote;
+  for (const Capabilities& m : members) {
+    c.expiring = c.expiring || m.expiring;
+    c.shared = c.shared && m.shared;
+    c.serializable = c.serializable && m.serializable;
+    c.scope = std::min(c.scope, m.scope);
+  }
+  return c;
+}
+
 namespace {
 
 constexpr absl::string_view kName = "combined";
@@ -64,28 +84,19 @@ struct Tally {
   }
 };
 
+
 class CombinedStore final : public StoreWithState<CombinedKeyState> {
  public:
   CombinedStore(std::vector<std::shared_ptr<Store>> members,
                 CombineStrategy strategy)
       : members_(std::move(members)), strategy_(strategy) {
     std::vector<std::string> described;
-    caps_.blocking = false;
-    caps_.expiring = false;
-    caps_.shared = true;
-    caps_.serializable = true;
-    caps_.owner_death = false;  // reported, but not exactly: see the header
-    caps_.fencing = false;
-    caps_.counting = false;
-    caps_.scope = Scope::kRemote;
+    std::vector<Capabilities> caps;
     for (const std::shared_ptr<Store>& m : members_) {
-      const Capabilities c = m->capabilities();
-      caps_.expiring = caps_.expiring || c.expiring;
-      caps_.shared = caps_.shared && c.shared;
-      caps_.serializable = caps_.serializable && c.serializable;
-      caps_.scope = std::min(caps_.scope, c.scope);
+      caps.push_back(m->capabilities());
       described.push_back(m->Describe());
     }
+    caps_ = CombinedCapabilities(caps);
     describe_ = absl::StrCat("combined(", StrategyName(), ": ",
                              absl::StrJoin(described, ", "), ")");
   }

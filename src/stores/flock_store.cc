@@ -85,16 +85,7 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return describe_; }
 
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.blocking = true;
-    c.shared = true;
-    c.fencing = record_;
-    c.owner_death = record_;
-    c.fair = fair_;
-    c.scope = kFlockEntry.scope;
-    return c;
-  }
+  Capabilities capabilities() const override { return FlockCapabilities(options_); }
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
@@ -547,6 +538,20 @@ WatchTargets FlockStore::GetWatchTargets(Key& key) {
 }
 
 }  // namespace
+
+Capabilities FlockCapabilities(const FlockStoreOptions& options) {
+  // Holder records (fences, owner deaths) are kept in Symfony-named files.
+  const bool record =
+      options.holder_record && options.naming == FlockStoreOptions::Naming::kSymfony;
+  Capabilities c;
+  c.blocking = true;
+  c.shared = true;
+  c.fencing = record;
+  c.owner_death = record;
+  c.fair = options.fair;
+  c.scope = kFlockEntry.scope;
+  return c;
+}
 
 std::shared_ptr<Store> MakeFlockStore(const FlockStoreOptions& options,
                                       std::string dir_path,

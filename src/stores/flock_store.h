@@ -20,11 +20,8 @@ namespace ipclock {
 
 class FlockDir;
 
-// Builds a FlockStore from a parsed `flock` DSN: `flock`, `flock:///dir`,
-// options naming=symfony|path, dir_mode, file_mode, record, map_record,
-// idle_files, fair.
-absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(
-    Dsn& dsn, const StoreOptions& store_options);
+// What a FlockStore with `options` can do.
+Capabilities FlockCapabilities(const FlockStoreOptions& options);
 
 // The store over an opened lock dir (null: exact paths without a dir);
 // NewFlockStore() checks the options and opens the dir first.

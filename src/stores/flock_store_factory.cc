@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "core/named_file.h"
 #include "core/removeipc_guard.h"
 #include "platform/errors.h"
 #include "stores/flock_file.h"
@@ -31,7 +32,9 @@ std::string DefaultFlockDir() {
   return absl::StrCat("/tmp/ipclock-", geteuid());
 }
 
-absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& options) {
+namespace {
+
+absl::Status CheckFlockOptions(const FlockStoreOptions& options) {
   if ((options.dir_mode & ~07777u) != 0 || (options.file_mode & ~0777u) != 0) {
     return absl::InvalidArgumentError("flock: dir_mode or file_mode out of range");
   }
@@ -44,32 +47,11 @@ absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& op
         "flock: fair=true keeps the waiters' queue in each lock file, which "
         "naming=path never writes (the file may be a user's data)");
   }
-  std::string dir = options.dir;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  std::shared_ptr<FlockDir> opened;
-  if (options.naming == FlockStoreOptions::Naming::kSymfony || !dir.empty()) {
-    if (dir.empty()) dir = DefaultFlockDir();
-    const std::string describe = absl::StrCat("flock://", dir);
-    if (absl::Status s = GuardRemoveIpc(kFlockEntry, dir, options.remove_ipc, describe);
-        !s.ok()) {
-      return s;
-    }
-    absl::StatusOr<std::shared_ptr<FlockDir>> d =
-        FlockDir::Open(dir, options.dir_mode, options.map_record, describe);
-    if (!d.ok()) return d.status();
-    opened = *std::move(d);
-    if (options.fair && !opened->pages_shared()) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
-                        "fair=true keeps the waiters' queue in a shared mapping of each "
-                        "lock file, and this lock dir is not on a filesystem whose pages "
-                        "processes share (tmpfs, ext4, xfs, btrfs, f2fs)");
-    }
-  }
-  return MakeFlockStore(options, std::move(dir), std::move(opened));
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn,
-                                                         const StoreOptions& store_options) {
+absl::StatusOr<FlockStoreOptions> FlockOptionsFromDsn(Dsn& dsn,
+                                                      const StoreOptions& store_options) {
   FlockStoreOptions options;
   if (dsn.has_authority() && !dsn.host().empty()) {
     return BadDsn(dsn, "flock takes a dir as flock:///absolute/dir (three slashes)");
@@ -86,7 +68,7 @@ absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn,
     } else if (*naming == "path") {
       options.naming = FlockStoreOptions::Naming::kPath;
     } else {
-      return BadDsn(dsn, absl::StrCat("naming=", *naming, ": expected symfony or path"));
+      return BadDsn(dsn, absl::StrCat("option naming=", *naming, ": expected symfony or path"));
     }
   }
   absl::StatusOr<unsigned> dir_mode = dsn.TakeMode("dir_mode", options.dir_mode);
@@ -113,9 +95,60 @@ absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn,
   if (!remove_ipc.ok()) return remove_ipc.status();
   options.remove_ipc = *remove_ipc;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return NewFlockStore(options);
+  return options;
 }
 
-const StoreDriver kFlockDriver = {&FlockStoreFromDsn, &ListFlockLocks};
+absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn,
+                                                         const StoreOptions& store_options) {
+  absl::StatusOr<FlockStoreOptions> options = FlockOptionsFromDsn(dsn, store_options);
+  if (!options.ok()) return options.status();
+  return NewFlockStore(*options);
+}
+
+absl::StatusOr<Capabilities> CheckFlockDsn(Dsn& dsn, const StoreOptions& store_options) {
+  absl::StatusOr<FlockStoreOptions> options = FlockOptionsFromDsn(dsn, store_options);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = CheckFlockOptions(*options); !s.ok()) return s;
+  if (!options->dir.empty()) {
+    // Made when missing; one that is there must be a dir.
+    if (absl::Status s = CheckNamedFile(absl::StrCat("bad DSN \"", dsn.redacted(), "\""),
+                                        absl::StrCat("the lock dir ", options->dir),
+                                        options->dir, FileKind::kDirectory, IfMissing::kFine);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return FlockCapabilities(*options);
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& options) {
+  if (absl::Status s = CheckFlockOptions(options); !s.ok()) return s;
+  std::string dir = options.dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::shared_ptr<FlockDir> opened;
+  if (options.naming == FlockStoreOptions::Naming::kSymfony || !dir.empty()) {
+    if (dir.empty()) dir = DefaultFlockDir();
+    const std::string describe = absl::StrCat("flock://", dir);
+    if (absl::Status s = GuardRemoveIpc(kFlockEntry, dir, options.remove_ipc, describe);
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<std::shared_ptr<FlockDir>> d =
+        FlockDir::Open(dir, options.dir_mode, options.map_record, describe);
+    if (!d.ok()) return d.status();
+    opened = *std::move(d);
+    if (options.fair && !opened->pages_shared()) {
+      return StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
+                        "fair=true keeps the waiters' queue in a shared mapping of each "
+                        "lock file, and this lock dir is not on a filesystem whose pages "
+                        "processes share (tmpfs, ext4, xfs, btrfs, f2fs)");
+    }
+  }
+  return MakeFlockStore(options, std::move(dir), std::move(opened));
+}
+
+const StoreDriver kFlockDriver = {&FlockStoreFromDsn, &ListFlockLocks, &CheckFlockDsn};
 
 }  // namespace ipclock

@@ -45,22 +45,24 @@ struct Entry {
   bool empty() const { return exclusive.empty() && shared.empty(); }
 };
 
+Capabilities InMemoryCapabilities() {
+  Capabilities c;
+  c.blocking = true;
+  c.expiring = true;
+  c.shared = true;
+  c.serializable = false;
+  c.fencing = true;
+  c.owner_death = false;
+  c.counting = true;
+  c.scope = kInMemoryEntry.scope;
+  return c;
+}
+
 class InMemoryStore final : public StoreWithState<Holder> {
  public:
   absl::string_view name() const override { return kName; }
 
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.blocking = true;
-    c.expiring = true;
-    c.shared = true;
-    c.serializable = false;
-    c.fencing = true;
-    c.owner_death = false;
-    c.counting = true;
-    c.scope = kInMemoryEntry.scope;
-    return c;
-  }
+  Capabilities capabilities() const override { return InMemoryCapabilities(); }
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode,
                             Deadline deadline) override {
@@ -221,17 +223,24 @@ std::shared_ptr<Store> NewInMemoryStore() {
 
 namespace {
 
-absl::StatusOr<std::shared_ptr<Store>> InMemoryStoreFromDsn(Dsn& dsn,
-                                                            const StoreOptions&) {
+absl::StatusOr<Capabilities> CheckInMemoryDsn(Dsn& dsn, const StoreOptions&) {
   if (dsn.has_authority() || !dsn.path().empty()) {
     return BadDsn(dsn, "in-memory takes no address");
   }
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  return InMemoryCapabilities();
+}
+
+absl::StatusOr<std::shared_ptr<Store>> InMemoryStoreFromDsn(Dsn& dsn,
+                                                            const StoreOptions& options) {
+  if (absl::StatusOr<Capabilities> c = CheckInMemoryDsn(dsn, options); !c.ok()) {
+    return c.status();
+  }
   return NewInMemoryStore();
 }
 
 }  // namespace
 
-const StoreDriver kInMemoryDriver = {&InMemoryStoreFromDsn, nullptr};
+const StoreDriver kInMemoryDriver = {&InMemoryStoreFromDsn, nullptr, &CheckInMemoryDsn};
 
 }  // namespace ipclock

@@ -71,8 +71,9 @@ absl::StatusOr<int> TakeCount(Dsn& dsn, absl::string_view name, int default_valu
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
-    Dsn& dsn, const StoreOptions& /*store_options*/) {
+namespace {
+
+absl::StatusOr<MemcachedStoreOptions> MemcachedOptionsFromDsn(Dsn& dsn) {
   if (!dsn.user().empty() || dsn.has_password()) {
     return BadDsn(dsn, "user and password (SASL) need memcached's binary protocol, "
                        "which memcached deprecates; they are not supported");
@@ -118,6 +119,10 @@ absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
     MemcachedStoreOptions::Server server;
     if (absl::Status s = ParseIndexedHost(dsn, spec, w, &server); !s.ok()) return s;
     options.servers.push_back(std::move(server));
+  }
+  if (options.servers.size() > kMemcachedMaxServers) {
+    return BadDsn(dsn, absl::StrCat(options.servers.size(), " servers (host[...] options): "
+                                    "libmemcached takes at most ", kMemcachedMaxServers));
   }
   if (options.servers.empty()) {
     return BadDsn(dsn, "expected memcached://host[:port], memcached:///path/to.sock "
@@ -175,10 +180,27 @@ absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
   options.secret = naming->secret;
   options.warn_without_secret = !naming->secret_none;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return NewMemcachedStore(options);
+  return options;
 }
 
-const StoreDriver kMemcachedDriver = {&MemcachedStoreFromDsn, nullptr, &MemcachedLibrary};
+absl::StatusOr<Capabilities> CheckMemcachedDsn(Dsn& dsn, const StoreOptions&) {
+  absl::StatusOr<MemcachedStoreOptions> options = MemcachedOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = CheckMemcachedOptions(*options); !s.ok()) return s;
+  return MemcachedCapabilities(*options);
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
+    Dsn& dsn, const StoreOptions& /*store_options*/) {
+  absl::StatusOr<MemcachedStoreOptions> options = MemcachedOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  return NewMemcachedStore(*options);
+}
+
+const StoreDriver kMemcachedDriver = {&MemcachedStoreFromDsn, nullptr, &CheckMemcachedDsn,
+                                     &MemcachedLibrary};
 
 #endif  // IPCLOCK_HAVE_MEMCACHED
 

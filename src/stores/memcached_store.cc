@@ -25,11 +25,23 @@
 #include "absl/strings/str_join.h"
 #include "core/backoff.h"
 #include "core/key_naming.h"
+#include "core/named_file.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "stores/memcached_conn.h"
 
 namespace ipclock {
+
+Capabilities MemcachedCapabilities(const MemcachedStoreOptions& options) {
+  Capabilities c;
+  c.blocking = false;     // waits poll
+  c.expiring = true;
+  c.serializable = true;  // the token alone refreshes or releases
+  c.owner_death = options.holder_record;
+  c.scope = kMemcachedEntry.scope;
+  return c;
+}
+
 namespace {
 
 constexpr absl::string_view kName = "memcached";
@@ -76,15 +88,7 @@ class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return describe_; }
 
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.blocking = false;     // waits poll
-    c.expiring = true;
-    c.serializable = true;  // the token alone refreshes or releases
-    c.owner_death = options_.holder_record;
-    c.scope = kMemcachedEntry.scope;
-    return c;
-  }
+  Capabilities capabilities() const override { return MemcachedCapabilities(options_); }
 
   void WarnIfNoSecret() const { ipclock::WarnIfNoSecret(naming_, describe_); }
 
@@ -112,6 +116,9 @@ class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
   absl::Status CheckHeld(Key& key) override;
 
  private:
+  // InvalidArgument for a lease memcached cannot keep.
+  absl::Status CheckLease(const Key& key, absl::Duration ttl) const;
+
   struct Orphan {
     std::string name;
     std::string token;
@@ -271,20 +278,12 @@ absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline dead
                       "memcached locks are exclusive");
   }
   const absl::Duration ttl = key.RemainingLifetime();
-  if (ttl == absl::InfiniteDuration()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      "a memcached lock needs a finite TTL (LockOptions::ttl)");
-  }
+  if (absl::Status s = CheckLease(key, ttl); !s.ok()) return s;
   if (ttl <= absl::ZeroDuration()) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "the lease ran out before the lock was acquired");
   }
   const int64_t expiry = ExpiryFor(ttl);
-  if (expiry > kMaxRelativeExpiry) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      "memcached takes leases of at most 30 days (a longer expiry "
-                      "would be read as a date)");
-  }
   absl::StatusOr<std::string> name = KeyName(key.resource());
   if (!name.ok()) return name.status();
   MemcachedKeyState* held_state = state(key);
@@ -364,20 +363,26 @@ absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline dead
   }
 }
 
+absl::Status MemcachedStore::CheckLease(const Key& key, absl::Duration ttl) const {
+  // ExpiryFor(ttl) <= kMaxRelativeExpiry, without its arithmetic on a
+  // duration too long for it.
+  if (ttl <= absl::Seconds(kMaxRelativeExpiry - 1)) return absl::OkStatus();
+  return StoreError(
+      absl::StatusCode::kInvalidArgument, describe_, key.resource(),
+      absl::StrCat("the lease (LockOptions::ttl, --ttl) is ",
+                   ttl == absl::InfiniteDuration() ? "without end, or too long to count"
+                                                   : absl::FormatDuration(ttl),
+                   ": expected at most 30 days, the longest lease memcached keeps (it reads "
+                   "a longer expiry as a date)"));
+}
+
 absl::Status MemcachedStore::PutOffExpiration(Key& key, absl::Duration ttl) {
-  if (ttl == absl::InfiniteDuration()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      "a memcached lock needs a finite TTL");
-  }
+  if (absl::Status s = CheckLease(key, ttl); !s.ok()) return s;
   if (!key.has_token()) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "cannot refresh: this key never held the lock");
   }
   const int64_t expiry = ExpiryFor(ttl);
-  if (expiry > kMaxRelativeExpiry) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      "memcached takes leases of at most 30 days");
-  }
   absl::StatusOr<std::string> name = KeyName(key.resource());
   if (!name.ok()) return name.status();
   absl::StatusOr<absl::string_view> token = key.Token();
@@ -479,9 +484,20 @@ absl::Status MemcachedStore::CheckHeld(Key& key) {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> NewMemcachedStore(
-    const MemcachedStoreOptions& options) {
-  if (absl::Status s = MemcachedLibrary().Load(kMemcachedEntry.name); !s.ok()) return s;
+namespace {
+
+absl::StatusOr<KeyNaming> NamingOf(const MemcachedStoreOptions& options,
+                                   absl::string_view where) {
+  KeyNamingOptions naming_options;
+  naming_options.prefix = options.name_prefix;
+  naming_options.secret = options.secret;
+  naming_options.secret_none = !options.warn_without_secret;
+  return KeyNaming::Create(std::move(naming_options), where);
+}
+
+}  // namespace
+
+absl::Status CheckMemcachedOptions(const MemcachedStoreOptions& options) {
   const std::string where = options.servers.empty()
                                 ? std::string("memcached://")
                                 : absl::StrCat("memcached://", options.servers[0].host);
@@ -518,11 +534,37 @@ absl::StatusOr<std::shared_ptr<Store>> NewMemcachedStore(
     return StoreError(absl::StatusCode::kInvalidArgument, where, "",
                       "prefix_key must be shorter than 128 bytes");
   }
-  KeyNamingOptions naming_options;
-  naming_options.prefix = options.name_prefix;
-  naming_options.secret = options.secret;
-  naming_options.secret_none = !options.warn_without_secret;
-  absl::StatusOr<KeyNaming> naming = KeyNaming::Create(std::move(naming_options), where);
+  // libmemcached aborts the process (an assertion in its consistent
+  // hashing) past 100 servers.
+  if (options.servers.size() > kMemcachedMaxServers) {
+    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                      absl::StrCat(options.servers.size(), " servers: libmemcached takes at most ",
+                                   kMemcachedMaxServers));
+  }
+  for (const MemcachedStoreOptions::Server& s : options.servers) {
+    if (s.host[0] == '/') {
+      if (absl::Status bad = CheckNamedFile(where, absl::StrCat("the Unix socket ", s.host),
+                                            s.host, FileKind::kUnixSocket,
+                                            IfMissing::kFine);
+          !bad.ok()) {
+        return bad;
+      }
+    } else if (s.host.size() > kMemcachedMaxHostBytes) {
+      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                        absl::StrCat("a host name of ", s.host.size(),
+                                     " bytes: libmemcached takes at most ",
+                                     kMemcachedMaxHostBytes));
+    }
+  }
+  return NamingOf(options, where).status();
+}
+
+absl::StatusOr<std::shared_ptr<Store>> NewMemcachedStore(
+    const MemcachedStoreOptions& options) {
+  if (absl::Status s = MemcachedLibrary().Load(kMemcachedEntry.name); !s.ok()) return s;
+  if (absl::Status s = CheckMemcachedOptions(options); !s.ok()) return s;
+  const std::string where = absl::StrCat("memcached://", options.servers[0].host);
+  absl::StatusOr<KeyNaming> naming = NamingOf(options, where);
   if (!naming.ok()) return naming.status();
   auto store = std::make_shared<MemcachedStore>(
       options, *std::move(naming), absl::StrCat("memcached://", MemcachedServerList(options)));

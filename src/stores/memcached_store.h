@@ -9,6 +9,7 @@
 #ifndef IPCLOCK_STORES_MEMCACHED_STORE_H_
 #define IPCLOCK_STORES_MEMCACHED_STORE_H_
 
+#include <cstddef>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,22 @@ namespace ipclock {
 // include/ipclock/stores/memcached_store.h for the forms and options).
 absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
+
+// Limits of libmemcached, checked before it sees the servers: past 100
+// servers its consistent hashing aborts the process (an assertion), and it
+// refuses host names longer than 1024 bytes.
+inline constexpr size_t kMemcachedMaxServers = 100;
+inline constexpr size_t kMemcachedMaxHostBytes = 1024;
+
+#if IPCLOCK_HAVE_MEMCACHED
+// NewMemcachedStore()'s checks of `options`, made before libmemcached sees
+// them: values, limits, each Unix socket's path and type
+// (core/named_file.h), the key naming.
+absl::Status CheckMemcachedOptions(const MemcachedStoreOptions& options);
+
+// What a MemcachedStore of `options` can do.
+Capabilities MemcachedCapabilities(const MemcachedStoreOptions& options);
+#endif
 
 // Its entry's driver; null in a build without it.
 #if IPCLOCK_HAVE_MEMCACHED

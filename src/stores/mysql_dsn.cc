@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/named_file.h"
 
 namespace ipclock {
 
@@ -138,7 +139,40 @@ absl::StatusOr<MysqlConnectionOptions> MysqlConnectionFromDsn(Dsn& dsn) {
     }
     out.tls_ca = *ca;
   }
+  if (absl::Status s = CheckMysqlConnection(out, absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
+      !s.ok()) {
+    return s;
+  }
   return out;
+}
+
+absl::Status CheckMysqlConnection(const MysqlConnectionOptions& options,
+                                  absl::string_view where) {
+  if (!options.unix_socket.empty()) {
+    // The connector cuts a longer path short, and "connects" to a FIFO or
+    // a device as to a socket that refuses.
+    if (absl::Status s = CheckNamedFile(where,
+                                        absl::StrCat("option unix_socket=", options.unix_socket),
+                                        options.unix_socket, FileKind::kUnixSocket,
+                                        IfMissing::kFine);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (options.tls == MysqlConnectionOptions::Tls::kVerifyIdentity) {
+    if (options.tls_ca.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ipclock: ", where, ": option ssl_mode=verify_identity: expected ssl_ca=FILE too "
+          "(the CA that signed the server's certificate)"));
+    }
+    if (absl::Status s =
+            CheckNamedFile(where, absl::StrCat("option ssl_ca=", options.tls_ca), options.tls_ca,
+                           FileKind::kRegularFile, IfMissing::kConfiguration);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string DescribeMysql(absl::string_view scheme,

@@ -27,6 +27,12 @@ namespace ipclock {
 //         messages, so it is refused there).
 absl::StatusOr<MysqlConnectionOptions> MysqlConnectionFromDsn(Dsn& dsn);
 
+// ipclock's check of `options` before the connector sees them: the Unix
+// socket's path and type, the CA file's, `ssl_mode=verify_identity` with a
+// CA file (core/named_file.h). `where` starts messages.
+absl::Status CheckMysqlConnection(const MysqlConnectionOptions& options,
+                                  absl::string_view where);
+
 // The server as messages name it, never with the password:
 // "SCHEME://user@host:port/db" or "SCHEME://user@localhost/db?unix_socket=...".
 std::string DescribeMysql(absl::string_view scheme,

@@ -43,6 +43,13 @@ struct MyKeyState final : KeyState {
   std::string lost;
 };
 
+Capabilities MysqlAdvisoryCapabilities() {
+  Capabilities c;
+  c.blocking = true;
+  c.scope = kMysqlAdvisoryEntry.scope;
+  return c;
+}
+
 class MysqlAdvisoryStore final : public StoreWithState<MyKeyState> {
  public:
   MysqlAdvisoryStore(MysqlAdvisoryStoreOptions options, std::string describe)
@@ -55,12 +62,7 @@ class MysqlAdvisoryStore final : public StoreWithState<MyKeyState> {
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return describe_; }
 
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.blocking = true;
-    c.scope = kMysqlAdvisoryEntry.scope;
-    return c;
-  }
+  Capabilities capabilities() const override { return MysqlAdvisoryCapabilities(); }
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status Delete(Key& key) override;
@@ -307,9 +309,10 @@ WatchTargets MysqlAdvisoryStore::GetWatchTargets(Key& key) {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> NewMysqlAdvisoryStore(
-    const MysqlAdvisoryStoreOptions& options) {
-  if (absl::Status s = MariadbLibrary().Load(kMysqlAdvisoryEntry.name); !s.ok()) return s;
+namespace {
+
+absl::Status CheckMysqlAdvisoryOptions(const MysqlAdvisoryStoreOptions& options,
+                                       absl::string_view where) {
   if (options.wait_timeout_seconds < 1 || options.wait_timeout_seconds > 31536000) {
     return absl::InvalidArgumentError(
         "ipclock: mysql+advisory: wait_timeout must be from 1 to 31536000 seconds");
@@ -318,11 +321,19 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlAdvisoryStore(
     return absl::InvalidArgumentError(
         "ipclock: mysql+advisory: wait_slice must be from 0.01 to 3600 seconds");
   }
-  auto store = std::make_shared<MysqlAdvisoryStore>(
-      options, absl::StrCat(DescribeMysql(kName, options.connection),
-                            options.scheme == MysqlAdvisoryStoreOptions::Scheme::kSymfony
-                                ? " (scheme=symfony)"
-                                : ""));
+  return CheckMysqlConnection(options.connection, where);
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> NewMysqlAdvisoryStore(
+    const MysqlAdvisoryStoreOptions& options) {
+  if (absl::Status s = MariadbLibrary().Load(kMysqlAdvisoryEntry.name); !s.ok()) return s;
+  const std::string describe = absl::StrCat(
+      DescribeMysql(kName, options.connection),
+      options.scheme == MysqlAdvisoryStoreOptions::Scheme::kSymfony ? " (scheme=symfony)" : "");
+  if (absl::Status s = CheckMysqlAdvisoryOptions(options, describe); !s.ok()) return s;
+  auto store = std::make_shared<MysqlAdvisoryStore>(options, describe);
   // One connection now: a wrong address or password should fail here, not
   // at the first lock. It then serves that first lock from the pool.
   absl::StatusOr<MyConnection> first = store->Connect();
@@ -331,8 +342,9 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlAdvisoryStore(
   return std::shared_ptr<Store>(std::move(store));
 }
 
-absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
-    Dsn& dsn, const StoreOptions& /*store_options*/) {
+namespace {
+
+absl::StatusOr<MysqlAdvisoryStoreOptions> MysqlAdvisoryOptionsFromDsn(Dsn& dsn) {
   if (!dsn.has_authority()) {
     return BadDsn(dsn, "expected mysql+advisory://user:password@host:port/db");
   }
@@ -344,7 +356,7 @@ absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
     if (*scheme == "symfony") {
       options.scheme = MysqlAdvisoryStoreOptions::Scheme::kSymfony;
     } else if (*scheme != "laravel") {
-      return BadDsn(dsn, absl::StrCat("scheme=", *scheme, ": expected laravel or symfony"));
+      return BadDsn(dsn, absl::StrCat("option scheme=", *scheme, ": expected laravel or symfony"));
     }
   }
   absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);
@@ -357,14 +369,35 @@ absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
   absl::StatusOr<double> slice = dsn.TakeSeconds("wait_slice", 30);
   if (!slice.ok()) return slice.status();
   if (*slice < 0.01 || *slice > 3600) {
-    return BadDsn(dsn, "option wait_slice: expected 0.01 to 3600 seconds");
+    return BadDsn(dsn, absl::StrCat("option wait_slice=", *slice,
+                                    ": expected 0.01 to 3600 seconds"));
   }
   options.wait_slice = absl::Seconds(*slice);
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return NewMysqlAdvisoryStore(options);
+  return options;
 }
 
-const StoreDriver kMysqlAdvisoryDriver = {&MysqlAdvisoryStoreFromDsn,
-                                          &ListMysqlAdvisoryLocks, &MariadbLibrary};
+absl::StatusOr<Capabilities> CheckMysqlAdvisoryDsn(Dsn& dsn, const StoreOptions&) {
+  absl::StatusOr<MysqlAdvisoryStoreOptions> options = MysqlAdvisoryOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = CheckMysqlAdvisoryOptions(
+          *options, absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
+      !s.ok()) {
+    return s;
+  }
+  return MysqlAdvisoryCapabilities();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
+    Dsn& dsn, const StoreOptions& /*store_options*/) {
+  absl::StatusOr<MysqlAdvisoryStoreOptions> options = MysqlAdvisoryOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  return NewMysqlAdvisoryStore(*options);
+}
+
+const StoreDriver kMysqlAdvisoryDriver = {&MysqlAdvisoryStoreFromDsn, &ListMysqlAdvisoryLocks,
+                                          &CheckMysqlAdvisoryDsn, &MariadbLibrary};
 
 }  // namespace ipclock

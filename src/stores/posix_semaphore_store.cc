@@ -98,6 +98,16 @@ bool ValidPrefix(absl::string_view prefix) {
   return true;
 }
 
+Capabilities PosixSemaphoreCapabilities(const PosixSemaphoreStoreOptions& options) {
+  Capabilities c;
+  c.blocking = true;
+  c.counting = true;
+  c.owner_death = true;
+  c.fair = options.fair;
+  c.scope = kPosixSemaphoreEntry.scope;
+  return c;
+}
+
 class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
  public:
   explicit PosixSemaphoreStore(const PosixSemaphoreStoreOptions& options)
@@ -112,15 +122,7 @@ class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return describe_; }
 
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.blocking = true;
-    c.counting = true;
-    c.owner_death = true;
-    c.fair = options_.fair;
-    c.scope = kPosixSemaphoreEntry.scope;
-    return c;
-  }
+  Capabilities capabilities() const override { return PosixSemaphoreCapabilities(options_); }
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
@@ -362,8 +364,9 @@ std::string PosixSemaphoreName(absl::string_view resource, absl::string_view pre
   return absl::StrCat("/", prefix, ".", ToHex(head));
 }
 
-absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(
-    const PosixSemaphoreStoreOptions& options) {
+namespace {
+
+absl::Status CheckPosixSemaphoreOptions(const PosixSemaphoreStoreOptions& options) {
   if ((options.mode & ~0777u) != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "posix-semaphore: mode %o is not a permission mode", options.mode));
@@ -379,6 +382,14 @@ absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(
         "\": expected 1 to 64 of [A-Za-z0-9._-] (no '/': a name has one, "
         "at its start)"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(
+    const PosixSemaphoreStoreOptions& options) {
+  if (absl::Status s = CheckPosixSemaphoreOptions(options); !s.ok()) return s;
   if (absl::Status s = GuardRemoveIpc(kPosixSemaphoreEntry, "", options.remove_ipc,
                                       "posix-semaphore");
       !s.ok()) {
@@ -387,8 +398,10 @@ absl::StatusOr<std::shared_ptr<Store>> NewPosixSemaphoreStore(
   return std::shared_ptr<Store>(std::make_shared<PosixSemaphoreStore>(options));
 }
 
-absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn,
-    const StoreOptions& store_options) {
+namespace {
+
+absl::StatusOr<PosixSemaphoreStoreOptions> PosixSemaphoreOptionsFromDsn(
+    Dsn& dsn, const StoreOptions& store_options) {
   if (dsn.has_authority() || !dsn.path().empty()) {
     return BadDsn(dsn, "posix-semaphore takes no address, only options "
                        "(posix-semaphore:?prefix=myapp&mode=0666)");
@@ -413,9 +426,29 @@ absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(Dsn& dsn,
   if (!fair.ok()) return fair.status();
   options.fair = *fair;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return NewPosixSemaphoreStore(options);
+  return options;
 }
 
-const StoreDriver kPosixSemaphoreDriver = {&PosixSemaphoreStoreFromDsn, &ListPosixSemaphoreLocks};
+absl::StatusOr<Capabilities> CheckPosixSemaphoreDsn(Dsn& dsn,
+                                                    const StoreOptions& store_options) {
+  absl::StatusOr<PosixSemaphoreStoreOptions> options =
+      PosixSemaphoreOptionsFromDsn(dsn, store_options);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = CheckPosixSemaphoreOptions(*options); !s.ok()) return s;
+  return PosixSemaphoreCapabilities(*options);
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(
+    Dsn& dsn, const StoreOptions& store_options) {
+  absl::StatusOr<PosixSemaphoreStoreOptions> options =
+      PosixSemaphoreOptionsFromDsn(dsn, store_options);
+  if (!options.ok()) return options.status();
+  return NewPosixSemaphoreStore(*options);
+}
+
+const StoreDriver kPosixSemaphoreDriver = {&PosixSemaphoreStoreFromDsn, &ListPosixSemaphoreLocks,
+                                           &CheckPosixSemaphoreDsn};
 
 }  // namespace ipclock

@@ -24,6 +24,7 @@
 #include "platform/process_id.h"
 #include "ipclock/spi/store_interface.h"
 #include "stores/postgres_conn.h"
+#include "stores/postgres_dsn.h"
 #include "stores/postgres_lock_id.h"
 
 namespace ipclock {
@@ -63,45 +64,22 @@ absl::string_view UnlockFunction(LockMode mode) {
                                    : "pg_advisory_unlock";
 }
 
-// The canonical code for a failed statement, by SQLSTATE class.
-absl::StatusCode CodeOf(absl::string_view sqlstate) {
-  if (absl::StartsWith(sqlstate, "08") || absl::StartsWith(sqlstate, "57")) {
-    return absl::StatusCode::kUnavailable;  // connection, operator action
-  }
-  if (absl::StartsWith(sqlstate, "28") || sqlstate == "42501") {
-    return absl::StatusCode::kPermissionDenied;
-  }
-  if (absl::StartsWith(sqlstate, "53")) return absl::StatusCode::kResourceExhausted;
-  return absl::StatusCode::kInternal;
-}
-
-const std::string* Find(const std::vector<std::pair<std::string, std::string>>& kv,
-                        absl::string_view key) {
-  const std::string* found = nullptr;
-  for (const auto& [k, v] : kv) {
-    if (k == key) found = &v;  // the last one wins, as in libpq
-  }
-  return found;
-}
-
 std::string DescribeOptions(const PostgresStoreOptions& options) {
-  auto part = [&](absl::string_view key) {
-    const std::string* v = Find(options.conninfo, key);
-    return v != nullptr ? *v : std::string();
-  };
-  std::string out = absl::StrCat(kName, "://");
-  if (!part("user").empty()) absl::StrAppend(&out, part("user"), "@");
-  const std::string host = part("host");
-  absl::StrAppend(&out, host.find(':') != std::string::npos ? "[" : "", host,
-                  host.find(':') != std::string::npos ? "]" : "");
-  if (!part("port").empty()) absl::StrAppend(&out, ":", part("port"));
-  absl::StrAppend(&out, "/", part("dbname"));
+  std::string out = DescribePgConninfo(kName, options.conninfo);
   if (options.scheme == PostgresLockIdScheme::kSymfony) {
     absl::StrAppend(&out, "?scheme=symfony");
   } else if (options.scheme == PostgresLockIdScheme::kLaravel) {
     absl::StrAppend(&out, "?scheme=laravel");
   }
   return out;
+}
+
+Capabilities PostgresCapabilities() {
+  Capabilities c;
+  c.blocking = true;
+  c.shared = true;
+  c.scope = kPostgresEntry.scope;
+  return c;
 }
 
 class PostgresStore final : public StoreWithState<PgKeyState> {
@@ -113,13 +91,7 @@ class PostgresStore final : public StoreWithState<PgKeyState> {
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return describe_; }
 
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.blocking = true;
-    c.shared = true;
-    c.scope = kPostgresEntry.scope;
-    return c;
-  }
+  Capabilities capabilities() const override { return PostgresCapabilities(); }
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status Delete(Key& key) override;
@@ -170,7 +142,7 @@ absl::StatusOr<PgConnection> PostgresStore::Connect() const {
                         absl::StrCat("set up a new session: ", r.status().message()));
     }
     if (PgFailed(r->get())) {
-      return StoreError(CodeOf(PgSqlState(r->get())), describe_, "",
+      return StoreError(PgCodeOf(PgSqlState(r->get())), describe_, "",
                         absl::StrCat("set up a new session: ", PgErrorText(r->get())));
     }
   }
@@ -270,7 +242,7 @@ absl::StatusOr<bool> PostgresStore::LockOn(PGconn* conn, const Key& key,
                                      "cancelled this wait: ",
                                      PgErrorText(res)));
     }
-    return StoreError(CodeOf(state), describe_, key.resource(),
+    return StoreError(PgCodeOf(state), describe_, key.resource(),
                       absl::StrCat("lock: ", PgErrorText(res)));
   }
   if (wait) return true;  // pg_advisory_lock returns only once granted
@@ -330,7 +302,7 @@ absl::Status PostgresStore::CheckHeld(Key& key) {
       Deadline::In(kReplyTimeout));
   if (!r.ok()) return MarkLost(key, st, r.status());
   if (PgFailed(r->get())) {
-    return StoreError(CodeOf(PgSqlState(r->get())), describe_, key.resource(),
+    return StoreError(PgCodeOf(PgSqlState(r->get())), describe_, key.resource(),
                       absl::StrCat("check: ", PgErrorText(r->get())));
   }
   if (Libpq().PQntuples(r->get()) == 1 &&
@@ -393,7 +365,7 @@ absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
     if (PgFailed(r->get())) {
       // Both modes are held now; closing the session is the only way back
       // to a known state.
-      absl::Status s = StoreError(CodeOf(PgSqlState(r->get())), describe_,
+      absl::Status s = StoreError(PgCodeOf(PgSqlState(r->get())), describe_,
                                   key.resource(),
                                   absl::StrCat("unlock after changing mode: ",
                                                PgErrorText(r->get())));
@@ -444,7 +416,7 @@ absl::Status PostgresStore::Delete(Key& key) {
   if (!r.ok()) return MarkLost(key, st, r.status());
   absl::Status failure;
   if (PgFailed(r->get())) {
-    failure = StoreError(CodeOf(PgSqlState(r->get())), describe_, key.resource(),
+    failure = StoreError(PgCodeOf(PgSqlState(r->get())), describe_, key.resource(),
                          absl::StrCat("unlock: ", PgErrorText(r->get()),
                                       "; the session was closed, which "
                                       "releases the lock"));
@@ -482,18 +454,9 @@ absl::StatusOr<std::shared_ptr<Store>> NewPostgresStore(
     const PostgresStoreOptions& given) {
   if (absl::Status s = LibpqLibrary().Load(kPostgresEntry.name); !s.ok()) return s;
   PostgresStoreOptions options = given;
-  // Defaults first: libpq lets a later keyword override an earlier one.
-  options.conninfo = {
-      {"fallback_application_name", "ipclock"},
-      {"connect_timeout", "10"},
-      {"keepalives", "1"},
-      {"keepalives_idle", "10"},
-      {"keepalives_interval", "5"},
-      {"keepalives_count", "3"},
-  };
-  options.conninfo.insert(options.conninfo.end(), given.conninfo.begin(),
-                          given.conninfo.end());
+  options.conninfo = WithPgDefaults(given.conninfo);
   std::string describe = DescribeOptions(options);
+  if (absl::Status s = CheckPgConninfo(options.conninfo, describe); !s.ok()) return s;
   auto store = std::make_shared<PostgresStore>(std::move(options), describe);
   // One connection now: a wrong address or password should fail here, not
   // at the first lock. It then serves that first lock from the pool.
@@ -503,39 +466,13 @@ absl::StatusOr<std::shared_ptr<Store>> NewPostgresStore(
   return std::shared_ptr<Store>(std::move(store));
 }
 
-absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn,
-    const StoreOptions& /*store_options*/) {
-  // Before anything that could quote the DSN back: a password given as a
-  // query option is not redacted from messages.
-  if (dsn.PeekOption("password").has_value()) {
-    return absl::InvalidArgumentError(
-        "ipclock: bad DSN for the postgres store: a password must be given "
-        "as user:password@host, not as a query option (messages redact only "
-        "the former)");
-  }
-  auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ipclock: bad DSN \"", dsn.redacted(), "\": ", why));
-  };
-  if (!dsn.has_authority()) {
-    return bad("expected postgresql+advisory://user:password@host:port/dbname");
-  }
-  PostgresStoreOptions options;
-  auto add = [&](const char* key, std::string value) {
-    options.conninfo.emplace_back(key, std::move(value));
-  };
-  if (!dsn.host().empty()) add("host", dsn.host());
-  if (dsn.port() != 0) add("port", absl::StrCat(dsn.port()));
-  if (!dsn.user().empty()) add("user", dsn.user());
-  if (dsn.has_password()) add("password", dsn.password());
-  absl::string_view db = dsn.path();
-  if (absl::ConsumePrefix(&db, "/") && !db.empty()) {
-    if (db.find('/') != absl::string_view::npos) {
-      return bad("the path is the database name, one component");
-    }
-    add("dbname", std::string(db));
-  }
+namespace {
 
+absl::StatusOr<PostgresStoreOptions> PostgresOptionsFromDsn(Dsn& dsn) {
+  PostgresStoreOptions options;
+  absl::StatusOr<PgConninfo> conninfo = PgConninfoFromDsn(dsn, /*pdo_form=*/false);
+  if (!conninfo.ok()) return conninfo.status();
+  options.conninfo = *std::move(conninfo);
   if (std::optional<std::string> scheme = dsn.TakeOption("scheme")) {
     if (*scheme == "native") {
       options.scheme = PostgresLockIdScheme::kNative;
@@ -544,8 +481,8 @@ absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn,
     } else if (*scheme == "laravel") {
       options.scheme = PostgresLockIdScheme::kLaravel;
     } else {
-      return bad(absl::StrCat("scheme=", *scheme,
-                              ": expected native, symfony or laravel"));
+      return BadDsn(dsn, absl::StrCat("option scheme=", *scheme,
+                                      ": expected native, symfony or laravel"));
     }
   }
   if (std::optional<std::string> level = dsn.TakeOption("level")) {
@@ -553,37 +490,43 @@ absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn,
       // A transaction-level lock is released when its transaction ends and
       // is only worth having inside the transaction that does the work, on
       // the caller's connection. A store's sessions are its own.
-      return bad(
-          "level=transaction: transaction-level advisory locks belong to "
-          "the caller's own transaction; use ipclock::PostgresTransactionLock "
-          "with your PGconn (include/ipclock/stores/postgres_store.h)");
+      return BadDsn(dsn,
+                    "option level=transaction: transaction-level advisory locks belong to "
+                    "the caller's own transaction; use ipclock::PostgresTransactionLock "
+                    "with your PGconn (include/ipclock/stores/postgres_store.h)");
     }
-    if (*level != "session") return bad(absl::StrCat("level=", *level, ": expected session"));
+    if (*level != "session") {
+      return BadDsn(dsn, absl::StrCat("option level=", *level, ": expected session"));
+    }
   }
-  absl::StatusOr<long> connect_timeout = dsn.TakeInt("connect_timeout", 10, 0, 3600);
-  if (!connect_timeout.ok()) return connect_timeout.status();
-  add("connect_timeout", absl::StrCat(*connect_timeout));
   absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);
   if (!max_idle.ok()) return max_idle.status();
   options.max_idle = static_cast<size_t>(*max_idle);
-
-  // Every other libpq connection keyword passes through (sslmode,
-  // application_name, options, target_session_attrs, ...).
-  PQconninfoOption* defaults = Libpq().PQconndefaults();
-  if (defaults == nullptr) {
-    return absl::ResourceExhaustedError("ipclock: postgres: PQconndefaults failed");
-  }
-  for (PQconninfoOption* o = defaults; o->keyword != nullptr; ++o) {
-    if (absl::string_view(o->keyword) == "password") continue;
-    if (std::optional<std::string> v = dsn.TakeOption(o->keyword)) {
-      options.conninfo.emplace_back(o->keyword, *v);
-    }
-  }
-  Libpq().PQconninfoFree(defaults);
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return NewPostgresStore(options);
+  return options;
 }
 
-const StoreDriver kPostgresDriver = {&PostgresStoreFromDsn, nullptr, &LibpqLibrary};
+absl::StatusOr<Capabilities> CheckPostgresDsn(Dsn& dsn, const StoreOptions& /*store_options*/) {
+  absl::StatusOr<PostgresStoreOptions> options = PostgresOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = CheckPgConninfo(WithPgDefaults(options->conninfo),
+                                       absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
+      !s.ok()) {
+    return s;
+  }
+  return PostgresCapabilities();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn,
+                                                            const StoreOptions& /*store_options*/) {
+  absl::StatusOr<PostgresStoreOptions> options = PostgresOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  return NewPostgresStore(*options);
+}
+
+const StoreDriver kPostgresDriver = {&PostgresStoreFromDsn, nullptr, &CheckPostgresDsn,
+                                     &LibpqLibrary};
 
 }  // namespace ipclock

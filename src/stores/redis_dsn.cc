@@ -18,8 +18,9 @@
 
 namespace ipclock {
 
-absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(Dsn& dsn,
-    const StoreOptions& /*store_options*/) {
+namespace {
+
+absl::StatusOr<RedisStoreOptions> RedisOptionsFromDsn(Dsn& dsn) {
   if (dsn.scheme() == "rediss") {
     return absl::UnimplementedError(absl::StrCat(
         "ipclock: \"", dsn.redacted(), "\": Redis over TLS (rediss://) is not "
@@ -106,9 +107,25 @@ absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(Dsn& dsn,
                                          : RedisStoreOptions::Format::kSymfony;
   }
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return NewRedisStore(options);
+  return options;
 }
 
-const StoreDriver kRedisDriver = {&RedisStoreFromDsn, nullptr, &HiredisLibrary};
+absl::StatusOr<Capabilities> CheckRedisDsn(Dsn& dsn, const StoreOptions& /*store_options*/) {
+  absl::StatusOr<RedisStoreOptions> options = RedisOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = CheckRedisOptions(*options); !s.ok()) return s;
+  return RedisCapabilities(*options);
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(Dsn& dsn,
+                                                         const StoreOptions& /*store_options*/) {
+  absl::StatusOr<RedisStoreOptions> options = RedisOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  return NewRedisStore(*options);
+}
+
+const StoreDriver kRedisDriver = {&RedisStoreFromDsn, nullptr, &CheckRedisDsn, &HiredisLibrary};
 
 }  // namespace ipclock

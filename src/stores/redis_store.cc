@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/key_naming.h"
+#include "core/named_file.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/hiredis_calls.h"
@@ -101,18 +102,7 @@ class RedisStore final : public StoreWithState<RedisKeyState> {
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return describe_; }
 
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.blocking = false;  // waits poll
-    c.expiring = true;
-    c.shared = options_.format == RedisStoreOptions::Format::kSymfony;
-    c.serializable = true;  // the token alone releases or refreshes
-    c.fencing = options_.fencing;
-    c.owner_death = options_.fencing;
-    c.counting = false;
-    c.scope = kRedisEntry.scope;
-    return c;
-  }
+  Capabilities capabilities() const override { return RedisCapabilities(options_); }
 
   // Once per process, if the keys are named without a secret.
   void WarnIfNoSecret() const { ipclock::WarnIfNoSecret(naming_, describe_); }
@@ -218,7 +208,8 @@ absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline
   const absl::Duration ttl = key.RemainingLifetime();
   if (ttl == absl::InfiniteDuration()) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      "a Redis lock needs a finite TTL (LockOptions::ttl)");
+                      "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
+                      "count: expected a finite lease");
   }
   if (ttl <= absl::ZeroDuration()) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
@@ -296,7 +287,8 @@ absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline
 absl::Status RedisStore::PutOffExpiration(Key& key, absl::Duration ttl) {
   if (ttl == absl::InfiniteDuration()) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      "a Redis lock needs a finite TTL");
+                      "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
+                      "count: expected a finite lease");
   }
   if (!key.has_token()) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
@@ -436,12 +428,41 @@ std::string DescribeOptions(const RedisStoreOptions& options) {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> NewRedisStore(const RedisStoreOptions& options) {
-  if (absl::Status s = HiredisLibrary().Load(kRedisEntry.name); !s.ok()) return s;
-  const std::string where =
-      options.unix_socket.empty()
-          ? absl::StrCat("redis://", options.host, ":", options.port)
-          : absl::StrCat("redis://", options.unix_socket);
+namespace {
+
+std::string Where(const RedisStoreOptions& options) {
+  return options.unix_socket.empty() ? absl::StrCat("redis://", options.host, ":", options.port)
+                                     : absl::StrCat("redis://", options.unix_socket);
+}
+
+absl::StatusOr<KeyNaming> NamingOf(const RedisStoreOptions& options) {
+  KeyNamingOptions naming_options;
+  naming_options.scheme = options.naming == RedisStoreOptions::Naming::kParseLock
+                              ? KeyNamingOptions::Scheme::kParseLock
+                              : KeyNamingOptions::Scheme::kPlain;
+  naming_options.prefix = options.key_prefix;
+  naming_options.secret = options.secret;
+  naming_options.secret_none = !options.warn_without_secret;
+  return KeyNaming::Create(std::move(naming_options), Where(options));
+}
+
+}  // namespace
+
+Capabilities RedisCapabilities(const RedisStoreOptions& options) {
+  Capabilities c;
+  c.blocking = false;  // waits poll
+  c.expiring = true;
+  c.shared = options.format == RedisStoreOptions::Format::kSymfony;
+  c.serializable = true;  // the token alone releases or refreshes
+  c.fencing = options.fencing;
+  c.owner_death = options.fencing;
+  c.counting = false;
+  c.scope = kRedisEntry.scope;
+  return c;
+}
+
+absl::Status CheckRedisOptions(const RedisStoreOptions& options) {
+  const std::string where = Where(options);
   if (options.unix_socket.empty() && options.host.empty()) {
     return StoreError(absl::StatusCode::kInvalidArgument, where, "",
                       "no host and no Unix socket given");
@@ -459,18 +480,23 @@ absl::StatusOr<std::shared_ptr<Store>> NewRedisStore(const RedisStoreOptions& op
                       "an ACL user needs a password");
   }
   if (options.connect_timeout < absl::ZeroDuration() ||
-      options.command_timeout < absl::ZeroDuration()) {
+      options.command_timeout < absl::ZeroDuration() ||
+      options.connect_timeout > kRedisMaxTimeout || options.command_timeout > kRedisMaxTimeout) {
     return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "timeouts must not be negative");
+                      absl::StrCat("timeouts must be from 0 to ",
+                                   absl::FormatDuration(kRedisMaxTimeout)));
   }
-  KeyNamingOptions naming_options;
-  naming_options.scheme = options.naming == RedisStoreOptions::Naming::kParseLock
-                              ? KeyNamingOptions::Scheme::kParseLock
-                              : KeyNamingOptions::Scheme::kPlain;
-  naming_options.prefix = options.key_prefix;
-  naming_options.secret = options.secret;
-  naming_options.secret_none = !options.warn_without_secret;
-  absl::StatusOr<KeyNaming> naming = KeyNaming::Create(std::move(naming_options), where);
+  if (!options.unix_socket.empty()) {
+    // hiredis copies a longer path cut short, and connects to whatever a
+    // FIFO or a device path gives it.
+    if (absl::Status s = CheckNamedFile(where, absl::StrCat("the Unix socket ", options.unix_socket),
+                                        options.unix_socket, FileKind::kUnixSocket,
+                                        IfMissing::kFine);
+        !s.ok()) {
+      return s;
+    }
+  }
+  absl::StatusOr<KeyNaming> naming = NamingOf(options);
   if (!naming.ok()) return naming.status();
   if (options.naming == RedisStoreOptions::Naming::kParseLock &&
       options.format != RedisStoreOptions::Format::kSimple) {
@@ -478,6 +504,14 @@ absl::StatusOr<std::shared_ptr<Store>> NewRedisStore(const RedisStoreOptions& op
                       "naming=parse-lock goes with format=simple (Parse::Lock "
                       "uses SET NX PX keys)");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<Store>> NewRedisStore(const RedisStoreOptions& options) {
+  if (absl::Status s = HiredisLibrary().Load(kRedisEntry.name); !s.ok()) return s;
+  if (absl::Status s = CheckRedisOptions(options); !s.ok()) return s;
+  absl::StatusOr<KeyNaming> naming = NamingOf(options);
+  if (!naming.ok()) return naming.status();
   auto store = std::make_shared<RedisStore>(options, *std::move(naming),
                                             DescribeOptions(options));
   if (absl::Status s = store->Start(); !s.ok()) return s;

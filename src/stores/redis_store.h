@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/dsn.h"
 #include "core/store_entry.h"
 #include "ipclock_config.h"
@@ -21,6 +22,16 @@ namespace ipclock {
 // Unimplemented.
 absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
+
+// NewRedisStore()'s checks of `options`, made before it connects: values,
+// the Unix socket's path and type (core/named_file.h), the key naming.
+absl::Status CheckRedisOptions(const RedisStoreOptions& options);
+
+// What a RedisStore with `options` can do.
+Capabilities RedisCapabilities(const RedisStoreOptions& options);
+
+// The longest connect or command timeout.
+inline constexpr absl::Duration kRedisMaxTimeout = absl::Hours(1);
 
 // Its entry's driver; null in a build without it.
 #if IPCLOCK_HAVE_REDIS

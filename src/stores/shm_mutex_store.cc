@@ -78,6 +78,21 @@ struct ShmKeyState final : KeyState {
   bool held = false;
 };
 
+// `pi`: the segment's mutexes inherit priority.
+Capabilities ShmCapabilities(bool pi) {
+  Capabilities c;
+  c.blocking = true;
+  c.fencing = true;
+  c.owner_death = true;
+  // The kernel hands a priority-inheritance mutex to its top waiter at
+  // the release (FUTEX_UNLOCK_PI): the releaser cannot take it back, and
+  // waiters of one priority are queued in arrival order.
+  c.fair = pi;
+  c.priority_inheritance = pi;
+  c.scope = kShmEntry.scope;
+  return c;
+}
+
 class ShmMutexStore final : public StoreWithState<ShmKeyState> {
  public:
   explicit ShmMutexStore(std::shared_ptr<ShmSegment> segment)
@@ -87,19 +102,7 @@ class ShmMutexStore final : public StoreWithState<ShmKeyState> {
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return segment_->describe(); }
 
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.blocking = true;
-    c.fencing = true;
-    c.owner_death = true;
-    // The kernel hands a priority-inheritance mutex to its top waiter at
-    // the release (FUTEX_UNLOCK_PI): the releaser cannot take it back, and
-    // waiters of one priority are queued in arrival order.
-    c.fair = segment_->pi();
-    c.priority_inheritance = segment_->pi();
-    c.scope = kShmEntry.scope;
-    return c;
-  }
+  Capabilities capabilities() const override { return ShmCapabilities(segment_->pi()); }
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
@@ -405,7 +408,9 @@ absl::StatusOr<WaitWord> ShmMutexStore::GetWaitWord(Key& key) {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> NewShmStore(const ShmStoreOptions& options) {
+namespace {
+
+absl::Status CheckShmOptions(const ShmStoreOptions& options) {
   if (!ValidShmSegmentName(options.name)) return BadShmSegmentName(options.name);
   if (options.capacity < 1 || options.capacity > kShmMaxCapacity) {
     return absl::InvalidArgumentError(
@@ -416,6 +421,13 @@ absl::StatusOr<std::shared_ptr<Store>> NewShmStore(const ShmStoreOptions& option
     return absl::InvalidArgumentError(absl::StrCat(
         "ipclock: shm://", options.name, ": mode must be a permission mode (0 to 0777)"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> NewShmStore(const ShmStoreOptions& options) {
+  if (absl::Status s = CheckShmOptions(options); !s.ok()) return s;
   if (absl::Status s = GuardRemoveIpc(kShmEntry, "", options.remove_ipc,
                                       absl::StrCat("shm://", options.name));
       !s.ok()) {
@@ -439,8 +451,9 @@ absl::Status RemoveShmSegment(absl::string_view name) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(Dsn& dsn,
-                                                       const StoreOptions& store_options) {
+namespace {
+
+absl::StatusOr<ShmStoreOptions> ShmOptionsFromDsn(Dsn& dsn, const StoreOptions& store_options) {
   if (!dsn.has_authority() || !dsn.user().empty() || dsn.has_password() ||
       dsn.port() != 0 || !dsn.path().empty()) {
     return BadDsn(dsn, "expected shm://NAME with NAME of [A-Za-z0-9._-]{1,200}");
@@ -465,9 +478,25 @@ absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(Dsn& dsn,
   if (!remove_ipc.ok()) return remove_ipc.status();
   options.remove_ipc = *remove_ipc;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return NewShmStore(options);
+  return options;
 }
 
-const StoreDriver kShmDriver = {&ShmStoreFromDsn, &ListShmLocks};
+absl::StatusOr<Capabilities> CheckShmDsn(Dsn& dsn, const StoreOptions& store_options) {
+  absl::StatusOr<ShmStoreOptions> options = ShmOptionsFromDsn(dsn, store_options);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = CheckShmOptions(*options); !s.ok()) return s;
+  return ShmCapabilities(options->priority_inheritance);
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(Dsn& dsn,
+                                                       const StoreOptions& store_options) {
+  absl::StatusOr<ShmStoreOptions> options = ShmOptionsFromDsn(dsn, store_options);
+  if (!options.ok()) return options.status();
+  return NewShmStore(*options);
+}
+
+const StoreDriver kShmDriver = {&ShmStoreFromDsn, &ListShmLocks, &CheckShmDsn};
 
 }  // namespace ipclock

@@ -84,6 +84,19 @@ struct SemKeyState final : KeyState {
   }
 };
 
+Capabilities SemaphoreCapabilities() {
+  Capabilities c;
+  c.blocking = true;
+  c.counting = true;
+  c.owner_death = true;
+  // The kernel performs a queued semop itself when a release makes it
+  // possible, first queued first: the permit never comes free for the
+  // releaser to take back (semaphore_store.h, "Fairness").
+  c.fair = true;
+  c.scope = kSemaphoreEntry.scope;
+  return c;
+}
+
 class SemaphoreStore final : public StoreWithState<SemKeyState> {
  public:
   explicit SemaphoreStore(const SemaphoreStoreOptions& options)
@@ -99,18 +112,7 @@ class SemaphoreStore final : public StoreWithState<SemKeyState> {
   absl::string_view name() const override { return kName; }
   std::string Describe() const override { return describe_; }
 
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.blocking = true;
-    c.counting = true;
-    c.owner_death = true;
-    // The kernel performs a queued semop itself when a release makes it
-    // possible, first queued first: the permit never comes free for the
-    // releaser to take back (semaphore_store.h, "Fairness").
-    c.fair = true;
-    c.scope = kSemaphoreEntry.scope;
-    return c;
-  }
+  Capabilities capabilities() const override { return SemaphoreCapabilities(); }
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
@@ -302,8 +304,9 @@ WatchTargets SemaphoreStore::GetWatchTargets(Key& key) {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> NewSemaphoreStore(
-    const SemaphoreStoreOptions& options) {
+namespace {
+
+absl::Status CheckSemaphoreOptions(const SemaphoreStoreOptions& options) {
   if ((options.mode & ~0777u) != 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("semaphore: mode %o is not a permission mode", options.mode));
@@ -312,6 +315,19 @@ absl::StatusOr<std::shared_ptr<Store>> NewSemaphoreStore(
     return absl::InvalidArgumentError(absl::StrCat(
         "semaphore: keep_idle=", options.keep_idle, ": at most ", SemaphoreStoreOptions::kMaxKeepIdle));
   }
+  if (options.key_scheme == SemaphoreKeyScheme::kXxh3) {
+    // Refuse now rather than at the first lock.
+    absl::StatusOr<int32_t> probe = SemaphoreIpcKey("x", options.key_scheme);
+    if (!probe.ok()) return probe.status();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> NewSemaphoreStore(
+    const SemaphoreStoreOptions& options) {
+  if (absl::Status s = CheckSemaphoreOptions(options); !s.ok()) return s;
   if (absl::Status s = GuardRemoveIpc(kSemaphoreEntry, "", options.remove_ipc, kName);
       !s.ok()) {
     return s;
@@ -319,8 +335,10 @@ absl::StatusOr<std::shared_ptr<Store>> NewSemaphoreStore(
   return std::shared_ptr<Store>(std::make_shared<SemaphoreStore>(options));
 }
 
-absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn,
-    const StoreOptions& store_options) {
+namespace {
+
+absl::StatusOr<SemaphoreStoreOptions> SemaphoreOptionsFromDsn(Dsn& dsn,
+                                                              const StoreOptions& store_options) {
   if (dsn.has_authority() || !dsn.path().empty()) {
     return BadDsn(dsn, "semaphore takes no address, only options (semaphore:?mode=0666)");
   }
@@ -353,14 +371,26 @@ absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn,
     return fair.status();
   }
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  if (options.key_scheme == SemaphoreKeyScheme::kXxh3) {
-    // Refuse now rather than at the first lock.
-    absl::StatusOr<int32_t> probe = SemaphoreIpcKey("x", options.key_scheme);
-    if (!probe.ok()) return probe.status();
-  }
-  return NewSemaphoreStore(options);
+  return options;
 }
 
-const StoreDriver kSemaphoreDriver = {&SemaphoreStoreFromDsn, &ListSemaphoreLocks};
+absl::StatusOr<Capabilities> CheckSemaphoreDsn(Dsn& dsn, const StoreOptions& store_options) {
+  absl::StatusOr<SemaphoreStoreOptions> options = SemaphoreOptionsFromDsn(dsn, store_options);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = CheckSemaphoreOptions(*options); !s.ok()) return s;
+  return SemaphoreCapabilities();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn,
+                                                             const StoreOptions& store_options) {
+  absl::StatusOr<SemaphoreStoreOptions> options = SemaphoreOptionsFromDsn(dsn, store_options);
+  if (!options.ok()) return options.status();
+  return NewSemaphoreStore(*options);
+}
+
+const StoreDriver kSemaphoreDriver = {&SemaphoreStoreFromDsn, &ListSemaphoreLocks,
+                                      &CheckSemaphoreDsn};
 
 }  // namespace ipclock

@@ -86,8 +86,8 @@ class MyTableBackend final : public TableBackend {
   ConnectionPool<MyConnection> pool_;
 };
 
-absl::StatusOr<std::unique_ptr<MyTableBackend>> BackendFromDsn(
-    Dsn& dsn, MysqlTableStoreOptions* options) {
+absl::StatusOr<MysqlTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
+  MysqlTableStoreOptions options;
   absl::StatusOr<MysqlConnectionOptions> connection = MysqlConnectionFromDsn(dsn);
   if (!connection.ok()) return connection.status();
   absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);
@@ -95,11 +95,26 @@ absl::StatusOr<std::unique_ptr<MyTableBackend>> BackendFromDsn(
   absl::StatusOr<TableStoreOptions> table = TakeTableOptions(dsn);
   if (!table.ok()) return table.status();
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  options->connection = *std::move(connection);
-  options->max_idle = static_cast<size_t>(*max_idle);
-  options->table = *std::move(table);
+  options.connection = *std::move(connection);
+  options.max_idle = static_cast<size_t>(*max_idle);
+  options.table = *std::move(table);
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<MyTableBackend>> BackendFromDsn(
+    Dsn& dsn, MysqlTableStoreOptions* options) {
+  absl::StatusOr<MysqlTableStoreOptions> read = OptionsFromDsn(dsn);
+  if (!read.ok()) return read.status();
+  *options = *std::move(read);
   return std::make_unique<MyTableBackend>(options->connection, options->max_idle,
                                           DescribeMysql(kName, options->connection));
+}
+
+// MysqlConnectionFromDsn() has checked the connection.
+absl::StatusOr<Capabilities> CheckMysqlTableDsn(Dsn& dsn, const StoreOptions&) {
+  absl::StatusOr<MysqlTableStoreOptions> options = OptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  return TableCapabilities(kMysqlTableEntry.scope);
 }
 
 absl::StatusOr<std::shared_ptr<Store>> MysqlTableStoreFromDsn(Dsn& dsn, const StoreOptions&) {
@@ -125,12 +140,14 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlTableStore(
     const MysqlTableStoreOptions& options) {
   if (absl::Status s = MariadbLibrary().Load(kMysqlTableEntry.name); !s.ok()) return s;
   const std::string describe = DescribeMysql(kName, options.connection);
+  if (absl::Status s = CheckMysqlConnection(options.connection, describe); !s.ok()) return s;
   auto backend = std::make_unique<MyTableBackend>(options.connection, options.max_idle,
                                                   describe);
   if (absl::Status s = backend->Check(); !s.ok()) return s;
   return MakeTableStore(kName, describe, kMysqlTableEntry.scope, options.table, std::move(backend));
 }
 
-const StoreDriver kMysqlTableDriver = {&MysqlTableStoreFromDsn, &ListMysqlTableLocks, &MariadbLibrary};
+const StoreDriver kMysqlTableDriver = {&MysqlTableStoreFromDsn, &ListMysqlTableLocks,
+                                       &CheckMysqlTableDsn, &MariadbLibrary};
 
 }  // namespace ipclock

@@ -21,6 +21,7 @@
 #include "platform/socket_wait.h"
 #include "stores/connection_pool.h"
 #include "stores/postgres_conn.h"
+#include "stores/postgres_dsn.h"
 #include "stores/table_store.h"
 
 namespace ipclock {
@@ -30,7 +31,7 @@ namespace {
 constexpr absl::string_view kName = "postgresql";
 constexpr absl::Duration kReplyTimeout = absl::Seconds(10);
 
-using Conninfo = std::vector<std::pair<std::string, std::string>>;
+using Conninfo = PgConninfo;
 
 // A pooled connection. An idle session that the server ended (an
 // administrator's pg_terminate_backend, a restart, idle_session_timeout)
@@ -45,18 +46,6 @@ struct PgTableConn {
            !HasPendingInput(Libpq().PQsocket(conn.get()));
   }
 };
-
-absl::StatusCode CodeOfState(absl::string_view sqlstate) {
-  if (absl::StartsWith(sqlstate, "08") || absl::StartsWith(sqlstate, "57")) {
-    return absl::StatusCode::kUnavailable;
-  }
-  if (absl::StartsWith(sqlstate, "28") || sqlstate == "42501") {
-    return absl::StatusCode::kPermissionDenied;
-  }
-  if (absl::StartsWith(sqlstate, "53")) return absl::StatusCode::kResourceExhausted;
-  if (absl::StartsWith(sqlstate, "40")) return absl::StatusCode::kUnavailable;
-  return absl::StatusCode::kInternal;
-}
 
 class PgTableBackend final : public TableBackend {
  public:
@@ -96,7 +85,7 @@ class PgTableBackend final : public TableBackend {
         out.failure = TableReply::Failure::kRetry;
       } else {
         out.failure = TableReply::Failure::kOther;
-        out.code = CodeOfState(state);
+        out.code = PgCodeOf(state);
       }
     } else {
       uint64_t affected = 0;
@@ -120,132 +109,41 @@ class PgTableBackend final : public TableBackend {
   ConnectionPool<PgTableConn> pool_;
 };
 
-const std::string* Find(const Conninfo& kv, absl::string_view key) {
-  const std::string* found = nullptr;
-  for (const auto& [k, v] : kv) {
-    if (k == key) found = &v;  // the last one wins, as in libpq
-  }
-  return found;
-}
+std::string DescribePg(const Conninfo& conninfo) { return DescribePgConninfo(kName, conninfo); }
 
-std::string DescribePg(const Conninfo& conninfo) {
-  auto part = [&](absl::string_view key) {
-    const std::string* v = Find(conninfo, key);
-    return v != nullptr ? *v : std::string();
-  };
-  std::string out = absl::StrCat(kName, "://");
-  if (!part("user").empty()) absl::StrAppend(&out, part("user"), "@");
-  const std::string host = part("host");
-  const bool v6 = host.find(':') != std::string::npos;
-  absl::StrAppend(&out, v6 ? "[" : "", host, v6 ? "]" : "");
-  if (!part("port").empty()) absl::StrAppend(&out, ":", part("port"));
-  absl::StrAppend(&out, "/", part("dbname"));
-  return out;
-}
-
-// The libpq connection keywords this libpq knows, but "password".
-std::vector<std::string> LibpqKeywords() {
-  std::vector<std::string> out;
-  PQconninfoOption* defaults = Libpq().PQconndefaults();
-  if (defaults == nullptr) return out;
-  for (PQconninfoOption* o = defaults; o->keyword != nullptr; ++o) {
-    if (absl::string_view(o->keyword) != "password") out.emplace_back(o->keyword);
-  }
-  Libpq().PQconninfoFree(defaults);
-  return out;
-}
-
-bool Known(const std::vector<std::string>& keywords, absl::string_view k) {
-  for (const std::string& known : keywords) {
-    if (known == k) return true;
-  }
-  return false;
-}
-
-// Server, credentials and libpq options from a URL or PDO DSN.
-absl::StatusOr<Conninfo> ConninfoFromDsn(Dsn& dsn) {
-  const std::vector<std::string> keywords = LibpqKeywords();
-  if (keywords.empty()) {
-    return absl::ResourceExhaustedError("ipclock: postgresql: PQconndefaults failed");
-  }
-  // Defaults first: libpq lets a later keyword override an earlier one.
-  Conninfo conninfo = {
-      {"fallback_application_name", "ipclock"},
-      {"keepalives", "1"},
-      {"keepalives_idle", "10"},
-      {"keepalives_interval", "5"},
-      {"keepalives_count", "3"},
-  };
-  if (dsn.has_authority()) {
-    if (dsn.PeekOption("password").has_value()) {
-      return absl::InvalidArgumentError(
-          "ipclock: bad DSN for the postgresql table store: a password must be "
-          "given as user:password@host, not as a query option");
-    }
-    if (!dsn.host().empty()) conninfo.emplace_back("host", dsn.host());
-    if (dsn.port() != 0) conninfo.emplace_back("port", absl::StrCat(dsn.port()));
-    if (!dsn.user().empty()) conninfo.emplace_back("user", dsn.user());
-    if (dsn.has_password()) conninfo.emplace_back("password", dsn.password());
-    absl::string_view db = dsn.path();
-    if (absl::ConsumePrefix(&db, "/") && !db.empty()) {
-      if (db.find('/') != absl::string_view::npos) {
-        return BadDsn(dsn, "the path is the database name, one component");
-      }
-      conninfo.emplace_back("dbname", std::string(db));
-    }
-  } else {
-    // PDO's pgsql DSN: libpq's keywords, separated by ';'.
-    for (absl::string_view part : absl::StrSplit(dsn.path(), ';', absl::SkipEmpty())) {
-      const size_t eq = part.find('=');
-      const std::string key = absl::AsciiStrToLower(part.substr(0, eq));
-      if (eq == absl::string_view::npos) {
-        return BadDsn(dsn, absl::StrCat("expected key=value in the PDO DSN, not '",
-                                        part, "'"));
-      }
-      if (key == "password") {
-        return absl::InvalidArgumentError(
-            "ipclock: bad DSN for the postgresql table store: a password must be "
-            "given as the query option ?password=..., not inside the PDO part "
-            "(messages redact only the former)");
-      }
-      if (!Known(keywords, key)) {
-        return BadDsn(dsn, absl::StrCat("unknown libpq keyword '", key, "'"));
-      }
-      conninfo.emplace_back(key, std::string(part.substr(eq + 1)));
-    }
-    if (Find(conninfo, "host") == nullptr && Find(conninfo, "hostaddr") == nullptr) {
-      return BadDsn(dsn, "the PDO DSN names no host");
-    }
-    if (std::optional<std::string> user = dsn.TakeOption("user")) {
-      conninfo.emplace_back("user", *user);
-    }
-    if (std::optional<std::string> password = dsn.TakeOption("password")) {
-      conninfo.emplace_back("password", *password);
-    }
-  }
-  absl::StatusOr<long> connect_timeout = dsn.TakeInt("connect_timeout", 10, 0, 3600);
-  if (!connect_timeout.ok()) return connect_timeout.status();
-  conninfo.emplace_back("connect_timeout", absl::StrCat(*connect_timeout));
-  for (const std::string& k : keywords) {
-    if (std::optional<std::string> v = dsn.TakeOption(k)) conninfo.emplace_back(k, *v);
-  }
-  return conninfo;
-}
-
-absl::StatusOr<std::unique_ptr<PgTableBackend>> BackendFromDsn(
-    Dsn& dsn, PostgresTableStoreOptions* options) {
-  absl::StatusOr<Conninfo> conninfo = ConninfoFromDsn(dsn);
+absl::StatusOr<PostgresTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
+  PostgresTableStoreOptions options;
+  absl::StatusOr<Conninfo> conninfo = PgConninfoFromDsn(dsn, /*pdo_form=*/true);
   if (!conninfo.ok()) return conninfo.status();
   absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);
   if (!max_idle.ok()) return max_idle.status();
   absl::StatusOr<TableStoreOptions> table = TakeTableOptions(dsn);
   if (!table.ok()) return table.status();
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  options->conninfo = *std::move(conninfo);
-  options->max_idle = static_cast<size_t>(*max_idle);
-  options->table = *std::move(table);
+  options.conninfo = WithPgDefaults(*conninfo);
+  options.max_idle = static_cast<size_t>(*max_idle);
+  options.table = *std::move(table);
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<PgTableBackend>> BackendFromDsn(
+    Dsn& dsn, PostgresTableStoreOptions* options) {
+  absl::StatusOr<PostgresTableStoreOptions> read = OptionsFromDsn(dsn);
+  if (!read.ok()) return read.status();
+  *options = *std::move(read);
   return std::make_unique<PgTableBackend>(options->conninfo, options->max_idle,
                                           DescribePg(options->conninfo));
+}
+
+absl::StatusOr<Capabilities> CheckPostgresTableDsn(Dsn& dsn, const StoreOptions&) {
+  absl::StatusOr<PostgresTableStoreOptions> options = OptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = CheckPgConninfo(options->conninfo,
+                                       absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
+      !s.ok()) {
+    return s;
+  }
+  return TableCapabilities(kPostgresTableEntry.scope);
 }
 
 absl::StatusOr<std::shared_ptr<Store>> PostgresTableStoreFromDsn(Dsn& dsn,
@@ -270,23 +168,16 @@ absl::StatusOr<HeldLocks> ListPostgresTableLocks(Dsn& dsn, const ListRequest& re
 absl::StatusOr<std::shared_ptr<Store>> NewPostgresTableStore(
     const PostgresTableStoreOptions& given) {
   if (absl::Status s = LibpqLibrary().Load(kPostgresTableEntry.name); !s.ok()) return s;
-  Conninfo conninfo = {
-      {"fallback_application_name", "ipclock"},
-      {"connect_timeout", "10"},
-      {"keepalives", "1"},
-      {"keepalives_idle", "10"},
-      {"keepalives_interval", "5"},
-      {"keepalives_count", "3"},
-  };
-  conninfo.insert(conninfo.end(), given.conninfo.begin(), given.conninfo.end());
+  const Conninfo conninfo = WithPgDefaults(given.conninfo);
   const std::string describe = DescribePg(conninfo);
+  if (absl::Status s = CheckPgConninfo(conninfo, describe); !s.ok()) return s;
   auto backend = std::make_unique<PgTableBackend>(conninfo, given.max_idle, describe);
   if (absl::Status s = backend->Check(); !s.ok()) return s;
   return MakeTableStore(kName, describe, kPostgresTableEntry.scope, given.table,
                         std::move(backend));
 }
 
-const StoreDriver kPostgresTableDriver = {&PostgresTableStoreFromDsn,
-                                          &ListPostgresTableLocks, &LibpqLibrary};
+const StoreDriver kPostgresTableDriver = {&PostgresTableStoreFromDsn, &ListPostgresTableLocks,
+                                          &CheckPostgresTableDsn, &LibpqLibrary};
 
 }  // namespace ipclock

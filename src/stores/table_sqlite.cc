@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -17,6 +18,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "core/named_file.h"
+#include "ipclock/errors.h"
 #include "platform/errors.h"
 #include "platform/file_identity.h"
 #include "platform/sqlite_calls.h"
@@ -70,27 +73,64 @@ class SqliteConn {
   FileIdentity file_;
 };
 
+// The store's one classification of SQLite's result codes (ipclock/errors.h).
 absl::StatusCode CodeOf(int rc, int sys_errno) {
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return absl::StatusCode::kUnavailable;
+      return CodeOf(FaultClass::kTransient);  // another process writes
     case SQLITE_READONLY:
     case SQLITE_PERM:
     case SQLITE_AUTH:
-      return absl::StatusCode::kPermissionDenied;
+      return CodeOf(FaultClass::kRefused);
+    case SQLITE_NOTADB:
+      return CodeOf(FaultClass::kConfiguration);  // a file that is not a database
     case SQLITE_FULL:
     case SQLITE_NOMEM:
       return absl::StatusCode::kResourceExhausted;
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
       return absl::StatusCode::kDataLoss;
     case SQLITE_CANTOPEN:
     case SQLITE_IOERR:
-      return sys_errno != 0 ? ErrnoToCode(sys_errno) : absl::StatusCode::kUnavailable;
+      // By the OS error; an I/O error with none is no server to wait for.
+      return sys_errno != 0 ? ErrnoToCode(sys_errno) : absl::StatusCode::kInternal;
     default:
       return absl::StatusCode::kInternal;
   }
+}
+
+// SQLite's unix VFS takes paths of at most this many bytes.
+constexpr size_t kMaxSqlitePath = 512;
+
+// The database's path, checked before SQLite opens it: absolute, short
+// enough for SQLite, in a dir that exists, and a regular file, as are the
+// journal, WAL and shared-memory files beside it if there (a FIFO would
+// block SQLite's open, a device or a /proc file would be written to).
+absl::Status CheckSqlitePath(const std::string& path, absl::string_view where) {
+  if (!absl::StartsWith(path, "/")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ipclock: ", where, ": the database must be an absolute path, not \"", path, "\""));
+  }
+  if (path.size() > kMaxSqlitePath) {
+    return absl::InvalidArgumentError(absl::StrCat("ipclock: ", where, ": the database path is ",
+                                                   path.size(), " bytes, more than the ",
+                                                   kMaxSqlitePath, " SQLite takes"));
+  }
+  const std::string dir = path.substr(0, std::max<size_t>(path.rfind('/'), 1));
+  if (absl::Status s = CheckNamedFile(where, absl::StrCat("the database's dir ", dir), dir,
+                                      FileKind::kDirectory, IfMissing::kConfiguration);
+      !s.ok()) {
+    return s;
+  }
+  for (absl::string_view suffix : {"", "-journal", "-wal", "-shm"}) {
+    const std::string file = absl::StrCat(path, suffix);
+    if (absl::Status s = CheckNamedFile(where, absl::StrCat("the database ", file), file,
+                                        FileKind::kRegularFile, IfMissing::kFine);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string ErrorText(sqlite3* db, int rc) {
@@ -244,8 +284,8 @@ class SqliteTableBackend final : public TableBackend {
   ConnectionPool<SqliteConn> pool_;
 };
 
-absl::StatusOr<std::unique_ptr<SqliteTableBackend>> BackendFromDsn(
-    Dsn& dsn, SqliteTableStoreOptions* options, bool read_only = false) {
+absl::StatusOr<SqliteTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
+  SqliteTableStoreOptions options;
   absl::string_view path = dsn.path();
   if (dsn.has_authority() && !dsn.host().empty()) {
     return BadDsn(dsn, "a sqlite DSN has no host: sqlite:///ABSOLUTE/PATH");
@@ -260,18 +300,38 @@ absl::StatusOr<std::unique_ptr<SqliteTableBackend>> BackendFromDsn(
     return BadDsn(dsn, "the database must be an absolute path: sqlite:///ABSOLUTE/PATH "
                        "(a relative one would name another file in every working dir)");
   }
-  options->path = std::string(path);
+  options.path = std::string(path);
   absl::StatusOr<double> busy = dsn.TakeSeconds("busy_timeout", 5);
   if (!busy.ok()) return busy.status();
-  if (*busy > 3600) return BadDsn(dsn, "busy_timeout: at most 3600 seconds");
-  options->busy_timeout = absl::Seconds(*busy);
+  if (*busy > 3600) {
+    return BadDsn(dsn, absl::StrCat("option busy_timeout=", *busy, ": expected 0 to 3600 seconds"));
+  }
+  options.busy_timeout = absl::Seconds(*busy);
   absl::StatusOr<TableStoreOptions> table = TakeTableOptions(dsn);
   if (!table.ok()) return table.status();
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  options->table = *std::move(table);
+  options.table = *std::move(table);
+  if (absl::Status s = CheckSqlitePath(options.path, absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
+      !s.ok()) {
+    return s;
+  }
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<SqliteTableBackend>> BackendFromDsn(
+    Dsn& dsn, SqliteTableStoreOptions* options, bool read_only = false) {
+  absl::StatusOr<SqliteTableStoreOptions> read = OptionsFromDsn(dsn);
+  if (!read.ok()) return read.status();
+  *options = *std::move(read);
   return std::make_unique<SqliteTableBackend>(options->path, options->busy_timeout,
                                               absl::StrCat(kName, "://", options->path),
                                               read_only);
+}
+
+absl::StatusOr<Capabilities> CheckSqliteTableDsn(Dsn& dsn, const StoreOptions&) {
+  absl::StatusOr<SqliteTableStoreOptions> options = OptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  return TableCapabilities(kSqliteTableEntry.scope);
 }
 
 absl::StatusOr<std::shared_ptr<Store>> SqliteTableStoreFromDsn(Dsn& dsn, const StoreOptions&) {
@@ -300,12 +360,8 @@ absl::StatusOr<HeldLocks> ListSqliteTableLocks(Dsn& dsn, const ListRequest& requ
 absl::StatusOr<std::shared_ptr<Store>> NewSqliteTableStore(
     const SqliteTableStoreOptions& options) {
   if (absl::Status s = SqliteLibrary().Load(kSqliteTableEntry.name); !s.ok()) return s;
-  if (!absl::StartsWith(options.path, "/")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ipclock: sqlite: the database must be an absolute path, not \"", options.path,
-        "\""));
-  }
   const std::string describe = absl::StrCat(kName, "://", options.path);
+  if (absl::Status s = CheckSqlitePath(options.path, describe); !s.ok()) return s;
   auto backend =
       std::make_unique<SqliteTableBackend>(options.path, options.busy_timeout, describe);
   if (absl::Status s = backend->Check(); !s.ok()) return s;
@@ -314,6 +370,6 @@ absl::StatusOr<std::shared_ptr<Store>> NewSqliteTableStore(
 }
 
 const StoreDriver kSqliteTableDriver = {&SqliteTableStoreFromDsn, &ListSqliteTableLocks,
-                                        &SqliteLibrary};
+                                        &CheckSqliteTableDsn, &SqliteLibrary};
 
 }  // namespace ipclock

@@ -77,14 +77,7 @@ class TableStore final : public StoreWithState<TableKeyState> {
   absl::string_view name() const override { return name_; }
   std::string Describe() const override { return describe_; }
 
-  Capabilities capabilities() const override {
-    Capabilities c;
-    c.expiring = true;
-    c.serializable = true;
-    c.owner_death = true;
-    c.scope = scope_;
-    return c;
-  }
+  Capabilities capabilities() const override { return TableCapabilities(scope_); }
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
@@ -214,7 +207,8 @@ absl::StatusOr<bool> TableStore::Save(Key& key, LockMode, Deadline deadline) {
   const absl::Duration ttl = key.RemainingLifetime();
   if (ttl == absl::InfiniteDuration()) {
     return Error(key, absl::StatusCode::kInvalidArgument,
-                 "a table lock needs a finite lease (LockOptions::ttl)");
+                 "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
+                      "count: expected a finite lease");
   }
   if (ttl <= absl::ZeroDuration()) {
     return Error(key, absl::StatusCode::kAborted,
@@ -252,7 +246,8 @@ absl::StatusOr<bool> TableStore::Save(Key& key, LockMode, Deadline deadline) {
 absl::Status TableStore::PutOffExpiration(Key& key, absl::Duration ttl) {
   if (ttl == absl::InfiniteDuration()) {
     return Error(key, absl::StatusCode::kInvalidArgument,
-                 "a table lock needs a finite lease");
+                 "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
+                      "count: expected a finite lease");
   }
   if (!key.has_token()) {
     return Error(key, absl::StatusCode::kAborted,
@@ -362,6 +357,15 @@ WatchTargets TableStore::GetWatchTargets(Key& key) {
 }
 
 }  // namespace
+
+Capabilities TableCapabilities(Scope scope) {
+  Capabilities c;
+  c.expiring = true;
+  c.serializable = true;
+  c.owner_death = true;
+  c.scope = scope;
+  return c;
+}
 
 absl::StatusOr<std::shared_ptr<Store>> MakeTableStore(
     absl::string_view name, std::string describe, Scope scope,

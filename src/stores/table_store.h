@@ -29,6 +29,9 @@ absl::StatusOr<std::shared_ptr<Store>> MakeTableStore(
     absl::string_view name, std::string describe, Scope scope,
     const TableStoreOptions& options, std::unique_ptr<TableBackend> backend);
 
+// What a table store can do, on a database of `scope`.
+Capabilities TableCapabilities(Scope scope);
+
 // Takes Symfony's table options (db_table, db_id_col, db_token_col,
 // db_expiration_col) and gc_probability from `dsn`.
 absl::StatusOr<TableStoreOptions> TakeTableOptions(Dsn& dsn);

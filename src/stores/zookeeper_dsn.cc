@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -36,8 +37,7 @@ absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOpt
 }
 #else
 
-absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOptions& options) {
-  if (absl::Status s = ZooKeeperLibrary().Load(kZooKeeperEntry.name); !s.ok()) return s;
+absl::Status CheckZooKeeperOptions(const ZooKeeperStoreOptions& options) {
   const std::string where = absl::StrCat("zookeeper://", options.servers);
   if (options.servers.empty()) {
     return StoreError(absl::StatusCode::kInvalidArgument, where, "", "no server given");
@@ -46,6 +46,14 @@ absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOpt
     if (options.path[0] != '/') {
       return StoreError(absl::StatusCode::kInvalidArgument, where, "",
                         "the path must be absolute");
+    }
+    // The client refuses a path with an empty component (a doubled or a
+    // trailing '/') as bad arguments, and only when a request is made.
+    if (options.path != "/" &&
+        (absl::StrContains(options.path, "//") || options.path.back() == '/')) {
+      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                        absl::StrCat("path ", options.path, ": expected /name[/name...], "
+                                     "without an empty component (a doubled or trailing '/')"));
     }
     std::vector<absl::string_view> parts =
         absl::StrSplit(options.path, '/', absl::SkipEmpty());
@@ -66,10 +74,22 @@ absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOpt
     return StoreError(absl::StatusCode::kInvalidArgument, where, "",
                       "session_timeout must be from 1 ms to 24 h");
   }
-  if (options.connect_timeout <= absl::ZeroDuration()) {
+  if (options.connect_timeout <= absl::ZeroDuration() ||
+      options.connect_timeout > absl::Hours(1)) {
     return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "connect_timeout must be positive");
+                      "connect_timeout must be more than 0 and at most 1 h");
   }
+  KeyNamingOptions naming_options;
+  naming_options.prefix = options.name_prefix;
+  naming_options.secret = options.secret;
+  naming_options.secret_none = !options.warn_without_secret;
+  return KeyNaming::Create(std::move(naming_options), where).status();
+}
+
+absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOptions& options) {
+  if (absl::Status s = ZooKeeperLibrary().Load(kZooKeeperEntry.name); !s.ok()) return s;
+  if (absl::Status s = CheckZooKeeperOptions(options); !s.ok()) return s;
+  const std::string where = absl::StrCat("zookeeper://", options.servers);
   KeyNamingOptions naming_options;
   naming_options.prefix = options.name_prefix;
   naming_options.secret = options.secret;
@@ -139,7 +159,20 @@ absl::StatusOr<std::shared_ptr<Store>> ZooKeeperStoreFromDsn(
 }
 
 #if IPCLOCK_HAVE_ZOOKEEPER
-const StoreDriver kZooKeeperDriver = {&ZooKeeperStoreFromDsn, &ListZooKeeperLocks, &ZooKeeperLibrary};
+namespace {
+
+absl::StatusOr<Capabilities> CheckZooKeeperDsn(Dsn& dsn, const StoreOptions&) {
+  absl::StatusOr<ZooKeeperStoreOptions> options = ZooKeeperOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  if (absl::Status s = CheckZooKeeperOptions(*options); !s.ok()) return s;
+  return ZooKeeperCapabilities(*options);
+}
+
+}  // namespace
+
+const StoreDriver kZooKeeperDriver = {&ZooKeeperStoreFromDsn, &ListZooKeeperLocks,
+                                      &CheckZooKeeperDsn, &ZooKeeperLibrary};
 #endif
 
 }  // namespace ipclock

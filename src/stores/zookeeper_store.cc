@@ -58,16 +58,19 @@ ZooKeeperStore::ZooKeeperStore(const ZooKeeperStoreOptions& options, KeyNaming n
   node_data_ = HolderNotePrefix();
 }
 
-Capabilities ZooKeeperStore::capabilities() const {
+Capabilities ZooKeeperStore::capabilities() const { return ZooKeeperCapabilities(options_); }
+
+Capabilities ZooKeeperCapabilities(const ZooKeeperStoreOptions& options) {
+  const bool symfony = options.format == ZooKeeperStoreOptions::Format::kSymfony;
   Capabilities c;
   // Waits sleep until a watch fires: on the predecessor (recipe), or on
   // the node (symfony, where every waiter wakes).
   c.blocking = true;
   c.expiring = false;  // locks live as long as the session
-  c.shared = !symfony();
+  c.shared = !symfony;
   c.serializable = false;  // tied to this process's session
   c.fencing = true;        // the node's creation zxid
-  c.owner_death = !symfony();
+  c.owner_death = !symfony;
   c.scope = kZooKeeperEntry.scope;
   return c;
 }

@@ -32,6 +32,15 @@ absl::StatusOr<std::shared_ptr<Store>> ZooKeeperStoreFromDsn(
 // of its own (zookeeper_list.cc).
 absl::StatusOr<HeldLocks> ListZooKeeperLocks(Dsn& dsn, const ListRequest& request);
 
+#if IPCLOCK_HAVE_ZOOKEEPER
+// NewZooKeeperStore()'s checks of `options`, made before the client sees
+// them: values, the path's names, the key naming.
+absl::Status CheckZooKeeperOptions(const ZooKeeperStoreOptions& options);
+
+// What a ZooKeeperStore with `options` can do.
+Capabilities ZooKeeperCapabilities(const ZooKeeperStoreOptions& options);
+#endif
+
 // Its entry's driver; null in a build without it.
 #if IPCLOCK_HAVE_ZOOKEEPER
 extern const StoreDriver kZooKeeperDriver;

@@ -100,8 +100,14 @@ absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const RunOptions& opti
   }
   const absl::string_view dsn =
       options.store_dsn.empty() ? ipclock::kDefaultDsn : absl::string_view(options.store_dsn);
+  // What the run asks of the store is checked with the DSN, before any
+  // server is tried: a store that cannot do it fails at once.
+  ipclock::StoreOptions store_options;
+  store_options.shared_locks = options.mode == ipclock::LockMode::kShared;
+  store_options.permits = options.permits;
   for (;;) {
-    absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
+        ipclock::StoreFromDsn(dsn, store_options);
     if (store.ok() || !retry.Again(store.status())) return store;
   }
 }

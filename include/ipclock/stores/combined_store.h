@@ -81,8 +81,8 @@
 // its own writes its `&` as `%26` (and a `%` as `%25`). A member whose server
 // is down when the DSN is built (Unavailable) does not stop the build if the
 // other members meet the strategy: it counts as refusing, and building it is
-// retried on use, at most once a second. It takes the capabilities of a
-// built member of the same kind; without one, the build fails.
+// retried on use, at most once a second. Its capabilities are those its
+// DSN gives it, as CheckDsn() (store_factory.h) reads them.
 
 #ifndef IPCLOCK_COMBINED_STORE_H_
 #define IPCLOCK_COMBINED_STORE_H_
