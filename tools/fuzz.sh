@@ -3,7 +3,8 @@
 # runs each over its seed corpus for a bounded time. Fails on the first
 # crash, leak or sanitizer report; the input is then left in
 # build-fuzz/crashes/ (<target>-crash-*, -leak-*, -timeout-*), and it belongs
-# in tests/fuzz/corpus/<target>/ once the bug is fixed.
+# in tests/fuzz/corpus/<name>/ (the target's name without fuzz_) once the
+# bug is fixed.
 #
 #   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #
@@ -19,7 +20,7 @@ source "$here/tools/dev-common.sh"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_dsn fuzz_key fuzz_removeipc fuzz_capi fuzz_etcd_reply)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_dsn fuzz_dsn_check fuzz_key fuzz_removeipc fuzz_capi fuzz_etcd_reply)
 
 if [ ! -f build-fuzz/build.ninja ]; then
   CC=clang CXX=clang++ meson setup build-fuzz --werror -Dfuzz=true \

@@ -19,9 +19,9 @@
   X(PQcmdTuples)               \
   X(PQconndefaults)            \
   X(PQconninfoFree)            \
-  X(PQconnectdbParams)         \
+  X(PQconnectPoll)             \
+  X(PQconnectStartParams)      \
   X(PQconnectionNeedsPassword) \
-  X(PQconnectionUsedPassword)  \
   X(PQconsumeInput)            \
   X(PQerrorMessage)            \
   X(PQescapeLiteral)           \
@@ -41,6 +41,7 @@
   X(PQresultStatus)            \
   X(PQsendQuery)               \
   X(PQserverVersion)           \
+  X(PQsetErrorVerbosity)       \
   X(PQsetNoticeReceiver)       \
   X(PQsocket)                  \
   X(PQstatus)                  \

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "core/platform_deadline.h"
+#include "ipclock/errors.h"
 #include "platform/errors.h"
 #include "platform/sigpipe_block.h"
 #include "platform/socket_wait.h"
@@ -148,22 +149,16 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
   // The connector takes a Unix socket only with host "localhost" (or none).
   const bool local = !endpoint.unix_socket.empty();
   const char* host = local ? "localhost" : endpoint.host.c_str();
-  if (Mariadb().mysql_real_connect(m, host, endpoint.user.empty() ? nullptr : endpoint.user.c_str(),
-                                   endpoint.password ? endpoint.password->c_str() : nullptr,
-                                   endpoint.database.empty() ? nullptr : endpoint.database.c_str(),
-                                   local ? 0 : static_cast<unsigned int>(endpoint.port),
-                                   local ? endpoint.unix_socket.c_str() : nullptr,
-                                   CLIENT_FOUND_ROWS) == nullptr) {
-    const unsigned err = Mariadb().mysql_errno(m);
-    absl::StatusCode code = absl::StatusCode::kUnavailable;
-    if (err == ER_ACCESS_DENIED_ERROR || err == ER_DBACCESS_DENIED_ERROR ||
-        err == ER_ACCESS_DENIED_NO_PASSWORD_ERROR) {
-      code = absl::StatusCode::kPermissionDenied;
-    } else if (err == ER_BAD_DB_ERROR) {
-      code = absl::StatusCode::kNotFound;
-    } else if (err == ER_CON_COUNT_ERROR || err == ER_TOO_MANY_USER_CONNECTIONS) {
-      code = absl::StatusCode::kResourceExhausted;
-    }
+  if (Mariadb().mysql_real_connect(
+          m, host, endpoint.user.empty() ? nullptr : endpoint.user.c_str(),
+          endpoint.password ? endpoint.password->c_str() : nullptr,
+          endpoint.database.empty() ? nullptr : endpoint.database.c_str(),
+          local ? 0 : static_cast<unsigned int>(endpoint.port),
+          local ? endpoint.unix_socket.c_str() : nullptr, CLIENT_FOUND_ROWS) == nullptr) {
+    // A connect that failed for a reason MyErrorCode() does not know is
+    // taken for a server that cannot be reached now.
+    absl::StatusCode code = MyErrorCode(Mariadb().mysql_errno(m));
+    if (code == absl::StatusCode::kInternal) code = CodeOf(FaultClass::kTransient);
     return StoreError(code, describe, "", absl::StrCat("connect: ", ConnError(m)));
   }
   // Connector/C 3.3 honours MYSQL_OPT_SSL_ENFORCE only together with
@@ -171,7 +166,7 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
   // server that offers no TLS: whether TLS was agreed is checked here.
   if (endpoint.tls != MysqlConnectionOptions::Tls::kDisabled &&
       Mariadb().mysql_get_ssl_cipher(m) == nullptr) {
-    return StoreError(absl::StatusCode::kUnavailable, describe, "",
+    return StoreError(CodeOf(FaultClass::kConfiguration), describe, "",
                       "connect: TLS is required (ssl_mode) and the server did not "
                       "agree to it");
   }
@@ -281,16 +276,22 @@ absl::StatusCode MyErrorCode(unsigned error) {
     case ER_TABLEACCESS_DENIED_ERROR:
     case ER_SPECIFIC_ACCESS_DENIED_ERROR:
     case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
-      return absl::StatusCode::kPermissionDenied;
+    case ER_HOST_NOT_PRIVILEGED:
+    case ER_HOST_IS_BLOCKED:
+      return CodeOf(FaultClass::kRefused);
+    // A name the server never accepts; TLS that was required and failed
+    // (a server without it, a certificate that does not verify).
     case ER_TOO_LONG_IDENT:
-      return absl::StatusCode::kInvalidArgument;
+    case ER_BAD_DB_ERROR:
+    case ER_WRONG_DB_NAME:
+    case CR_SSL_CONNECTION_ERROR:
+      return CodeOf(FaultClass::kConfiguration);
     case ER_CON_COUNT_ERROR:
     case ER_TOO_MANY_USER_CONNECTIONS:
-      return absl::StatusCode::kResourceExhausted;
     case ER_LOCK_WAIT_TIMEOUT:
     case ER_LOCK_DEADLOCK:
     case ER_QUERY_INTERRUPTED:
-      return absl::StatusCode::kUnavailable;
+      return CodeOf(FaultClass::kTransient);
     default:
       return SessionGone(error) ? absl::StatusCode::kUnavailable
                                 : absl::StatusCode::kInternal;

@@ -114,8 +114,12 @@ absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
 // the same string whatever the connection's character set.
 std::string MyUtf8Literal(absl::string_view bytes);
 
-// The canonical code for a server error number, for statements whose
-// failure is not handled otherwise.
+// The MySQL stores' one classification of the connector's and the server's
+// error numbers, in the classes of ipclock/errors.h: refused credentials
+// and hosts are refused; no such database, a name too long, TLS that was
+// required and failed are configuration; too many connections, lock waits
+// and deadlocks, a lost or unreachable server are transient; the rest is
+// Internal (a failed connect takes that for transient too).
 absl::StatusCode MyErrorCode(unsigned error);
 
 }  // namespace ipclock

@@ -179,8 +179,9 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
     } else if (err != 0) {
       return r->Error(err, absl::StrCat("open ", path));
     } else {
+      // A file of the wrong type: a configuration fault (ipclock/errors.h).
       if (!S_ISREG(st.st_mode)) {
-        return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
+        return StoreError(absl::StatusCode::kInvalidArgument, describe, resource,
                           absl::StrCat(path, " is not a regular file"));
       }
       // Blocks while a creator makes the semaphore (see Create()).
@@ -206,7 +207,7 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
                                        "in use; refusing to make a second lock"));
       }
       if (err == EBADFD) {
-        return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
+        return StoreError(absl::StatusCode::kInvalidArgument, describe, resource,
                           absl::StrCat(SemPath(names.semaphore), " is not a semaphore"));
       }
       if (err != 0) return r->Error(err, absl::StrCat("open ", SemPath(names.semaphore)));

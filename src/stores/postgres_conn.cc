@@ -9,14 +9,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <climits>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
+#include "ipclock/errors.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
+#include "stores/postgres_dsn.h"
 
 namespace ipclock {
 
@@ -128,31 +133,115 @@ void PgConnection::Close() {
   conn_ = nullptr;
 }
 
+namespace {
+
+// libpq's message for a failed connection, on one line, without the
+// LOCATION line of verbose server errors; `sqlstate` gets the SQLSTATE a
+// server error carries ("FATAL:  3D000: database ... does not exist").
+std::string ConnectFailure(const PGconn* conn, std::string* sqlstate) {
+  std::string text = Libpq().PQerrorMessage(conn) != nullptr ? Libpq().PQerrorMessage(conn) : "";
+  if (size_t at = text.find("\nLOCATION:"); at != std::string::npos) text.resize(at);
+  text = OneLine(text.c_str());
+  // OneLine() made the server's "FATAL:  3D000: " into "FATAL: 3D000: ".
+  for (size_t at = text.find(": "); at != std::string::npos; at = text.find(": ", at + 1)) {
+    absl::string_view rest = absl::string_view(text).substr(at + 2);
+    // Five digits and capitals, a digit among them (the severity before it,
+    // "FATAL", has none).
+    if (rest.size() > 7 && rest[5] == ':' && rest[6] == ' ' &&
+        rest.substr(0, 5).find_first_not_of("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") ==
+            absl::string_view::npos &&
+        rest.substr(0, 5).find_first_of("0123456789") != absl::string_view::npos) {
+      *sqlstate = std::string(rest.substr(0, 5));
+      text = absl::StrCat(text.substr(0, at + 2), rest.substr(7), " [SQLSTATE ", *sqlstate, "]");
+      break;
+    }
+  }
+  return text.empty() ? "no reason given" : text;
+}
+
+// What libpq reports in its own words (no SQLSTATE) about TLS that was
+// required and could not be had: a server without TLS, a certificate that
+// fails verification or cannot be read. Permanent; a TLS connection cut
+// short ("SSL SYSCALL error") is not among them.
+bool TlsRefused(absl::string_view message) {
+  return absl::StrContains(message, "does not support SSL") ||
+         absl::StrContains(message, "certificate") ||
+         (absl::StrContains(message, "SSL error") && !absl::StrContains(message, "SYSCALL"));
+}
+
+}  // namespace
+
 absl::StatusOr<PgConnection> PgConnect(
     const std::vector<std::pair<std::string, std::string>>& conninfo,
     absl::string_view describe) {
   std::vector<const char*> keys;
   std::vector<const char*> values;
+  int64_t timeout_seconds = 0;
+  size_t hosts = 1;
   for (const auto& [key, value] : conninfo) {
     keys.push_back(key.c_str());
     values.push_back(value.c_str());
+    if (key == "connect_timeout" && !absl::SimpleAtoi(value, &timeout_seconds)) {
+      timeout_seconds = 0;  // CheckPgConninfo() refuses such a value first
+    }
+    if (key == "host") hosts = static_cast<size_t>(std::count(value.begin(), value.end(), ',')) + 1;
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
-  PgConnection conn(Libpq().PQconnectdbParams(keys.data(), values.data(), 0));
+  // Started without blocking, so that server errors can be asked for with
+  // their SQLSTATE before the server sends any: the SQLSTATE classes them.
+  PgConnection conn(Libpq().PQconnectStartParams(keys.data(), values.data(), 0));
   if (!conn.valid()) {
     return StoreError(absl::StatusCode::kResourceExhausted, describe, "",
                       "connect: libpq could not allocate a connection");
   }
-  if (Libpq().PQstatus(conn.get()) == CONNECTION_OK) return conn;
-  // libpq gives no SQLSTATE for a failed connection. That the server asked
-  // for a password and the connection still failed is the sign that it
-  // refused the credentials; libpq's own message below says exactly why.
-  const bool refused =
-      Libpq().PQconnectionNeedsPassword(conn.get()) || Libpq().PQconnectionUsedPassword(conn.get());
-  return StoreError(
-      refused ? absl::StatusCode::kPermissionDenied : absl::StatusCode::kUnavailable,
-      describe, "", absl::StrCat("connect: ", PgConnError(conn.get())));
+  PGconn* c = conn.get();
+  bool timed_out = false;
+  if (Libpq().PQstatus(c) != CONNECTION_BAD) {
+    Libpq().PQsetErrorVerbosity(c, PQERRORS_VERBOSE);
+    // libpq's connect_timeout bounds each host's attempt in its blocking
+    // connect only; here it bounds all of them together.
+    const Deadline deadline =
+        timeout_seconds > 0
+            ? Deadline::In(absl::Seconds(std::max<int64_t>(timeout_seconds, 2)) *
+                           static_cast<int64_t>(hosts))
+            : Deadline::Never();
+    PostgresPollingStatusType polled = PGRES_POLLING_WRITING;
+    while (polled != PGRES_POLLING_OK && polled != PGRES_POLLING_FAILED) {
+      if (!WaitSocket(c, polled == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline)) {
+        timed_out = true;
+        break;
+      }
+      polled = Libpq().PQconnectPoll(c);
+    }
+  }
+  if (!timed_out && Libpq().PQstatus(c) == CONNECTION_OK) {
+    Libpq().PQsetErrorVerbosity(c, PQERRORS_DEFAULT);
+    return conn;
+  }
+  if (timed_out) {
+    return StoreError(CodeOf(FaultClass::kTransient), describe, "",
+                      absl::StrCat("connect: no answer within connect_timeout (",
+                                   timeout_seconds, " s per host)"));
+  }
+  // The one classification of a failed connection (ipclock/errors.h).
+  std::string sqlstate;
+  const std::string why = ConnectFailure(c, &sqlstate);
+  FaultClass fault = FaultClass::kTransient;
+  absl::StatusCode code = absl::StatusCode::kOk;
+  if (Libpq().PQhost(c) == nullptr || Libpq().PQhost(c)[0] == '\0') {
+    // libpq refused the options before it knew a host to try: a service
+    // that is not defined, a keyword it does not know.
+    fault = FaultClass::kConfiguration;
+  } else if (!sqlstate.empty()) {
+    code = PgCodeOf(sqlstate);
+  } else if (Libpq().PQconnectionNeedsPassword(c)) {
+    fault = FaultClass::kRefused;  // asked for a password, and none was given
+  } else if (TlsRefused(why)) {
+    fault = FaultClass::kConfiguration;
+  }
+  if (code == absl::StatusCode::kOk) code = CodeOf(fault);
+  return StoreError(code, describe, "", absl::StrCat("connect: ", why));
 }
 
 absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,

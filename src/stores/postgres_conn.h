@@ -73,11 +73,15 @@ class PgConnection {
   std::unique_ptr<std::string> notice_;
 };
 
-// Opens a connection with PQconnectdbParams (blocking, bounded by the
-// `connect_timeout` keyword). `describe` names the store in messages, which
-// carry libpq's reason (it names host and port, never the password).
-// PermissionDenied when the server refused the credentials, else
-// Unavailable.
+// Opens a connection (blocking, bounded by the `connect_timeout` keyword
+// times the number of hosts). `describe` names the store in messages, which
+// carry libpq's reason (it names host and port, never the password). The
+// failure is classed as ipclock/errors.h says: by the SQLSTATE of a server
+// that answered (PgCodeOf(): refused credentials PermissionDenied, no such
+// database InvalidArgument, too many connections or a server starting
+// Unavailable), InvalidArgument for options libpq refused and for TLS that
+// was required and could not be had, PermissionDenied when a password was
+// needed and none given, else Unavailable.
 absl::StatusOr<PgConnection> PgConnect(
     const std::vector<std::pair<std::string, std::string>>& conninfo,
     absl::string_view describe);

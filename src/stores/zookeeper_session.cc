@@ -184,6 +184,9 @@ ZkResult ZkSession::Call(std::shared_ptr<Pending> pending, absl::Duration wait, 
     delete box;  // no completion will run
     ZkResult r;
     r.rc = rc;
+    // The client refused the request itself (a path it cannot send): as
+    // final as the servers' answer, and sending it again cannot help.
+    r.answered = rc == ZBADARGUMENTS;
     return r;
   }
   std::unique_lock<std::mutex> lock(pending->mu);
@@ -308,10 +311,11 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
   if (zh == nullptr) {
     const int err = errno;
     if (err == EINVAL || err == 0) {
-      return StoreError(absl::StatusCode::kInvalidArgument, settings.describe, "",
-                        absl::StrCat("the ZooKeeper client refused the server list \"",
-                                     settings.servers, "\" (a host that does not "
-                                     "resolve, or a malformed host:port)"));
+      // The list's form was checked when the DSN was read: what is left is
+      // a name that does not resolve (now), as for any other store.
+      return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",
+                        absl::StrCat("the ZooKeeper client could not resolve the servers \"",
+                                     settings.servers, "\""));
     }
     return ErrnoError(err, settings.describe, "", "zookeeper_init");
   }
