@@ -305,10 +305,16 @@ void SymfonyFormatOnTheWire(void**) {
   assert_true(raw.ttl >= 20 && raw.ttl <= 21);
   ASSERT_OK(lock.Release());
   assert_false(MetaGet(Port(), r).present);
-  // A lease memcached would read as a date is refused.
+  // A lease memcached would read as a date is refused when the lock is
+  // made, and a refresh to one when it is asked for.
   options.ttl = absl::Hours(24 * 31);
-  Lock too_long = LockOrFail(store, UniqueResource("month"), options);
-  ASSERT_CODE(too_long.TryAcquire(), absl::StatusCode::kInvalidArgument);
+  ASSERT_CODE(ipclock::Lock::Create(store, UniqueResource("month"), options),
+              absl::StatusCode::kInvalidArgument);
+  options.ttl = absl::Seconds(10);
+  Lock refreshed = LockOrFail(store, UniqueResource("month"), options);
+  assert_true(*refreshed.TryAcquire());
+  ASSERT_CODE(refreshed.Refresh(absl::Hours(24 * 31)), absl::StatusCode::kInvalidArgument);
+  ASSERT_OK(refreshed.Release());
 }
 
 void KeysMemcachedCannotStoreAreRefused(void**) {

@@ -101,10 +101,11 @@ void DsnErrors(void**) {
                s.status().ToString().c_str());
     }
   }
-  // A missing secret file is named; a secret never is.
+  // A missing secret file is named (a configuration fault, found before the
+  // server is tried); a secret never is.
   absl::StatusOr<std::shared_ptr<Store>> s =
       ipclock::StoreFromDsn(absl::StrCat("redis://127.0.0.1:1?secret_file=", secret_dir, "/nope"));
-  ASSERT_CODE(s, absl::StatusCode::kNotFound);
+  ASSERT_CODE(s, absl::StatusCode::kInvalidArgument);
   assert_true(Contains(s.status(), absl::StrCat(secret_dir, "/nope")));
   // A FIFO (or any other non-regular file) is refused without blocking on
   // it: no writer will ever come. A child does it, so that a hang fails the
@@ -115,7 +116,7 @@ void DsnErrors(void**) {
     absl::Status st =
         ipclock::StoreFromDsn(absl::StrCat("redis://127.0.0.1:1?secret_file=", fifo)).status();
     return st.code() == absl::StatusCode::kInvalidArgument &&
-                   absl::StrContains(st.message(), "not a regular file")
+                   absl::StrContains(st.message(), "expected a regular file")
                ? 0
                : 2;
   });
@@ -259,11 +260,19 @@ void ExpiryOnServerClock(void**) {
   }
 }
 
+// A lease the store cannot keep is refused when the lock is made, and when
+// the store is built for it (StoreOptions::lease), before any server.
 void InfiniteTtlRefused(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   auto store = StoreOrDie(WithOptions(base, "secret=none"));
-  Lock lock = MakeLock(store, UniqueResource("forever"), absl::InfiniteDuration());
-  ASSERT_CODE(lock.TryAcquire(), absl::StatusCode::kInvalidArgument);
+  ipclock::LockOptions options;
+  options.ttl = absl::InfiniteDuration();
+  ASSERT_CODE(Lock::Create(store, UniqueResource("forever"), options),
+              absl::StatusCode::kInvalidArgument);
+  ipclock::StoreOptions store_options;
+  store_options.lease = absl::InfiniteDuration();
+  ASSERT_CODE(ipclock::StoreFromDsn("redis://127.0.0.1:1?secret=none", store_options),
+              absl::StatusCode::kInvalidArgument);
 }
 
 void Refresh(void**) {

@@ -79,7 +79,20 @@ struct Capabilities {
   // never by threads of a priority between the holder's and its own.
   bool priority_inheritance = false;
   Scope scope = Scope::kLocal;
+  // On expiring stores, the longest lease (LockOptions::ttl) the store
+  // keeps: memcached reads a longer expiry as a date, the table store keeps
+  // expiry in a 32-bit column, a server-side lease must end at all. A
+  // longer one is InvalidArgument before anything is tried.
+  absl::Duration max_lease = absl::InfiniteDuration();
 };
+
+// The longest lease a store whose leases live on a server takes: past it
+// the deadline arithmetic of a lease no longer counts.
+inline constexpr absl::Duration kLongestServerLease = absl::Hours(24 * 365 * 100);
+
+// OK if a store with `caps` keeps a lease of `ttl` (or has no leases), else
+// InvalidArgument saying the longest it keeps.
+absl::Status CheckLeaseFits(const Capabilities& caps, absl::Duration ttl);
 
 // Renders capabilities as "local,blocking,shared,..." for messages and
 // listings.

@@ -31,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "ipclock/diagnostics.h"
 #include "ipclock/metrics.h"
 #include "ipclock/remove_ipc.h"
@@ -56,6 +57,9 @@ struct StoreOptions {
   // not after its server has answered.
   bool shared_locks = false;
   uint32_t permits = 1;
+  // The lease the caller's locks will ask for (LockOptions::ttl), checked
+  // against the store's Capabilities::max_lease; zero checks nothing.
+  absl::Duration lease = absl::ZeroDuration();
 };
 
 // The DSN of the default store: "flock".

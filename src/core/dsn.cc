@@ -3,6 +3,8 @@
 
 #include "core/dsn.h"
 
+#include <arpa/inet.h>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -247,8 +249,15 @@ absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
         name = pair.substr(0, eq);
         value = pair.substr(eq + 1);
       }
-      if (!PercentDecode(name, &opt.name) || !PercentDecode(value, &opt.value)) {
-        return Bad(shown, "bad percent-escape in the query (or one that makes a NUL or control byte)");
+      if (!PercentDecode(name, &opt.name)) {
+        return Bad(shown, absl::StrCat("option name \"", Printable(name),
+                                       "\": a bad percent-escape, or one that makes a NUL or "
+                                       "control byte"));
+      }
+      if (!PercentDecode(value, &opt.value)) {
+        return Bad(shown, absl::StrCat("option ", Printable(opt.name),
+                                       ": a bad percent-escape in its value, or one that makes "
+                                       "a NUL or control byte"));
       }
       if (opt.name.empty()) return Bad(shown, "an option has no name");
       for (const Option& seen : dsn.options_) {
@@ -309,6 +318,13 @@ std::optional<std::string> Dsn::PeekOption(absl::string_view name) const {
   return std::nullopt;
 }
 
+std::optional<std::string> Dsn::FirstUnusedOption() const {
+  for (const Option& o : options_) {
+    if (!o.used) return o.name;
+  }
+  return std::nullopt;
+}
+
 absl::Status Dsn::CheckAllOptionsUsed() const {
   for (const Option& o : options_) {
     if (!o.used) {
@@ -317,6 +333,21 @@ absl::Status Dsn::CheckAllOptionsUsed() const {
     }
   }
   return absl::OkStatus();
+}
+
+bool IsHostName(absl::string_view host) {
+  if (host.empty() || host.size() > 253) return false;
+  if (host.find(':') != absl::string_view::npos) {
+    unsigned char addr[16];
+    return inet_pton(AF_INET6, std::string(host).c_str(), addr) == 1;
+  }
+  for (absl::string_view label : absl::StrSplit(host, '.')) {
+    if (label.empty() || label.size() > 63) return false;
+    for (char c : label) {
+      if (!absl::ascii_isalnum(c) && c != '-' && c != '_') return false;
+    }
+  }
+  return true;
 }
 
 absl::Status BadDsn(const Dsn& dsn, absl::string_view why) {
@@ -366,13 +397,16 @@ absl::StatusOr<unsigned> Dsn::TakeMode(absl::string_view name,
   return mode;
 }
 
-absl::StatusOr<double> Dsn::TakeSeconds(absl::string_view name,
-                                        double default_value) {
+absl::StatusOr<double> Dsn::TakeSeconds(absl::string_view name, double default_value,
+                                        double max) {
   std::optional<std::string> v = TakeOption(name);
   if (!v) return default_value;
   double d;
-  if (!absl::SimpleAtod(*v, &d) || !std::isfinite(d) || d < 0) {
-    return BadOption(name, *v, "a number of seconds (0 or more)");
+  if (!absl::SimpleAtod(*v, &d) || !std::isfinite(d) || d < 0 || d > max) {
+    return BadOption(name, *v,
+                     max == std::numeric_limits<double>::max()
+                         ? std::string("a number of seconds (0 or more)")
+                         : absl::StrCat("a number of seconds from 0 to ", max));
   }
   return d;
 }

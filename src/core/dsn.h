@@ -12,6 +12,7 @@
 #define IPCLOCK_CORE_DSN_H_
 
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -57,6 +58,9 @@ class Dsn {
   // InvalidArgument naming the first option nobody took: a misspelt option
   // must not be silently ignored.
   absl::Status CheckAllOptionsUsed() const;
+  // The name of the first option nobody took, if any (for stores whose
+  // messages must not repeat the DSN).
+  std::optional<std::string> FirstUnusedOption() const;
 
   // Helpers over TakeOption() that fail with InvalidArgument naming the
   // option and the DSN.
@@ -66,8 +70,9 @@ class Dsn {
   // An octal permission mode such as 0600.
   absl::StatusOr<unsigned> TakeMode(absl::string_view name,
                                     unsigned default_value);
-  absl::StatusOr<double> TakeSeconds(absl::string_view name,
-                                     double default_value);
+  // A number of seconds from 0 to `max`.
+  absl::StatusOr<double> TakeSeconds(absl::string_view name, double default_value,
+                                     double max = std::numeric_limits<double>::max());
 
  private:
   struct Option {
@@ -104,6 +109,13 @@ struct DsnServer {
 // An IPv6 address is accepted only alone ("[::1]:2181"). InvalidArgument
 // for an empty entry or a port outside 1..65535.
 absl::StatusOr<std::vector<DsnServer>> ServerListOf(const Dsn& dsn, int default_port);
+
+// Whether `host` is what client libraries resolve: a host name (labels of
+// letters, digits, '-' and '_' between dots, at most 253 bytes) or an IPv4
+// or IPv6 address. Anything else (a '/', a '%', a ',') some of them read as
+// something else (the ZooKeeper client a chroot, libmemcached a socket) or
+// pass to the resolver to fail as if the network were down.
+bool IsHostName(absl::string_view host);
 
 }  // namespace ipclock
 

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/diagnostics.h"
 #include "core/hashing.h"
+#include "core/named_file.h"
 #include "platform/errors.h"
 #include "platform/small_file.h"
 
@@ -87,6 +88,13 @@ std::string KeyNaming::Describe() const {
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path,
                                            absl::string_view store) {
   const std::string what = absl::StrCat("secret_file ", path);
+  // A FIFO, a device, a dir or a /proc file is refused before it is opened,
+  // and a missing file is a configuration fault like them.
+  if (absl::Status s = CheckNamedFile(store, absl::StrCat("option secret_file=", path), path,
+                                      FileKind::kRegularFile, IfMissing::kConfiguration);
+      !s.ok()) {
+    return s;
+  }
   // One byte over the limit tells "too long" from "exactly the limit".
   absl::StatusOr<std::string> read =
       ReadRegularFile(path, kMaxSecretFileBytes, store);

@@ -35,6 +35,9 @@ absl::StatusOr<Lock> Lock::Create(std::shared_ptr<Store> store,
                            " needs a counting store (semaphore, "
                            "posix-semaphore, in-memory)"));
   }
+  if (absl::Status s = CheckLeaseFits(caps, options.ttl); !s.ok()) {
+    return StoreError(s.code(), store->Describe(), resource, s.message());
+  }
   if (caps.expiring && options.ttl <= absl::ZeroDuration()) {
     return StoreError(absl::StatusCode::kInvalidArgument, store->Describe(),
                       resource,

@@ -10,11 +10,33 @@
 
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
 
 namespace ipclock {
+
+namespace {
+
+// "2591999 s (30 days)": leases are given in seconds.
+std::string LeaseText(absl::Duration d) {
+  if (d == absl::InfiniteDuration()) return "without end";
+  std::string text = absl::StrFormat("%.15g s", absl::ToDoubleSeconds(d));
+  if (d >= absl::Hours(24)) {
+    absl::StrAppend(&text, " (", std::llround(absl::ToDoubleHours(d) / 24), " days)");
+  }
+  return text;
+}
+
+}  // namespace
+
+absl::Status CheckLeaseFits(const Capabilities& caps, absl::Duration ttl) {
+  if (!caps.expiring || ttl <= caps.max_lease) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("a lease (LockOptions::ttl, --ttl) of ", LeaseText(ttl), ": expected at most ",
+                   LeaseText(caps.max_lease), ", the longest this store keeps"));
+}
 
 Store::~Store() = default;
 

@@ -32,6 +32,9 @@
   X(memcached_server_add_unix_socket_with_weight) \
   X(memcached_server_add_with_weight)             \
   X(memcached_server_by_key)                      \
+  X(memcached_server_count)                       \
+  X(memcached_server_error_return)                \
+  X(memcached_server_instance_by_position)        \
   X(memcached_server_name)                        \
   X(memcached_server_port)                        \
   X(memcached_strerror)                           \

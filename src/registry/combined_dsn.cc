@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "ipclock/errors.h"
 #include "ipclock/spi/store_interface.h"
@@ -159,10 +160,10 @@ absl::StatusOr<CombinedOptions> CombinedOptionsFromDsn(Dsn& dsn) {
     if (!parsed.ok()) return MemberFailed(n, parsed.status());
     out.members.push_back(*std::move(parsed));
   }
-  if (!dsn.CheckAllOptionsUsed().ok()) {
+  if (std::optional<std::string> unknown = dsn.FirstUnusedOption()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "ipclock: bad combined DSN: options are strategy and store1, store2, "
-        "... numbered from 1 without gaps (",
+        "ipclock: bad combined DSN: unknown option '", absl::CHexEscape(*unknown),
+        "' (options are strategy and store1, store2, ... numbered from 1 without gaps; ",
         out.members.size(), " members read)"));
   }
   if (out.members.empty()) {

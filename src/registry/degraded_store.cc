@@ -165,6 +165,7 @@ absl::StatusOr<Capabilities> CheckDegradedDsn(Dsn& dsn, const StoreOptions& opti
   c.fencing = c.fencing && local->fencing;
   c.owner_death = c.owner_death && local->owner_death;
   c.counting = c.counting && local->counting;
+  if (local->expiring) c.max_lease = std::min(c.max_lease, local->max_lease);
   return c;
 }
 

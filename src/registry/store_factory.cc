@@ -113,6 +113,9 @@ absl::StatusOr<Capabilities> CheckStore(Dsn& dsn, const StoreOptions& options) {
   if (options.shared_locks && !caps->shared) {
     return BadDsn(dsn, "shared locks were asked for, and this store has no shared locks");
   }
+  if (absl::Status s = CheckLeaseFits(*caps, options.lease); !s.ok()) {
+    return BadDsn(dsn, s.message());
+  }
   if (options.permits > 1 && !caps->counting) {
     return BadDsn(dsn, absl::StrCat(options.permits, " permits were asked for, which needs a "
                                     "counting store (semaphore, posix-semaphore, in-memory)"));

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -39,6 +40,7 @@ Capabilities CombinedCapabilities(const std::vector<Capabilities>& members) {
     c.shared = c.shared && m.shared;
     c.serializable = c.serializable && m.serializable;
     c.scope = std::min(c.scope, m.scope);
+    if (m.expiring) c.max_lease = std::min(c.max_lease, m.max_lease);
   }
   return c;
 }

@@ -73,6 +73,28 @@ std::string MemcachedConn::ErrorText(memcached_return_t rc) const {
   return text;
 }
 
+std::string MemcachedConn::ServerErrors() const {
+  std::vector<std::string> out;
+  MemcachedCalls& mc = Memcached();
+  const uint32_t count = mc_ != nullptr ? mc.memcached_server_count(mc_) : 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const memcached_instance_st* server = mc.memcached_server_instance_by_position(mc_, i);
+    if (server == nullptr) continue;
+    const memcached_return_t rc = mc.memcached_server_error_return(server);
+    if (rc == MEMCACHED_SUCCESS) continue;
+    // By its code: the server's own message carries a pointer and the
+    // library's source line.
+    out.push_back(absl::StrCat(mc.memcached_server_name(server), ":",
+                               mc.memcached_server_port(server), ": ",
+                               mc.memcached_strerror(mc_, rc)));
+  }
+  std::string text = absl::StrJoin(out, "; ");
+  if (const int err = mc.memcached_last_error_errno(mc_); err != 0 && !text.empty()) {
+    absl::StrAppend(&text, " (last OS error: ", strerror(err), " [", ErrnoName(err), "])");
+  }
+  return text;
+}
+
 absl::Status MemcachedConn::Failure(memcached_return_t rc, absl::string_view resource,
                                      absl::string_view what,
                                      const std::string& name) const {

@@ -66,6 +66,10 @@ class MemcachedConn {
 
   // libmemcached's text for `rc`, with the errno where there is one.
   std::string ErrorText(memcached_return_t rc) const;
+  // Each server's own last error, "host:port: why; ...", for a call on
+  // every server that some of them failed (MEMCACHED_SOME_ERRORS); empty
+  // when none has one.
+  std::string ServerErrors() const;
   // A status for `rc` from `what` on the server that holds `key`.
   absl::Status Failure(memcached_return_t rc, absl::string_view resource,
                        absl::string_view what, const std::string& key) const;

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/backoff.h"
@@ -31,16 +32,6 @@
 #include "stores/memcached_conn.h"
 
 namespace ipclock {
-
-Capabilities MemcachedCapabilities(const MemcachedStoreOptions& options) {
-  Capabilities c;
-  c.blocking = false;     // waits poll
-  c.expiring = true;
-  c.serializable = true;  // the token alone refreshes or releases
-  c.owner_death = options.holder_record;
-  c.scope = kMemcachedEntry.scope;
-  return c;
-}
 
 namespace {
 
@@ -97,6 +88,10 @@ class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
     std::lock_guard<std::mutex> guard(mu_);
     if (absl::Status s = conn_.Ensure(); !s.ok()) return s;
     memcached_return_t rc = conn_.Version();
+    if (rc == MEMCACHED_SOME_ERRORS && !conn_.ServerErrors().empty()) {
+      return StoreError(absl::StatusCode::kUnavailable, describe_, "",
+                        absl::StrCat("cannot reach ", conn_.ServerErrors()));
+    }
     if (rc != MEMCACHED_SUCCESS) {
       return StoreError(absl::StatusCode::kUnavailable, describe_, "",
                         absl::StrCat("cannot reach ", conn_.servers(), ": ",
@@ -484,6 +479,18 @@ absl::Status MemcachedStore::CheckHeld(Key& key) {
 
 }  // namespace
 
+Capabilities MemcachedCapabilities(const MemcachedStoreOptions& options) {
+  Capabilities c;
+  c.blocking = false;     // waits poll
+  c.expiring = true;
+  c.serializable = true;  // the token alone refreshes or releases
+  c.owner_death = options.holder_record;
+  c.scope = kMemcachedEntry.scope;
+  // ExpiryFor(): ceil(ttl) + 1 seconds, which must stay relative.
+  c.max_lease = absl::Seconds(kMaxRelativeExpiry - 1);
+  return c;
+}
+
 namespace {
 
 absl::StatusOr<KeyNaming> NamingOf(const MemcachedStoreOptions& options,
@@ -549,11 +556,12 @@ absl::Status CheckMemcachedOptions(const MemcachedStoreOptions& options) {
           !bad.ok()) {
         return bad;
       }
-    } else if (s.host.size() > kMemcachedMaxHostBytes) {
+    } else if (!IsHostName(s.host)) {
+      // Longer than libmemcached's limit, or a name it would not resolve.
       return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        absl::StrCat("a host name of ", s.host.size(),
-                                     " bytes: libmemcached takes at most ",
-                                     kMemcachedMaxHostBytes));
+                        absl::StrCat("host \"", absl::CHexEscape(s.host.substr(0, 64)),
+                                     s.host.size() > 64 ? "...\"" : "\"",
+                                     ": expected a host name or an IP address"));
     }
   }
   return NamingOf(options, where).status();

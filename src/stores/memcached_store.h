@@ -25,11 +25,10 @@ namespace ipclock {
 absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 
-// Limits of libmemcached, checked before it sees the servers: past 100
-// servers its consistent hashing aborts the process (an assertion), and it
-// refuses host names longer than 1024 bytes.
+// A limit of libmemcached, checked before it sees the servers: past 100
+// servers its consistent hashing aborts the process (an assertion). (It
+// also refuses host names over 1024 bytes; IsHostName() takes 253.)
 inline constexpr size_t kMemcachedMaxServers = 100;
-inline constexpr size_t kMemcachedMaxHostBytes = 1024;
 
 #if IPCLOCK_HAVE_MEMCACHED
 // NewMemcachedStore()'s checks of `options`, made before libmemcached sees

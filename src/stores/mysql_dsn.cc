@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -148,6 +149,11 @@ absl::StatusOr<MysqlConnectionOptions> MysqlConnectionFromDsn(Dsn& dsn) {
 
 absl::Status CheckMysqlConnection(const MysqlConnectionOptions& options,
                                   absl::string_view where) {
+  if (options.unix_socket.empty() && options.host != "localhost" && !IsHostName(options.host)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ipclock: ", where, ": host \"", absl::CHexEscape(options.host),
+        "\": expected a host name or an IP address"));
+  }
   if (!options.unix_socket.empty()) {
     // The connector cuts a longer path short, and "connects" to a FIFO or
     // a device as to a socket that refuses.

@@ -366,9 +366,9 @@ absl::StatusOr<MysqlAdvisoryStoreOptions> MysqlAdvisoryOptionsFromDsn(Dsn& dsn) 
       dsn.TakeInt("wait_timeout", options.wait_timeout_seconds, 1, 31536000);
   if (!wait_timeout.ok()) return wait_timeout.status();
   options.wait_timeout_seconds = *wait_timeout;
-  absl::StatusOr<double> slice = dsn.TakeSeconds("wait_slice", 30);
+  absl::StatusOr<double> slice = dsn.TakeSeconds("wait_slice", 30, 3600);
   if (!slice.ok()) return slice.status();
-  if (*slice < 0.01 || *slice > 3600) {
+  if (*slice < 0.01) {
     return BadDsn(dsn, absl::StrCat("option wait_slice=", *slice,
                                     ": expected 0.01 to 3600 seconds"));
   }

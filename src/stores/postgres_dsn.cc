@@ -290,6 +290,10 @@ absl::Status CheckPgConninfo(const PgConninfo& conninfo, absl::string_view where
                absl::StrCat("one port, or one per host (", servers, ")"));
   }
   for (const std::string& h : hosts) {
+    if (!h.empty() && h[0] != '/' && !IsHostName(h)) {
+      return bad("host", *FindPgKeyword(conninfo, "host"),
+                 "host names, IP addresses or socket dirs, separated by ','");
+    }
     if (h.empty() || h[0] != '/') continue;
     // A dir holding the server's socket: there once the server runs.
     const std::string label = absl::StrCat("the socket dir ", h);

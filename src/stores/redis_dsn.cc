@@ -67,9 +67,10 @@ absl::StatusOr<RedisStoreOptions> RedisOptionsFromDsn(Dsn& dsn) {
   }
   options.db = static_cast<int>(path_db ? *path_db : std::max<long>(*db, 0));
 
-  absl::StatusOr<double> connect_timeout = dsn.TakeSeconds("connect_timeout", 5);
+  const double max_timeout = absl::ToDoubleSeconds(kRedisMaxTimeout);
+  absl::StatusOr<double> connect_timeout = dsn.TakeSeconds("connect_timeout", 5, max_timeout);
   if (!connect_timeout.ok()) return connect_timeout.status();
-  absl::StatusOr<double> command_timeout = dsn.TakeSeconds("command_timeout", 5);
+  absl::StatusOr<double> command_timeout = dsn.TakeSeconds("command_timeout", 5, max_timeout);
   if (!command_timeout.ok()) return command_timeout.status();
   options.connect_timeout = absl::Seconds(*connect_timeout);
   options.command_timeout = absl::Seconds(*command_timeout);

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/key_naming.h"
@@ -458,6 +459,7 @@ Capabilities RedisCapabilities(const RedisStoreOptions& options) {
   c.owner_death = options.fencing;
   c.counting = false;
   c.scope = kRedisEntry.scope;
+  c.max_lease = kLongestServerLease;
   return c;
 }
 
@@ -485,6 +487,11 @@ absl::Status CheckRedisOptions(const RedisStoreOptions& options) {
     return StoreError(absl::StatusCode::kInvalidArgument, where, "",
                       absl::StrCat("timeouts must be from 0 to ",
                                    absl::FormatDuration(kRedisMaxTimeout)));
+  }
+  if (options.unix_socket.empty() && !IsHostName(options.host)) {
+    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                      absl::StrCat("host \"", absl::CHexEscape(options.host),
+                                   "\": expected a host name or an IP address"));
   }
   if (!options.unix_socket.empty()) {
     // hiredis copies a longer path cut short, and connects to whatever a

@@ -301,11 +301,8 @@ absl::StatusOr<SqliteTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
                        "(a relative one would name another file in every working dir)");
   }
   options.path = std::string(path);
-  absl::StatusOr<double> busy = dsn.TakeSeconds("busy_timeout", 5);
+  absl::StatusOr<double> busy = dsn.TakeSeconds("busy_timeout", 5, 3600);
   if (!busy.ok()) return busy.status();
-  if (*busy > 3600) {
-    return BadDsn(dsn, absl::StrCat("option busy_timeout=", *busy, ": expected 0 to 3600 seconds"));
-  }
   options.busy_timeout = absl::Seconds(*busy);
   absl::StatusOr<TableStoreOptions> table = TakeTableOptions(dsn);
   if (!table.ok()) return table.status();

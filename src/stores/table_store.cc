@@ -364,6 +364,9 @@ Capabilities TableCapabilities(Scope scope) {
   c.serializable = true;
   c.owner_death = true;
   c.scope = scope;
+  // The expiry column is a 32-bit Unix time (Symfony's INTEGER), which
+  // ends in 2038: a year's lease keeps well inside it.
+  c.max_lease = absl::Hours(24 * 365);
   return c;
 }
 

@@ -9,11 +9,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "core/key_naming.h"
 #include "platform/errors.h"
 #include "stores/zookeeper_store.h"
@@ -41,6 +43,25 @@ absl::Status CheckZooKeeperOptions(const ZooKeeperStoreOptions& options) {
   const std::string where = absl::StrCat("zookeeper://", options.servers);
   if (options.servers.empty()) {
     return StoreError(absl::StatusCode::kInvalidArgument, where, "", "no server given");
+  }
+  // The client's own parser reads a '/' as the start of a chroot and
+  // resolves anything else it is given: each server is checked here.
+  for (absl::string_view server : absl::StrSplit(options.servers, ',')) {
+    absl::string_view host = server;
+    int port = 0;
+    const size_t colon = server.rfind(':');
+    if (colon != absl::string_view::npos && colon + 1 < server.size() &&
+        server.find(']', colon) == absl::string_view::npos) {
+      host = server.substr(0, colon);
+      if (!absl::SimpleAtoi(server.substr(colon + 1), &port)) port = 0;
+    }
+    if (absl::ConsumePrefix(&host, "[") && !absl::ConsumeSuffix(&host, "]")) host = "";
+    if (!IsHostName(host) || port < 1 || port > 65535) {
+      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                        absl::StrCat("server \"", absl::CHexEscape(server),
+                                     "\": expected host:port, with a host name or an IP "
+                                     "address and a port from 1 to 65535"));
+    }
   }
   if (!options.path.empty()) {
     if (options.path[0] != '/') {
@@ -128,9 +149,9 @@ absl::StatusOr<ZooKeeperStoreOptions> ZooKeeperOptionsFromDsn(Dsn& dsn) {
     return BadDsn(dsn, absl::StrCat("option format=", *format, ": expected recipe or symfony"));
   }
   if (format && *format == "symfony") options.format = ZooKeeperStoreOptions::Format::kSymfony;
-  absl::StatusOr<double> session_timeout = dsn.TakeSeconds("session_timeout", 10);
+  absl::StatusOr<double> session_timeout = dsn.TakeSeconds("session_timeout", 10, 24 * 3600);
   if (!session_timeout.ok()) return session_timeout.status();
-  absl::StatusOr<double> connect_timeout = dsn.TakeSeconds("connect_timeout", 5);
+  absl::StatusOr<double> connect_timeout = dsn.TakeSeconds("connect_timeout", 5, 3600);
   if (!connect_timeout.ok()) return connect_timeout.status();
   if (*session_timeout <= 0 || *connect_timeout <= 0) {
     return BadDsn(dsn, "session_timeout and connect_timeout must be positive");

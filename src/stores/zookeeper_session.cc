@@ -310,7 +310,7 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
   }
   if (zh == nullptr) {
     const int err = errno;
-    if (err == EINVAL || err == 0) {
+    if (err == EINVAL || err == ENOENT || err == 0) {
       // The list's form was checked when the DSN was read: what is left is
       // a name that does not resolve (now), as for any other store.
       return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",

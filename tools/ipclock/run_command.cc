@@ -105,6 +105,7 @@ absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const RunOptions& opti
   ipclock::StoreOptions store_options;
   store_options.shared_locks = options.mode == ipclock::LockMode::kShared;
   store_options.permits = options.permits;
+  store_options.lease = options.ttl;
   for (;;) {
     absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
         ipclock::StoreFromDsn(dsn, store_options);
