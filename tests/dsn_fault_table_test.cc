@@ -1,0 +1,704 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Every option of every store, given bad values, run through `ipclock run`
+// as a user would run it, without -w: empty, huge, negative, out of range
+// and wrong-typed values; percent-encoded NUL and control bytes; option
+// names written percent-encoded; special files (a FIFO, a device, a dir, a
+// socket, a /proc file) wherever a DSN or an option names a file; and
+// well-formed servers that cannot be reached. A permanent fault must end
+// the run within 2 s (LimitSeconds()) with the status of its class
+// (include/ipclock/errors.h, doc/ipclock.1) and a message that names the
+// option; a transient one must say within that time that it is trying
+// again. A store that classes a fault wrongly (a bad value taken for a
+// server that is down, say) fails here: its run says it tries again, or
+// waits, instead of ending.
+//
+// The rows of one store run at once, kParallel processes at a time; a whole
+// store's table takes about as long as its slowest row. Rows of a store
+// this build left out are skipped; rows that need one of the servers of
+// tools/test-servers are skipped when its variable is unset (failed under
+// CI=true).
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "cli_util.h"
+#include "ipclock/admin/inspect.h"
+#include "spawn_util.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace {
+
+using namespace ipclock_test;
+
+constexpr int kUsage = 64;
+constexpr int kNoPermission = 77;
+// Not a status: the run must say that it tries again.
+constexpr int kRetrying = -1;
+
+// How long a run may take to end, or to say it tries again: 2 s, times the
+// slowdown of a sanitizer build, times the machine's load per CPU when it
+// runs more than it has CPUs for (a shared machine must not fail a run that
+// only waited for a CPU). A run that waits on a permanent fault says that it
+// tries again, and fails at once, whatever the limit.
+double LimitSeconds() {
+  double limit = 2;
+  if (getenv("TSAN_OPTIONS") != nullptr) limit *= 5;
+  if (getenv("ASAN_OPTIONS") != nullptr) limit *= 3;
+  double load = 0;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (getloadavg(&load, 1) == 1 && cpus > 0 && load > static_cast<double>(cpus)) {
+    limit *= load / static_cast<double>(cpus);
+  }
+  return limit;
+}
+constexpr int kParallel = 8;
+
+struct Row {
+  std::string dsn;
+  int status;
+  // The message names this (an option's name, a path).
+  std::string names;
+  // More `ipclock run` options (-s, --ttl SECS, ...).
+  std::vector<std::string> args = {};
+};
+
+// Files of every type a DSN might name, made once.
+struct Files {
+  std::string dir;
+  std::string fifo;
+  std::string regular;
+  std::string socket;
+  std::string missing;
+};
+
+const Files& Fixtures() {
+  static const Files* files = [] {
+    auto* f = new Files;
+    f->dir = MakeTempDir();
+    f->fifo = f->dir + "/fifo";
+    f->regular = f->dir + "/regular";
+    f->socket = f->dir + "/socket";
+    f->missing = f->dir + "/missing";
+    if (mkfifo(f->fifo.c_str(), 0600) != 0) abort();
+    if (!WriteFile(f->regular, "not a database, not a socket\n")) abort();
+    // A socket nobody accepts on: a file of the socket type.
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", f->socket.c_str());
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) abort();
+    return f;
+  }();
+  return *files;
+}
+
+// `base` with `query` added after '?' or '&'.
+std::string With(const std::string& base, const std::string& query) {
+  if (query.empty()) return base;
+  return absl::StrCat(base, base.find('?') == std::string::npos ? "?" : "&", query);
+}
+
+// `name` with its first byte percent-encoded: the same option.
+std::string Encoded(const std::string& name) {
+  char hex[4];
+  snprintf(hex, sizeof(hex), "%%%02X", static_cast<unsigned char>(name[0]));
+  return absl::StrCat(hex, name.substr(1));
+}
+
+// The bad values every option gets: an empty one, NUL and control bytes
+// percent-encoded, and the option's name percent-encoded with a bad value
+// (`bad`, which the store refuses).
+void AddCommon(std::vector<Row>* rows, const std::string& base, const std::string& name,
+               const std::string& bad, bool empty_is_bad = true) {
+  if (empty_is_bad) rows->push_back({With(base, name + "="), kUsage, name});
+  rows->push_back({With(base, name + "=%00"), kUsage, name});
+  rows->push_back({With(base, name + "=1%0A2"), kUsage, name});
+  rows->push_back({With(base, Encoded(name) + "=" + bad), kUsage, name});
+}
+
+// A whole number from `min` to `max`.
+void AddNumber(std::vector<Row>* rows, const std::string& base, const std::string& name,
+               long min, long max) {
+  AddCommon(rows, base, name, "-1");
+  for (const std::string& v :
+       {std::string("abc"), std::string("1.5"), std::string("99999999999999999999"),
+        absl::StrCat(min - 1), absl::StrCat(max) + "0"}) {
+    rows->push_back({With(base, name + "=" + v), kUsage, name});
+  }
+}
+
+// A number of seconds, 0 or more (up to `max` when it has one).
+void AddSeconds(std::vector<Row>* rows, const std::string& base, const std::string& name,
+                std::optional<double> max = std::nullopt) {
+  AddCommon(rows, base, name, "-1");
+  for (const char* v : {"-1", "abc", "nan", "inf", "1e400"}) {
+    rows->push_back({With(base, name + "=" + v), kUsage, name});
+  }
+  if (max) rows->push_back({With(base, name + "=" + absl::StrCat(*max * 10)), kUsage, name});
+}
+
+void AddBool(std::vector<Row>* rows, const std::string& base, const std::string& name) {
+  AddCommon(rows, base, name, "maybe");
+  rows->push_back({With(base, name + "=maybe"), kUsage, name});
+  rows->push_back({With(base, name + "=2"), kUsage, name});
+}
+
+void AddChoice(std::vector<Row>* rows, const std::string& base, const std::string& name) {
+  AddCommon(rows, base, name, "bogus");
+  rows->push_back({With(base, name + "=bogus"), kUsage, name});
+}
+
+void AddMode(std::vector<Row>* rows, const std::string& base, const std::string& name) {
+  AddCommon(rows, base, name, "0800");
+  for (const char* v : {"0800", "abc", "77777", "-1"}) {
+    rows->push_back({With(base, name + "=" + v), kUsage, name});
+  }
+}
+
+// An option naming a file that must be a regular file; `must_exist`: a
+// missing one is refused too.
+void AddFileOption(std::vector<Row>* rows, const std::string& base, const std::string& name,
+                   bool must_exist) {
+  const Files& f = Fixtures();
+  for (const std::string& path : {f.fifo, f.dir, f.socket, std::string("/dev/zero"),
+                                  std::string("/proc/self/status")}) {
+    rows->push_back({With(base, name + "=" + path), kUsage, name});
+  }
+  if (must_exist) rows->push_back({With(base, name + "=" + f.missing), kUsage, name});
+  rows->push_back({With(base, Encoded(name) + "=" + f.fifo), kUsage, name});
+}
+
+// The key-naming options of Redis, memcached and ZooKeeper.
+void AddNaming(std::vector<Row>* rows, const std::string& base) {
+  rows->push_back({With(base, "secret=short"), kUsage, "short"});
+  rows->push_back({With(base, "secret=x&secret_file=/x"), kUsage, "secret_file"});
+  rows->push_back({With(base, "secret_file="), kUsage, "secret_file"});
+  AddFileOption(rows, base, "secret_file", /*must_exist=*/true);
+  AddChoice(rows, base, "naming");
+  rows->push_back({With(base, "prefix=%01"), kUsage, "prefix"});
+}
+
+// An unknown option, plain and percent-encoded; and the fallback options of
+// degraded mode, spelt percent-encoded, with a bad value.
+void AddUnknown(std::vector<Row>* rows, const std::string& base) {
+  rows->push_back({With(base, "colour=blue"), kUsage, "colour"});
+  rows->push_back({With(base, "c%6Flour=blue"), kUsage, "colour"});
+  rows->push_back({With(base, "de%67raded=loud"), kUsage, "degraded"});
+}
+
+// $NAME, or nullopt: skipped (failed under CI=true).
+std::optional<std::string> Server(const char* name) {
+  const char* v = getenv(name);
+  if (v != nullptr && v[0] != '\0') return std::string(v);
+  const char* ci = getenv("CI");
+  if (ci != nullptr && std::string(ci) == "true") fail_msg("%s is unset under CI=true", name);
+  print_message("%s unset: its rows are skipped\n", name);
+  return std::nullopt;
+}
+
+struct Running {
+  const Row* row;
+  pid_t pid;
+  std::string err_path;
+  double started;
+};
+
+std::string Describe(const Row& row) {
+  return absl::StrCat("\"", row.dsn, "\"",
+                      row.args.empty() ? "" : absl::StrCat(" ", absl::StrJoin(row.args, " ")));
+}
+
+// Runs every row, kParallel at a time, and fails the test listing each row
+// that did not end (or say it tries again) in time, with the wrong status,
+// or without naming what it must.
+void RunRows(const std::vector<Row>& all) {
+  std::vector<const Row*> rows;
+  for (const Row& r : all) {
+    absl::StatusOr<ipclock::StoreInfo> info = ipclock::FindStore(r.dsn.empty() ? "flock" : r.dsn);
+    if (info.ok() && !info->built) continue;  // a store this build left out
+    rows.push_back(&r);
+  }
+  const double limit = LimitSeconds();
+  std::vector<std::string> failures;
+  std::vector<Running> running;
+  size_t next = 0;
+  double slowest = 0;
+  while (next < rows.size() || !running.empty()) {
+    while (next < rows.size() && running.size() < kParallel) {
+      const Row& row = *rows[next++];
+      // A row without a DSN locks a --file of its own.
+      std::vector<std::string> argv = {Cli(), "run"};
+      if (!row.dsn.empty()) argv.insert(argv.end(), {"--store", row.dsn, "--key", "fault-table"});
+      argv.insert(argv.end(), row.args.begin(), row.args.end());
+      argv.insert(argv.end(), {"--", "true"});
+      SpawnOptions options;
+      options.stdout_path = "/dev/null";
+      options.stderr_path = ScratchFile("err");
+      options.new_process_group = true;
+      running.push_back({&row, Spawn(argv, options), options.stderr_path, NowSeconds()});
+    }
+    usleep(10 * 1000);
+    for (auto it = running.begin(); it != running.end();) {
+      const Row& row = *it->row;
+      const double took = NowSeconds() - it->started;
+      int wstatus = 0;
+      const pid_t done = waitpid(it->pid, &wstatus, WNOHANG);
+      const std::string err = ReadFileOrEmpty(it->err_path);
+      std::string failure;
+      bool finished = true;
+      if (done == it->pid) {
+        const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+        if (row.status == kRetrying) {
+          failure = absl::StrCat("ended with ", code, " instead of trying again");
+        } else if (code != row.status) {
+          failure = absl::StrCat("exit ", code, ", expected ", row.status);
+        } else if (!absl::StrContains(err, row.names)) {
+          failure = absl::StrCat("the message does not name \"", row.names, "\"");
+        }
+      } else if (absl::StrContains(err, "trying again")) {
+        if (row.status != kRetrying) {
+          failure = "waits on a permanent fault as if it were transient";
+        } else if (!absl::StrContains(err, row.names)) {
+          failure = absl::StrCat("the message does not name \"", row.names, "\"");
+        }
+      } else if (took > limit) {
+        failure = row.status == kRetrying
+                      ? absl::StrCat("said nothing of trying again within ", limit, " s")
+                      : absl::StrCat("still running after ", limit, " s");
+      } else {
+        finished = false;
+      }
+      if (!finished) {
+        ++it;
+        continue;
+      }
+      if (done != it->pid) {
+        kill(-it->pid, SIGKILL);
+        waitpid(it->pid, &wstatus, 0);
+      }
+      slowest = std::max(slowest, took);
+      if (!failure.empty()) {
+        failures.push_back(absl::StrCat(Describe(row), ": ", failure, "; stderr: ", err));
+      }
+      it = running.erase(it);
+    }
+  }
+  print_message("%zu rows, the slowest %.2f s (limit %.1f s)\n", rows.size(), slowest, limit);
+  if (!failures.empty()) {
+    fail_msg("%zu of %zu rows failed:\n%s", failures.size(), rows.size(),
+             absl::StrJoin(failures, "\n").c_str());
+  }
+}
+
+// --- Local stores --------------------------------------------------------------------
+
+void Flock(void**) {
+  const Files& f = Fixtures();
+  const std::string dir = MakeTempDir();
+  const std::string base = "flock://" + dir;
+  std::vector<Row> rows;
+  AddChoice(&rows, base, "naming");
+  AddMode(&rows, base, "dir_mode");
+  AddMode(&rows, base, "file_mode");
+  AddBool(&rows, base, "record");
+  AddBool(&rows, base, "map_record");
+  AddNumber(&rows, base, "idle_files", 0, 4096);
+  AddChoice(&rows, base, "removeipc");
+  AddUnknown(&rows, base);
+  // The lock dir: a FIFO, a file, a device, a path under /proc.
+  for (const std::string& path : {f.fifo, f.regular, std::string("/dev/zero"), f.socket}) {
+    rows.push_back({"flock://" + path, kUsage, path});
+  }
+  rows.push_back({"flock://relative", kUsage, "three slashes"});
+  rows.push_back({"flock:relative", kUsage, "absolute"});
+  // --file on every file type it must not lock.
+  for (const std::string& path : {f.fifo, f.socket, std::string("/dev/null")}) {
+    rows.push_back({"", kUsage, path, {"--file", path}});
+  }
+  // -s is fine on flock; --permits is not.
+  rows.push_back({base, kUsage, "counting", {"--permits", "2"}});
+  RunRows(rows);
+}
+
+void Shm(void**) {
+  const std::string base = "shm://" + UniqueShmName("fault");
+  std::vector<Row> rows;
+  AddMode(&rows, base, "mode");
+  AddNumber(&rows, base, "capacity", 1, 1 << 22);
+  AddBool(&rows, base, "pi");
+  AddChoice(&rows, base, "removeipc");
+  AddUnknown(&rows, base);
+  rows.push_back({"shm://", kUsage, "segment name"});
+  rows.push_back({"shm://a%2Fb", kUsage, "a/b"});
+  rows.push_back({"shm://" + std::string(300, 'n'), kUsage, "segment name"});
+  rows.push_back({base, kUsage, "shared", {"-s"}});
+  RunRows(rows);
+}
+
+void Semaphores(void**) {
+  std::vector<Row> rows;
+  for (const std::string base : {"semaphore", "posix-semaphore"}) {
+    AddMode(&rows, base, "mode");
+    AddNumber(&rows, base, "keep_idle", 0, 4096);
+    AddChoice(&rows, base, "removeipc");
+    AddUnknown(&rows, base);
+    rows.push_back({base + "://host", kUsage, "no address"});
+    rows.push_back({base, kUsage, "shared", {"-s"}});
+  }
+  AddChoice(&rows, "semaphore", "key_scheme");
+  for (const char* prefix : {"a/b", "", "x%20y"}) {
+    rows.push_back({absl::StrCat("posix-semaphore:?prefix=", prefix), kUsage, "prefix"});
+  }
+  rows.push_back({"posix-semaphore:?prefix=" + std::string(70, 'p'), kUsage, "prefix"});
+  RunRows(rows);
+}
+
+void InMemoryCombinedDegraded(void**) {
+  std::vector<Row> rows;
+  AddUnknown(&rows, "in-memory");
+  rows.push_back({"in-memory://host", kUsage, "no address"});
+  // An encoded option name is the option it spells, wherever it is read.
+  rows.push_back({"in-memory?fall%62ack=flock&bogus=1", kUsage, "bogus"});
+  const std::string two = "combined:?store1=in-memory&store2=in-memory";
+  AddChoice(&rows, two, "strategy");
+  AddUnknown(&rows, two);
+  rows.push_back({"combined:", kUsage, "no members"});
+  rows.push_back({"combined:?store1=in-memory&store3=in-memory", kUsage, "store1"});
+  rows.push_back({"combined:?store1=in-memory%3Fcolour%3Dblue", kUsage, "colour"});
+  rows.push_back({"combined:?store1=in-memory%3Fc%256Flour%3Dblue", kUsage, "colour"});
+  rows.push_back({"combined:?store1=in-memory%3Ffall%2562ack%3Dflock%26bogus%3D1", kUsage,
+                  "bogus"});
+  // A member's own file check: flock is in every build, sqlite only where
+  // this build has it (the combined store itself always is).
+  rows.push_back({"combined:?store1=flock%3A%2F%2F%2Fdev%2Fzero&store2=in-memory", kUsage,
+                  "/dev/zero"});
+  if (absl::StatusOr<ipclock::StoreInfo> sqlite = ipclock::FindStore("sqlite");
+      sqlite.ok() && sqlite->built) {
+    rows.push_back({"combined:?store1=sqlite%3A%2F%2F%2Fdev%2Fzero&store2=in-memory", kUsage,
+                    "/dev/zero"});
+  }
+  // Degraded mode: its options, and a fallback with a fault of its own (the
+  // remote store is never tried), written plain and percent-encoded.
+  const std::string remote = "redis://127.0.0.1:1";
+  rows.push_back({remote + "?degraded=warn", kUsage, "fallback"});
+  rows.push_back({remote + "?fallback=in-memory&degraded=loud", kUsage, "degraded"});
+  rows.push_back({remote + "?fallback=in-memory&de%67raded=loud", kUsage, "degraded"});
+  rows.push_back({remote + "?fall%62ack=in-memory%3Fbogus%3D1&degraded=warn", kUsage, "bogus"});
+  rows.push_back({remote + "?fallback=flock%3A%2F%2F%2Fdev%2Fzero&degraded=warn", kUsage,
+                  "/dev/zero"});
+  rows.push_back({remote + "?fallback=in-memory%3Ffallback%3Dflock&degraded=warn", kUsage,
+                  "fallback of its own"});
+  rows.push_back({remote + "?fallback=redis%3A%2F%2F127.0.0.1%3A2&degraded=warn", kUsage,
+                  "remote store"});
+  RunRows(rows);
+}
+
+// --- Remote stores ---------------------------------------------------------------------
+
+// Nothing listens on port 1 of the loopback address.
+void Redis(void**) {
+  const Files& f = Fixtures();
+  const std::string base = "redis://127.0.0.1:1?secret=none";
+  std::vector<Row> rows;
+  AddNumber(&rows, base, "db", 0, 2147483647);
+  AddSeconds(&rows, base, "connect_timeout", 3600);
+  AddSeconds(&rows, base, "command_timeout", 3600);
+  AddChoice(&rows, base, "format");
+  AddBool(&rows, base, "fencing");
+  AddNaming(&rows, "redis://127.0.0.1:1");
+  AddUnknown(&rows, base);
+  rows.push_back({"redis://127.0.0.1:1/abc?secret=none", kUsage, "db number"});
+  rows.push_back({"redis://127.0.0.1:1/1?db=2&secret=none", kUsage, "db"});
+  rows.push_back({"redis://127.0.0.1:99999?secret=none", kUsage, "99999"});
+  rows.push_back({"redis://a%2Fb:6379?secret=none", kUsage, "host"});
+  rows.push_back({"rediss://127.0.0.1:1", 69, "rediss"});
+  rows.push_back({"redis://127.0.0.1:1?naming=parse-lock&format=symfony&secret=none", kUsage,
+                  "parse-lock"});
+  // The Unix socket: files of the wrong type, and a path too long.
+  for (const std::string& path : {f.fifo, f.regular, f.dir, std::string("/dev/zero")}) {
+    rows.push_back({"redis://" + path + "?secret=none", kUsage, path});
+  }
+  rows.push_back({"redis://" + f.dir + "/" + std::string(120, 's') + "?secret=none", kUsage,
+                  "107"});
+  // What the run asks that the store cannot do, found before any server.
+  rows.push_back({base + "&format=simple", kUsage, "shared", {"-s"}});
+  rows.push_back({base, kUsage, "counting", {"--permits", "2"}});
+  rows.push_back({base, kUsage, "--ttl", {"--ttl", "1e12"}});
+  // Well formed, and no server there: transient.
+  rows.push_back({base, kRetrying, "127.0.0.1:1"});
+  rows.push_back({"redis://" + f.missing + "?secret=none", kRetrying, f.missing});
+  rows.push_back({"redis://" + f.socket + "?secret=none", kRetrying, f.socket});
+  if (std::optional<std::string> auth = Server("IPCLOCK_TEST_REDIS_AUTH")) {
+    // A wrong password: refused.
+    const std::string wrong = absl::StrReplaceAll(
+        *auth, {{"redis://:", "redis://:wrong-password-"}});
+    rows.push_back({wrong + "?secret=none", kNoPermission, "AUTH"});
+  }
+  RunRows(rows);
+}
+
+void Postgres(void**) {
+  const Files& f = Fixtures();
+  std::vector<Row> rows;
+  for (const std::string base :
+       {"postgresql+advisory://u:p@127.0.0.1:1/db", "postgresql://u:p@127.0.0.1:1/db"}) {
+    AddNumber(&rows, base, "connect_timeout", 0, 3600);
+    AddNumber(&rows, base, "max_idle", 0, 1024);
+    AddUnknown(&rows, base);
+    // libpq's own keywords, checked before libpq sees them.
+    for (const char* name : {"sslmode", "gssencmode", "channel_binding", "target_session_attrs",
+                             "ssl_min_protocol_version"}) {
+      rows.push_back({With(base, absl::StrCat(name, "=bogus")), kUsage, name});
+      rows.push_back({With(base, absl::StrCat(Encoded(name), "=bogus")), kUsage, name});
+    }
+    for (const char* name : {"keepalives_idle", "keepalives_count", "tcp_user_timeout"}) {
+      for (const char* v : {"-1", "abc", "99999999999"}) {
+        rows.push_back({With(base, absl::StrCat(name, "=", v)), kUsage, name});
+      }
+    }
+    rows.push_back({With(base, "keepalives=2"), kUsage, "keepalives"});
+    rows.push_back({With(base, "port=99999"), kUsage, "port"});
+    rows.push_back({With(base, "port=1,2"), kUsage, "port"});
+    rows.push_back({With(base, "hostaddr=not-an-address"), kUsage, "hostaddr"});
+    rows.push_back({With(base, "host=a%2Fb"), kUsage, "host"});
+    rows.push_back({With(base, "password=x"), kUsage, "password"});
+    rows.push_back({With(base, "service=no-such-service"), kUsage, "no-such-service"});
+    rows.push_back({With(base, "options=-c%20foo"), kRetrying, "127.0.0.1"});
+    for (const char* name : {"sslcert", "sslkey", "sslrootcert", "sslcrl", "passfile"}) {
+      AddFileOption(&rows, base, name, /*must_exist=*/false);
+    }
+    // A socket dir that is not a dir, and one too long for its socket.
+    for (const std::string& path : {f.fifo, f.regular, std::string("/dev/zero")}) {
+      rows.push_back({With(base, "host=" + path), kUsage, path});
+    }
+    rows.push_back({With(base, "host=/" + std::string(100, 'd')), kUsage, "too long"});
+    rows.push_back({base, kUsage, "counting", {"--permits", "2"}});
+    rows.push_back({"pgsql://u:p@127.0.0.1:99999/db", kUsage, "99999"});
+    rows.push_back({base, kRetrying, "127.0.0.1"});
+  }
+  AddChoice(&rows, "postgresql+advisory://u:p@127.0.0.1:1/db", "scheme");
+  AddChoice(&rows, "postgresql+advisory://u:p@127.0.0.1:1/db", "level");
+  rows.push_back({"postgresql+advisory://u:p@127.0.0.1:1/db?level=transaction", kUsage,
+                  "PostgresTransactionLock"});
+  rows.push_back({"pgsql+advisory:host=127.0.0.1", kUsage, "expected"});
+  // The table store: PDO's form, and Symfony's table options.
+  const std::string table = "postgresql://u:p@127.0.0.1:1/db";
+  for (const char* pdo :
+       {"pgsql:host=127.0.0.1;port=99999;dbname=x", "pgsql:host=127.0.0.1;bogus=1",
+        "pgsql:dbname=x", "pgsql:host=127.0.0.1;port", "pgsql:host=127.0.0.1;sslmode=bogus"}) {
+    rows.push_back({pdo, kUsage, "pgsql:"});
+  }
+  rows.push_back({"pgsql:host=127.0.0.1;password=x", kUsage, "password"});
+  for (const char* name : {"db_table", "db_id_col", "db_token_col", "db_expiration_col"}) {
+    for (const char* v : {"", "a%20b", "a;b", "x%27y"}) {
+      rows.push_back({With(table, absl::StrCat(name, "=", v)), kUsage, name});
+    }
+  }
+  for (const char* v : {"", "-0.5", "2", "abc", "nan"}) {
+    rows.push_back({With(table, absl::StrCat("gc_probability=", v)), kUsage, "gc_probability"});
+  }
+  rows.push_back({"pgsql:host=127.0.0.1;port=1;dbname=x", kRetrying, "127.0.0.1"});
+  if (std::optional<std::string> server = Server("IPCLOCK_TEST_POSTGRES")) {
+    // A name the server can never accept; a wrong password.
+    const std::string no_db = server->substr(0, server->rfind('/')) + "/no_such_database";
+    rows.push_back({no_db, kUsage, "no_such_database"});
+    rows.push_back({absl::StrReplaceAll(*server, {{"ipclock:", "ipclock:wrong-"}}), kNoPermission,
+                    "password"});
+    rows.push_back({With(*server, "options=-c%20no_such.setting%3D1%20-c%20bogus%3D1"), kUsage,
+                    "bogus"});
+  }
+  RunRows(rows);
+}
+
+void Mysql(void**) {
+  const Files& f = Fixtures();
+  std::vector<Row> rows;
+  for (const std::string base :
+       {"mysql+advisory://u:p@127.0.0.1:1/db", "mysql://u:p@127.0.0.1:1/db"}) {
+    AddNumber(&rows, base, "connect_timeout", 1, 3600);
+    AddNumber(&rows, base, "max_idle", 0, 1024);
+    AddChoice(&rows, base, "ssl_mode");
+    AddUnknown(&rows, base);
+    rows.push_back({With(base, "ssl_mode=verify_identity"), kUsage, "ssl_ca"});
+    rows.push_back({With(base, "ssl_ca=/x"), kUsage, "ssl_mode"});
+    AddFileOption(&rows, base + "?ssl_mode=verify_identity", "ssl_ca", /*must_exist=*/true);
+    rows.push_back({With(base, "password=x"), kUsage, "password"});
+    rows.push_back({"mysql+advisory://u:p@a%2Fb:1/db", kUsage, "host"});
+    // The Unix socket: files of the wrong type, a relative path, one too
+    // long; and one nobody serves (transient).
+    const std::string local = absl::StrReplaceAll(base, {{"127.0.0.1:1", "localhost"}});
+    for (const std::string& path : {f.fifo, f.regular, f.dir, std::string("/dev/zero")}) {
+      rows.push_back({With(local, "unix_socket=" + path), kUsage, "unix_socket"});
+    }
+    rows.push_back({With(local, "unix_socket=relative"), kUsage, "unix_socket"});
+    rows.push_back({With(local, "unix_socket=/" + std::string(120, 's')), kUsage, "107"});
+    rows.push_back({With(base, "unix_socket=" + f.socket), kUsage, "localhost"});
+    rows.push_back({With(local, "unix_socket=" + f.missing), kRetrying, f.missing});
+    rows.push_back({base, kUsage, "shared", {"-s"}});
+    rows.push_back({base, kRetrying, "127.0.0.1"});
+  }
+  const std::string advisory = "mysql+advisory://u:p@127.0.0.1:1/db";
+  AddNumber(&rows, advisory, "wait_timeout", 1, 31536000);
+  AddSeconds(&rows, advisory, "wait_slice", 3600);
+  rows.push_back({With(advisory, "wait_slice=0.001"), kUsage, "wait_slice"});
+  AddChoice(&rows, advisory, "scheme");
+  for (const char* pdo :
+       {"mysql:host=127.0.0.1;port=99999;dbname=x", "mysql:host=127.0.0.1;bogus=1",
+        "mysql:dbname=x", "mysql:host=127.0.0.1;charset=latin1", "mysql:host=127.0.0.1;port"}) {
+    rows.push_back({pdo, kUsage, "mysql:"});
+  }
+  rows.push_back({"mysql:host=127.0.0.1;password=x", kUsage, "password"});
+  if (std::optional<std::string> server = Server("IPCLOCK_TEST_MYSQL")) {
+    const std::string no_db = server->substr(0, server->rfind('/')) + "/no_such_database";
+    rows.push_back({no_db, kUsage, "no_such_database"});
+    rows.push_back({absl::StrReplaceAll(*server, {{"ipclock:", "ipclock:wrong-"}}), kNoPermission,
+                    "Access denied"});
+  }
+  RunRows(rows);
+}
+
+void Sqlite(void**) {
+  const Files& f = Fixtures();
+  const std::string db = MakeTempDir() + "/locks.db";
+  const std::string base = "sqlite://" + db;
+  std::vector<Row> rows;
+  AddSeconds(&rows, base, "busy_timeout", 3600);
+  AddUnknown(&rows, base);
+  for (const char* v : {"", "2", "abc"}) {
+    rows.push_back({With(base, absl::StrCat("gc_probability=", v)), kUsage, "gc_probability"});
+  }
+  rows.push_back({With(base, "db_table=a%20b"), kUsage, "db_table"});
+  // The database: every file type it must not be, a path under /proc, a
+  // dir that is not there, a path too long for SQLite, a file that is not
+  // a database.
+  for (const std::string& path :
+       {f.fifo, f.dir, f.socket, std::string("/dev/zero"), std::string("/dev/null"),
+        std::string("/proc/self/status"), std::string("/proc/self/new.db"),
+        f.missing + "/locks.db", "/" + std::string(600, 'p'), f.regular}) {
+    rows.push_back({"sqlite://" + path, kUsage, path.substr(0, 40)});
+    rows.push_back({"sqlite:" + path, kUsage, path.substr(0, 40)});
+  }
+  // A database whose WAL file is a FIFO.
+  const std::string wal_db = MakeTempDir() + "/wal.db";
+  assert_int_equal(mkfifo((wal_db + "-wal").c_str(), 0600), 0);
+  rows.push_back({"sqlite://" + wal_db, kUsage, "wal.db-wal"});
+  rows.push_back({"sqlite:///:memory:", kUsage, "in-memory"});
+  rows.push_back({"sqlite:relative.db", kUsage, "absolute"});
+  rows.push_back({"sqlite://host/x.db", kUsage, "no host"});
+  rows.push_back({base, kUsage, "shared", {"-s"}});
+  rows.push_back({base, kUsage, "--ttl", {"--ttl", "1e12"}});
+  RunRows(rows);
+}
+
+void Memcached(void**) {
+  const Files& f = Fixtures();
+  const std::string base = "memcached://127.0.0.1:1?secret=none";
+  std::vector<Row> rows;
+  for (const char* name : {"connect_timeout", "poll_timeout", "send_timeout", "recv_timeout",
+                           "retry_timeout"}) {
+    AddNumber(&rows, base, name, 0, 2147483647);
+  }
+  AddNumber(&rows, base, "weight", 0, 2147483647);
+  for (const char* name : {"tcp_nodelay", "no_block", "libketama_compatible", "compression",
+                           "binary_protocol"}) {
+    AddBool(&rows, base, name);
+  }
+  rows.push_back({With(base, "binary_protocol=true"), kUsage, "binary_protocol"});
+  AddChoice(&rows, base, "serializer");
+  rows.push_back({With(base, "prefix_key=" + std::string(200, 'k')), kUsage, "prefix_key"});
+  rows.push_back({With(base, "prefix_key=a%20b"), kUsage, "prefix_key"});
+  AddNaming(&rows, "memcached://127.0.0.1:1");
+  AddUnknown(&rows, base);
+  rows.push_back({"memcached://u:p@127.0.0.1:1?secret=none", kUsage, "SASL"});
+  rows.push_back({"memcached:?secret=none", kUsage, "expected"});
+  rows.push_back({"memcached://127.0.0.1:1/x?secret=none", kUsage, "weight"});
+  rows.push_back({"memcached://a%2Fb:1?secret=none", kUsage, "host"});
+  // host[...] entries: a bad port, weight or host, and more servers than
+  // libmemcached takes (it aborts the process past 100).
+  for (const char* h : {"host[127.0.0.1:99999]=1", "host[127.0.0.1:1]=-1", "host[127.0.0.1:1]=x",
+                        "host[:1]=1", "host[a%2Fb:1]=1", "h%6Fst[127.0.0.1:1]=x"}) {
+    rows.push_back({absl::StrCat("memcached:?secret=none&", h), kUsage, "host"});
+  }
+  std::string many = "memcached:?secret=none";
+  for (int i = 0; i < 101; ++i) absl::StrAppend(&many, "&host[127.0.0.1:", 1000 + i, "]=1");
+  rows.push_back({many, kUsage, "101 servers"});
+  // A Unix socket of the wrong type, or too long.
+  for (const std::string& path : {f.fifo, f.regular, f.dir, std::string("/dev/zero")}) {
+    rows.push_back({"memcached://" + path + "?secret=none", kUsage, path});
+  }
+  rows.push_back({"memcached://" + f.dir + "/" + std::string(120, 's') + "?secret=none", kUsage,
+                  "107"});
+  rows.push_back({base, kUsage, "shared", {"-s"}});
+  rows.push_back({base, kUsage, "--ttl", {"--ttl", "1e12"}});
+  rows.push_back({base, kUsage, "30 days", {"--ttl", "3000000"}});
+  rows.push_back({"memcached://127.0.0.1:1?secret=none", kUsage, "--ttl", {"--ttl", "2592000"}});
+  rows.push_back({base, kRetrying, "127.0.0.1:1"});
+  rows.push_back({"memcached://" + f.missing + "?secret=none", kRetrying, f.missing});
+  RunRows(rows);
+}
+
+void ZooKeeper(void**) {
+  const std::string base = "zookeeper://127.0.0.1:1?secret=none&connect_timeout=1";
+  std::vector<Row> rows;
+  AddSeconds(&rows, "zookeeper://127.0.0.1:1?secret=none", "session_timeout");
+  AddSeconds(&rows, "zookeeper://127.0.0.1:1?secret=none", "connect_timeout", 3600);
+  rows.push_back({"zookeeper://127.0.0.1:1?secret=none&session_timeout=0", kUsage,
+                  "session_timeout"});
+  rows.push_back({"zookeeper://127.0.0.1:1?secret=none&session_timeout=1e9", kUsage,
+                  "session_timeout"});
+  AddChoice(&rows, base, "format");
+  AddNaming(&rows, "zookeeper://127.0.0.1:1?connect_timeout=1");
+  AddUnknown(&rows, base);
+  for (const char* path : {"//a//b", "/a/", "/a//b", "/zookeeper", "/a/./b", "/a/../b"}) {
+    rows.push_back({absl::StrCat("zookeeper://127.0.0.1:1", path,
+                                 "?secret=none&connect_timeout=1"),
+                    kUsage, "path"});
+  }
+  rows.push_back({"zookeeper://127.0.0.1:1/?secret=none", kUsage, "root"});
+  for (const char* servers : {"[::1]:2181,[::1]:2182", "h1:1,[::1]:2", "h1:1,,h2:2",
+                              "h1:99999,h2:1", "a%2Fb:1", "a%20b:1"}) {
+    rows.push_back({absl::StrCat("zookeeper://", servers, "?secret=none"), kUsage, "server"});
+  }
+  rows.push_back({"zookeeper://h1:0?secret=none", kUsage, "port"});
+  // An encoded ',' is a ',': two well-formed names, which do not resolve.
+  rows.push_back({"zookeeper://no-such-host.invalid%2Cb.invalid:1?secret=none", kRetrying,
+                  "no-such-host.invalid"});
+  rows.push_back({"zookeeper://u:p@127.0.0.1:1?secret=none", kUsage, "authentication"});
+  rows.push_back({base + "&format=symfony", kUsage, "shared", {"-s"}});
+  rows.push_back({base, kUsage, "counting", {"--permits", "2"}});
+  rows.push_back({base, kRetrying, "127.0.0.1:1"});
+  RunRows(rows);
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(Flock),
+      cmocka_unit_test(Shm),
+      cmocka_unit_test(Semaphores),
+      cmocka_unit_test(InMemoryCombinedDegraded),
+      cmocka_unit_test(Redis),
+      cmocka_unit_test(Postgres),
+      cmocka_unit_test(Mysql),
+      cmocka_unit_test(Sqlite),
+      cmocka_unit_test(Memcached),
+      cmocka_unit_test(ZooKeeper),
+  };
+  return cmocka_run_group_tests_name("dsn_fault_table", tests, nullptr, nullptr);
+}
