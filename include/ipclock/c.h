@@ -67,18 +67,21 @@
  *     argument, -EPERM in a fork()ed child). Shared error text would be
  *     whichever thread failed last; this way no thread reads another's.
  *
- * The codes returned, and what they mean here:
- *   -EINVAL      a bad argument: NULL pointer, malformed DSN, bad resource
- *                name, unknown flag or option
+ * The codes returned, and what they mean here (ipclock/errors.h has the
+ * classes they come from; only -EAGAIN is worth trying again):
+ *   -EINVAL      a bad argument or configuration: NULL pointer, malformed
+ *                DSN, unknown flag or option, a value out of range, a file
+ *                of the wrong type named by the DSN, bad resource name, a
+ *                shared lock or permits the store cannot give
  *   -EACCES      permission denied (a lock dir or file, a server login)
  *   -EAGAIN      the store is unavailable for now (server down, interrupted)
  *   -ENOENT      something the store needs does not exist
  *   -EEXIST      something the store wanted to create already exists
  *   -ENOSPC      a resource ran out (disk, semaphores, descriptors, memory)
  *   -ENOSYS      the DSN names a store this build does not include
- *   -EPERM       refused by policy or used wrongly (e.g. a shared lock on a
- *                store without shared locks, removeipc=refuse, a check of a
- *                lock that is not held, a watch used in a fork()ed child)
+ *   -EPERM       refused by policy or used wrongly (e.g. removeipc=refuse,
+ *                a check of a lock that is not held, a watch used in a
+ *                fork()ed child)
  *   IPCLOCK_LOST (-ECANCELED) the lock was lost while held: its lease ran
  *                out, or what held it went away (its lock file, segment,
  *                semaphore, key or database session). It may now belong to

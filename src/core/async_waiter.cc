@@ -220,7 +220,7 @@ absl::StatusOr<AsyncId> AsyncWaiterImpl::Start(Lock& lock, LockMode mode,
   }
   Store& store = internal::LockAccess::store(lock);
   if (mode == LockMode::kShared && !store.capabilities().shared) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, store.Describe(),
+    return StoreError(absl::StatusCode::kInvalidArgument, store.Describe(),
                       lock.resource(), "this store has no shared locks");
   }
   absl::StatusOr<WaitWord> word =

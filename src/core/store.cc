@@ -79,8 +79,10 @@ absl::StatusOr<WaitWord> Store::GetWaitWord(Key&) { return WaitWord(); }
 
 absl::StatusOr<bool> StoreCalls::Save(Store& store, const Capabilities& caps,
                                       Key& key, LockMode mode, Deadline deadline) {
+  // A store asked for what it cannot do: a configuration fault
+  // (ipclock/errors.h), as `ipclock run -s` finds it from the DSN.
   if (mode == LockMode::kShared && !caps.shared) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, store.Describe(),
+    return StoreError(absl::StatusCode::kInvalidArgument, store.Describe(),
                       key.resource(), "this store has no shared locks");
   }
   if (key.permits() != 1 && !caps.counting) {

@@ -269,7 +269,7 @@ void MemcachedStore::ReleaseOrphansLocked() {
 
 absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline deadline) {
   if (mode == LockMode::kShared) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
                       "memcached locks are exclusive");
   }
   const absl::Duration ttl = key.RemainingLifetime();

@@ -226,7 +226,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
 absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
                                                Deadline deadline) {
   if (mode != LockMode::kExclusive) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_,
                       key.resource(), "POSIX semaphores have no shared locks");
   }
   // The registry names this process as the holder.

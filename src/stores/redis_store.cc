@@ -203,7 +203,7 @@ absl::StatusOr<RedisAcquired> RedisStore::TryAcquireOnce(const RedisNames& names
 
 absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline) {
   if (mode == LockMode::kShared && !capabilities().shared) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_,
                       key.resource(), "format=simple has no shared locks");
   }
   const absl::Duration ttl = key.RemainingLifetime();

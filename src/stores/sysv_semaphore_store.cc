@@ -180,7 +180,7 @@ absl::Status SemaphoreStore::TakeOrAttach(const Key& key, SemKeyState* st) {
 
 absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode, Deadline deadline) {
   if (mode != LockMode::kExclusive) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
+    return StoreError(absl::StatusCode::kInvalidArgument, describe_,
                       key.resource(), "SysV semaphores have no shared locks");
   }
   // SEM_UNDO ties the permit to this process.

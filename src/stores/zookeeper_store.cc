@@ -270,7 +270,7 @@ absl::StatusOr<bool> ZooKeeperStore::Save(Key& key, LockMode mode, Deadline dead
   }
   if (symfony()) {
     if (mode == LockMode::kShared) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
+      return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
                         "format=symfony has no shared locks");
     }
     return SaveSymfony(key, deadline);

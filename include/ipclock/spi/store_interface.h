@@ -171,8 +171,9 @@ struct WatchTargets {
 // store's capabilities first, so that no store has to.
 class StoreCalls {
  public:
-  // FailedPrecondition for a shared lock on a store without shared locks;
-  // InvalidArgument for `key.permits() > 1` on a store that does not count.
+  // InvalidArgument for a shared lock on a store without shared locks and
+  // for `key.permits() > 1` on a store that does not count (configuration
+  // faults, ipclock/errors.h).
   // A DeadlineExceeded from the store becomes Unavailable.
   static absl::StatusOr<bool> Save(Store& store, Key& key, LockMode mode,
                                    Deadline deadline) {
