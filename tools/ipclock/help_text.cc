@@ -227,7 +227,8 @@ std::string RunHelp() {
       "           wrong type (a FIFO, device, socket, dir, symbolic link or\n"
       "           /proc file); TLS or a name the server refuses; -s on a\n"
       "           store without shared locks, --permits on one that does not\n"
-      "           count (EX_USAGE)\n"
+      "           count, --ttl past the longest lease the store keeps\n"
+      "           (EX_USAGE)\n"
       "  69       store unavailable: a server down or starting up (tried\n"
       "           again until -w runs out, without -w for as long as it\n"
       "           takes), or a store not in this build (EX_UNAVAILABLE)\n"
@@ -288,10 +289,11 @@ std::string ListHelp() {
       "UNIT is the holder's systemd unit: the last .service or .scope in its\n"
       "cgroup (/proc/PID/cgroup), for holders that are processes of this host.\n"
       "\n"
-      "Exit status: 0 (whether or not locks are held); 64 for a usage error,\n"
-      "including a store that cannot be listed from outside (in-memory and the\n"
-      "remote stores: ask their server); 69 for a store not in this build; 71\n"
-      "when the store's files cannot be read; 77 when reading them is denied.\n");
+      "Exit status: 0 (whether or not locks are held); otherwise as for run: 64\n"
+      "for a usage or configuration error, including a store that cannot be\n"
+      "listed from outside (in-memory and the remote stores: ask their server);\n"
+      "69 for a store not in this build; 71 when the store's files cannot be\n"
+      "read; 77 when reading them is denied.\n");
 }
 
 std::string DoctorHelp() {
@@ -343,7 +345,9 @@ std::string DoctorHelp() {
       "Exit status:\n"
       "  0   nothing found that breaks locks\n"
       "  1   at least one finding is a risk\n"
-      "  64  usage error: bad option or DSN, unknown user, --root not a dir\n"
+      "  64  usage or configuration error: bad option, a DSN or a file it names\n"
+      "      that its store refuses, unknown user, --root not a dir\n"
+      "  77  a file may not be read\n"
       "  71  any other error\n");
 }
 
