@@ -332,6 +332,8 @@ void Flock(void**) {
   AddMode(&rows, base, "file_mode");
   AddBool(&rows, base, "record");
   AddBool(&rows, base, "map_record");
+  AddBool(&rows, base, "fair");
+  rows.push_back({With(base, "naming=path&fair=true"), kUsage, "fair"});
   AddNumber(&rows, base, "idle_files", 0, 4096);
   AddChoice(&rows, base, "removeipc");
   AddUnknown(&rows, base);
@@ -356,6 +358,7 @@ void Shm(void**) {
   AddMode(&rows, base, "mode");
   AddNumber(&rows, base, "capacity", 1, 1 << 22);
   AddBool(&rows, base, "pi");
+  AddBool(&rows, base, "fair");
   AddChoice(&rows, base, "removeipc");
   AddUnknown(&rows, base);
   rows.push_back({"shm://", kUsage, "segment name"});
@@ -376,6 +379,7 @@ void Semaphores(void**) {
     rows.push_back({base, kUsage, "shared", {"-s"}});
   }
   AddChoice(&rows, "semaphore", "key_scheme");
+  AddBool(&rows, "posix-semaphore", "fair");
   for (const char* prefix : {"a/b", "", "x%20y"}) {
     rows.push_back({absl::StrCat("posix-semaphore:?prefix=", prefix), kUsage, "prefix"});
   }
