@@ -9,11 +9,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/lock_access.h"
+#include "core/named_file.h"
 #include "platform/errors.h"
 #include "stores/etcd_store.h"
 #if IPCLOCK_HAVE_ETCD
@@ -30,6 +32,8 @@ namespace {
 constexpr int kDefaultPort = 2379;
 // etcd's own bound on a lease's TTL is far above this; a year is plenty.
 constexpr int64_t kMaxTtlSeconds = 365 * 24 * 3600;
+// As for every store's timeouts: a longer one is a typo, not a wait.
+constexpr absl::Duration kMaxTimeout = absl::Hours(1);
 
 }  // namespace
 
@@ -72,9 +76,11 @@ absl::StatusOr<std::vector<EtcdEndpoint>> ParseEndpoints(const std::string& wher
       return StoreError(absl::StatusCode::kInvalidArgument, where, "",
                         absl::StrCat("endpoint \"", part, "\": the port must be from 1 to 65535"));
     }
-    if (e.host.empty()) {
+    // A host the resolver would refuse as if the network were down.
+    if (!IsHostName(e.host)) {
       return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        absl::StrCat("endpoint \"", part, "\": no host"));
+                        absl::StrCat("endpoint \"", absl::CHexEscape(part),
+                                     "\": expected a host name or an IP address"));
     }
     out.push_back(std::move(e));
   }
@@ -83,7 +89,7 @@ absl::StatusOr<std::vector<EtcdEndpoint>> ParseEndpoints(const std::string& wher
 
 }  // namespace
 
-absl::StatusOr<EtcdSetup> EtcdSetupOf(const EtcdStoreOptions& options) {
+absl::StatusOr<EtcdSetup> CheckEtcdOptions(const EtcdStoreOptions& options) {
   EtcdSetup setup;
   const std::string scheme = options.tls ? "etcds" : "etcd";
   std::string prefix = options.prefix;
@@ -104,24 +110,30 @@ absl::StatusOr<EtcdSetup> EtcdSetupOf(const EtcdStoreOptions& options) {
                       "leases count in seconds)");
   }
   if (options.connect_timeout <= absl::ZeroDuration() ||
-      options.request_timeout <= absl::ZeroDuration()) {
+      options.request_timeout <= absl::ZeroDuration() ||
+      options.connect_timeout > kMaxTimeout || options.request_timeout > kMaxTimeout) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe, "",
-                      "connect_timeout and timeout must be positive");
+                      "connect_timeout and timeout must be more than 0 and at most 1 h");
   }
-  setup.client.endpoints = *std::move(endpoints);
-  setup.client.connect_timeout = options.connect_timeout;
   if (options.tls) {
 #if IPCLOCK_HAVE_ETCD_TLS
-    TlsClientOptions tls;
-    tls.ca_file = options.ca_file;
-    tls.cert_file = options.cert_file;
-    tls.key_file = options.key_file;
-    tls.verify = options.verify_server;
-    absl::StatusOr<std::shared_ptr<const TlsClientConfig>> config = LoadTlsClientConfig(tls);
-    if (!config.ok()) {
-      return StoreError(config.status().code(), describe, "", config.status().message());
+    // Before mbedTLS reads them: a FIFO would block its read, a device or a
+    // /proc file would be read as a certificate.
+    const struct {
+      absl::string_view option;
+      const std::string& path;
+    } files[] = {{"cacert", options.ca_file},
+                 {"cert", options.cert_file},
+                 {"key", options.key_file}};
+    for (const auto& f : files) {
+      if (f.path.empty()) continue;
+      if (absl::Status s = CheckNamedFile(describe, absl::StrCat("option ", f.option, "=", f.path),
+                                          f.path, FileKind::kRegularFile,
+                                          IfMissing::kConfiguration);
+          !s.ok()) {
+        return s;
+      }
     }
-    setup.client.tls = *std::move(config);
 #else
     return StoreError(absl::StatusCode::kUnimplemented, describe, "",
                       "etcds:// needs mbedTLS's TLS and X.509 libraries, which this build "
@@ -131,6 +143,28 @@ absl::StatusOr<EtcdSetup> EtcdSetupOf(const EtcdStoreOptions& options) {
              !options.key_file.empty()) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe, "",
                       "certificates are for etcds:// (TLS), not etcd://");
+  }
+  setup.client.endpoints = *std::move(endpoints);
+  setup.client.connect_timeout = options.connect_timeout;
+  return setup;
+}
+
+absl::StatusOr<EtcdSetup> EtcdSetupOf(const EtcdStoreOptions& options) {
+  absl::StatusOr<EtcdSetup> setup = CheckEtcdOptions(options);
+  if (!setup.ok()) return setup;
+  if (options.tls) {
+#if IPCLOCK_HAVE_ETCD_TLS
+    TlsClientOptions tls;
+    tls.ca_file = options.ca_file;
+    tls.cert_file = options.cert_file;
+    tls.key_file = options.key_file;
+    tls.verify = options.verify_server;
+    absl::StatusOr<std::shared_ptr<const TlsClientConfig>> config = LoadTlsClientConfig(tls);
+    if (!config.ok()) {
+      return StoreError(config.status().code(), setup->describe, "", config.status().message());
+    }
+    setup->client.tls = *std::move(config);
+#endif
   }
   return setup;
 }
@@ -187,9 +221,10 @@ absl::StatusOr<EtcdStoreOptions> EtcdOptionsFromDsn(Dsn& dsn) {
   absl::StatusOr<long> ttl = dsn.TakeInt("ttl", 60, 1, kMaxTtlSeconds);
   if (!ttl.ok()) return ttl.status();
   options.ttl = absl::Seconds(*ttl);
-  absl::StatusOr<double> connect_timeout = dsn.TakeSeconds("connect_timeout", 5);
+  const double max_timeout = absl::ToDoubleSeconds(kMaxTimeout);
+  absl::StatusOr<double> connect_timeout = dsn.TakeSeconds("connect_timeout", 5, max_timeout);
   if (!connect_timeout.ok()) return connect_timeout.status();
-  absl::StatusOr<double> timeout = dsn.TakeSeconds("timeout", 5);
+  absl::StatusOr<double> timeout = dsn.TakeSeconds("timeout", 5, max_timeout);
   if (!timeout.ok()) return timeout.status();
   if (*connect_timeout <= 0 || *timeout <= 0) {
     return BadDsn(dsn, "connect_timeout and timeout must be positive");
@@ -225,7 +260,24 @@ absl::StatusOr<std::shared_ptr<Store>> EtcdStoreFromDsn(Dsn& dsn,
 }
 
 #if IPCLOCK_HAVE_ETCD
-const StoreDriver kEtcdDriver = {&EtcdStoreFromDsn, &ListEtcdLocks};
+namespace {
+
+// The store's DSN check (StoreDriver::check): the options as
+// EtcdStoreFromDsn() reads them, each endpoint and certificate file,
+// without connecting or loading a certificate.
+absl::StatusOr<Capabilities> CheckEtcdDsn(Dsn& dsn, const StoreOptions&) {
+  absl::StatusOr<EtcdStoreOptions> options = EtcdOptionsFromDsn(dsn);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  if (absl::StatusOr<EtcdSetup> setup = CheckEtcdOptions(*options); !setup.ok()) {
+    return setup.status();
+  }
+  return EtcdCapabilities();
+}
+
+}  // namespace
+
+const StoreDriver kEtcdDriver = {&EtcdStoreFromDsn, &ListEtcdLocks, &CheckEtcdDsn};
 #endif
 
 }  // namespace ipclock

@@ -39,6 +39,14 @@ struct EtcdSetup {
 };
 absl::StatusOr<EtcdSetup> EtcdSetupOf(const EtcdStoreOptions& options);
 
+// EtcdSetupOf() without loading the TLS files: the options' values, each
+// endpoint's host, and each certificate file's type (core/named_file.h).
+// The setup it returns has no TLS config.
+absl::StatusOr<EtcdSetup> CheckEtcdOptions(const EtcdStoreOptions& options);
+
+// What an EtcdStore can do.
+Capabilities EtcdCapabilities();
+
 // One acquisition's state.
 struct EtcdKeyState final : KeyState {
   bool held = false;

@@ -65,7 +65,9 @@ EtcdStore::~EtcdStore() {
   RetryPendingReleases();
 }
 
-Capabilities EtcdStore::capabilities() const {
+Capabilities EtcdStore::capabilities() const { return EtcdCapabilities(); }
+
+Capabilities EtcdCapabilities() {
   Capabilities c;
   c.blocking = true;      // a waiter sleeps on a watch of the key before it
   c.expiring = true;      // the lease: renewed, or the locks go
