@@ -222,7 +222,9 @@ class TlsStream final : public ByteStream {
     }
     handshaken_ = true;
     if (config_->verify() && ip_len_ > 0 && !PeerHasAddress()) {
-      return absl::PermissionDeniedError(absl::StrCat(
+      // A server certificate that fails is configuration (ipclock/errors.h):
+      // the CA or the address, not credentials, must change.
+      return absl::InvalidArgumentError(absl::StrCat(
           "TLS: the server's certificate does not name the address ", host,
           " (no such iPAddress subject alternative name)"));
     }
@@ -294,7 +296,7 @@ class TlsStream final : public ByteStream {
       for (char& c : text) {
         if (c == '\n') c = ';';
       }
-      return absl::PermissionDeniedError(
+      return absl::InvalidArgumentError(
           absl::StrCat("TLS: the certificate of ", host, " was refused: ", text));
     }
     if (rc == MBEDTLS_ERR_NET_SEND_FAILED || rc == MBEDTLS_ERR_NET_RECV_FAILED ||

@@ -91,7 +91,9 @@ absl::Status ReplyError(int http_status, const JsonValue* reply, absl::string_vi
   }
   if (http_status == 200) return absl::OkStatus();
   if (http_status == 404) {
-    return absl::FailedPreconditionError(absl::StrCat(
+    // Another server at that address: configuration, as trying again
+    // would find the same one.
+    return absl::InvalidArgumentError(absl::StrCat(
         "the server answered HTTP 404 to POST ", path,
         ": no etcd v3 JSON gateway there (etcd 3.4 or later serves one on its client port)"));
   }
