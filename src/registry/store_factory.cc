@@ -48,7 +48,7 @@ absl::StatusOr<MetricsMode> TakeMetricsOption(Dsn& dsn, MetricsMode default_mode
   if (*v == "on" || *v == "true" || *v == "1") return MetricsMode::kOn;
   if (*v == "off" || *v == "false" || *v == "0") return MetricsMode::kOff;
   if (*v == "every") return MetricsMode::kEvery;
-  return BadDsn(dsn, absl::StrCat("metrics=", *v, ": expected on, off or every"));
+  return BadDsn(dsn, absl::StrCat("option metrics=", *v, ": expected on, off or every"));
 }
 
 StoreInfo InfoOf(const StoreEntry& entry) {
