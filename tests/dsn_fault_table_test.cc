@@ -205,9 +205,11 @@ void AddNaming(std::vector<Row>* rows, const std::string& base) {
   rows->push_back({With(base, "prefix=%01"), kUsage, "prefix"});
 }
 
-// An unknown option, plain and percent-encoded; and the fallback options of
-// degraded mode, spelt percent-encoded, with a bad value.
+// An unknown option, plain and percent-encoded; the fallback options of
+// degraded mode, spelt percent-encoded, with a bad value; and `metrics=`,
+// which every store takes.
 void AddUnknown(std::vector<Row>* rows, const std::string& base) {
+  AddChoice(rows, base, "metrics");
   rows->push_back({With(base, "colour=blue"), kUsage, "colour"});
   rows->push_back({With(base, "c%6Flour=blue"), kUsage, "colour"});
   rows->push_back({With(base, "de%67raded=loud"), kUsage, "degraded"});
@@ -379,6 +381,7 @@ void Semaphores(void**) {
     rows.push_back({base, kUsage, "shared", {"-s"}});
   }
   AddChoice(&rows, "semaphore", "key_scheme");
+  AddBool(&rows, "semaphore", "fair");
   AddBool(&rows, "posix-semaphore", "fair");
   for (const char* prefix : {"a/b", "", "x%20y"}) {
     rows.push_back({absl::StrCat("posix-semaphore:?prefix=", prefix), kUsage, "prefix"});
@@ -439,6 +442,7 @@ void Redis(void**) {
   AddSeconds(&rows, base, "command_timeout", 3600);
   AddChoice(&rows, base, "format");
   AddBool(&rows, base, "fencing");
+  AddBool(&rows, base, "tracking");
   AddNaming(&rows, "redis://127.0.0.1:1");
   AddUnknown(&rows, base);
   rows.push_back({"redis://127.0.0.1:1/abc?secret=none", kUsage, "db number"});
@@ -634,7 +638,7 @@ void Memcached(void**) {
   }
   AddNumber(&rows, base, "weight", 0, 2147483647);
   for (const char* name : {"tcp_nodelay", "no_block", "libketama_compatible", "compression",
-                           "binary_protocol"}) {
+                           "binary_protocol", "record"}) {
     AddBool(&rows, base, name);
   }
   rows.push_back({With(base, "binary_protocol=true"), kUsage, "binary_protocol"});
@@ -704,6 +708,41 @@ void ZooKeeper(void**) {
   RunRows(rows);
 }
 
+// Nothing listens on port 1; the TLS options' files are checked before any
+// connection, and before mbedTLS reads them.
+void Etcd(void**) {
+  const Files& f = Fixtures();
+  const std::string base = "etcd://127.0.0.1:1?connect_timeout=0.5&timeout=0.5";
+  const std::string tls = "etcds://127.0.0.1:1?connect_timeout=0.5";
+  std::vector<Row> rows;
+  AddNumber(&rows, base, "ttl", 1, 31536000);
+  AddSeconds(&rows, "etcd://127.0.0.1:1", "connect_timeout", 3600);
+  AddSeconds(&rows, "etcd://127.0.0.1:1", "timeout", 3600);
+  rows.push_back({"etcd://127.0.0.1:1?timeout=0", kUsage, "timeout"});
+  AddUnknown(&rows, base);
+  AddBool(&rows, tls, "insecure_skip_tls_verify");
+  AddFileOption(&rows, tls, "cacert", /*must_exist=*/true);
+  AddFileOption(&rows, With(tls, "key=" + f.regular), "cert", /*must_exist=*/true);
+  AddFileOption(&rows, With(tls, "cert=" + f.regular), "key", /*must_exist=*/true);
+  rows.push_back({With(tls, "cert=" + f.regular), kUsage, "key="});
+  for (const char* name : {"cacert", "cert", "key", "insecure_skip_tls_verify"}) {
+    rows.push_back({With(base, absl::StrCat(name, "=", f.regular)), kUsage, name});
+  }
+  for (const char* servers : {"[::1]:2379,[::1]:2380", "h1:1,,h2:2", "h1:99999,h2:1"}) {
+    rows.push_back({absl::StrCat("etcd://", servers), kUsage, "server"});
+  }
+  rows.push_back({"etcd://h1:0", kUsage, "port"});
+  for (const char* host : {"a%2Fb", "a%20b"}) {
+    rows.push_back({absl::StrCat("etcd://", host, ":1"), kUsage, "host name"});
+  }
+  rows.push_back({"etcd://u:p@127.0.0.1:1", kUsage, "user:password"});
+  rows.push_back({"etcd:", kUsage, "expected"});
+  rows.push_back({base, kUsage, "counting", {"--permits", "2"}});
+  rows.push_back({base, kRetrying, "127.0.0.1:1"});
+  rows.push_back({tls + "&insecure_skip_tls_verify=true", kRetrying, "127.0.0.1:1"});
+  RunRows(rows);
+}
+
 }  // namespace
 
 int main() {
@@ -718,6 +757,7 @@ int main() {
       cmocka_unit_test(Sqlite),
       cmocka_unit_test(Memcached),
       cmocka_unit_test(ZooKeeper),
+      cmocka_unit_test(Etcd),
   };
   return cmocka_run_group_tests_name("dsn_fault_table", tests, nullptr, nullptr);
 }

@@ -3,8 +3,8 @@
 //
 // Fuzzes every store's own DSN check through CheckDsn(), which reads a DSN
 // as its store would (the URL forms, PDO's `pgsql:` and `mysql:` bodies,
-// Redis URLs, memcached's host[...] lists, ZooKeeper's server lists, a
-// combined store's members, degraded mode's fallback) and checks its
+// Redis URLs, memcached's host[...] lists, ZooKeeper's and etcd's server
+// lists, a combined store's members, degraded mode's fallback) and checks its
 // values, its named files and its client library's limits without
 // connecting or creating anything. The first byte picks a form, the rest
 // is the DSN after it. Two properties hold for every input:
@@ -62,6 +62,9 @@ constexpr absl::string_view kForms[] = {
     "memcached://127.0.0.1:1?",
     "zookeeper://",
     "zookeeper://127.0.0.1:1?",
+    "etcd://",
+    "etcd://127.0.0.1:1?",
+    "etcds://127.0.0.1:1?",
 };
 
 // Whether `name` may be re-spelt with its first byte percent-encoded: a
