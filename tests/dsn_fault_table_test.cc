@@ -721,11 +721,15 @@ void Etcd(void**) {
   AddSeconds(&rows, "etcd://127.0.0.1:1", "timeout", 3600);
   rows.push_back({"etcd://127.0.0.1:1?timeout=0", kUsage, "timeout"});
   AddUnknown(&rows, base);
-  AddBool(&rows, tls, "insecure_skip_tls_verify");
-  AddFileOption(&rows, tls, "cacert", /*must_exist=*/true);
-  AddFileOption(&rows, With(tls, "key=" + f.regular), "cert", /*must_exist=*/true);
-  AddFileOption(&rows, With(tls, "cert=" + f.regular), "key", /*must_exist=*/true);
-  rows.push_back({With(tls, "cert=" + f.regular), kUsage, "key="});
+  // etcds:// where this build has mbedTLS's TLS (Unimplemented, 69, where not).
+  if (!absl::IsUnimplemented(ipclock::CheckDsn(tls).status())) {
+    AddBool(&rows, tls, "insecure_skip_tls_verify");
+    AddFileOption(&rows, tls, "cacert", /*must_exist=*/true);
+    AddFileOption(&rows, With(tls, "key=" + f.regular), "cert", /*must_exist=*/true);
+    AddFileOption(&rows, With(tls, "cert=" + f.regular), "key", /*must_exist=*/true);
+    rows.push_back({With(tls, "cert=" + f.regular), kUsage, "key="});
+    rows.push_back({tls + "&insecure_skip_tls_verify=true", kRetrying, "127.0.0.1:1"});
+  }
   for (const char* name : {"cacert", "cert", "key", "insecure_skip_tls_verify"}) {
     rows.push_back({With(base, absl::StrCat(name, "=", f.regular)), kUsage, name});
   }
@@ -740,7 +744,6 @@ void Etcd(void**) {
   rows.push_back({"etcd:", kUsage, "expected"});
   rows.push_back({base, kUsage, "counting", {"--permits", "2"}});
   rows.push_back({base, kRetrying, "127.0.0.1:1"});
-  rows.push_back({tls + "&insecure_skip_tls_verify=true", kRetrying, "127.0.0.1:1"});
   RunRows(rows);
 }
 
@@ -771,6 +774,8 @@ void GoodValuesPassTheChecks(void**) {
     absl::StatusOr<ipclock::StoreInfo> info = ipclock::FindStore(dsn);
     if (info.ok() && !info->built) continue;
     absl::StatusOr<ipclock::Capabilities> caps = ipclock::CheckDsn(dsn);
+    // etcds:// in a build without mbedTLS's TLS.
+    if (absl::IsUnimplemented(caps.status()) && absl::StartsWith(dsn, "etcds:")) continue;
     if (!caps.ok()) failures.push_back(absl::StrCat(dsn, ": ", caps.status().ToString()));
   }
   if (!failures.empty()) {
