@@ -4,8 +4,6 @@
 #ifndef IPCLOCK_PLATFORM_SCOPED_FD_H_
 #define IPCLOCK_PLATFORM_SCOPED_FD_H_
 
-#include <unistd.h>
-
 #include <utility>
 
 namespace ipclock {
@@ -30,11 +28,15 @@ class ScopedFd {
   bool valid() const { return fd_ >= 0; }
   int release() { return std::exchange(fd_, -1); }
   void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ >= 0) Close(fd_);
     fd_ = fd;
   }
 
  private:
+  // close(2) out of line, here in the platform layer, not in every object
+  // that owns a descriptor.
+  static void Close(int fd);
+
   int fd_ = -1;
 };
 
