@@ -291,7 +291,8 @@ std::string ListHelp() {
       "\n"
       "Exit status: 0 (whether or not locks are held); otherwise as for run: 64\n"
       "for a usage or configuration error, including a store that cannot be\n"
-      "listed from outside (in-memory and the remote stores: ask their server);\n"
+      "listed from outside (in-memory, redis, memcached, postgresql+advisory:\n"
+      "ask their server);\n"
       "69 for a store not in this build; 71 when the store's files cannot be\n"
       "read; 77 when reading them is denied.\n");
 }
