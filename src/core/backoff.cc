@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/time/clock.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -19,8 +20,8 @@ void Backoff::Sleep(Deadline deadline) {
   // a forked child, which must not repeat its parent's sequence.
   thread_local std::minstd_rand rng;
   thread_local pid_t seeded_for = 0;
-  if (seeded_for != getpid()) {
-    seeded_for = getpid();
+  if (seeded_for != CurrentPid()) {
+    seeded_for = CurrentPid();
     rng.seed(static_cast<unsigned>(
         Deadline::NowNanos() ^ (static_cast<int64_t>(seeded_for) << 20) ^
         static_cast<int64_t>(std::hash<std::thread::id>()(std::this_thread::get_id()))));

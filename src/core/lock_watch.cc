@@ -50,6 +50,7 @@
 #include "platform/errors.h"
 #include "platform/kernel_events.h"
 #include "platform/thread.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 namespace internal {
@@ -389,7 +390,7 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
   entry->on_lane =
       lock.store().capabilities().scope == Scope::kRemote || targets.events != nullptr;
   std::lock_guard<std::mutex> guard(mu_);
-  if (started_ && thread_pid_ != getpid()) {
+  if (started_ && thread_pid_ != CurrentPid()) {
     // A fork()ed child: the threads and the parent's entries stayed with the
     // parent. The entries are the parent's to watch, not ours; the lanes'
     // mutexes may have been held at the fork, so their copies are left
@@ -418,7 +419,7 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
     ++wd_users_[*wd];
   }
   entry->poll_fds.assign(targets.poll_fds.begin(), targets.poll_fds.end());
-  entry->added_by = getpid();
+  entry->added_by = CurrentPid();
   entry->probe = std::move(targets.probe);
   entry->events = std::move(targets.events);
   entry->event_tag = std::move(targets.event_tag);
@@ -436,7 +437,7 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
       return s;
     }
     started_ = true;
-    thread_pid_ = getpid();
+    thread_pid_ = CurrentPid();
   }
   entries_.push_back(entry);
   events_->Wake();
@@ -476,7 +477,7 @@ void WatchCore::Remove(WatchEntry* entry) {
   // descriptor until its own Add() makes new ones: removing the parent's
   // inotify watches, or waking the parent's thread, from a child that lets
   // go of its copy of a watched lock would act on the parent's watch.
-  const pid_t pid = getpid();
+  const pid_t pid = CurrentPid();
   if (entry->added_by == pid) {
     DropWatches(*entry);
   } else {
@@ -494,7 +495,7 @@ void WatchCore::Stop() {
   std::vector<Lane*> lanes;
   {
     std::lock_guard<std::mutex> guard(mu_);
-    if (!started_ || thread_pid_ != getpid()) return;
+    if (!started_ || thread_pid_ != CurrentPid()) return;
     stop_ = true;
     events_->Wake();
     for (auto& [store, lane] : lanes_) lanes.push_back(lane);

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "platform/process_id.h"
+
 namespace ipclock {
 
 // `Conn` is movable and has `bool ours() const` (opened by this process)
@@ -25,16 +27,16 @@ namespace ipclock {
 template <typename Conn>
 class ConnectionPool {
  public:
-  explicit ConnectionPool(size_t max_idle) : max_idle_(max_idle), pid_(getpid()) {}
+  explicit ConnectionPool(size_t max_idle) : max_idle_(max_idle), pid_(CurrentPid()) {}
 
   // An idle connection that looks alive, or nullopt. Dead ones found on the
   // way are closed.
   std::optional<Conn> Take() {
     std::vector<Conn> dropped;  // closed after the mutex is let go
     std::lock_guard<std::mutex> guard(mu_);
-    if (pid_ != getpid()) {
+    if (pid_ != CurrentPid()) {
       dropped.swap(idle_);
-      pid_ = getpid();
+      pid_ = CurrentPid();
     }
     while (!idle_.empty()) {
       Conn c = std::move(idle_.back());
@@ -51,7 +53,7 @@ class ConnectionPool {
   void Put(Conn conn) {
     if (!conn.ours() || !conn.looks_alive()) return;
     std::lock_guard<std::mutex> guard(mu_);
-    if (pid_ == getpid() && idle_.size() < max_idle_) idle_.push_back(std::move(conn));
+    if (pid_ == CurrentPid() && idle_.size() < max_idle_) idle_.push_back(std::move(conn));
     // Otherwise `conn` is closed on return, after the guard: its goodbye
     // to the server is one small write.
   }

@@ -15,6 +15,7 @@
 #include "platform/net_stream.h"
 #if IPCLOCK_HAVE_ETCD_TLS
 #include "platform/tls_stream.h"
+#include "platform/process_id.h"
 #endif
 
 namespace ipclock {
@@ -195,7 +196,7 @@ std::string EtcdTxn::Json() const {
 // --- The client -------------------------------------------------------------------
 
 EtcdClient::EtcdClient(EtcdClientSettings settings)
-    : settings_(std::move(settings)), pid_(getpid()), idle_(settings_.endpoints.size()) {}
+    : settings_(std::move(settings)), pid_(CurrentPid()), idle_(settings_.endpoints.size()) {}
 
 EtcdClient::~EtcdClient() = default;
 
@@ -213,13 +214,13 @@ void EtcdClient::MoveOn(size_t from) {
 std::unique_ptr<HttpConnection> EtcdClient::TakeIdle(size_t endpoint) {
   std::vector<std::unique_ptr<HttpConnection>> dropped;  // closed after the mutex
   std::lock_guard<std::mutex> guard(mu_);
-  if (pid_ != getpid()) {
+  if (pid_ != CurrentPid()) {
     // A forked child: these are the parent's connections.
     for (auto& list : idle_) {
       for (auto& c : list) dropped.push_back(std::move(c));
       list.clear();
     }
-    pid_ = getpid();
+    pid_ = CurrentPid();
   }
   auto& list = idle_[endpoint];
   while (!list.empty()) {
@@ -236,7 +237,7 @@ std::unique_ptr<HttpConnection> EtcdClient::TakeIdle(size_t endpoint) {
 void EtcdClient::PutIdle(size_t endpoint, std::unique_ptr<HttpConnection> conn) {
   if (!conn->usable() || !conn->stream().ours()) return;
   std::lock_guard<std::mutex> guard(mu_);
-  if (pid_ == getpid() && idle_[endpoint].size() < kMaxIdlePerEndpoint) {
+  if (pid_ == CurrentPid() && idle_[endpoint].size() < kMaxIdlePerEndpoint) {
     idle_[endpoint].push_back(std::move(conn));
   }
 }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "stores/etcd_names.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -35,7 +36,7 @@ std::string EtcdLease::Hex() const { return LeaseHex(id); }
 EtcdLeases::~EtcdLeases() {
   const Deadline deadline = Deadline::In(std::min(request_timeout_, kRevokeWait));
   for (const Entry& e : entries_) {
-    if (e.lease->pid != getpid() || e.lease->gone.load()) continue;
+    if (e.lease->pid != CurrentPid() || e.lease->gone.load()) continue;
     if (deadline.has_passed()) break;
     // Best effort: an unrevoked lease expires within its TTL.
     client_.LeaseRevoke(e.lease->id, deadline).IgnoreError();
@@ -50,7 +51,7 @@ absl::StatusOr<std::shared_ptr<EtcdLease>> EtcdLeases::Grant() {
   auto lease = std::make_shared<EtcdLease>();
   lease->id = g->id;
   lease->ttl_seconds = g->ttl;
-  lease->pid = getpid();
+  lease->pid = CurrentPid();
   lease->answered_sent_nanos.store(sent);
   return lease;
 }
@@ -66,7 +67,7 @@ absl::Status EtcdLeases::Start() {
 void EtcdLeases::PruneLocked(std::vector<std::shared_ptr<EtcdLease>>* parents) {
   const int64_t now = Now();
   auto dead = [&](const Entry& e) {
-    if (e.lease->pid != getpid()) {
+    if (e.lease->pid != CurrentPid()) {
       parents->push_back(e.lease);
       return true;
     }

@@ -39,6 +39,7 @@
 #include "core/backoff.h"
 #include "platform/errors.h"
 #include "stores/etcd_lock.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -82,7 +83,7 @@ void EtcdStore::Fill(Key& key, const Queued& q, absl::Duration ttl, bool died) {
   EtcdKeyState& st = EnsureState(key);
   st.held = true;
   st.mode = q.mode;
-  st.pid = getpid();
+  st.pid = CurrentPid();
   st.record = q.keys.record;
   st.key = q.key;
   st.revision = q.revision;
@@ -287,7 +288,7 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
     }
     q.key = exclusive ? keys.MutexKey(q.lease->id)
                       : absl::StrCat(keys.readers, ReaderName(q.lease->id));
-    if (exclusive) q.owner = absl::StrCat(q.key, owner_tag_, getpid());
+    if (exclusive) q.owner = absl::StrCat(q.key, owner_tag_, CurrentPid());
 
     // Fast path: nothing that blocks us is queued. Otherwise, unless this
     // is a try, the same transaction queues our key (concurrency.Mutex's
@@ -420,7 +421,7 @@ absl::StatusOr<bool> EtcdStore::Convert(Key& key, LockMode mode, Deadline deadli
   };
   q.key = exclusive ? keys.MutexKey(q.lease->id)
                     : absl::StrCat(keys.readers, ReaderName(q.lease->id));
-  if (exclusive) q.owner = absl::StrCat(q.key, owner_tag_, getpid());
+  if (exclusive) q.owner = absl::StrCat(q.key, owner_tag_, CurrentPid());
   // Our key goes and one of the other kind joins the end of the queue, in
   // one step: nobody ever sees the resource without one of ours between.
   // A writer that demotes releases cleanly: its record goes too.

@@ -28,6 +28,7 @@
 #include "stores/etcd_lock.h"
 #include "stores/etcd_store.h"
 #include "stores/holder_note.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -168,7 +169,7 @@ absl::StatusOr<EtcdKeyState*> EtcdStore::LiveState(Key& key) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       st != nullptr && !st->lost.empty() ? st->lost : "the lock is not held");
   }
-  if (st->pid != getpid()) return NotOurs(key);
+  if (st->pid != CurrentPid()) return NotOurs(key);
   if (!st->lost.empty()) return Lost(key, *st, "");
   return st;
 }
@@ -212,7 +213,7 @@ absl::Status EtcdStore::CheckHeld(Key& key) {
 
 absl::StatusOr<bool> EtcdStore::Exists(Key& key) {
   EtcdKeyState* st = state(key);
-  if (st == nullptr || !st->held || st->pid != getpid()) return false;
+  if (st == nullptr || !st->held || st->pid != CurrentPid()) return false;
   absl::Status s = CheckHeld(key);
   if (s.ok()) return true;
   if (absl::IsAborted(s)) return false;
@@ -222,7 +223,7 @@ absl::StatusOr<bool> EtcdStore::Exists(Key& key) {
 WatchTargets EtcdStore::GetWatchTargets(Key& key) {
   WatchTargets targets;
   EtcdKeyState* st = state(key);
-  if (st == nullptr || !st->held || st->pid != getpid() || !st->lost.empty()) return targets;
+  if (st == nullptr || !st->held || st->pid != CurrentPid() || !st->lost.empty()) return targets;
   if (st->watch == nullptr) ReopenWatch(*st);
   // Without a watch the lock is still checked at the watch's interval.
   if (st->watch != nullptr) targets.poll_fds.push_back(st->watch_fd);
@@ -257,7 +258,7 @@ absl::Status EtcdStore::PutOffExpiration(Key& key, absl::Duration /*ttl*/) {
 
 absl::StatusOr<bool> EtcdStore::Save(Key& key, LockMode mode, Deadline deadline) {
   if (EtcdKeyState* st = state(key); st != nullptr && st->held) {
-    if (st->pid != getpid()) {
+    if (st->pid != CurrentPid()) {
       // The parent's lock, inherited through fork(): not ours to use.
       TakeState(key);
     } else if (!st->lost.empty()) {
@@ -301,7 +302,7 @@ absl::Status EtcdStore::SendRelease(const EtcdPendingRelease& r, Deadline deadli
 void EtcdStore::Abandon(EtcdPendingRelease release) {
   bool was_there = false;
   absl::Status s = SendRelease(release, Deadline::In(kRetryReleaseWait), &was_there);
-  if (s.ok() || release.lease->pid != getpid()) {
+  if (s.ok() || release.lease->pid != CurrentPid()) {
     if (release.mode == LockMode::kExclusive) leases_.Unreserve(release.lease, release.record);
     return;
   }
@@ -318,7 +319,7 @@ void EtcdStore::RetryPendingReleases() {
   }
   for (EtcdPendingRelease& r : todo) {
     // A child's copy of its parent's: the parent releases them.
-    if (r.lease->pid != getpid()) continue;
+    if (r.lease->pid != CurrentPid()) continue;
     // Once the lease is gone its keys are too; only a record may be left.
     Abandon(std::move(r));
   }
@@ -334,7 +335,7 @@ absl::Status EtcdStore::Release(Key& key, bool died) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), lost);
   }
   std::unique_ptr<EtcdKeyState> owned = TakeState(key);
-  if (owned->pid != getpid()) return absl::OkStatus();  // the parent releases it
+  if (owned->pid != CurrentPid()) return absl::OkStatus();  // the parent releases it
   EtcdPendingRelease release{owned->lease, owned->record, owned->key, owned->revision,
                              owned->owner, owned->mode, died};
   bool was_there = false;

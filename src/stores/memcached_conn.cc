@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "platform/errors.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -57,7 +58,7 @@ MemcachedConn::MemcachedConn(const MemcachedStoreOptions& options, std::string d
     : options_(options), describe_(std::move(describe)), servers_(MemcachedServerList(options)) {}
 
 MemcachedConn::~MemcachedConn() {
-  if (mc_ != nullptr && mc_pid_ == getpid()) Memcached().memcached_free(mc_);
+  if (mc_ != nullptr && mc_pid_ == CurrentPid()) Memcached().memcached_free(mc_);
 }
 
 memcached_return_t MemcachedConn::Version() { return Memcached().memcached_version(mc_); }
@@ -121,7 +122,7 @@ absl::Status MemcachedConn::Failure(memcached_return_t rc, absl::string_view res
 
 absl::Status MemcachedConn::Ensure(bool* fresh) {
   if (fresh != nullptr) *fresh = false;
-  if (mc_ != nullptr && mc_pid_ != getpid()) {
+  if (mc_ != nullptr && mc_pid_ != CurrentPid()) {
     // A forked child: the connections are our parent's conversation. The
     // handle is abandoned, not freed (freeing sends "quit" on them).
     mc_ = nullptr;
@@ -196,7 +197,7 @@ absl::Status MemcachedConn::Ensure(bool* fresh) {
     return s;
   }
   mc_ = mc;
-  mc_pid_ = getpid();
+  mc_pid_ = CurrentPid();
   if (fresh != nullptr) *fresh = true;
   return absl::OkStatus();
 }

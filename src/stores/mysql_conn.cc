@@ -20,6 +20,7 @@
 #include "platform/errors.h"
 #include "platform/sigpipe_block.h"
 #include "platform/socket_wait.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -63,7 +64,7 @@ std::string ConnError(MYSQL* conn) {
 
 }  // namespace
 
-MyConnection::MyConnection(MYSQL* conn) : conn_(conn), pid_(getpid()) {}
+MyConnection::MyConnection(MYSQL* conn) : conn_(conn), pid_(CurrentPid()) {}
 
 MyConnection::MyConnection(MyConnection&& other) noexcept
     : conn_(std::exchange(other.conn_, nullptr)), pid_(other.pid_) {}
@@ -77,7 +78,7 @@ MyConnection& MyConnection::operator=(MyConnection&& other) noexcept {
   return *this;
 }
 
-bool MyConnection::ours() const { return conn_ != nullptr && pid_ == getpid(); }
+bool MyConnection::ours() const { return conn_ != nullptr && pid_ == CurrentPid(); }
 
 uint64_t MyConnection::session_id() const {
   return conn_ != nullptr ? Mariadb().mysql_thread_id(conn_) : 0;
@@ -95,7 +96,7 @@ bool MyConnection::looks_alive() const {
 
 void MyConnection::Close() {
   if (conn_ == nullptr) return;
-  if (pid_ != getpid()) {
+  if (pid_ != CurrentPid()) {
     // A copy inherited through fork(): mysql_close() must not tell the
     // server anything. If the socket cannot be pointed at /dev/null,
     // leaking the handle is the lesser harm.

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "absl/time/clock.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -17,7 +18,7 @@ void PollBackoff::Sleep(Deadline deadline) {
   // Seeded per thread from the clock and the pid: waiters in different
   // processes, started in the same instant, still draw apart.
   thread_local std::minstd_rand rng(static_cast<unsigned>(
-      Deadline::NowNanos() ^ (static_cast<int64_t>(getpid()) << 20) ^
+      Deadline::NowNanos() ^ (static_cast<int64_t>(CurrentPid()) << 20) ^
       reinterpret_cast<uintptr_t>(&rng)));
   std::uniform_real_distribution<double> jitter(0.75, 1.25);
   const absl::Duration step = next_ * jitter(rng);

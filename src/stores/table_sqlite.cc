@@ -25,6 +25,7 @@
 #include "platform/sqlite_calls.h"
 #include "stores/connection_pool.h"
 #include "stores/table_store.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -44,7 +45,7 @@ constexpr absl::string_view kName = "sqlite";
 class SqliteConn {
  public:
   SqliteConn() = default;
-  SqliteConn(sqlite3* db, FileIdentity file) : db_(db), pid_(getpid()), file_(file) {}
+  SqliteConn(sqlite3* db, FileIdentity file) : db_(db), pid_(CurrentPid()), file_(file) {}
   SqliteConn(SqliteConn&& o) noexcept
       : db_(std::exchange(o.db_, nullptr)), pid_(o.pid_), file_(o.file_) {}
   SqliteConn& operator=(SqliteConn&& o) noexcept {
@@ -60,12 +61,12 @@ class SqliteConn {
 
   sqlite3* get() const { return db_; }
   const FileIdentity& file() const { return file_; }
-  bool ours() const { return db_ != nullptr && pid_ == getpid(); }
+  bool ours() const { return db_ != nullptr && pid_ == CurrentPid(); }
   bool looks_alive() const { return ours(); }
 
  private:
   void Close() {
-    if (db_ != nullptr && pid_ == getpid()) Sqlite().sqlite3_close_v2(db_);
+    if (db_ != nullptr && pid_ == CurrentPid()) Sqlite().sqlite3_close_v2(db_);
     db_ = nullptr;
   }
   sqlite3* db_ = nullptr;

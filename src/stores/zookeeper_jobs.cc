@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "stores/zookeeper_session.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -35,7 +36,7 @@ struct JobBox {
 };
 
 void ZkSession::DeleteLater(std::vector<ZkOp> deletes) {
-  if (deletes.empty() || pid_ != getpid()) return;
+  if (deletes.empty() || pid_ != CurrentPid()) return;
   auto job = std::make_shared<Job>();
   job->deletes = std::move(deletes);
   std::lock_guard<std::mutex> guard(mu_);
@@ -48,7 +49,7 @@ void ZkSession::DeleteLater(std::vector<ZkOp> deletes) {
 }
 
 void ZkSession::DeleteTaggedLater(const std::string& parent, const std::string& tag) {
-  if (pid_ != getpid()) return;
+  if (pid_ != CurrentPid()) return;
   auto job = std::make_shared<Job>();
   job->parent = parent;
   job->tag = tag;
@@ -62,7 +63,7 @@ void ZkSession::DeleteTaggedLater(const std::string& parent, const std::string& 
 }
 
 void ZkSession::DeleteIfDataLater(const std::string& path, const std::string& data) {
-  if (pid_ != getpid()) return;
+  if (pid_ != CurrentPid()) return;
   auto job = std::make_shared<Job>();
   job->path = path;
   job->data = data;

@@ -30,6 +30,7 @@
 #include "platform/errors.h"
 #include "platform/random.h"
 #include "stores/zookeeper_lock.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -173,7 +174,7 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
     absl::StatusOr<std::string> tag = RandomTag();
     if (!tag.ok()) return tag.status();
     const std::string prefix = Child(parent, LockChildPrefix(mode, *tag));
-    const std::string data = absl::StrCat(node_data_, getpid());
+    const std::string data = absl::StrCat(node_data_, CurrentPid());
     ZkResult r;
     if (converting) {
       // Our node and the owner record go, and a node of the other kind

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -294,7 +295,7 @@ ZkResult ZkSession::Multi(const std::vector<ZkOp>& ops, absl::Duration wait) {
 // --- Session -----------------------------------------------------------------------
 
 ZkSession::ZkSession(const Settings& settings)
-    : settings_(settings), pid_(getpid()), timeout_(settings.session_timeout) {}
+    : settings_(settings), pid_(CurrentPid()), timeout_(settings.session_timeout) {}
 
 absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& settings) {
   std::shared_ptr<ZkSession> s(new ZkSession(settings));
@@ -351,7 +352,7 @@ ZkSession::~ZkSession() {
   // In a forked child the handle's threads are the parent's: closing would
   // wait for them forever, and telling the servers to close would end the
   // parent's session. The child leaves it be.
-  if (zh_ != nullptr && pid_ == getpid()) ZooKeeper().zookeeper_close(zh_);
+  if (zh_ != nullptr && pid_ == CurrentPid()) ZooKeeper().zookeeper_close(zh_);
 }
 
 void ZkSession::Answered(int64_t sent_nanos) {

@@ -18,6 +18,7 @@
 #include "stores/holder_note.h"
 #include "stores/zookeeper_lock.h"
 #include "stores/zookeeper_store.h"
+#include "platform/process_id.h"
 
 namespace ipclock {
 
@@ -42,7 +43,7 @@ ZkKeyState::~ZkKeyState() { Unregister(); }
 void ZkKeyState::Unregister() {
   // A forked child's copy of the session must not be touched: its mutex may
   // have been copied held by one of the parent's client threads.
-  if (bell == nullptr || session == nullptr || session->pid() != getpid()) return;
+  if (bell == nullptr || session == nullptr || session->pid() != CurrentPid()) return;
   session->Unlisten(node, bell.get());
   session->UnlistenSession(bell.get());
 }
@@ -112,7 +113,7 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZooKeeperStore::CurrentSession() {
   std::lock_guard<std::mutex> guard(mu_);
   // A forked child never uses its parent's session; a session the servers
   // expired never comes back.
-  if (session_ != nullptr && (session_->pid() != getpid() || session_->expired())) {
+  if (session_ != nullptr && (session_->pid() != CurrentPid() || session_->expired())) {
     session_.reset();
   }
   if (session_ == nullptr) {
@@ -200,7 +201,7 @@ absl::Status ZooKeeperStore::CheckHeld(Key& key) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "the lock is not held");
   }
-  if (st->session->pid() != getpid()) {
+  if (st->session->pid() != CurrentPid()) {
     return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
                       "this lock belongs to the session of the process that "
                       "acquired it, not to this forked child");
@@ -234,7 +235,7 @@ absl::Status ZooKeeperStore::CheckHeld(Key& key) {
 WatchTargets ZooKeeperStore::GetWatchTargets(Key& key) {
   WatchTargets targets;
   ZkKeyState* st = state(key);
-  if (st == nullptr || !st->held || st->session->pid() != getpid()) return targets;
+  if (st == nullptr || !st->held || st->session->pid() != CurrentPid()) return targets;
   if (st->bell == nullptr) {
     auto bell = std::make_shared<ZkBell>();
     // Without a descriptor the watch still checks at its interval.
@@ -251,7 +252,7 @@ WatchTargets ZooKeeperStore::GetWatchTargets(Key& key) {
 
 absl::StatusOr<bool> ZooKeeperStore::Exists(Key& key) {
   ZkKeyState* st = state(key);
-  if (st == nullptr || !st->held || st->session->pid() != getpid()) return false;
+  if (st == nullptr || !st->held || st->session->pid() != CurrentPid()) return false;
   if (st->session->expired()) return false;
   ZkResult r = st->session->Exists(st->node, false, CallWait(*st->session));
   if (!r.answered) return Failure(r, key.resource(), "exists");
@@ -260,7 +261,7 @@ absl::StatusOr<bool> ZooKeeperStore::Exists(Key& key) {
 
 absl::StatusOr<bool> ZooKeeperStore::Save(Key& key, LockMode mode, Deadline deadline) {
   if (ZkKeyState* st = state(key); st != nullptr && st->held) {
-    if (st->session->pid() != getpid() || st->session->expired()) {
+    if (st->session->pid() != CurrentPid() || st->session->expired()) {
       // Inherited from a parent, or lost with its session: not ours to use.
       st->Unregister();
       TakeState(key);
@@ -283,7 +284,7 @@ absl::Status ZooKeeperStore::Release(Key& key, bool died) {
   if (st == nullptr || !st->held) return absl::OkStatus();
   std::unique_ptr<ZkKeyState> owned = TakeState(key);
   owned->held = false;
-  if (owned->session->pid() != getpid()) {
+  if (owned->session->pid() != CurrentPid()) {
     // The parent's lock: it releases it, not a forked child.
     return absl::OkStatus();
   }
