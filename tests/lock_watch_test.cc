@@ -9,6 +9,7 @@
 // `ipclock run` in cli_watch_test. Bounds are generous: the checks are about
 // several intervals or TTLs, never about milliseconds.
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -110,6 +111,71 @@ class FailingRefreshStore final : public ipclock::StoreWithState<ipclock::KeySta
 
  private:
   std::shared_ptr<Store> inner_;
+};
+
+// The in-memory store with its checks counted and timed, and, with
+// `tells`, a pipe that stands for a server's word on every loss (as
+// ZooKeeper's node watch and session events): for how often the watch
+// checks, which only the store can see.
+class CountedCheckStore final : public ipclock::StoreWithState<ipclock::KeyState> {
+ public:
+  explicit CountedCheckStore(bool tells) : inner_(ipclock::NewInMemoryStore()), tells_(tells) {
+    assert_int_equal(pipe2(bell_, O_NONBLOCK | O_CLOEXEC), 0);
+  }
+  ~CountedCheckStore() override {
+    close(bell_[0]);
+    close(bell_[1]);
+  }
+  absl::string_view name() const override { return "counted-check"; }
+  ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
+  absl::StatusOr<bool> Save(Key& key, LockMode mode, ipclock::Deadline d) override {
+    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
+  }
+  absl::Status Delete(Key& key) override { return ipclock::StoreCalls::Delete(*inner_, key); }
+  absl::StatusOr<bool> Exists(Key& key) override {
+    return ipclock::StoreCalls::Exists(*inner_, key);
+  }
+  absl::Status CheckHeld(Key& key) override {
+    {
+      std::lock_guard<std::mutex> guard(mu);
+      checks.push_back(NowSeconds());
+    }
+    // Drained first, as a server's bell is: a word from now on fires again.
+    char drained[16];
+    while (read(bell_[0], drained, sizeof(drained)) > 0) {
+    }
+    if (gone) return absl::AbortedError("counted-check: the key is gone");
+    if (unsure) return absl::UnavailableError("counted-check: no answer");
+    return ipclock::StoreCalls::CheckHeld(*inner_, key);
+  }
+  ipclock::WatchTargets GetWatchTargets(Key&) override {
+    ipclock::WatchTargets targets;
+    if (tells_) {
+      targets.poll_fds.push_back(bell_[0]);
+      targets.poll_fds_tell_all = true;
+    }
+    return targets;
+  }
+  void Ring() { assert_int_equal(write(bell_[1], "x", 1), 1); }
+  // The checks made from `since` on.
+  std::vector<double> ChecksSince(double since) {
+    std::lock_guard<std::mutex> guard(mu);
+    std::vector<double> out;
+    for (double t : checks) {
+      if (t >= since) out.push_back(t);
+    }
+    return out;
+  }
+
+  std::atomic<bool> gone{false};
+  std::atomic<bool> unsure{false};
+  std::mutex mu;
+  std::vector<double> checks;  // guarded by mu
+
+ private:
+  std::shared_ptr<Store> inner_;
+  const bool tells_;
+  int bell_[2];
 };
 
 // A lock on `resource`, held, in a flock store on `dir`.
@@ -491,6 +557,79 @@ void ForkedChildWatchesItsOwnLocks(void**) {
   ASSERT_OK(parent->Release());
 }
 
+
+// Locks watched one after another, 50 ms apart, are soon checked together:
+// a check that is due takes along those due within half an interval, so the
+// watch wakes once an interval rather than once a lock. None is checked
+// later than its interval.
+void ChecksOfManyLocksFallIntoStep(void**) {
+  auto store = std::make_shared<CountedCheckStore>(/*tells=*/false);
+  LockWatch watch;
+  Losses losses;
+  std::vector<WatchedLock> held;
+  for (int i = 0; i < 8; ++i) {
+    Lock lock = LockOrFail(store, UniqueResource("step"));
+    assert_true(TryOrFail(lock));
+    absl::StatusOr<WatchedLock> w =
+        watch.Watch(std::move(lock), losses.Options(absl::Milliseconds(500)));
+    ASSERT_OK(w);
+    held.push_back(*std::move(w));
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  absl::SleepFor(absl::Seconds(1));
+  const double since = NowSeconds();
+  absl::SleepFor(absl::Milliseconds(1500));
+  std::vector<double> checks = store->ChecksSince(since);
+  // Checks less than 50 ms apart are one wake-up's.
+  int wakeups = checks.empty() ? 0 : 1;
+  for (size_t i = 1; i < checks.size(); ++i) {
+    if (checks[i] - checks[i - 1] > 0.05) ++wakeups;
+  }
+  // In step: about 3 wake-ups in 1.5 s; out of step, 8 each 500 ms.
+  assert_true(wakeups <= 8);
+  // Each lock is checked about once an interval: 24 in all, none skipped.
+  assert_true(checks.size() >= 16);
+  for (WatchedLock& w : held) ASSERT_OK(w.Release());
+  assert_int_equal(losses.size(), 0);
+}
+
+// A store whose descriptor tells of every loss is checked ten times less
+// often while its checks find the lock held; at once when the descriptor
+// fires; and at the interval again while a check cannot tell.
+void StoreThatTellsIsCheckedLessOften(void**) {
+  auto store = std::make_shared<CountedCheckStore>(/*tells=*/true);
+  LockWatch watch;
+  Losses losses;
+  Lock lock = LockOrFail(store, UniqueResource("told"));
+  assert_true(TryOrFail(lock));
+  absl::StatusOr<WatchedLock> w =
+      watch.Watch(std::move(lock), losses.Options(absl::Milliseconds(100)));
+  ASSERT_OK(w);
+  // The first check finds it held; the next is a second away.
+  assert_true(Eventually([&] { return store->ChecksSince(0).size() >= 1; }));
+  double since = NowSeconds();
+  absl::SleepFor(absl::Milliseconds(700));
+  // At the interval, 7 checks; as a safety net, at most 1.
+  assert_true(store->ChecksSince(since).size() <= 2);
+  // A check that cannot tell: back to the interval.
+  store->unsure = true;
+  store->Ring();
+  assert_true(Eventually([&] { return store->ChecksSince(since).size() >= 1; }));
+  since = NowSeconds();
+  absl::SleepFor(absl::Milliseconds(1000));
+  assert_true(store->ChecksSince(since).size() >= 4);
+  store->unsure = false;
+  absl::SleepFor(absl::Milliseconds(300));
+  // The descriptor's word is checked at once, however rare the safety net.
+  store->gone = true;
+  store->Ring();
+  assert_true(Eventually([&] { return w->lost(); }, 2));
+  assert_int_equal(losses.size(), 1);
+  ipclock::DiagnosticSink quiet = ipclock::SetDefaultDiagnosticSink(nullptr);
+  ASSERT_CODE(w->Release(), absl::StatusCode::kAborted);
+  ipclock::SetDefaultDiagnosticSink(quiet);
+}
+
 }  // namespace
 
 int main() {
@@ -507,6 +646,8 @@ int main() {
       cmocka_unit_test(TakeHandsTheLockBack),
       cmocka_unit_test(DestroyedWatchedLockReleases),
       cmocka_unit_test(ForkedChildWatchesItsOwnLocks),
+      cmocka_unit_test(ChecksOfManyLocksFallIntoStep),
+      cmocka_unit_test(StoreThatTellsIsCheckedLessOften),
   };
   return cmocka_run_group_tests_name("lock_watch", tests, nullptr, nullptr);
 }

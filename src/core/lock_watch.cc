@@ -122,6 +122,8 @@ struct WatchEntry {
   std::string event_tag;
   bool follow = false;    // Follow() the tag before the next check
   bool followed = false;  // the source follows it: the interval is a safety net
+  // Fixed at Add(): its poll fds tell of every loss (WatchTargets).
+  bool poll_fds_tell_all = false;
   // Set by the owner (under WatchCore::mu_) when it is done with the entry.
   bool done = false;
 
@@ -323,7 +325,8 @@ bool RecordLossLocked(WatchEntry& entry, const absl::Status& found) {
 
 // The check itself, under entry.mu. True if this check is the one that
 // found a loss (its report is then pending in the entry).
-bool CheckLocked(WatchEntry& entry, bool renew) {
+bool CheckLocked(WatchEntry& entry, bool renew, bool* confirmed = nullptr) {
+  if (confirmed != nullptr) *confirmed = false;
   {
     std::lock_guard<std::mutex> guard(entry.state_mu);
     if (entry.lost) return false;
@@ -345,6 +348,7 @@ bool CheckLocked(WatchEntry& entry, bool renew) {
   }
   if (found.ok()) {
     absl::Status held = StoreCalls::CheckHeld(LockAccess::store(lock), LockAccess::key(lock));
+    if (confirmed != nullptr) *confirmed = held.ok();
     if (absl::IsAborted(held)) {
       found = held;
     } else if (lock.store().capabilities().expiring && lock.IsExpired()) {
@@ -419,6 +423,7 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
     ++wd_users_[*wd];
   }
   entry->poll_fds.assign(targets.poll_fds.begin(), targets.poll_fds.end());
+  entry->poll_fds_tell_all = targets.poll_fds_tell_all && !entry->poll_fds.empty();
   entry->added_by = CurrentPid();
   entry->probe = std::move(targets.probe);
   entry->events = std::move(targets.events);
@@ -535,7 +540,9 @@ WatchCore::Plan WatchCore::MakePlan(int64_t now) {
     }
   }
   absl::flat_hash_set<const WatchEventSource*> sources;
-  for (const std::shared_ptr<WatchEntry>& e : entries_) {
+  std::vector<size_t> early;  // entries_'s indices of those not due yet
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const std::shared_ptr<WatchEntry>& e = entries_[i];
     int64_t lease_end;
     bool lost;
     {
@@ -558,12 +565,25 @@ WatchCore::Plan WatchCore::MakePlan(int64_t now) {
       plan.due.push_back(e);
       continue;
     }
+    early.push_back(i);
+  }
+  // Checks due by now take along those due within half their interval:
+  // checked early, never late, the locks of a watch soon fall into step and
+  // are checked in one wake-up an interval rather than one each.
+  const bool some_due = !plan.due.empty();
+  for (size_t i : early) {
+    const std::shared_ptr<WatchEntry>& e = entries_[i];
+    if (some_due && e->next_check - e->interval_nanos / 2 <= now) {
+      plan.due.push_back(e);
+      continue;
+    }
     earliest = std::min({earliest, e->next_check, e->next_renew});
     if (!e->poll_quiet) {
       plan.poll_fds.insert(plan.poll_fds.end(), e->poll_fds.begin(), e->poll_fds.end());
     }
   }
-  if (!plan.due.empty() || !plan.expired.empty() || !plan.probes.empty()) {
+  // The probes planned here run before the wait, which needs no new plan.
+  if (!plan.due.empty() || !plan.expired.empty()) {
     plan.timeout_ms = 0;
   } else if (earliest == kNever) {
     plan.timeout_ms = -1;
@@ -662,7 +682,8 @@ void WatchCore::Service(const std::shared_ptr<WatchEntry>& entry, int64_t now, b
   }
   bool followed = false;
   if (follow && entry->lock) followed = entry->events->Follow(entry->event_tag);
-  const bool found = CheckLocked(*entry, renew);
+  bool confirmed = false;
+  const bool found = CheckLocked(*entry, renew, &confirmed);
   int64_t next_renew = kNever;
   bool still_watched = false;
   if (entry->lock && !found) {
@@ -682,8 +703,8 @@ void WatchCore::Service(const std::shared_ptr<WatchEntry>& entry, int64_t now, b
     std::lock_guard<std::mutex> guard(mu_);
     if (follow) entry->followed = followed;
     if (still_watched) {
-      const int64_t interval =
-          entry->interval_nanos * (entry->followed ? kFollowedIntervalFactor : 1);
+      const bool told = entry->followed || (entry->poll_fds_tell_all && confirmed);
+      const int64_t interval = entry->interval_nanos * (told ? kFollowedIntervalFactor : 1);
       entry->next_check = Now() + interval;
       entry->next_renew = next_renew;
       entry->poll_quiet = false;
@@ -737,9 +758,17 @@ void WatchCore::RunLane(Lane* lane) {
       lane->queue.pop_front();
     }
     Service(entry, Now(), /*wait=*/true);
+    bool drained;
+    {
+      std::lock_guard<std::mutex> guard(lane->mu);
+      drained = lane->queue.empty();
+    }
     std::lock_guard<std::mutex> guard(mu_);
     entry->in_flight = false;
-    if (events_) events_->Wake();
+    // The event thread plans the entry again (its next check, its poll
+    // descriptors) once the lane has finished the checks handed to it
+    // together: one wake-up a batch, not one a lock.
+    if (drained && events_) events_->Wake();
   }
 }
 

@@ -246,7 +246,12 @@ WatchTargets ZooKeeperStore::GetWatchTargets(Key& key) {
     st->session->WatchNode(st->node);
   }
   const int fd = st->bell->signal_fd();
-  if (fd >= 0) targets.poll_fds.push_back(fd);
+  if (fd >= 0) {
+    targets.poll_fds.push_back(fd);
+    // The node's deletion fires the watch that each check sets again, and
+    // a disconnection or an expiry is a session event: both ring the bell.
+    targets.poll_fds_tell_all = true;
+  }
   return targets;
 }
 

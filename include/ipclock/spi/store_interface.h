@@ -165,6 +165,13 @@ struct WatchTargets {
   // names it (and at ten times its interval, as a safety net).
   std::shared_ptr<WatchEventSource> events;
   std::string event_tag;
+  // True when `poll_fds` turn readable on every loss the server can cause
+  // (ZooKeeper's watch on the lock node, and its session's events), each
+  // check setting up again what the next loss fires. While the last check
+  // found the lock held, the interval check is then a safety net, run ten
+  // times less often, as for a followed event tag; after a check that
+  // could not tell, it runs at the interval.
+  bool poll_fds_tell_all = false;
 };
 
 // Calls the operations of a store, checking each request against the
