@@ -15,6 +15,7 @@
 
 // The functions ipclock calls, one X(name) each.
 #define IPCLOCK_LIBPQ_CALLS(X) \
+  X(PQbackendPID)              \
   X(PQclear)                   \
   X(PQcmdTuples)               \
   X(PQconndefaults)            \

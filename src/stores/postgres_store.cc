@@ -13,10 +13,14 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "platform/errors.h"
@@ -41,11 +45,22 @@ constexpr absl::Duration kReplyTimeout = absl::Seconds(10);
 // stopped answering.
 constexpr absl::Duration kWaitGrace = absl::Seconds(5);
 
+// A check of one held lock may use the answer that another lock's check
+// got this recently (one query told of every session's advisory locks):
+// the watch checks the locks of a store together, and so one query a round
+// answers them all. Only a "still held" is taken from it; a lock missing
+// from it is asked about on its own session.
+constexpr int64_t kSharedCheckNanos = 100 * 1000 * 1000;
+
 struct PgKeyState final : KeyState {
   // The key's own session while it holds the lock; the lock dies with it.
   PgConnection conn;
   int64_t id = 0;
   bool held = false;
+  // Set when it last acquired: the session's server process, and when
+  // (monotonic ns), for a shared check's answer asked for after it.
+  int backend_pid = 0;
+  int64_t held_since = 0;
   LockMode mode = LockMode::kExclusive;
   // Why the lock was lost, kept until the key acquires again so that a
   // release after the loss says so instead of succeeding.
@@ -122,12 +137,85 @@ class PostgresStore final : public StoreWithState<PgKeyState> {
                       "process; its session and lock belong to the parent");
   }
 
+  // One granted advisory lock of a session: its server process, the lock
+  // id's halves, and whether it is shared.
+  using HeldRow = std::tuple<int, uint32_t, uint32_t, bool>;
+  // The answer of a shared check, from `st`'s session: the advisory locks
+  // of every session that held a lock of this store when it was asked.
+  // True if `st`'s lock is among them; false if not, or if the query could
+  // not be made (the caller then asks on its own).
+  bool HeldPerSharedCheck(PgKeyState* st);
+  // A session that no longer holds a lock of this store leaves the shared
+  // check's list.
+  void ForgetBackend(const PgKeyState& st) {
+    std::lock_guard<std::mutex> guard(check_mu_);
+    backends_.erase(st.backend_pid);
+  }
+
   const PostgresStoreOptions options_;
   const std::string describe_;
   std::mutex mu_;
   std::vector<PgConnection> idle_;  // guarded by mu_
   pid_t pool_pid_;                  // guarded by mu_
+  // The server processes of the sessions that hold a lock of this store,
+  // and the last shared check's answer.
+  std::mutex check_mu_;
+  absl::flat_hash_set<int> backends_;      // guarded by check_mu_
+  int64_t shared_asked_at_ = 0;            // guarded by check_mu_
+  absl::flat_hash_set<int> shared_pids_;   // guarded by check_mu_
+  absl::flat_hash_set<HeldRow> shared_rows_;  // guarded by check_mu_
 };
+
+bool PostgresStore::HeldPerSharedCheck(PgKeyState* st) {
+  const int64_t now = Deadline::NowNanos();
+  std::string pids;
+  {
+    std::lock_guard<std::mutex> guard(check_mu_);
+    if (shared_asked_at_ > st->held_since && now - shared_asked_at_ < kSharedCheckNanos &&
+        shared_pids_.contains(st->backend_pid)) {
+      return shared_rows_.contains(HeldRow(st->backend_pid, static_cast<uint64_t>(st->id) >> 32,
+                                           static_cast<uint64_t>(st->id) & 0xffffffffu,
+                                           st->mode == LockMode::kShared));
+    }
+    if (backends_.size() < 2) return false;  // nothing to share
+    for (int pid : backends_) absl::StrAppend(&pids, pids.empty() ? "" : ",", pid);
+  }
+  const int64_t asked_at = Deadline::NowNanos();
+  absl::StatusOr<PgResult> r = PgExec(
+      st->conn.get(),
+      absl::StrCat("SELECT pid, classid, objid, mode = 'ShareLock' FROM pg_locks WHERE "
+                   "locktype = 'advisory' AND granted AND objsubid = 1 AND pid IN (",
+                   pids, ")"),
+      Deadline::In(kReplyTimeout));
+  if (!r.ok() || PgFailed(r->get())) return false;
+  absl::flat_hash_set<int> asked;
+  for (absl::string_view pid : absl::StrSplit(pids, ',')) {
+    int value;
+    if (absl::SimpleAtoi(pid, &value)) asked.insert(value);
+  }
+  absl::flat_hash_set<HeldRow> rows;
+  for (int i = 0; i < Libpq().PQntuples(r->get()); ++i) {
+    int pid;
+    uint32_t classid, objid;
+    if (!absl::SimpleAtoi(Libpq().PQgetvalue(r->get(), i, 0), &pid) ||
+        !absl::SimpleAtoi(Libpq().PQgetvalue(r->get(), i, 1), &classid) ||
+        !absl::SimpleAtoi(Libpq().PQgetvalue(r->get(), i, 2), &objid)) {
+      continue;
+    }
+    rows.insert(HeldRow(pid, classid, objid,
+                        absl::string_view(Libpq().PQgetvalue(r->get(), i, 3)) == "t"));
+  }
+  std::lock_guard<std::mutex> guard(check_mu_);
+  if (asked_at > shared_asked_at_) {
+    shared_asked_at_ = asked_at;
+    shared_pids_ = std::move(asked);
+    shared_rows_ = std::move(rows);
+  }
+  return shared_pids_.contains(st->backend_pid) &&
+         shared_rows_.contains(HeldRow(st->backend_pid, static_cast<uint64_t>(st->id) >> 32,
+                                       static_cast<uint64_t>(st->id) & 0xffffffffu,
+                                       st->mode == LockMode::kShared));
+}
 
 absl::StatusOr<PgConnection> PostgresStore::Connect() const {
   absl::StatusOr<PgConnection> conn = PgConnect(options_.conninfo, describe_);
@@ -268,6 +356,7 @@ absl::Status PostgresStore::MarkLost(Key& key, PgKeyState* st,
   }
   st->conn.Close();
   st->held = false;
+  ForgetBackend(*st);
   st->lost = absl::StrCat("the session ended: ", reason,
                           " (the server releases a session's advisory locks when "
                           "it ends; another session may hold the lock now)");
@@ -292,6 +381,7 @@ absl::Status PostgresStore::CheckHeld(Key& key) {
   if (!PgConsumeInput(st->conn.get())) {
     return MarkLost(key, st, absl::UnavailableError(PgConnError(st->conn.get())));
   }
+  if (HeldPerSharedCheck(st)) return absl::OkStatus();
   const uint64_t id = static_cast<uint64_t>(st->id);
   absl::StatusOr<PgResult> r = PgExec(
       st->conn.get(),
@@ -315,6 +405,7 @@ absl::Status PostgresStore::CheckHeld(Key& key) {
   // nothing of it lingers.
   st->conn.Close();
   st->held = false;
+  ForgetBackend(*st);
   st->lost = "the advisory lock is no longer held by its session (released by "
              "a statement on it that ipclock did not send); the session was closed";
   return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), st->lost);
@@ -400,6 +491,12 @@ absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
     st->conn = *std::move(conn);
     st->held = true;
     st->mode = mode;
+    st->held_since = Deadline::NowNanos();
+    st->backend_pid = Libpq().PQbackendPID(st->conn.get());
+    {
+      std::lock_guard<std::mutex> guard(check_mu_);
+      backends_.insert(st->backend_pid);
+    }
     return true;
   }
 }
@@ -431,6 +528,7 @@ absl::Status PostgresStore::Delete(Key& key) {
                                       "); the session was closed"));
   }
   st->held = false;
+  ForgetBackend(*st);
   if (!failure.ok()) {
     st->conn.Close();  // whatever it still holds goes with it
     return failure;
