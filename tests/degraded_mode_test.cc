@@ -186,6 +186,9 @@ void EncodedOptionNamesAreTheSameOptions(void**) {
   // The remote store is named without the degraded-mode options.
   assert_false(absl::StrContains(store->Describe(), "%62"));
   assert_false(absl::StrContains(store->Describe(), "proceed"));
+  // metrics= is a setting of this process, not a part of the remote's name.
+  store = Degraded("fallback=in-memory&degraded=warn&metrics=off");
+  assert_string_equal(store->Describe().c_str(), "in-memory (fallback for redis://127.0.0.1:1)");
 }
 
 }  // namespace

@@ -194,7 +194,7 @@ absl::StatusOr<std::shared_ptr<Store>> DegradedStoreFromDsn(Dsn& dsn,
     return RemoteFallback(dsn, (*local)->Describe());
   }
   return std::shared_ptr<Store>(std::make_shared<DegradedStore>(
-      *std::move(local), dsn.RedactedWithout({"fallback", "degraded"}), remote.status(),
+      *std::move(local), dsn.RedactedWithout({"fallback", "degraded", "metrics"}), remote.status(),
       *policy));
 }
 
