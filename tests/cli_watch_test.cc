@@ -8,7 +8,8 @@
 // terminated), and COMMAND must be stopped within the bound, with exit
 // status 79 and a message naming the store, the resource and what
 // happened. Also: a COMMAND that ignores SIGTERM is killed after
-// --kill-after, what COMMAND started in its process group goes too, a
+// --kill-after, what COMMAND started in its process group goes too (and a
+// group that ends on SIGTERM is not waited out), a
 // release that finds the lock gone fails a run that succeeded, and a long
 // run of healthy locks reports nothing.
 //
@@ -22,7 +23,9 @@
 #include <glob.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
@@ -433,6 +436,34 @@ void test_process_group_is_stopped(void** state) {
   ExpectGone(bg, /*group=*/false, "COMMAND's background job");
 }
 
+// A group whose members all end on SIGTERM ends the run at once, without
+// waiting out --kill-after, even where init is slow to reap the orphans
+// they leave (a container's first process that reaps only its own
+// children): ipclock reaps them itself. This process stands in for such an
+// init, a subreaper that reaps nothing until the run has ended.
+void test_group_that_ends_on_sigterm_needs_no_sigkill(void** state) {
+  (void)state;
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+    fail_msg("prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+  }
+  const std::string dir = MakeTempDir();
+  const Run run = StartRun({"--store", FlockStoreIn(dir), "--key", "k"}, "sleep 60 & wait");
+  const double lost_at = NowSeconds();
+  if (unlink(LockFileIn(dir).c_str()) != 0) fail_msg("unlink: %s", strerror(errno));
+  const Ended e = WaitForEnd(run, lost_at, kBound);
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+  ExpectLossReport(e, "flock://", "k", {"deleted"});
+  if (absl::StrContains(e.err, "after SIGKILL")) {
+    fail_msg("a group that ended on SIGTERM was sent SIGKILL: %s", e.err.c_str());
+  }
+  if (e.seconds >= kKillAfter) {
+    fail_msg("ended %.2f s after the loss: it waited out --kill-after %.1f", e.seconds,
+             kKillAfter);
+  }
+}
+
 // A lock found gone at release fails a run whose COMMAND succeeded. Here
 // COMMAND deletes its own lock file and exits 0 at once; the watch or the
 // release notices, whichever is first.
@@ -607,6 +638,7 @@ int main(void) {
       cmocka_unit_test(test_command_ignoring_sigterm_is_killed),
       cmocka_unit_test(test_default_kill_after_is_one_second),
       cmocka_unit_test(test_process_group_is_stopped),
+      cmocka_unit_test(test_group_that_ends_on_sigterm_needs_no_sigkill),
       cmocka_unit_test(test_lost_by_release_fails_a_successful_run),
       cmocka_unit_test(test_release_of_removed_set_fails_the_run),
       cmocka_unit_test(test_release_of_deleted_redis_key_fails_the_run),

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -28,8 +29,8 @@ namespace {
 constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 // While a stopped COMMAND's process group still has members after COMMAND
-// itself ended, how often to look whether they are gone (they are not our
-// children: no SIGCHLD tells).
+// itself ended, how often to look whether they are gone (those whose parent
+// still runs are not our children: no SIGCHLD tells).
 constexpr int kGroupPollMillis = 20;
 
 int ShellStatus(int wait_status) {
@@ -105,6 +106,16 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
   StopPlan plan;
   plan.own_group = !HasControllingTerminal();
   plan.kill_after = kill_after;
+  if (plan.own_group) {
+    // What COMMAND started and left behind becomes our child, not init's,
+    // and is reaped below. A killed group's orphans would otherwise stay
+    // zombies, members of the group as kill(-pgid, 0) sees it, for as long
+    // as init takes to reap them: forever where init is a container's
+    // first process that reaps only its own children (or is ipclock
+    // itself), which made every stop wait out --kill-after and send a
+    // SIGKILL to a group that had ended. Cleared in the child by fork().
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  }
   if (TakeStopRequest(stop_fd_)) {
     // Lost before COMMAND could start: it never does.
     result.stopped = true;
@@ -185,13 +196,17 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
       while (read(signal_fd_, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
         const int sig = static_cast<int>(info.ssi_signo);
         if (sig == SIGCHLD) {
+          // COMMAND, or an orphan of its group that we inherited as its
+          // subreaper; signals of both may have merged into one.
           int status = 0;
-          if (!done && waitpid(pid, &status, WNOHANG) == pid) {
+          pid_t reaped;
+          while ((reaped = waitpid(-1, &status, WNOHANG)) > 0) {
+            if (reaped != pid || done) continue;
             done = true;
             result.status = ShellStatus(status);
             result.signaled = WIFSIGNALED(status);
           }
-          continue;  // otherwise stopped or continued, or another child
+          continue;  // otherwise stopped or continued
         }
         // The terminal sends ^C, ^\ and hangups to the whole foreground
         // process group, COMMAND included when it shares ours; passing them
