@@ -18,7 +18,7 @@ namespace ipclock {
 
 namespace {
 
-void FromStat(const struct stat& st, FileIdentity* out) {
+void FromStat(const struct stat& st, ObjectStat* out) {
   out->dev = st.st_dev;
   out->ino = st.st_ino;
   out->links = st.st_nlink;
@@ -50,7 +50,7 @@ int ReserveSize(int fd, uint64_t size) {
   }
 }
 
-int IdentifyFd(int fd, FileIdentity* out) {
+int IdentifyFd(int fd, ObjectStat* out) {
   if (int err = TakeFault(FaultPoint::kStat); err != 0) return err;
   struct stat st;
   if (fstat(fd, &st) != 0) return errno;
@@ -58,7 +58,7 @@ int IdentifyFd(int fd, FileIdentity* out) {
   return 0;
 }
 
-int IdentifyPath(const std::string& path, FileIdentity* out) {
+int IdentifyPath(const std::string& path, ObjectStat* out) {
   if (int err = TakeFault(FaultPoint::kStat); err != 0) return err;
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return errno;

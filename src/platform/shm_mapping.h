@@ -39,13 +39,13 @@
 namespace ipclock {
 
 // What fstat(2) or stat(2) says about an object.
-struct FileIdentity {
+struct ObjectStat {
   dev_t dev = 0;
   ino_t ino = 0;
   nlink_t links = 0;  // 0 once unlinked (while still open)
   uint64_t size = 0;
 
-  bool SameObject(const FileIdentity& other) const {
+  bool SameObject(const ObjectStat& other) const {
     return dev == other.dev && ino == other.ino;
   }
 };
@@ -63,8 +63,8 @@ struct FileIdentity {
 [[nodiscard]] int ReserveSize(int fd, uint64_t size);
 
 // fstat(2) of an open object; stat(2) of a path.
-[[nodiscard]] int IdentifyFd(int fd, FileIdentity* out);
-[[nodiscard]] int IdentifyPath(const std::string& path, FileIdentity* out);
+[[nodiscard]] int IdentifyFd(int fd, ObjectStat* out);
+[[nodiscard]] int IdentifyPath(const std::string& path, ObjectStat* out);
 
 // flock(2) LOCK_EX|LOCK_NB, retried on EINTR: 0 or EWOULDBLOCK (another
 // descriptor holds it) or the errno. UnlockFile(): LOCK_UN.

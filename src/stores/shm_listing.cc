@@ -78,7 +78,7 @@ absl::StatusOr<std::vector<ShmSlotInfo>> ListShmSlots(absl::string_view name) {
   if (int err = ShmOpen(names.shm_name, O_RDONLY, 0, &fd); err != 0) {
     return ErrnoError(err, names.describe, "", absl::StrCat("shm_open ", names.path));
   }
-  FileIdentity identity;
+  ObjectStat identity;
   absl::StatusOr<ShmHeaderCopy> header = ReadShmHeader(fd.get(), names, &identity);
   if (!header.ok()) return header.status();
   // Whatever pi setting the segment has is fine for reading it.

@@ -122,7 +122,7 @@ absl::Status InitializeSegment(int fd, const ShmStoreOptions& options,
 // removal (the segment is then left uninitialized, which the next opener
 // initializes).
 absl::Status RemoveIfStillOurs(int fd, const ShmNames& names, absl::Status failure) {
-  FileIdentity ours, there;
+  ObjectStat ours, there;
   int err = IdentifyFd(fd, &ours);
   if (err == 0) err = IdentifyPath(names.path, &there);
   if (err == 0 && !ours.SameObject(there)) return failure;
@@ -174,7 +174,7 @@ absl::Status AwaitInitialized(int fd, const ShmStoreOptions& options, const ShmN
                               bool created) {
   const int64_t give_up = Deadline::NowNanos() + kInitWaitNanos;
   for (;;) {
-    FileIdentity id;
+    ObjectStat id;
     if (int err = IdentifyFd(fd, &id); err != 0) {
       return ErrnoError(err, names.describe, "", absl::StrCat("fstat ", names.path));
     }
@@ -306,7 +306,7 @@ absl::StatusOr<uint64_t> PublishedShmMagic(int fd, uint64_t size, const ShmNames
 }
 
 absl::StatusOr<ShmHeaderCopy> ReadShmHeader(int fd, const ShmNames& names,
-                                            FileIdentity* identity) {
+                                            ObjectStat* identity) {
   if (int err = IdentifyFd(fd, identity); err != 0) {
     return ErrnoError(err, names.describe, "", absl::StrCat("fstat ", names.path));
   }
@@ -334,7 +334,7 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmSegment::Open(const ShmStoreOptio
     if (absl::Status s = OpenOrCreate(options, names, &fd, &created); !s.ok()) return s;
     if (absl::Status s = AwaitInitialized(fd.get(), options, names, created); !s.ok()) return s;
 
-    FileIdentity identity;
+    ObjectStat identity;
     absl::StatusOr<ShmHeaderCopy> header = ReadShmHeader(fd.get(), names, &identity);
     if (!header.ok()) return header.status();
     if (absl::Status s = ValidateShmHeader(*header, identity.size,
@@ -362,7 +362,7 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmSegment::Open(const ShmStoreOptio
                     absl::StrCat(names.path, " kept being replaced while being opened"));
 }
 
-ShmSegment::ShmSegment(const ShmNames& names, ScopedFd fd, FileIdentity identity,
+ShmSegment::ShmSegment(const ShmNames& names, ScopedFd fd, ObjectStat identity,
                        SharedMapping mapping, const ShmHeaderCopy& header)
     : names_(names),
       fd_(std::move(fd)),
@@ -379,13 +379,13 @@ ShmSegment::ShmSegment(const ShmNames& names, ScopedFd fd, FileIdentity identity
 absl::StatusOr<ShmSegment::Loss> ShmSegment::CheckIdentity(absl::string_view resource) {
   const Loss known = loss();
   if (known != Loss::kNone) return known;
-  FileIdentity there;
+  ObjectStat there;
   const int path_err = IdentifyPath(names_.path, &there);
   if (path_err == 0 && there.SameObject(identity_)) return Loss::kNone;
   if (path_err != 0 && path_err != ENOENT) {
     return ErrnoError(path_err, names_.describe, resource, absl::StrCat("stat ", names_.path));
   }
-  FileIdentity ours;
+  ObjectStat ours;
   if (int err = IdentifyFd(fd_.get(), &ours); err != 0) {
     return ErrnoError(err, names_.describe, resource, absl::StrCat("fstat ", names_.path));
   }

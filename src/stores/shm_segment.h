@@ -79,7 +79,7 @@ absl::Status ValidateShmHeader(const ShmHeaderCopy& copy, uint64_t file_size,
 // that is not (yet) an ipclock segment or is too small. `identity` gets the
 // object's fstat.
 absl::StatusOr<ShmHeaderCopy> ReadShmHeader(int fd, const ShmNames& names,
-                                            FileIdentity* identity);
+                                            ObjectStat* identity);
 
 // The magic of the object open as `fd` (of `size` bytes): 0 while it is
 // not initialized, kShmMagic once it is.
@@ -135,14 +135,14 @@ class ShmSegment {
   std::string DescribeLoss(Loss loss) const;
 
  private:
-  ShmSegment(const ShmNames& names, ScopedFd fd, FileIdentity identity,
+  ShmSegment(const ShmNames& names, ScopedFd fd, ObjectStat identity,
              SharedMapping mapping, const ShmHeaderCopy& header);
 
   const ShmNames names_;
   // Kept open: its identity is what the path must still name, and the
   // watch on held locks puts its inotify watch on it.
   const ScopedFd fd_;
-  const FileIdentity identity_;
+  const ObjectStat identity_;
   const SharedMapping mapping_;
   ShmHeader* const header_;
   std::atomic<uint64_t>* const index_;
