@@ -17,42 +17,13 @@
 
 declare(strict_types=1);
 
-$autoload = getenv('IPCLOCK_SYMFONY_AUTOLOAD') ?: '/usr/share/php/Symfony/Component/Lock/autoload.php';
-require $autoload;
+require __DIR__ . '/peer_common.php';
+require_symfony_lock();
 
-use Symfony\Component\Lock\LockFactory;
 use Symfony\Component\Lock\Store\FlockStore;
 
-if ($argc < 4) {
-    fwrite(STDERR, "usage: flock_peer.php DIR RESOURCE hold|hold-read|try|try-read [SECONDS]\n");
-    exit(64);
-}
-[, $dir, $resource, $mode] = $argv;
+[$dir, $resource, $mode] =
+    peer_args($argv, 3, 'flock_peer.php DIR RESOURCE hold|hold-read|try|try-read [SECONDS]');
 $seconds = (int) ($argv[4] ?? 60);
-$read = str_ends_with($mode, '-read');
 
-$factory = new LockFactory(new FlockStore($dir));
-// No TTL and no release on destruction: the script says when it lets go.
-$lock = $factory->createLock($resource, null, false);
-$got = $read ? $lock->acquireRead(false) : $lock->acquire(false);
-
-if (str_starts_with($mode, 'try')) {
-    echo $got ? "acquired\n" : "busy\n";
-    if ($got) {
-        $lock->release();
-    }
-    exit(0);
-}
-
-if (!$got) {
-    echo "busy\n";
-    exit(1);
-}
-echo "locked\n";
-fflush(STDOUT);
-$readable = [STDIN];
-$none = null;
-$none2 = null;
-stream_select($readable, $none, $none2, $seconds);
-$lock->release();
-echo "released\n";
+run_lock_mode(symfony_lock(new FlockStore($dir), $resource, null), $mode, $seconds);

@@ -22,20 +22,16 @@
 
 declare(strict_types=1);
 
-if ($argc !== 5) {
-    fwrite(STDERR, "usage: laravel_mysql_peer.php PDO_DSN KEY hold|try TIMEOUT\n");
-    exit(64);
-}
-[, $dsn, $key, $mode, $timeout] = $argv;
+require __DIR__ . '/peer_common.php';
+
+[$dsn, $key, $mode, $timeout] =
+    peer_args($argv, 4, 'laravel_mysql_peer.php PDO_DSN KEY hold|try TIMEOUT', 4);
 if (!is_numeric($timeout)) {
     fwrite(STDERR, "laravel_mysql_peer.php: TIMEOUT must be a number\n");
     exit(64);
 }
 
-$pdo = new PDO($dsn, getenv('PDO_USER') ?: null, getenv('PDO_PASSWORD') ?: null, [
-    PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
-    PDO::ATTR_EMULATE_PREPARES => false,
-]);
+$pdo = pdo_from_env($dsn, [PDO::ATTR_EMULATE_PREPARES => false]);
 $pdo->exec("SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci");
 
 $name = 'CASE WHEN CHAR_LENGTH(?) > 64 THEN CONCAT(SUBSTR(?, 1, 24), SHA1(?)) ELSE ? END';
@@ -60,11 +56,7 @@ echo "$said\n";
 if ($said !== 'locked') {
     exit(1);
 }
-fflush(STDOUT);
-$readable = [STDIN];
-$none = null;
-$none2 = null;
-stream_select($readable, $none, $none2, 60);
+await_stdin_eof(60);
 $release->execute($keys);
 $result = $release->fetchColumn();
 echo 'released ', $result === null ? 'NULL' : (string) $result, "\n";

@@ -22,17 +22,13 @@
 
 declare(strict_types=1);
 
-$autoload = getenv('IPCLOCK_SYMFONY_AUTOLOAD') ?: '/usr/share/php/Symfony/Component/Lock/autoload.php';
-require $autoload;
+require __DIR__ . '/peer_common.php';
+require_symfony_lock();
 
-use Symfony\Component\Lock\LockFactory;
 use Symfony\Component\Lock\Store\MemcachedStore;
 
-if ($argc < 5) {
-    fwrite(STDERR, "usage: memcached_peer.php SERVERS binary|text RESOURCE hold|try|get [SECONDS]\n");
-    exit(64);
-}
-[, $servers, $protocol, $resource, $mode] = $argv;
+[$servers, $protocol, $resource, $mode] =
+    peer_args($argv, 4, 'memcached_peer.php SERVERS binary|text RESOURCE hold|try|get [SECONDS]');
 $seconds = (int) ($argv[5] ?? 60);
 
 $memcached = new \Memcached();
@@ -53,28 +49,4 @@ if ($mode === 'get') {
     exit(0);
 }
 
-$factory = new LockFactory(new MemcachedStore($memcached, 300));
-// No release on destruction: the script says when it lets go.
-$lock = $factory->createLock($resource, 300.0, false);
-$got = $lock->acquire(false);
-
-if ($mode === 'try') {
-    echo $got ? "acquired\n" : "busy\n";
-    if ($got) {
-        $lock->release();
-    }
-    exit(0);
-}
-
-if (!$got) {
-    echo "busy\n";
-    exit(1);
-}
-echo "locked\n";
-fflush(STDOUT);
-$readable = [STDIN];
-$none = null;
-$none2 = null;
-stream_select($readable, $none, $none2, $seconds);
-$lock->release();
-echo "released\n";
+run_lock_mode(symfony_lock(new MemcachedStore($memcached, 300), $resource, 300.0), $mode, $seconds);

@@ -24,52 +24,15 @@
 
 declare(strict_types=1);
 
-$autoload = getenv('IPCLOCK_SYMFONY_AUTOLOAD') ?: '/usr/share/php/Symfony/Component/Lock/autoload.php';
-require $autoload;
+require __DIR__ . '/peer_common.php';
+require_symfony_lock();
 
-use Symfony\Component\Lock\LockFactory;
 use Symfony\Component\Lock\Store\PdoStore;
 
-if ($argc < 4) {
-    fwrite(STDERR, "usage: pdo_peer.php PDO_DSN RESOURCE hold|try|wait [TTL]\n");
-    exit(64);
-}
-[, $dsn, $resource, $mode] = $argv;
+[$dsn, $resource, $mode] = peer_args($argv, 3, 'pdo_peer.php PDO_DSN RESOURCE hold|try|wait [TTL]');
 $ttl = (int) ($argv[4] ?? 300);
-$user = getenv('PDO_USER') ?: null;
-$password = getenv('PDO_PASSWORD') ?: null;
 $options = [];
 parse_str(getenv('PDO_OPTIONS') ?: '', $options);
 
-$pdo = new PDO($dsn, $user, $password, [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
-$store = new PdoStore($pdo, $options, 0.0, $ttl);
-$factory = new LockFactory($store);
-// No release on destruction: the script says when it lets go.
-$lock = $factory->createLock($resource, (float) $ttl, false);
-
-if ($mode === 'wait') {
-    $lock->acquire(true);
-    echo "acquired\n";
-    $lock->release();
-    exit(0);
-}
-$got = $lock->acquire(false);
-if ($mode === 'try') {
-    echo $got ? "acquired\n" : "busy\n";
-    if ($got) {
-        $lock->release();
-    }
-    exit(0);
-}
-if (!$got) {
-    echo "busy\n";
-    exit(1);
-}
-echo "locked\n";
-fflush(STDOUT);
-$readable = [STDIN];
-$none = null;
-$none2 = null;
-stream_select($readable, $none, $none2, 60);
-$lock->release();
-echo "released\n";
+$store = new PdoStore(pdo_from_env($dsn), $options, 0.0, $ttl);
+run_lock_mode(symfony_lock($store, $resource, (float) $ttl), $mode, 60);

@@ -18,17 +18,13 @@
 
 declare(strict_types=1);
 
-$autoload = getenv('IPCLOCK_SYMFONY_AUTOLOAD') ?: '/usr/share/php/Symfony/Component/Lock/autoload.php';
-require $autoload;
+require __DIR__ . '/peer_common.php';
+require_symfony_lock();
 
-use Symfony\Component\Lock\LockFactory;
 use Symfony\Component\Lock\Store\PostgreSqlStore;
 
-if ($argc !== 4) {
-    fwrite(STDERR, "usage: postgres_peer.php DSN RESOURCE hold|hold-read|try|try-read\n");
-    exit(64);
-}
-[, $dsn, $resource, $mode] = $argv;
+[$dsn, $resource, $mode] =
+    peer_args($argv, 3, 'postgres_peer.php DSN RESOURCE hold|hold-read|try|try-read', 3);
 $url = parse_url($dsn);
 if ($url === false || !isset($url['host'])) {
     fwrite(STDERR, "postgres_peer.php: cannot parse the DSN\n");
@@ -41,28 +37,4 @@ $pdo = new PDO(
     rawurldecode($url['pass'] ?? ''),
     [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
 
-$factory = new LockFactory(new PostgreSqlStore($pdo));
-// No release on destruction: the script says when it lets go.
-$lock = $factory->createLock($resource, null, false);
-$read = str_ends_with($mode, '-read');
-$got = $read ? $lock->acquireRead(false) : $lock->acquire(false);
-
-if (str_starts_with($mode, 'try')) {
-    echo $got ? "acquired\n" : "busy\n";
-    if ($got) {
-        $lock->release();
-    }
-    exit(0);
-}
-if (!$got) {
-    echo "busy\n";
-    exit(1);
-}
-echo "locked\n";
-fflush(STDOUT);
-$readable = [STDIN];
-$none = null;
-$none2 = null;
-stream_select($readable, $none, $none2, 60);
-$lock->release();
-echo "released\n";
+run_lock_mode(symfony_lock(new PostgreSqlStore($pdo), $resource, null), $mode, 60);

@@ -20,47 +20,12 @@
 
 declare(strict_types=1);
 
-$autoload = getenv('IPCLOCK_SYMFONY_AUTOLOAD') ?: '/usr/share/php/Symfony/Component/Lock/autoload.php';
-require $autoload;
+require __DIR__ . '/peer_common.php';
+require_symfony_lock();
 
-use Symfony\Component\Lock\LockFactory;
 use Symfony\Component\Lock\Store\SemaphoreStore;
 
-if ($argc < 3) {
-    fwrite(STDERR, "usage: semaphore_peer.php RESOURCE hold|try|wait [SECONDS]\n");
-    exit(64);
-}
-[, $resource, $mode] = $argv;
+[$resource, $mode] = peer_args($argv, 2, 'semaphore_peer.php RESOURCE hold|try|wait [SECONDS]');
 $seconds = (int) ($argv[3] ?? 60);
 
-$factory = new LockFactory(new SemaphoreStore());
-$lock = $factory->createLock($resource, null, false);
-
-if ($mode === 'wait') {
-    $lock->acquire(true);
-    echo "acquired\n";
-    $lock->release();
-    exit(0);
-}
-
-$got = $lock->acquire(false);
-if ($mode === 'try') {
-    echo $got ? "acquired\n" : "busy\n";
-    if ($got) {
-        $lock->release();
-    }
-    exit(0);
-}
-
-if (!$got) {
-    echo "busy\n";
-    exit(1);
-}
-echo "locked\n";
-fflush(STDOUT);
-$readable = [STDIN];
-$none = null;
-$none2 = null;
-stream_select($readable, $none, $none2, $seconds);
-$lock->release();
-echo "released\n";
+run_lock_mode(symfony_lock(new SemaphoreStore(), $resource, null), $mode, $seconds);

@@ -24,15 +24,12 @@
 
 declare(strict_types=1);
 
-if ($argc !== 4) {
-    fwrite(STDERR, "usage: symfony_mysql_peer.php PDO_DSN RESOURCE hold|try|wait\n");
-    exit(64);
-}
-[, $dsn, $resource, $mode] = $argv;
+require __DIR__ . '/peer_common.php';
 
-$pdo = new PDO($dsn, getenv('PDO_USER') ?: null, getenv('PDO_PASSWORD') ?: null, [
-    PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
-]);
+[$dsn, $resource, $mode] =
+    peer_args($argv, 3, 'symfony_mysql_peer.php PDO_DSN RESOURCE hold|try|wait', 3);
+
+$pdo = pdo_from_env($dsn);
 $name = hash('sha256', $resource);
 
 function column(PDO $pdo, string $sql, string $name): mixed
@@ -66,11 +63,7 @@ echo "$got\n";
 if ($got !== 'locked') {
     exit(1);
 }
-fflush(STDOUT);
-$readable = [STDIN];
-$none = null;
-$none2 = null;
-stream_select($readable, $none, $none2, 60);
+await_stdin_eof(60);
 $exists = column($pdo, 'SELECT IS_USED_LOCK(:key) = CONNECTION_ID()', $name);
 echo 'exists ', $exists === null ? 'NULL' : (string) $exists, "\n";
 $released = column($pdo, 'SELECT RELEASE_LOCK(:key)', $name);
