@@ -68,18 +68,6 @@ std::unique_ptr<AsyncWaiter> MakeWaiter() {
   return *std::move(w);
 }
 
-std::shared_ptr<Store> OpenStore() {
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(g_dsn);
-  ASSERT_OK(store);
-  return *store;
-}
-
-Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource) {
-  absl::StatusOr<Lock> lock = Lock::Create(store, resource);
-  ASSERT_OK(lock);
-  return *std::move(lock);
-}
-
 // Runs the loop until `done()` or `timeout_sec`; false on timeout.
 bool RunUntil(AsyncWaiter& waiter, const std::function<bool()>& done, double timeout_sec) {
   const int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -165,12 +153,12 @@ ipclock::AsyncCallback Record(Outcome* out) {
 
 void CompletesWhenAnotherProcessReleases(void**) {
   SKIP_WITHOUT_BACKEND();
-  std::shared_ptr<Store> store = OpenStore();
+  std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
   const std::string resource = UniqueResource("async-release");
   HeldElsewhere holder(resource);
 
   std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
-  Lock lock = MakeLock(store, resource);
+  Lock lock = LockOrFail(store, resource);
   Outcome out;
   ASSERT_OK(waiter->Start(lock, LockMode::kExclusive, absl::Seconds(60), Record(&out)));
   assert_int_equal(waiter->pending(), 1);
@@ -192,9 +180,9 @@ void CompletesWhenAnotherProcessReleases(void**) {
 
 void FreeLockCompletesFromProcessReady(void**) {
   SKIP_WITHOUT_BACKEND();
-  std::shared_ptr<Store> store = OpenStore();
+  std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
   std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
-  Lock lock = MakeLock(store, UniqueResource("async-free"));
+  Lock lock = LockOrFail(store, UniqueResource("async-free"));
   Outcome out;
   ASSERT_OK(waiter->Start(lock, LockMode::kExclusive, absl::ZeroDuration(), Record(&out)));
   // Callbacks run only from ProcessReady(), never inside Start().
@@ -203,7 +191,7 @@ void FreeLockCompletesFromProcessReady(void**) {
   ASSERT_OK(out.status);
   assert_true(lock.is_acquired());
   // A second Start on the same Lock while one is pending is refused.
-  Lock other = MakeLock(store, UniqueResource("async-free-2"));
+  Lock other = LockOrFail(store, UniqueResource("async-free-2"));
   Outcome out2;
   ASSERT_OK(waiter->Start(other, LockMode::kExclusive, absl::Seconds(1), Record(&out2)));
   ASSERT_CODE(waiter->Start(other, LockMode::kExclusive, absl::Seconds(1), Record(&out2)),
@@ -215,12 +203,12 @@ void FreeLockCompletesFromProcessReady(void**) {
 
 void DeadlineExpiresOnTime(void**) {
   SKIP_WITHOUT_BACKEND();
-  std::shared_ptr<Store> store = OpenStore();
+  std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
   const std::string resource = UniqueResource("async-deadline");
   HeldElsewhere holder(resource);
 
   std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
-  Lock lock = MakeLock(store, resource);
+  Lock lock = LockOrFail(store, resource);
   Outcome out;
   const double t0 = NowSeconds();
   ASSERT_OK(waiter->Start(lock, LockMode::kExclusive, absl::Milliseconds(300), Record(&out)));
@@ -238,12 +226,12 @@ void DeadlineExpiresOnTime(void**) {
 
 void CancelLeavesNothingHeld(void**) {
   SKIP_WITHOUT_BACKEND();
-  std::shared_ptr<Store> store = OpenStore();
+  std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
   const std::string resource = UniqueResource("async-cancel");
   HeldElsewhere holder(resource);
 
   std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
-  Lock lock = MakeLock(store, resource);
+  Lock lock = LockOrFail(store, resource);
   Outcome out;
   absl::StatusOr<ipclock::AsyncId> id =
       waiter->Start(lock, LockMode::kExclusive, absl::InfiniteDuration(), Record(&out));
@@ -265,12 +253,12 @@ void CancelLeavesNothingHeld(void**) {
 // outcome is Cancelled and the lock is free afterwards.
 void CancelRacingReleaseLeavesNothingHeld(void**) {
   SKIP_WITHOUT_BACKEND();
-  std::shared_ptr<Store> store = OpenStore();
+  std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
   std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
   for (int i = 0; i < 30; ++i) {
     const std::string resource = UniqueResource("async-race");
     HeldElsewhere holder(resource);
-    Lock lock = MakeLock(store, resource);
+    Lock lock = LockOrFail(store, resource);
     Outcome out;
     absl::StatusOr<ipclock::AsyncId> id =
         waiter->Start(lock, LockMode::kExclusive, absl::Seconds(60), Record(&out));
@@ -299,14 +287,14 @@ void CancelRacingReleaseLeavesNothingHeld(void**) {
 void ThousandWaitsOnOneThread(void**) {
   SKIP_WITHOUT_BACKEND();
   constexpr int kWaits = 1000;
-  std::shared_ptr<Store> store = OpenStore();
+  std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
   const std::string resource = UniqueResource("async-1000");
   HeldElsewhere holder(resource);
 
   std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
   std::vector<Lock> locks;
   locks.reserve(kWaits);
-  for (int i = 0; i < kWaits; ++i) locks.push_back(MakeLock(store, resource));
+  for (int i = 0; i < kWaits; ++i) locks.push_back(LockOrFail(store, resource));
   int acquired = 0;
   int failed = 0;
   std::string first_error;
@@ -340,12 +328,12 @@ void ThousandWaitsOnOneThread(void**) {
 // passed on, or the other process would sleep until its deadline.
 void AbandonedWakeIsPassedOn(void**) {
   SKIP_WITHOUT_BACKEND();
-  std::shared_ptr<Store> store = OpenStore();
+  std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
   for (int destroy = 0; destroy < 2; ++destroy) {
     const std::string resource = UniqueResource("async-pass-on");
     HeldElsewhere holder(resource);
     std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
-    Lock lock = MakeLock(store, resource);
+    Lock lock = LockOrFail(store, resource);
     Outcome out;
     absl::StatusOr<ipclock::AsyncId> id =
         waiter->Start(lock, LockMode::kExclusive, absl::Seconds(60), Record(&out));
@@ -390,7 +378,7 @@ void PriorityInheritanceShmIsRefused(void**) {
       ipclock::StoreFromDsn(ExpandDsn("shm://{shm}?pi=true"));
   ASSERT_OK(store);
   std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
-  Lock lock = MakeLock(*store, UniqueResource("async-pi"));
+  Lock lock = LockOrFail(*store, UniqueResource("async-pi"));
   ASSERT_CODE(waiter->Start(lock, LockMode::kExclusive, absl::Seconds(1), nullptr),
               absl::StatusCode::kFailedPrecondition);
   assert_int_equal(waiter->pending(), 0);
@@ -421,7 +409,7 @@ void ForeignFlockHolderWakesWaiter(void**) {
   });
   assert_int_equal(held.Wait(), 'x');
   std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
-  Lock lock = MakeLock(*store, path);
+  Lock lock = LockOrFail(*store, path);
   Outcome out;
   ASSERT_OK(waiter->Start(lock, LockMode::kExclusive, absl::Seconds(60), Record(&out)));
   assert_false(RunUntil(*waiter, [&] { return out.calls > 0; }, 0.3));

@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "ipclock_config.h"
+#include "own_server.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -146,24 +146,6 @@ int StopHolder(pid_t pid, int sig) {
 
 namespace {
 
-int PortBase() {
-  const char* base = getenv("IPCLOCK_TEST_PORT_BASE");
-  int b = 0;
-  if (base == nullptr || !absl::SimpleAtoi(base, &b) || b <= 0) b = 21300;
-  return b;
-}
-
-bool Listening(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in a = {};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool up = connect(fd, reinterpret_cast<struct sockaddr*>(&a), sizeof(a)) == 0;
-  close(fd);
-  return up;
-}
-
 // A store this build left out (a disabled Meson feature): nothing to test,
 // under CI too (the minimal build leaves every optional store out).
 void SkipUnlessBuilt(bool built, const char* store) {
@@ -183,7 +165,7 @@ void SkipWithout(const std::string& why) {
 
 int OwnServer::port() {
   if (port_ == 0) {
-    for (int p = PortBase() + first_port_offset_; p <= PortBase() + 98 && port_ == 0; ++p) {
+    for (int p = TestPortBase() + first_port_offset_; p <= TestPortBase() + 98 && port_ == 0; ++p) {
       if (!Listening(p)) port_ = p;
     }
     if (port_ == 0) fail_msg("no free port in $IPCLOCK_TEST_PORT_BASE+90..98");
@@ -219,18 +201,9 @@ void OwnRedis::Launch() {
   std::vector<std::string> args = {"redis-server", "--port", port, "--bind", "127.0.0.1",
                                    "--save", "", "--appendonly", "no", "--dir", dir_,
                                    "--logfile", dir_ + "/redis.log", "--daemonize", "no"};
-  fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) fail_msg("fork: %s", strerror(errno));
-  if (pid == 0) {
-    // The server dies with the test, however the test ends.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
+  SpawnOptions options;
+  options.die_with_test = true;
+  const pid_t pid = Spawn(args, options);
   pid_ = pid;
 }
 

@@ -48,12 +48,6 @@ using ipclock::LockOptions;
 using ipclock::Store;
 using namespace ipclock_test;
 
-std::shared_ptr<Store> FromDsn(const std::string& dsn) {
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
-  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
-  return *store;
-}
-
 // Whether `resource` is free in `store` right now (takes and gives it back).
 bool IsFree(const std::shared_ptr<Store>& store, const std::string& resource) {
   Lock probe = LockOrFail(store, resource);
@@ -121,7 +115,7 @@ std::string FlockDsn(const std::string& dir) { return absl::StrCat("flock://", d
 
 void MajorityAcquiresWithOneBrokenMember(void**) {
   std::string d1 = MakeTempDir(), d2 = MakeTempDir(), d3 = MakeTempDir();
-  auto combined = FromDsn(absl::StrCat("combined:?strategy=consensus&store1=",
+  auto combined = OpenStoreOrFail(absl::StrCat("combined:?strategy=consensus&store1=",
                                        FlockDsn(d1), "&store2=", FlockDsn(d2),
                                        "&store3=", FlockDsn(d3)));
   BreakDir(d1);
@@ -130,7 +124,7 @@ void MajorityAcquiresWithOneBrokenMember(void**) {
   assert_true(TryOrFail(lock));
   assert_true(ipclock_test::IsStillHeld(lock));
   // The two working members really hold it...
-  auto s2 = FromDsn(FlockDsn(d2)), s3 = FromDsn(FlockDsn(d3));
+  auto s2 = OpenStoreOrFail(FlockDsn(d2)), s3 = OpenStoreOrFail(FlockDsn(d3));
   assert_false(IsFree(s2, r));
   assert_false(IsFree(s3, r));
   // ...and a rival through the combined store sees contention, not an
@@ -146,7 +140,7 @@ void MajorityAcquiresWithOneBrokenMember(void**) {
 
 void UnanimousFailsWithOneBrokenMemberAndHoldsNothing(void**) {
   std::string d1 = MakeTempDir(), d2 = MakeTempDir(), d3 = MakeTempDir();
-  auto combined = FromDsn(absl::StrCat("combined:?strategy=unanimous&store1=",
+  auto combined = OpenStoreOrFail(absl::StrCat("combined:?strategy=unanimous&store1=",
                                        FlockDsn(d1), "&store2=", FlockDsn(d2),
                                        "&store3=", FlockDsn(d3)));
   BreakDir(d2);
@@ -157,8 +151,8 @@ void UnanimousFailsWithOneBrokenMemberAndHoldsNothing(void**) {
   assert_false(got.ok());
   assert_false(lock.is_acquired());
   assert_true(std::string(got.status().message()).find(d2) != std::string::npos);
-  assert_true(IsFree(FromDsn(FlockDsn(d1)), r));  // given back
-  assert_true(IsFree(FromDsn(FlockDsn(d3)), r));  // never asked
+  assert_true(IsFree(OpenStoreOrFail(FlockDsn(d1)), r));  // given back
+  assert_true(IsFree(OpenStoreOrFail(FlockDsn(d3)), r));  // never asked
   // A wait ends at once with the same error instead of waiting it out.
   double t0 = NowSeconds();
   assert_false(lock.Acquire(absl::Seconds(20)).ok());
@@ -270,7 +264,7 @@ void MemberDownAtStartCountsAsRefusing(void**) {
   if (ipclock::StoreFromDsn(dead).status().code() != absl::StatusCode::kUnavailable) skip();
   // Two of three up meet a majority: the store is built, the dead member is
   // retried on use, and locks work.
-  auto store = FromDsn(absl::StrCat("combined:?store1=", a, "&store2=", dead,
+  auto store = OpenStoreOrFail(absl::StrCat("combined:?store1=", a, "&store2=", dead,
                                     "&store3=", b));
   assert_true(store->Describe().find("down at start") != std::string::npos);
   std::string r = UniqueResource("down");
@@ -300,7 +294,8 @@ RedisTrio MakeTrio(std::vector<std::string> dsns) {
   RedisTrio trio;
   std::vector<std::shared_ptr<Store>> members;
   for (const std::string& d : dsns) {
-    members.push_back(StoreOrDie(WithOptions(d, "secret=none&connect_timeout=0.5&command_timeout=1")));
+    members.push_back(
+        OpenStoreOrFail(WithOptions(d, "secret=none&connect_timeout=0.5&command_timeout=1")));
   }
   absl::StatusOr<std::shared_ptr<Store>> combined =
       ipclock::NewCombinedStore(members, CombineStrategy::kConsensus);
@@ -322,7 +317,7 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
   {
     const std::string r = UniqueResource("trio-one");
     Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     DeleteOn(a, r);
     ASSERT_OK(lock.CheckAcquired());
     ASSERT_OK(lock.Release());
@@ -331,7 +326,7 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
   {
     const std::string r = UniqueResource("trio-two");
     Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     DeleteOn(a, r);
     DeleteOn(b, r);
     absl::Status s = lock.CheckAcquired();
@@ -342,13 +337,13 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
     assert_true(Contains(s, b.substr(strlen("redis://"))));
     // CheckAcquired let go of member 3's part too: the next holder gets it.
     Lock rival = MakeLock(trio.combined, r, absl::Seconds(60));
-    assert_true(Try(rival));
+    assert_true(TryOrFail(rival));
   }
   // Released after two lost it: never OK.
   {
     const std::string r = UniqueResource("trio-release");
     Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     DeleteOn(a, r);
     DeleteOn(c, r);
     absl::Status s = lock.Release();
@@ -361,7 +356,7 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
   {
     const std::string r = UniqueResource("trio-watch");
     Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     std::atomic<int> reports{0};
     std::atomic<int64_t> reported_at{0};
     ipclock::WatchOptions options;
@@ -398,7 +393,7 @@ void UnreachableMemberIsNotALoss(void**) {
   RedisTrio trio = MakeTrio({own.dsn(), a, b});
   const std::string r = UniqueResource("trio-down");
   Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   own.Kill();
   ASSERT_OK(lock.CheckAcquired());  // two of three answer yes
   DeleteOn(a, r);
@@ -420,7 +415,7 @@ void SerializedKeyIsCheckedOnEveryMember(void**) {
   RedisTrio trio = MakeTrio({a, b, c});
   const std::string r = UniqueResource("trio-serial");
   Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   absl::StatusOr<std::string> text = lock.Serialize();
   ASSERT_OK(text);
   LockOptions options;
@@ -441,7 +436,7 @@ void SerializedKeyIsCheckedOnEveryMember(void**) {
 
 void CapabilitiesAreTheIntersection(void**) {
   std::string d = MakeTempDir();
-  auto mixed = FromDsn(absl::StrCat("combined:?store1=in-memory&store2=",
+  auto mixed = OpenStoreOrFail(absl::StrCat("combined:?store1=in-memory&store2=",
                                     FlockDsn(d), "&store3=in-memory"));
   ipclock::Capabilities c = mixed->capabilities();
   assert_false(c.blocking);
@@ -452,7 +447,7 @@ void CapabilitiesAreTheIntersection(void**) {
   assert_false(c.counting);
   assert_false(c.owner_death);  // never declared: reports are not exact
   assert_int_equal(static_cast<int>(c.scope), static_cast<int>(ipclock::Scope::kProcess));
-  auto flocks = FromDsn(absl::StrCat("combined:?strategy=unanimous&store1=",
+  auto flocks = OpenStoreOrFail(absl::StrCat("combined:?strategy=unanimous&store1=",
                                      FlockDsn(d), "/a&store2=", FlockDsn(d), "/b"));
   c = flocks->capabilities();
   assert_false(c.expiring);
@@ -464,7 +459,7 @@ void CapabilitiesAreTheIntersection(void**) {
 void MemberOptionsArePercentDecoded(void**) {
   std::string d = MakeTempDir();
   // The member's own '&' is written %26.
-  auto store = FromDsn(absl::StrCat("combined:?store1=", FlockDsn(d),
+  auto store = OpenStoreOrFail(absl::StrCat("combined:?store1=", FlockDsn(d),
                                     "/x?record=false%26file_mode=0644"));
   assert_false(store->capabilities().fencing);
   Lock lock = LockOrFail(store, UniqueResource("decoded"));

@@ -47,41 +47,22 @@ using namespace ipclock_test;
 
 std::string g_dsn;  // argv[1] with {tmpdir} expanded once
 
-std::shared_ptr<Store> NewStore() {
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(g_dsn);
-  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", g_dsn.c_str(), store.status().ToString().c_str());
-  return *store;
-}
-
-Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource,
-              LockOptions options = LockOptions()) {
-  absl::StatusOr<Lock> lock = Lock::Create(store, resource, options);
-  if (!lock.ok()) fail_msg("Lock::Create: %s", lock.status().ToString().c_str());
-  return *std::move(lock);
-}
-
-bool Try(Lock& lock, LockMode mode = LockMode::kExclusive) {
-  absl::StatusOr<bool> got = lock.TryAcquire(mode);
-  if (!got.ok()) fail_msg("TryAcquire: %s", got.status().ToString().c_str());
-  return *got;
-}
-
 bool Held(Lock& lock) {
   return ipclock_test::IsStillHeld(lock);
 }
 
 // Tests check capabilities through Caps() before they make any object:
 // skip() longjmps out of the test, past every destructor.
-Capabilities Caps() { return NewStore()->capabilities(); }
+Capabilities Caps() { return OpenStoreOrFail(g_dsn)->capabilities(); }
 bool CrossProcess() { return Caps().scope != Scope::kProcess; }
 
 // --- Basic behaviour ----------------------------------------------------------
 
 void SaveExistsDelete(void**) {
-  auto store = NewStore();
-  Lock lock = MakeLock(store, UniqueResource("sed"));
+  auto store = OpenStoreOrFail(g_dsn);
+  Lock lock = LockOrFail(store, UniqueResource("sed"));
   assert_false(Held(lock));
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   assert_true(lock.is_acquired());
   assert_true(Held(lock));
   ASSERT_OK(lock.Release());
@@ -93,79 +74,79 @@ void SaveExistsDelete(void**) {
 }
 
 void ResourcesAreIndependent(void**) {
-  auto store = NewStore();
-  Lock a = MakeLock(store, UniqueResource("ind-a"));
-  Lock b = MakeLock(store, UniqueResource("ind-b"));
-  assert_true(Try(a));
-  assert_true(Try(b));
+  auto store = OpenStoreOrFail(g_dsn);
+  Lock a = LockOrFail(store, UniqueResource("ind-a"));
+  Lock b = LockOrFail(store, UniqueResource("ind-b"));
+  assert_true(TryOrFail(a));
+  assert_true(TryOrFail(b));
   assert_true(Held(a));
   assert_true(Held(b));
 }
 
 void SecondKeyConflicts(void**) {
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("conflict");
-  Lock first = MakeLock(store, r);
-  Lock second = MakeLock(store, r);
-  assert_true(Try(first));
-  assert_false(Try(second));
+  Lock first = LockOrFail(store, r);
+  Lock second = LockOrFail(store, r);
+  assert_true(TryOrFail(first));
+  assert_false(TryOrFail(second));
   assert_false(second.is_acquired());
   assert_true(Held(first));  // the failed try left the holder intact
   ASSERT_OK(first.Release());
-  assert_true(Try(second));
-  assert_false(Try(first));
+  assert_true(TryOrFail(second));
+  assert_false(TryOrFail(first));
 }
 
 void SaveTwiceIsIdempotent(void**) {
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("twice");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
+  assert_true(TryOrFail(lock));
   assert_true(Held(lock));
   ASSERT_OK(lock.Release());
-  Lock other = MakeLock(store, r);
-  assert_true(Try(other));
+  Lock other = LockOrFail(store, r);
+  assert_true(TryOrFail(other));
 }
 
 void DeletingUnheldKeyTouchesNothing(void**) {
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("unheld");
-  Lock holder = MakeLock(store, r);
-  Lock bystander = MakeLock(store, r);
-  assert_true(Try(holder));
+  Lock holder = LockOrFail(store, r);
+  Lock bystander = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
   ASSERT_OK(ipclock::StoreCalls::Delete(*store, ipclock::internal::LockAccess::key(bystander)));
   ASSERT_OK(bystander.Release());
   assert_true(Held(holder));
-  Lock third = MakeLock(store, r);
-  assert_false(Try(third));
+  Lock third = LockOrFail(store, r);
+  assert_false(TryOrFail(third));
 }
 
 void DestructorReleases(void**) {
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("dtor");
   {
-    Lock lock = MakeLock(store, r);
-    assert_true(Try(lock));
+    Lock lock = LockOrFail(store, r);
+    assert_true(TryOrFail(lock));
     Lock moved = std::move(lock);  // the moved-to lock owns it now
     assert_false(lock.is_acquired());
     assert_true(moved.is_acquired());
-    Lock probe = MakeLock(store, r);
-    assert_false(Try(probe));
+    Lock probe = LockOrFail(store, r);
+    assert_false(TryOrFail(probe));
   }
-  Lock after = MakeLock(store, r);
-  assert_true(Try(after));
+  Lock after = LockOrFail(store, r);
+  assert_true(TryOrFail(after));
 }
 
 void RunLockedRunsOrReports(void**) {
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   ipclock::LockFactory factory(store);
   std::string r = UniqueResource("runlocked");
   absl::StatusOr<int> v = ipclock::RunLocked(factory, r, absl::Seconds(1), [] { return 42; });
   ASSERT_OK(v);
   assert_int_equal(*v, 42);
-  Lock holder = MakeLock(store, r);
-  assert_true(Try(holder));
+  Lock holder = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
   bool ran = false;
   absl::Status s = ipclock::RunLocked(factory, r, absl::Milliseconds(50), [&] { ran = true; });
   ASSERT_CODE(s, absl::StatusCode::kDeadlineExceeded);
@@ -173,28 +154,28 @@ void RunLockedRunsOrReports(void**) {
 }
 
 void BadResourceNames(void**) {
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   ASSERT_CODE(Lock::Create(store, ""), absl::StatusCode::kInvalidArgument);
   ASSERT_CODE(Lock::Create(store, std::string(1025, 'x')), absl::StatusCode::kInvalidArgument);
   // Any bytes are allowed, up to the limit.
   std::string odd = UniqueResource("odd");
   odd += std::string("\0\xff/../\n<?php %", 15);
-  Lock lock = MakeLock(store, odd);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, odd);
+  assert_true(TryOrFail(lock));
   std::string longest = UniqueResource("long");
   longest.resize(1024, 'z');
-  Lock long_lock = MakeLock(store, longest);
-  assert_true(Try(long_lock));
-  Lock long_rival = MakeLock(store, longest);
-  assert_false(Try(long_rival));
+  Lock long_lock = LockOrFail(store, longest);
+  assert_true(TryOrFail(long_lock));
+  Lock long_rival = LockOrFail(store, longest);
+  assert_false(TryOrFail(long_rival));
 }
 
 void TimedWaitGivesUp(void**) {
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("timed");
-  Lock holder = MakeLock(store, r);
-  assert_true(Try(holder));
-  Lock waiter = MakeLock(store, r);
+  Lock holder = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
+  Lock waiter = LockOrFail(store, r);
   double t0 = NowSeconds();
   absl::Status s = waiter.Acquire(absl::Milliseconds(300));
   double waited = NowSeconds() - t0;
@@ -206,16 +187,16 @@ void TimedWaitGivesUp(void**) {
 
 void SharedOnlyWhereDeclared(void**) {
   if (Caps().shared) skip();
-  auto store = NewStore();
-  Lock lock = MakeLock(store, UniqueResource("noshared"));
+  auto store = OpenStoreOrFail(g_dsn);
+  Lock lock = LockOrFail(store, UniqueResource("noshared"));
   // Asking a store for what it cannot do is a configuration fault.
   ASSERT_CODE(lock.TryAcquire(LockMode::kShared), absl::StatusCode::kInvalidArgument);
 }
 
 void SerializationMatchesCapability(void**) {
-  auto store = NewStore();
-  Lock lock = MakeLock(store, UniqueResource("serial"));
-  assert_true(Try(lock));
+  auto store = OpenStoreOrFail(g_dsn);
+  Lock lock = LockOrFail(store, UniqueResource("serial"));
+  assert_true(TryOrFail(lock));
   absl::StatusOr<std::string> text = lock.Serialize();
   if (!store->capabilities().serializable) {
     ASSERT_CODE(text, absl::StatusCode::kFailedPrecondition);
@@ -230,7 +211,7 @@ void SerializationMatchesCapability(void**) {
 // --- Threads (every store, including process-local ones) -----------------------
 
 void ThreadsExcludeEachOther(void**) {
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("threads");
   std::atomic<int> inside{0};
   std::atomic<int> violations{0};
@@ -269,10 +250,10 @@ void ThreadsExcludeEachOther(void**) {
 
 void WaiterInAnotherProcessIsWoken(void**) {
   if (!CrossProcess()) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("wake");
-  Lock holder = MakeLock(store, r);
-  assert_true(Try(holder));
+  Lock holder = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
   struct Shared {
     std::atomic<int64_t> acquired_ns{0};
   };
@@ -338,7 +319,7 @@ constexpr bool kTsanBuild = false;
 // this; a wait of a second or two is too short to tell it apart by time.
 void BlockingWaiterSleepsInTheKernel(void**) {
   if (!CrossProcess() || !Caps().blocking) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   if (getenv("IPCLOCK_TEST_QEMU_USER") != nullptr) {
     // qemu-user refuses timer_create(SIGEV_THREAD_ID), so timed flock waits
     // poll there (platform/timed_flock.h); tools/cross.sh sets this.
@@ -352,8 +333,8 @@ void BlockingWaiterSleepsInTheKernel(void**) {
     skip();
   }
   std::string r = UniqueResource("sleeps");
-  Lock holder = MakeLock(store, r);
-  assert_true(Try(holder));
+  Lock holder = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
   Signal started;
   pid_t child = ForkChild([&] {
     absl::StatusOr<Lock> lock = Lock::Create(store, r);
@@ -383,7 +364,7 @@ void BlockingWaiterSleepsInTheKernel(void**) {
 
 void KilledHolderFreesLock(void**) {
   if (!CrossProcess()) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("kill9");
   // An expiring store frees a dead holder's lock when its lease runs out,
   // not at the death: the holder takes a short lease.
@@ -397,17 +378,17 @@ void KilledHolderFreesLock(void**) {
     for (;;) pause();
   });
   assert_int_equal(locked.Wait(), 'x');
-  Lock probe = MakeLock(store, r);
-  assert_false(Try(probe));
+  Lock probe = LockOrFail(store, r);
+  assert_false(TryOrFail(probe));
   kill(child, SIGKILL);
   assert_int_equal(WaitChild(child), 128 + SIGKILL);
-  Lock next = MakeLock(store, r);
+  Lock next = LockOrFail(store, r);
   ASSERT_OK(next.Acquire(absl::Seconds(10)));
   if (store->capabilities().owner_death) {
     assert_true(next.previous_owner_died());
     ASSERT_OK(next.Release());
-    Lock after = MakeLock(store, r);
-    assert_true(Try(after));
+    Lock after = LockOrFail(store, r);
+    assert_true(TryOrFail(after));
     assert_false(after.previous_owner_died());  // a clean release clears it
   }
 }
@@ -419,15 +400,15 @@ void KilledHolderFreesLock(void**) {
 void DeathOutlivesTheLastUser(void**) {
   if (!CrossProcess() || !Caps().owner_death) skip();
   std::string r = UniqueResource("last-user");
-  std::optional<std::shared_ptr<Store>> user(NewStore());
-  std::optional<Lock> used(MakeLock(*user, r));
+  std::optional<std::shared_ptr<Store>> user(OpenStoreOrFail(g_dsn));
+  std::optional<Lock> used(LockOrFail(*user, r));
   // A user of the resource that held and released it, still attached.
-  assert_true(Try(*used));
+  assert_true(TryOrFail(*used));
   ASSERT_OK(used->Release());
   LockOptions child_options;
   if ((*user)->capabilities().expiring) child_options.ttl = absl::Seconds(2);
   Signal locked;
-  std::shared_ptr<Store> child_store = NewStore();
+  std::shared_ptr<Store> child_store = OpenStoreOrFail(g_dsn);
   pid_t child = ForkChild([&] {
     absl::StatusOr<Lock> lock = Lock::Create(child_store, r, child_options);
     if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
@@ -441,8 +422,8 @@ void DeathOutlivesTheLastUser(void**) {
   used.reset();
   user.reset();
   child_store.reset();
-  auto store = NewStore();
-  Lock next = MakeLock(store, r);
+  auto store = OpenStoreOrFail(g_dsn);
+  Lock next = LockOrFail(store, r);
   ASSERT_OK(next.Acquire(absl::Seconds(10)));
   assert_true(next.previous_owner_died());
   ASSERT_OK(next.Release());
@@ -455,10 +436,10 @@ void DeathOutlivesTheLastUser(void**) {
 // told to the next holder).
 void ForkedChildLeavesTheParentsLock(void**) {
   if (!CrossProcess()) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("fork");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
   enum Way { kRelease, kReleaseAsDead, kDestructor, kExit };
   for (Way way : {kRelease, kReleaseAsDead, kDestructor, kExit}) {
     pid_t child = ForkChild([&] {
@@ -471,13 +452,13 @@ void ForkedChildLeavesTheParentsLock(void**) {
       return 0;
     });
     assert_int_equal(WaitChild(child), 0);
-    Lock probe = MakeLock(store, r);
-    if (Try(probe)) fail_msg("a forked child's way %d let its parent's lock go", way);
+    Lock probe = LockOrFail(store, r);
+    if (TryOrFail(probe)) fail_msg("a forked child's way %d let its parent's lock go", way);
     if (!Held(lock)) fail_msg("the parent lost its lock to a forked child's way %d", way);
   }
   ASSERT_OK(lock.Release());
-  Lock next = MakeLock(store, r);
-  assert_true(Try(next));
+  Lock next = LockOrFail(store, r);
+  assert_true(TryOrFail(next));
   if (Caps().owner_death) assert_false(next.previous_owner_died());
   ASSERT_OK(next.Release());
 }
@@ -486,17 +467,17 @@ void ForkedChildLeavesTheParentsLock(void**) {
 // told on a store that reports owner death (and a clean release after it
 // clears that again); elsewhere it is a release.
 void ReleaseAsDeadIsToldToTheNextHolder(void**) {
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("as-dead");
-  Lock lock = MakeLock(store, r);
-  Lock next = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r);
+  Lock next = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
   ASSERT_OK(lock.ReleaseAsDead());
   assert_false(lock.is_acquired());
-  assert_true(Try(next));
+  assert_true(TryOrFail(next));
   if (store->capabilities().owner_death) assert_true(next.previous_owner_died());
   ASSERT_OK(next.Release());
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   assert_false(lock.previous_owner_died());
   ASSERT_OK(lock.Release());
 }
@@ -506,14 +487,14 @@ void ReleaseAsDeadIsToldToTheNextHolder(void**) {
 // keeps what a first acquisition gives: exclusion, a fence that grows, the
 // report of a holder that died and its clearing by a clean release.
 void ReusedHandleKeepsGuarantees(void**) {
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("reused");
-  Lock lock = MakeLock(store, r);
-  Lock rival = MakeLock(store, r);
+  Lock lock = LockOrFail(store, r);
+  Lock rival = LockOrFail(store, r);
   std::optional<uint64_t> last_fence;
   for (int i = 0; i < 5; ++i) {
-    assert_true(Try(lock));
-    assert_false(Try(rival));
+    assert_true(TryOrFail(lock));
+    assert_false(TryOrFail(rival));
     if (Caps().fencing) {
       assert_true(lock.fence().has_value());
       if (last_fence) assert_true(*lock.fence() > *last_fence);
@@ -521,8 +502,8 @@ void ReusedHandleKeepsGuarantees(void**) {
     }
     if (Caps().owner_death) assert_false(lock.previous_owner_died());
     ASSERT_OK(lock.Release());
-    assert_true(Try(rival));
-    assert_false(Try(lock));
+    assert_true(TryOrFail(rival));
+    assert_false(TryOrFail(lock));
     ASSERT_OK(rival.Release());
   }
   if (!CrossProcess() || !Caps().owner_death) return;
@@ -542,26 +523,26 @@ void ReusedHandleKeepsGuarantees(void**) {
     for (;;) pause();
   });
   assert_int_equal(locked.Wait(), 'x');
-  assert_false(Try(lock));
+  assert_false(TryOrFail(lock));
   kill(child, SIGKILL);
   assert_int_equal(WaitChild(child), 128 + SIGKILL);
   // Tried, not waited for: a reused handle's try is the path under test.
   bool got = false;
   for (int i = 0; i < 10000 && !got; ++i) {
-    got = Try(lock);
+    got = TryOrFail(lock);
     if (!got) usleep(1000);
   }
   assert_true(got);
   assert_true(lock.previous_owner_died());
   ASSERT_OK(lock.Release());
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   assert_false(lock.previous_owner_died());
   ASSERT_OK(lock.Release());
 }
 
 void ProcessesNeverOverlap(void**) {
   if (!CrossProcess()) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("overlap");
   struct Shared {
     std::atomic<int> inside{0};
@@ -660,10 +641,10 @@ int ReleaseIt(Lock& lock) { return lock.Release().ok() ? 0 : 4; }
 // or on its way there) leaves nothing that holds up the waiter behind it.
 void KilledWaiterDoesNotBlockTheNext(void**) {
   if (!LocalBlocking()) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("deadwaiter");
-  Lock holder = MakeLock(store, r);
-  assert_true(Try(holder));
+  Lock holder = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
   const pid_t first = StartWaiter(store, r, ReleaseIt);
   const pid_t second = StartWaiter(store, r, ReleaseIt);
   kill(first, SIGKILL);
@@ -673,15 +654,15 @@ void KilledWaiterDoesNotBlockTheNext(void**) {
   assert_int_equal(WaitChild(second), 0);
   print_message("the waiter behind a killed one got the lock %.3f s after the release\n",
                 NowSeconds() - released);
-  Lock after = MakeLock(store, r);
-  assert_true(Try(after));
+  Lock after = LockOrFail(store, r);
+  assert_true(TryOrFail(after));
 }
 
 // A holder killed while another process waits: the waiter gets the lock
 // and, where the store reports owner death, is told.
 void KilledHolderWithAWaiterIsReported(void**) {
   if (!LocalBlocking()) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("deadholder");
   struct Shared {
     std::atomic<int> died{-1};
@@ -711,15 +692,15 @@ void KilledHolderWithAWaiterIsReported(void**) {
 // take it back before the waiter wakes.)
 void FairStoreServesTheWaiterFirst(void**) {
   if (!LocalBlocking() || !Caps().fair) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("order");
   struct Shared {
     std::atomic<int> round{0};
     std::atomic<int> got_in_round{0};
   };
   Shared* shared = SharedMemory<Shared>();
-  Lock holder = MakeLock(store, r);
-  assert_true(Try(holder));
+  Lock holder = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
   const pid_t waiter = StartWaiter(store, r, [&](Lock& lock) {
     shared->got_in_round = shared->round.load();
     return ReleaseIt(lock);
@@ -741,31 +722,31 @@ void FairStoreServesTheWaiterFirst(void**) {
 // the lock: a stream of readers cannot starve a writer.
 void FairStoreLetsNoReaderPastAWaitingWriter(void**) {
   if (!LocalBlocking() || !Caps().fair || !Caps().shared) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("writer");
-  Lock reader = MakeLock(store, r);
-  assert_true(Try(reader, LockMode::kShared));
+  Lock reader = LockOrFail(store, r);
+  assert_true(TryOrFail(reader, LockMode::kShared));
   const pid_t writer = StartWaiter(store, r, ReleaseIt);
-  Lock late_reader = MakeLock(store, r);
-  assert_false(Try(late_reader, LockMode::kShared));
+  Lock late_reader = LockOrFail(store, r);
+  assert_false(TryOrFail(late_reader, LockMode::kShared));
   ASSERT_OK(reader.Release());
   assert_int_equal(WaitChild(writer), 0);
-  assert_true(Try(late_reader, LockMode::kShared));
+  assert_true(TryOrFail(late_reader, LockMode::kShared));
 }
 
 // --- Fencing -----------------------------------------------------------------
 
 void FenceGrows(void**) {
   if (!Caps().fencing) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("fence");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
   assert_true(lock.fence().has_value());
   uint64_t first = *lock.fence();
   ASSERT_OK(lock.Release());
-  Lock other = MakeLock(store, r);
-  assert_true(Try(other));
+  Lock other = LockOrFail(store, r);
+  assert_true(TryOrFail(other));
   assert_true(*other.fence() > first);
   uint64_t second = *other.fence();
   ASSERT_OK(other.Release());
@@ -788,12 +769,12 @@ void FenceGrows(void**) {
 
 void ExpiresAfterTtl(void**) {
   if (!Caps().expiring) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   LockOptions options;
   options.ttl = absl::Milliseconds(400);
   std::string r = UniqueResource("ttl");
-  Lock lock = MakeLock(store, r, options);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r, options);
+  assert_true(TryOrFail(lock));
   absl::Duration left = lock.RemainingLifetime();
   assert_true(left > absl::ZeroDuration() && left <= absl::Milliseconds(400));
   ASSERT_OK(lock.Refresh(absl::Milliseconds(400)));
@@ -805,15 +786,15 @@ void ExpiresAfterTtl(void**) {
   // Stores whose server keeps leases in whole seconds (the SQL table
   // stores: the lease rounded up, plus one) free the lock up to two seconds
   // after the holder's own count ended; a wait covers them.
-  Lock other = MakeLock(store, r);
+  Lock other = LockOrFail(store, r);
   ASSERT_OK(other.Acquire(absl::Seconds(5)));
 }
 
 void NearZeroRefreshReportsExpiry(void**) {
   if (!Caps().expiring) skip();
-  auto store = NewStore();
-  Lock lock = MakeLock(store, UniqueResource("zero"));
-  assert_true(Try(lock));
+  auto store = OpenStoreOrFail(g_dsn);
+  Lock lock = LockOrFail(store, UniqueResource("zero"));
+  assert_true(TryOrFail(lock));
   absl::Status s = lock.Refresh(absl::Nanoseconds(1));
   assert_true(lock.IsExpired());
   ASSERT_CODE(s, absl::StatusCode::kAborted);
@@ -821,29 +802,29 @@ void NearZeroRefreshReportsExpiry(void**) {
 
 void SavingExpiredKeyLeavesNothing(void**) {
   if (!Caps().expiring) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   LockOptions options;
   options.ttl = absl::Nanoseconds(1);
   std::string r = UniqueResource("expired");
-  Lock lock = MakeLock(store, r, options);
+  Lock lock = LockOrFail(store, r, options);
   ASSERT_CODE(lock.TryAcquire(), absl::StatusCode::kAborted);
   assert_false(lock.is_acquired());
-  Lock other = MakeLock(store, r);
-  assert_true(Try(other));
+  Lock other = LockOrFail(store, r);
+  assert_true(TryOrFail(other));
 }
 
 // --- Shared locks ------------------------------------------------------------------
 
 void ReadersCoexist(void**) {
   if (!Caps().shared) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("readers");
-  Lock a = MakeLock(store, r), b = MakeLock(store, r), c = MakeLock(store, r);
-  assert_true(Try(a, LockMode::kShared));
-  assert_true(Try(b, LockMode::kShared));
-  assert_true(Try(c, LockMode::kShared));
-  Lock writer = MakeLock(store, r);
-  assert_false(Try(writer));  // a writer conflicts with readers...
+  Lock a = LockOrFail(store, r), b = LockOrFail(store, r), c = LockOrFail(store, r);
+  assert_true(TryOrFail(a, LockMode::kShared));
+  assert_true(TryOrFail(b, LockMode::kShared));
+  assert_true(TryOrFail(c, LockMode::kShared));
+  Lock writer = LockOrFail(store, r);
+  assert_false(TryOrFail(writer));  // a writer conflicts with readers...
   assert_true(Held(a));       // ...and does not disturb them
   assert_true(Held(b));
   assert_true(Held(c));
@@ -851,50 +832,50 @@ void ReadersCoexist(void**) {
 
 void ReaderConflictsWithWriter(void**) {
   if (!Caps().shared) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("rw");
-  Lock writer = MakeLock(store, r), reader = MakeLock(store, r);
-  assert_true(Try(writer));
-  assert_false(Try(reader, LockMode::kShared));
+  Lock writer = LockOrFail(store, r), reader = LockOrFail(store, r);
+  assert_true(TryOrFail(writer));
+  assert_false(TryOrFail(reader, LockMode::kShared));
   assert_true(Held(writer));
   ASSERT_OK(writer.Release());
-  assert_true(Try(reader, LockMode::kShared));
+  assert_true(TryOrFail(reader, LockMode::kShared));
 }
 
 void SoleReaderPromotes(void**) {
   if (!Caps().shared) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("promote");
-  Lock reader = MakeLock(store, r);
-  assert_true(Try(reader, LockMode::kShared));
-  assert_true(Try(reader, LockMode::kExclusive));
+  Lock reader = LockOrFail(store, r);
+  assert_true(TryOrFail(reader, LockMode::kShared));
+  assert_true(TryOrFail(reader, LockMode::kExclusive));
   assert_int_equal(static_cast<int>(reader.mode()), static_cast<int>(LockMode::kExclusive));
-  Lock other = MakeLock(store, r);
-  assert_false(Try(other, LockMode::kShared));
+  Lock other = LockOrFail(store, r);
+  assert_false(TryOrFail(other, LockMode::kShared));
 }
 
 void TwoReadersCannotPromote(void**) {
   if (!Caps().shared) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("nopromote");
-  Lock a = MakeLock(store, r), b = MakeLock(store, r);
-  assert_true(Try(a, LockMode::kShared));
-  assert_true(Try(b, LockMode::kShared));
-  assert_false(Try(a, LockMode::kExclusive));
+  Lock a = LockOrFail(store, r), b = LockOrFail(store, r);
+  assert_true(TryOrFail(a, LockMode::kShared));
+  assert_true(TryOrFail(b, LockMode::kShared));
+  assert_false(TryOrFail(a, LockMode::kExclusive));
   assert_true(Held(b));
-  Lock writer = MakeLock(store, r);
-  assert_false(Try(writer));
+  Lock writer = LockOrFail(store, r);
+  assert_false(TryOrFail(writer));
 }
 
 void WriterDemotesAndLetsReadersIn(void**) {
   if (!Caps().shared) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("demote");
-  Lock writer = MakeLock(store, r), reader = MakeLock(store, r);
-  assert_true(Try(writer));
-  assert_false(Try(reader, LockMode::kShared));
-  assert_true(Try(writer, LockMode::kShared));
-  assert_true(Try(reader, LockMode::kShared));
+  Lock writer = LockOrFail(store, r), reader = LockOrFail(store, r);
+  assert_true(TryOrFail(writer));
+  assert_false(TryOrFail(reader, LockMode::kShared));
+  assert_true(TryOrFail(writer, LockMode::kShared));
+  assert_true(TryOrFail(reader, LockMode::kShared));
   assert_true(Held(writer));
 }
 
@@ -902,22 +883,22 @@ void WriterDemotesAndLetsReadersIn(void**) {
 
 void PermitsBoundHolders(void**) {
   if (!Caps().counting) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   LockOptions options;
   options.permits = 2;
   std::string r = UniqueResource("permits");
-  Lock a = MakeLock(store, r, options), b = MakeLock(store, r, options),
-       c = MakeLock(store, r, options);
-  assert_true(Try(a));
-  assert_true(Try(b));
-  assert_false(Try(c));
+  Lock a = LockOrFail(store, r, options), b = LockOrFail(store, r, options),
+       c = LockOrFail(store, r, options);
+  assert_true(TryOrFail(a));
+  assert_true(TryOrFail(b));
+  assert_false(TryOrFail(c));
   ASSERT_OK(a.Release());
-  assert_true(Try(c));
+  assert_true(TryOrFail(c));
 }
 
 void PermitsRefusedWithoutCounting(void**) {
   if (Caps().counting) skip();
-  auto store = NewStore();
+  auto store = OpenStoreOrFail(g_dsn);
   LockOptions options;
   options.permits = 3;
   ASSERT_CODE(Lock::Create(store, UniqueResource("nocount"), options),

@@ -78,12 +78,6 @@ std::string Dsn(const std::string& query = "") {
 // What `etcdctl lock` calls resource `r` of Dsn().
 std::string EtcdctlName(const std::string& r) { return absl::StrCat("etcd-test/", r); }
 
-std::shared_ptr<Store> Open(const std::string& dsn) {
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
-  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
-  return *store;
-}
-
 std::string Etcdctl() {
   std::string path = FindInPath("etcdctl");
   if (path.empty()) fail_msg("no etcdctl (apt-get install etcd-client)");
@@ -210,7 +204,7 @@ void DsnFormsAndBadInput(void**) {
   for (const std::string& dsn :
        {absl::StrCat("etcd://", ep, ",", ep, "/etcd-test/deeper?ttl=5&timeout=2&connect_timeout=1"),
         absl::StrCat("etcd://", ep, "/"), absl::StrCat("etcd://", ep)}) {
-    auto store = Open(dsn);
+    auto store = OpenStoreOrFail(dsn);
     assert_string_equal(std::string(store->name()).c_str(), "etcd");
     const std::string r = UniqueResource("dsn");
     Lock lock = LockOrFail(store, r);
@@ -262,7 +256,7 @@ void DsnFormsAndBadInput(void**) {
 
 void ExcludesEtcdctlBothWays(void**) {
   REQUIRE_SERVER();
-  auto store = Open(Dsn());
+  auto store = OpenStoreOrFail(Dsn());
   const std::string r = UniqueResource("both");
   const std::string dir = MakeTempDir();
 
@@ -299,7 +293,7 @@ void ExcludesEtcdctlBothWays(void**) {
 void FifoWithWaitersFromBoth(void**) {
   REQUIRE_SERVER();
   const std::string dsn = Dsn();
-  auto store = Open(dsn);
+  auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("fifo");
   const std::string order = MakeTempDir() + "/order";
   Lock holder = LockOrFail(store, r);
@@ -387,7 +381,7 @@ void KilledHolderLockGoesWithItsLease(void**) {
   pid_t run = Started(Spawn(
       Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", dir, "/held; exec sleep 60")}), group));
   assert_true(WaitForFile(dir + "/held", 20));
-  auto store = Open(dsn);
+  auto store = OpenStoreOrFail(dsn);
   Lock next = LockOrFail(store, r);
   assert_false(TryOrFail(next));
   kill(-run, SIGKILL);
@@ -432,7 +426,7 @@ void KilledHolderLockGoesWithItsLease(void**) {
 // the watch says so at once, not at its next check (an hour away).
 void RevokedLeaseIsLossSeenAtOnce(void**) {
   REQUIRE_SERVER();
-  auto store = Open(Dsn());
+  auto store = OpenStoreOrFail(Dsn());
   const std::string a = UniqueResource("revoke-a"), b = UniqueResource("revoke-b");
   Lock la = LockOrFail(store, a), lb = LockOrFail(store, b);
   assert_true(TryOrFail(la));
@@ -566,7 +560,7 @@ void UnreachableIsUnavailableThenLost(void**) {
   REQUIRE_SERVER();
   OwnEtcd own;
   START_OWN(own);
-  auto store = Open(own.dsn("ttl=3&timeout=0.5"));
+  auto store = OpenStoreOrFail(own.dsn("ttl=3&timeout=0.5"));
   Lock lock = LockOrFail(store, UniqueResource("frozen"));
   assert_true(TryOrFail(lock));
   ASSERT_OK(lock.Refresh());
@@ -596,7 +590,7 @@ void RenewalGivesUpWhenTheLeaseMayEnd(void**) {
   REQUIRE_SERVER();
   OwnEtcd own;
   START_OWN(own);
-  auto store = Open(own.dsn("ttl=2&timeout=60"));
+  auto store = OpenStoreOrFail(own.dsn("ttl=2&timeout=60"));
   Lock lock = LockOrFail(store, UniqueResource("frozen-renewal"));
   assert_true(TryOrFail(lock));
   // Read before the renewal is sent: the store counts the lease from the
@@ -639,7 +633,7 @@ void TlsRefusalsAreConfigurationErrors(void**) {
   ASSERT_CODE(s, absl::StatusCode::kInvalidArgument);
   print_message("TLS to a plain port: %s\n", s.status().ToString().c_str());
   // Unverified but with our certificate: accepted, and locks work.
-  auto store = Open(absl::StrCat(base, "?insecure_skip_tls_verify=true&cert=", certs,
+  auto store = OpenStoreOrFail(absl::StrCat(base, "?insecure_skip_tls_verify=true&cert=", certs,
                                  "/client.pem&key=", certs, "/client-key.pem"));
   Lock lock = LockOrFail(store, UniqueResource("tls"));
   assert_true(TryOrFail(lock));
@@ -660,7 +654,7 @@ void TlsRefusalsAreConfigurationErrors(void**) {
 // for them, and readers queued behind it wait for it.
 void SharedLocksBesideEtcdctl(void**) {
   REQUIRE_SERVER();
-  auto store = Open(Dsn());
+  auto store = OpenStoreOrFail(Dsn());
   const std::string r = UniqueResource("shared");
   const std::string dir = MakeTempDir();
   Lock r1 = LockOrFail(store, r), r2 = LockOrFail(store, r), late = LockOrFail(store, r);
@@ -686,7 +680,7 @@ void SharedLocksBesideEtcdctl(void**) {
 void ListShowsHolderWaitersAndLease(void**) {
   REQUIRE_SERVER();
   const std::string dsn = Dsn();
-  auto store = Open(dsn);
+  auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("list");
   Lock holder = LockOrFail(store, r);
   assert_true(TryOrFail(holder));
@@ -725,7 +719,7 @@ void ListShowsHolderWaitersAndLease(void**) {
 // parent's lock.
 void ForkedChildHasItsOwnLease(void**) {
   REQUIRE_SERVER();
-  auto store = Open(Dsn());
+  auto store = OpenStoreOrFail(Dsn());
   const std::string r = UniqueResource("fork");
   Lock lock = LockOrFail(store, r);
   assert_true(TryOrFail(lock));

@@ -40,18 +40,6 @@ using ipclock::Lock;
 using ipclock::Store;
 using namespace ipclock_test;
 
-std::shared_ptr<Store> OpenStore(const std::string& dsn) {
-  absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn(dsn);
-  if (!s.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), s.status().ToString().c_str());
-  return *s;
-}
-
-Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& r) {
-  absl::StatusOr<Lock> l = Lock::Create(store, r);
-  if (!l.ok()) fail_msg("Lock::Create: %s", l.status().ToString().c_str());
-  return *std::move(l);
-}
-
 bool Has(const absl::Status& s, absl::string_view needle) {
   return absl::string_view(s.message()).find(needle) != absl::string_view::npos;
 }
@@ -142,8 +130,8 @@ void FillInodes(const std::string& dir) {
 // beside it.
 void DeletedUnderHolderAndWaiter(const std::string& dsn, const std::string& r,
                                  const std::function<void()>& remove) {
-  auto store = OpenStore(dsn);
-  Lock a = MakeLock(store, r);
+  auto store = OpenStoreOrFail(dsn);
+  Lock a = LockOrFail(store, r);
   assert_true(*a.TryAcquire());
   struct Shared {
     std::atomic<int> c_holding{0};
@@ -223,14 +211,14 @@ void LockDirReplacedBySymlink(void**) {
   const std::string dir = base + "/locks";
   const std::string elsewhere = base + "/elsewhere";
   assert_int_equal(mkdir(elsewhere.c_str(), 0700), 0);
-  auto store = OpenStore("flock://" + dir);
-  Lock before = MakeLock(store, "before");
+  auto store = OpenStoreOrFail("flock://" + dir);
+  Lock before = LockOrFail(store, "before");
   assert_true(*before.TryAcquire());
   ASSERT_OK(before.Release());
 
   assert_int_equal(system(("rm -rf '" + dir + "'").c_str()), 0);
   assert_int_equal(symlink(elsewhere.c_str(), dir.c_str()), 0);
-  Lock after = MakeLock(store, "after");
+  Lock after = LockOrFail(store, "after");
   absl::StatusOr<bool> got = after.TryAcquire();
   ASSERT_CODE(got, absl::StatusCode::kInvalidArgument);
   AssertHas(got.status(), "symbolic link");
@@ -247,18 +235,18 @@ void ReadOnlyLockDir(void**) {
   const std::string mnt = MountTmpfs("size=1m,mode=0700");
   // idle_files=0: a store's idle lock files are open for writing, and so
   // would make the remount fail with EBUSY.
-  auto store = OpenStore("flock://" + mnt + "?idle_files=0");
+  auto store = OpenStoreOrFail("flock://" + mnt + "?idle_files=0");
   {
     // A file that exists before the remount, and a lock that is not held
     // (a descriptor open for writing would make the remount fail EBUSY).
-    Lock existing = MakeLock(store, "existing");
+    Lock existing = LockOrFail(store, "existing");
     assert_true(*existing.TryAcquire());
   }
   assert_int_equal(mount("tmpfs", mnt.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY,
                          "size=1m,mode=0700"),
                    0);
   for (const char* r : {"existing", "new"}) {
-    Lock lock = MakeLock(store, r);
+    Lock lock = LockOrFail(store, r);
     absl::StatusOr<bool> got = lock.TryAcquire();
     ASSERT_CODE(got, absl::StatusCode::kPermissionDenied);
     AssertHas(got.status(), "EROFS");
@@ -279,12 +267,12 @@ void FullFilesystem(void**) {
   SKIP_UNLESS_ROOT();
   // No blocks left: the empty lock file is created, its record cannot be.
   const std::string mnt = MountTmpfs("size=64k,mode=0700");
-  auto store = OpenStore("flock://" + mnt);
-  Lock seasoned = MakeLock(store, "seasoned");  // has its record already
+  auto store = OpenStoreOrFail("flock://" + mnt);
+  Lock seasoned = LockOrFail(store, "seasoned");  // has its record already
   assert_true(*seasoned.TryAcquire());
   ASSERT_OK(seasoned.Release());
   FillBlocks(mnt);
-  Lock fresh = MakeLock(store, "fresh");
+  Lock fresh = LockOrFail(store, "fresh");
   absl::StatusOr<bool> got = fresh.TryAcquire();
   ASSERT_CODE(got, absl::StatusCode::kResourceExhausted);
   AssertHas(got.status(), "ENOSPC");
@@ -306,15 +294,15 @@ void FullFilesystem(void**) {
   assert_int_equal(unlink((mnt + "/filler").c_str()), 0);
   assert_true(*fresh.TryAcquire());
   assert_int_equal(*fresh.fence(), 1);
-  Lock rival = MakeLock(store, "fresh");
+  Lock rival = LockOrFail(store, "fresh");
   assert_false(*rival.TryAcquire());
   ASSERT_OK(fresh.Release());
 
   // No inodes left: the lock file cannot be created at all.
   const std::string tiny = MountTmpfs("size=1m,nr_inodes=16,mode=0700");
-  auto inode_store = OpenStore("flock://" + tiny);
+  auto inode_store = OpenStoreOrFail("flock://" + tiny);
   FillInodes(tiny);
-  Lock no_inode = MakeLock(inode_store, "no-inode");
+  Lock no_inode = LockOrFail(inode_store, "no-inode");
   got = no_inode.TryAcquire();
   ASSERT_CODE(got, absl::StatusCode::kResourceExhausted);
   AssertHas(got.status(), "ENOSPC");
@@ -417,11 +405,11 @@ void PosixRegistryLeftWithoutSemaphore(void**) {
   assert_int_equal(WaitChild(child), 0);
   struct stat st;
   assert_int_equal(stat(reg_file.c_str(), &st), 0);
-  auto store = OpenStore("posix-semaphore");
+  auto store = OpenStoreOrFail("posix-semaphore");
   {
-    Lock lock = MakeLock(store, r);
+    Lock lock = LockOrFail(store, r);
     assert_true(*lock.TryAcquire());
-    Lock rival = MakeLock(store, r);
+    Lock rival = LockOrFail(store, r);
     assert_false(*rival.TryAcquire());
     ASSERT_OK(lock.Release());
   }

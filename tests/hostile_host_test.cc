@@ -43,18 +43,6 @@ using namespace ipclock_test;
 
 constexpr uid_t kNobody = kNobodyUid;
 
-std::shared_ptr<Store> OpenStore(const std::string& dsn) {
-  absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn(dsn);
-  if (!s.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), s.status().ToString().c_str());
-  return *s;
-}
-
-Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& r) {
-  absl::StatusOr<Lock> l = Lock::Create(store, r);
-  if (!l.ok()) fail_msg("Lock::Create: %s", l.status().ToString().c_str());
-  return *std::move(l);
-}
-
 bool Has(const absl::Status& s, absl::string_view needle) {
   return absl::string_view(s.message()).find(needle) != absl::string_view::npos;
 }
@@ -99,7 +87,7 @@ void SymlinkPlantedByAnotherUser(void**) {
   const std::string dir = parent + "/shared";
   assert_int_equal(mkdir(dir.c_str(), 01777), 0);
   assert_int_equal(chmod(dir.c_str(), 01777), 0);
-  auto store = OpenStore("flock://" + dir);
+  auto store = OpenStoreOrFail("flock://" + dir);
 
   const std::string victim = MakeTempDir() + "/victim";
   assert_true(WriteFile(victim, "owned"));
@@ -108,7 +96,7 @@ void SymlinkPlantedByAnotherUser(void**) {
                      return symlink(victim.c_str(), planted.c_str()) == 0 ? 0 : 1;
                    }),
                    0);
-  Lock lock = MakeLock(store, "planted");
+  Lock lock = LockOrFail(store, "planted");
   absl::StatusOr<bool> got = lock.TryAcquire();
   ASSERT_CODE(got, absl::StatusCode::kInvalidArgument);
   assert_true(Has(got.status(), "symbolic link"));
@@ -119,7 +107,7 @@ void SymlinkPlantedByAnotherUser(void**) {
 
   // Our own lock file in the shared dir: the sticky bit keeps the attacker
   // from unlinking it or renaming another file over it.
-  Lock ours = MakeLock(store, "ours");
+  Lock ours = LockOrFail(store, "ours");
   assert_true(*ours.TryAcquire());
   const std::string path = dir + "/" + ipclock::FlockFileName("ours");
   assert_int_equal(AsNobody([&] {
@@ -145,8 +133,8 @@ void LockDirSwappedByOwnerOfParent(void**) {
   assert_int_equal(mkdir(parent.c_str(), 0755), 0);
   assert_int_equal(chmod(parent.substr(0, parent.rfind('/')).c_str(), 0755), 0);
   const std::string dir = parent + "/locks";
-  auto store = OpenStore("flock://" + dir);  // made by us, 0700, parent ours
-  Lock ours = MakeLock(store, "job");
+  auto store = OpenStoreOrFail("flock://" + dir);  // made by us, 0700, parent ours
+  Lock ours = LockOrFail(store, "job");
   assert_true(*ours.TryAcquire());
   assert_int_equal(chown(parent.c_str(), kNobody, kNobody), 0);
   absl::StatusOr<std::shared_ptr<Store>> swapped = ipclock::StoreFromDsn("flock://" + dir);
@@ -179,7 +167,7 @@ void LockDirSwappedByOwnerOfParent(void**) {
   assert_true(Has(held, "renamed or replaced"));
   // The old store does not follow their link or make a dir under their
   // parent either.
-  Lock next = MakeLock(store, "job");
+  Lock next = LockOrFail(store, "job");
   ASSERT_CODE(next.TryAcquire(), absl::StatusCode::kPermissionDenied);
 }
 
@@ -189,8 +177,8 @@ void ShmSegmentOfAnotherUser(void**) {
   SKIP_UNLESS_ROOT();
   const std::string name = UniqueShmName("hostile");
   const std::string dsn = "shm://" + name;
-  auto store = OpenStore(dsn);
-  Lock ours = MakeLock(store, "job");
+  auto store = OpenStoreOrFail(dsn);
+  Lock ours = LockOrFail(store, "job");
   assert_true(*ours.TryAcquire());
   const std::string file = "/dev/shm/ipclock." + name;
   const int attack = AsNobody([&] {
@@ -210,11 +198,11 @@ void ShmSegmentOfAnotherUser(void**) {
 
 void SysvSemaphoreOfAnotherUser(void**) {
   SKIP_UNLESS_ROOT();
-  auto store = OpenStore("semaphore");
+  auto store = OpenStoreOrFail("semaphore");
   const std::string r = UniqueResource("hostile-sysv");
   absl::StatusOr<int32_t> key = ipclock::SemaphoreIpcKey(r, ipclock::SemaphoreKeyScheme::kMd5);
   ASSERT_OK(key);
-  Lock ours = MakeLock(store, r);
+  Lock ours = LockOrFail(store, r);
   assert_true(*ours.TryAcquire());
   const int attack = AsNobody([&] {
     int refused = AttackerAcquire("semaphore", r);
@@ -235,9 +223,9 @@ void SysvSemaphoreOfAnotherUser(void**) {
 
 void PosixSemaphoreOfAnotherUser(void**) {
   SKIP_UNLESS_ROOT();
-  auto store = OpenStore("posix-semaphore");
+  auto store = OpenStoreOrFail("posix-semaphore");
   const std::string r = UniqueResource("hostile-posix");
-  Lock ours = MakeLock(store, r);
+  Lock ours = LockOrFail(store, r);
   assert_true(*ours.TryAcquire());
   const std::string name = ipclock::PosixSemaphoreName(r);
   const int attack = AsNobody([&] {

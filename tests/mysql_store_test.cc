@@ -43,10 +43,9 @@
 #include "ipclock/stores/mysql_store.h"
 #include "ipclock/store_factory.h"
 #include "ipclock/spi/store_interface.h"
-#include "peer_process.h"
 #include "platform/sigpipe_block.h"
 #include "spawn_util.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "php_peer.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 namespace {
@@ -89,21 +88,7 @@ ipclock::Dsn Parsed() {
 std::string Password() { return Parsed().password(); }
 
 std::shared_ptr<Store> NewStore(absl::string_view options = "") {
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(Dsn(options));
-  ASSERT_OK(store);
-  return *store;
-}
-
-Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource) {
-  absl::StatusOr<Lock> lock = Lock::Create(store, resource);
-  ASSERT_OK(lock);
-  return *std::move(lock);
-}
-
-bool Try(Lock& lock) {
-  absl::StatusOr<bool> got = lock.TryAcquire();
-  ASSERT_OK(got);
-  return *got;
+  return OpenStoreOrFail(Dsn(options));
 }
 
 // The test's own connection, as an administrator would have one.
@@ -287,7 +272,7 @@ void NameTooLongForMariaDbIsInvalidArgument(void**) {
   std::string r;
   for (int i = 0; i < 49; ++i) r += "\xf0\x9f\x94\x92";
   auto store = NewStore();
-  Lock lock = MakeLock(store, r);
+  Lock lock = LockOrFail(store, r);
   absl::StatusOr<bool> got = lock.TryAcquire();
   ASSERT_CODE(got, absl::StatusCode::kInvalidArgument);
   assert_true(absl::StrContains(got.status().message(), "192 bytes"));
@@ -295,33 +280,14 @@ void NameTooLongForMariaDbIsInvalidArgument(void**) {
 
 // --- Laravel's SQL as a peer ------------------------------------------------------
 
-std::string PeerScript() {
-  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
-  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/laravel_mysql_peer.php");
-}
+std::string PeerScript() { return PhpPeerScript("laravel_mysql_peer.php"); }
 
-const char* PhpMissing() {
-  static std::string why;
-  if (FindInPath("php").empty()) {
-    why = "php is not installed (apt-get install php-cli php-mysql)";
-  } else if (!FileExists(PeerScript())) {
-    why = absl::StrCat("no ", PeerScript(), " (is IPCLOCK_SOURCE_ROOT set?)");
-  } else if (WaitPlain(Spawn({"php", "-r", "exit(extension_loaded('pdo_mysql') ? 0 : 1);"})) != 0) {
-    why = "PHP has no pdo_mysql (apt-get install php-mysql)";
-  } else {
-    return nullptr;
-  }
-  return why.c_str();
-}
+PhpPeerNeeds PeerNeeds() { return {PeerScript(), false, "pdo_mysql", "php-cli php-mysql"}; }
 
-#define REQUIRE_PHP()                              \
-  do {                                             \
-    REQUIRE_SERVER();                              \
-    const char* why_missing = PhpMissing();        \
-    if (why_missing != nullptr) {                  \
-      print_message("skipped: %s\n", why_missing); \
-      skip();                                      \
-    }                                              \
+#define REQUIRE_PHP()                     \
+  do {                                    \
+    REQUIRE_SERVER();                     \
+    REQUIRE_PHP_PEER(PeerNeeds(), false); \
   } while (0)
 
 std::string PdoDsn() {
@@ -335,10 +301,7 @@ std::string PdoDsn() {
 // Laravel's GET_LOCK with `timeout` as Laravel writes it: what it said
 // ("acquired", "busy", "null") and how long the statement took.
 std::string LaravelTry(const std::string& key, const std::string& timeout, double* took) {
-  int code = 0;
-  const std::string said =
-      RunForOutput({"php", PeerScript(), PdoDsn(), key, "try", timeout}, &code);
-  if (code != 0) fail_msg("laravel peer exited %d: %s", code, said.c_str());
+  const std::string said = RunPhpPeer({"php", PeerScript(), PdoDsn(), key, "try", timeout});
   const size_t space = said.find(' ');
   if (space == std::string::npos || !absl::SimpleAtod(said.substr(space + 1), took)) {
     fail_msg("laravel peer said '%s'", said.c_str());
@@ -347,22 +310,11 @@ std::string LaravelTry(const std::string& key, const std::string& timeout, doubl
 }
 
 // A Laravel application holding `key` until told to let go.
-class LaravelHolder {
+class LaravelHolder : public PhpPeerHolder {
  public:
   explicit LaravelHolder(const std::string& key)
-      : peer_({"php", PeerScript(), PdoDsn(), key, "hold", "0"}) {
-    const std::string said = peer_.ReadLine();
-    if (said != "locked") fail_msg("laravel peer said '%s', expected 'locked'", said.c_str());
-  }
-  void Release() {
-    peer_.CloseStdin();
-    const std::string said = peer_.ReadLine();
-    if (said != "released 1") fail_msg("laravel peer said '%s'", said.c_str());
-    assert_int_equal(peer_.Wait(), 0);
-  }
-
- private:
-  PeerProcess peer_;
+      : PhpPeerHolder({"php", PeerScript(), PdoDsn(), key, "hold", "0"}) {}
+  void Release() { PhpPeerHolder::Release({"released 1"}); }
 };
 
 void LaravelHoldsIpclockWaits(void**) {
@@ -370,11 +322,11 @@ void LaravelHoldsIpclockWaits(void**) {
   auto store = NewStore();
   for (const std::string& key : Names("lv-holds")) {
     LaravelHolder php(key);
-    Lock lock = MakeLock(store, key);
-    if (Try(lock)) fail_msg("got %s while Laravel held it", absl::CHexEscape(key).c_str());
+    Lock lock = LockOrFail(store, key);
+    if (TryOrFail(lock)) fail_msg("got %s while Laravel held it", absl::CHexEscape(key).c_str());
     assert_false(OtherProcessGets(key));
     php.Release();
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
   }
 }
 
@@ -382,8 +334,8 @@ void IpclockHoldsLaravelWaits(void**) {
   REQUIRE_PHP();
   auto store = NewStore();
   for (const std::string& key : Names("ip-holds")) {
-    Lock lock = MakeLock(store, key);
-    assert_true(Try(lock));
+    Lock lock = LockOrFail(store, key);
+    assert_true(TryOrFail(lock));
     double took = 0;
     const std::string said = LaravelTry(key, "0", &took);
     if (said != "busy") {
@@ -403,8 +355,8 @@ void LaravelTimeoutForms(void**) {
   REQUIRE_PHP();
   auto store = NewStore();
   const std::string key = UniqueResource("lv-timeouts");
-  Lock lock = MakeLock(store, key);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, key);
+  assert_true(TryOrFail(lock));
   double took = 0;
   assert_string_equal(LaravelTry(key, "0", &took).c_str(), "busy");
   assert_string_equal(LaravelTry(key, "1", &took).c_str(), "busy");
@@ -420,51 +372,31 @@ void LaravelTimeoutForms(void**) {
     const std::string said = waiter.ReadLine();
     assert_int_equal(waiter.Wait(), 0);
     if (!absl::StartsWith(said, "acquired ")) fail_msg("waiting peer said '%s'", said.c_str());
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
   }
 }
 
 // --- Symfony 8.2's MysqlStore as a peer (scheme=symfony) -----------------------------
 
-std::string SymfonyScript() {
-  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
-  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/symfony_mysql_peer.php");
-}
+std::string SymfonyScript() { return PhpPeerScript("symfony_mysql_peer.php"); }
 
 // Symfony's save() (`try`) or waitAndSave() (`wait`): what it said.
 std::string SymfonyOnce(const std::string& resource, const std::string& mode) {
-  int code = 0;
-  const std::string said =
-      RunForOutput({"php", SymfonyScript(), PdoDsn(), resource, mode}, &code);
-  if (code != 0) fail_msg("symfony peer exited %d: %s", code, said.c_str());
-  return said;
+  return RunPhpPeer({"php", SymfonyScript(), PdoDsn(), resource, mode});
 }
 
-// A Symfony application holding `resource` until told to let go.
-class SymfonyHolder {
+// A Symfony application holding `resource` until told to let go (LetGo(),
+// safe from any thread); Finish() checks that it still held the lock,
+// released it, and exited.
+class SymfonyHolder : public PhpPeerHolder {
  public:
   explicit SymfonyHolder(const std::string& resource)
-      : peer_({"php", SymfonyScript(), PdoDsn(), resource, "hold"}) {
-    const std::string said = peer_.ReadLine();
-    if (said != "locked") fail_msg("symfony peer said '%s', expected 'locked'", said.c_str());
-  }
-  // Tells it to let go (safe from any thread: it closes a pipe).
-  void LetGo() { peer_.CloseStdin(); }
-  // Checks that it still held the lock, released it, and exited.
-  void Finish() {
-    std::string said = peer_.ReadLine();
-    if (said != "exists 1") fail_msg("symfony peer said '%s'", said.c_str());
-    said = peer_.ReadLine();
-    if (said != "released 1") fail_msg("symfony peer said '%s'", said.c_str());
-    assert_int_equal(peer_.Wait(), 0);
-  }
+      : PhpPeerHolder({"php", SymfonyScript(), PdoDsn(), resource, "hold"}) {}
+  void Finish() { PhpPeerHolder::Finish({"exists 1", "released 1"}); }
   void Release() {
     LetGo();
     Finish();
   }
-
- private:
-  PeerProcess peer_;
 };
 
 void SymfonyHoldsIpclockWaits(void**) {
@@ -473,21 +405,21 @@ void SymfonyHoldsIpclockWaits(void**) {
   auto laravel = NewStore();
   for (const std::string& key : Names("sf-holds")) {
     SymfonyHolder php(key);
-    Lock lock = MakeLock(store, key);
-    if (Try(lock)) fail_msg("got %s while Symfony held it", absl::CHexEscape(key).c_str());
+    Lock lock = LockOrFail(store, key);
+    if (TryOrFail(lock)) fail_msg("got %s while Symfony held it", absl::CHexEscape(key).c_str());
     // Laravel's name for the same resource is another lock: the schemes
     // never meet.
-    Lock other = MakeLock(laravel, key);
-    assert_true(Try(other));
+    Lock other = LockOrFail(laravel, key);
+    assert_true(TryOrFail(other));
     ASSERT_OK(other.Release());
     php.Release();
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     ASSERT_OK(lock.Release());
   }
   // An ipclock wait (server-side slices) ends with Symfony's release.
   const std::string key = UniqueResource("sf-wait");
   SymfonyHolder php(key);
-  Lock lock = MakeLock(NewStore("scheme=symfony&wait_slice=0.2"), key);
+  Lock lock = LockOrFail(NewStore("scheme=symfony&wait_slice=0.2"), key);
   std::thread let_go([&] {
     absl::SleepFor(absl::Milliseconds(500));
     php.LetGo();
@@ -504,8 +436,8 @@ void IpclockHoldsSymfonyWaits(void**) {
   REQUIRE_PHP();
   auto store = NewStore("scheme=symfony");
   for (const std::string& key : Names("ip-sf-holds")) {
-    Lock lock = MakeLock(store, key);
-    assert_true(Try(lock));
+    Lock lock = LockOrFail(store, key);
+    assert_true(TryOrFail(lock));
     const std::string said = SymfonyOnce(key, "try");
     if (said != "busy") {
       fail_msg("Symfony said %s for %s held by ipclock", said.c_str(),
@@ -517,8 +449,8 @@ void IpclockHoldsSymfonyWaits(void**) {
   // Symfony's blocking save is GET_LOCK(name, -1): MariaDB refuses it
   // (NULL), MySQL waits forever. Either way it never takes a held lock.
   const std::string key = UniqueResource("sf-blocking");
-  Lock lock = MakeLock(store, key);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, key);
+  assert_true(TryOrFail(lock));
   const std::string said = SymfonyOnce(key, "wait");
   print_message("Symfony's blocking save on a held lock: %s\n", said.c_str());
   assert_string_equal(said.c_str(), "null");
@@ -555,10 +487,10 @@ void IpclockTimeoutForms(void**) {
   REQUIRE_PHP();
   auto store = NewStore("wait_slice=0.2");
   const std::string key = UniqueResource("ip-timeouts");
-  Lock lock = MakeLock(store, key);
+  Lock lock = LockOrFail(store, key);
   {
     LaravelHolder php(key);
-    assert_false(Try(lock));
+    assert_false(TryOrFail(lock));
     double t0 = NowSeconds();
     absl::StatusOr<bool> got = lock.TryAcquireFor(absl::Milliseconds(300));
     ASSERT_OK(got);
@@ -566,7 +498,7 @@ void IpclockTimeoutForms(void**) {
     if (NowSeconds() - t0 < 0.29) fail_msg("a 0.3 s wait ended after %.3f s", NowSeconds() - t0);
     ASSERT_CODE(lock.Acquire(absl::Milliseconds(750)), absl::StatusCode::kDeadlineExceeded);
     php.Release();
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     ASSERT_OK(lock.Release());
   }
   Conn admin = Connect();
@@ -622,10 +554,10 @@ void KilledSessionLosesTheLock(void**) {
   auto store = NewStore();
   const std::string r1 = UniqueResource("my-kill-a");
   const std::string r2 = UniqueResource("my-kill-b");
-  Lock checked = MakeLock(store, r1);
-  Lock released = MakeLock(store, r2);
-  assert_true(Try(checked));
-  assert_true(Try(released));
+  Lock checked = LockOrFail(store, r1);
+  Lock released = LockOrFail(store, r2);
+  assert_true(TryOrFail(checked));
+  assert_true(TryOrFail(released));
   assert_true(IsStillHeld(checked));
   Conn admin = Connect();
   KillHolder(admin.get(), r1);
@@ -642,8 +574,8 @@ void KilledSessionLosesTheLock(void**) {
   assert_true(OtherProcessGets(r2, absl::Seconds(10)));
   // The keys work again, on fresh sessions, and the store's pool has
   // dropped nothing it should not reuse.
-  assert_true(Try(checked));
-  assert_true(Try(released));
+  assert_true(TryOrFail(checked));
+  assert_true(TryOrFail(released));
   assert_false(OtherProcessGets(r1));
 }
 
@@ -651,8 +583,8 @@ void WatchHearsTheKillAtOnce(void**) {
   REQUIRE_SERVER();
   auto store = NewStore();
   const std::string r = UniqueResource("my-watch");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
   // Only the socket can tell the watch in time: no interval check before
@@ -681,10 +613,10 @@ void ServerRestartLosesTheLock(void**) {
   auto store = NewStore();
   const std::string r1 = UniqueResource("my-restart-a");
   const std::string r2 = UniqueResource("my-restart-b");
-  Lock watched_lock = MakeLock(store, r1);
-  Lock checked = MakeLock(store, r2);
-  assert_true(Try(watched_lock));
-  assert_true(Try(checked));
+  Lock watched_lock = LockOrFail(store, r1);
+  Lock checked = LockOrFail(store, r2);
+  assert_true(TryOrFail(watched_lock));
+  assert_true(TryOrFail(checked));
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
   options.check_interval = absl::Hours(1);
@@ -695,7 +627,7 @@ void ServerRestartLosesTheLock(void**) {
   assert_true(WaitLost(*watched));
   ASSERT_CODE(checked.CheckAcquired(), absl::StatusCode::kAborted);
   // The same store works on the restarted server.
-  assert_true(Try(checked));
+  assert_true(TryOrFail(checked));
   assert_false(OtherProcessGets(r2));
   assert_true(OtherProcessGets(r1, absl::Seconds(10)));
 }
@@ -707,14 +639,14 @@ void IdleSessionEndedByTheServer(void**) {
   REQUIRE_SERVER();
   auto store = NewStore("wait_timeout=1");
   const std::string r = UniqueResource("my-idle");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
   absl::SleepFor(absl::Milliseconds(2500));
   ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kAborted);
   // With the default, an idle holder keeps its lock.
   auto kept = NewStore();
-  Lock lasting = MakeLock(kept, r);
-  assert_true(Try(lasting));
+  Lock lasting = LockOrFail(kept, r);
+  assert_true(TryOrFail(lasting));
   absl::SleepFor(absl::Milliseconds(2500));
   ASSERT_OK(lasting.CheckAcquired());
 }
@@ -723,8 +655,8 @@ void ForkedChildCannotUseParentsKey(void**) {
   REQUIRE_SERVER();
   auto store = NewStore();
   const std::string r = UniqueResource("my-fork");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
   pid_t child = ForkChild([&] {
     ipclock::Key& key = ipclock::internal::LockAccess::key(lock);
     if (ipclock::StoreCalls::Delete(*store, key).code() != absl::StatusCode::kFailedPrecondition) {
@@ -757,10 +689,10 @@ void ListShowsTheHolders(void**) {
   auto store = NewStore();
   const std::string short_name = UniqueResource("my-list");
   const std::string long_name = short_name + std::string(80, 'L');
-  Lock a = MakeLock(store, short_name);
-  Lock b = MakeLock(store, long_name);
-  assert_true(Try(a));
-  assert_true(Try(b));
+  Lock a = LockOrFail(store, short_name);
+  Lock b = LockOrFail(store, long_name);
+  assert_true(TryOrFail(a));
+  assert_true(TryOrFail(b));
   Conn admin = Connect();
   const std::string session =
       Query(admin.get(), absl::StrCat("SELECT IS_USED_LOCK(", Utf8(short_name), ")"));
@@ -884,13 +816,13 @@ void TlsConnections(void**) {
   for (const std::string& options : {std::string("ssl_mode=required"), verified}) {
     auto store = NewStore(options);
     const std::string r = UniqueResource("my-tls");
-    Lock lock = MakeLock(store, r);
-    assert_true(Try(lock));
+    Lock lock = LockOrFail(store, r);
+    assert_true(TryOrFail(lock));
     assert_false(OtherProcessGets(r));
     Conn admin = Connect();
     KillHolder(admin.get(), r);
     ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kAborted);
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     ASSERT_OK(lock.Release());
   }
   // Another CA does not vouch for the server's certificate.

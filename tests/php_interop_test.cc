@@ -10,8 +10,6 @@
 // with --require-php (Meson: -Dphp_interop=enabled) they fail instead.
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +20,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
 #include "spawn_util.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "php_peer.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 namespace {
@@ -38,117 +35,22 @@ constexpr char kPlainFile[] = "sf.invoice-42.PDBLwhy.lock";
 constexpr char kOddResource[] = "<?php echo \"% hello word ! %\" ?>";
 constexpr char kOddFile[] = "sf.-php-echo-hello-word-.Sz2dDSf.lock";
 
-std::string AutoloadPath() {
-  const char* env = getenv("IPCLOCK_SYMFONY_AUTOLOAD");
-  return env != nullptr && env[0] != '\0'
-             ? env
-             : "/usr/share/php/Symfony/Component/Lock/autoload.php";
-}
+std::string PeerScript() { return PhpPeerScript("flock_peer.php"); }
 
-std::string PeerScript() {
-  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
-  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/flock_peer.php");
-}
+PhpPeerNeeds PeerNeeds() { return {PeerScript(), true, "", "php-cli php-symfony-lock"}; }
 
-// Why the PHP peer cannot run here, or nullptr if it can. The text lives in
-// a static so that skip()'s longjmp leaves no destructor behind.
-const char* PhpMissing() {
-  static std::string why;
-  if (FindInPath("php").empty()) {
-    why = "php is not installed (apt-get install php-cli php-symfony-lock)";
-  } else if (!FileExists(AutoloadPath())) {
-    why = absl::StrCat("Symfony Lock is not installed: no ", AutoloadPath(),
-                       " (apt-get install php-symfony-lock)");
-  } else if (!FileExists(PeerScript())) {
-    why = absl::StrCat("no ", PeerScript(), " (is IPCLOCK_SOURCE_ROOT set?)");
-  } else {
-    return nullptr;
-  }
-  return why.c_str();
-}
+#define REQUIRE_PHP() REQUIRE_PHP_PEER(PeerNeeds(), g_require_php)
 
-#define REQUIRE_PHP()                                      \
-  do {                                                     \
-    const char* why_missing = PhpMissing();                \
-    if (why_missing != nullptr) {                          \
-      if (g_require_php) fail_msg("%s", why_missing);      \
-      print_message("skipped: %s\n", why_missing);         \
-      skip();                                              \
-    }                                                      \
-  } while (0)
-
-// A PHP peer holding a lock until we close its stdin.
-class PhpHolder {
+// A PHP peer holding a lock until Release().
+class PhpHolder : public PhpPeerHolder {
  public:
-  PhpHolder(const std::string& dir, const std::string& resource, const char* mode) {
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) abort();
-    SpawnOptions options;
-    options.stdin_fd = in[0];
-    options.stdout_fd = out[1];
-    pid_ = Spawn({"php", PeerScript(), dir, resource, mode}, options);
-    close(in[0]);
-    close(out[1]);
-    to_php_ = in[1];
-    from_php_ = out[0];
-  }
-  ~PhpHolder() {
-    if (to_php_ >= 0) close(to_php_);
-    if (from_php_ >= 0) close(from_php_);
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      WaitPlain(pid_, 5);
-    }
-  }
-
-  // The next line the peer prints, without its newline; empty on timeout.
-  std::string ReadLine(double timeout_sec = 20) {
-    std::string line;
-    const double until = NowSeconds() + timeout_sec;
-    for (;;) {
-      struct pollfd p = {from_php_, POLLIN, 0};
-      int ms = static_cast<int>((until - NowSeconds()) * 1000);
-      if (ms <= 0 || poll(&p, 1, ms) <= 0) return line;
-      char c;
-      if (read(from_php_, &c, 1) != 1) return line;
-      if (c == '\n') return line;
-      line.push_back(c);
-    }
-  }
-
-  // Lets the peer release; returns its exit status.
-  int Release() {
-    close(to_php_);
-    to_php_ = -1;
-    std::string last = ReadLine();
-    if (last != "released") fail_msg("php peer said '%s', expected 'released'", last.c_str());
-    int code = WaitChild(pid_);
-    pid_ = -1;
-    return code;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int to_php_ = -1;
-  int from_php_ = -1;
+  PhpHolder(const std::string& dir, const std::string& resource, const char* mode)
+      : PhpPeerHolder({"php", PeerScript(), dir, resource, mode}) {}
 };
 
 // Runs the peer in try mode: "acquired" or "busy".
 std::string PhpTry(const std::string& dir, const std::string& resource, const char* mode) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) abort();
-  SpawnOptions options;
-  options.stdout_fd = out[1];
-  pid_t pid = Spawn({"php", PeerScript(), dir, resource, mode}, options);
-  close(out[1]);
-  std::string text;
-  char buf[256];
-  ssize_t n;
-  while ((n = read(out[0], buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
-  close(out[0]);
-  int code = WaitChild(pid);
-  if (code != 0) fail_msg("php peer (%s) exited %d: %s", mode, code, text.c_str());
-  return std::string(absl::StripAsciiWhitespace(text));
+  return RunPhpPeer({"php", PeerScript(), dir, resource, mode});
 }
 
 std::vector<std::string> ListDir(const std::string& dir) {
@@ -168,12 +70,6 @@ std::shared_ptr<ipclock::Store> StoreIn(const std::string& dir) {
   absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::NewFlockStore(options);
   ASSERT_OK(store);
   return *store;
-}
-
-ipclock::Lock MakeLock(const std::shared_ptr<ipclock::Store>& store, const std::string& resource) {
-  absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, resource);
-  ASSERT_OK(lock);
-  return *std::move(lock);
 }
 
 int RunCli(const std::vector<std::string>& args) {
@@ -198,7 +94,7 @@ void test_file_names_match_symfony(void** state) {
 
     const std::string our_dir = MakeTempDir();
     {
-      ipclock::Lock lock = MakeLock(StoreIn(our_dir), resource);
+      ipclock::Lock lock = LockOrFail(StoreIn(our_dir), resource);
       ASSERT_OK(lock.Acquire(absl::Seconds(5)));
       ASSERT_OK(lock.Release());
     }
@@ -214,18 +110,16 @@ void test_php_holds_ipclock_is_refused(void** state) {
   for (const char* resource : {kPlainResource, kOddResource}) {
     const std::string dir = MakeTempDir();
     PhpHolder php(dir, resource, "hold");
-    std::string said = php.ReadLine();
-    assert_string_equal(said.c_str(), "locked");
 
     std::shared_ptr<ipclock::Store> store = StoreIn(dir);
-    ipclock::Lock lock = MakeLock(store, resource);
+    ipclock::Lock lock = LockOrFail(store, resource);
     absl::StatusOr<bool> got = lock.TryAcquire();
     ASSERT_OK(got);
     assert_false(*got);
     assert_int_equal(
         RunCli({"run", "--store", "flock://" + dir, "--key", resource, "-n", "--", "true"}), 1);
 
-    assert_int_equal(php.Release(), 0);
+    php.Release();
     got = lock.TryAcquire();
     ASSERT_OK(got);
     assert_true(*got);
@@ -244,7 +138,7 @@ void test_ipclock_holds_php_is_refused(void** state) {
   for (const char* resource : {kPlainResource, kOddResource}) {
     const std::string dir = MakeTempDir();
     {
-      ipclock::Lock lock = MakeLock(StoreIn(dir), resource);
+      ipclock::Lock lock = LockOrFail(StoreIn(dir), resource);
       ASSERT_OK(lock.Acquire(absl::Seconds(5)));
       assert_string_equal(PhpTry(dir, resource, "try").c_str(), "busy");
       assert_string_equal(PhpTry(dir, resource, "try-read").c_str(), "busy");
@@ -276,11 +170,9 @@ void test_shared_locks_with_php(void** state) {
   REQUIRE_PHP();
   const std::string dir = MakeTempDir();
   PhpHolder php(dir, kOddResource, "hold-read");
-  std::string said = php.ReadLine();
-  assert_string_equal(said.c_str(), "locked");
   std::shared_ptr<ipclock::Store> store = StoreIn(dir);
-  ipclock::Lock reader = MakeLock(store, kOddResource);
-  ipclock::Lock writer = MakeLock(store, kOddResource);
+  ipclock::Lock reader = LockOrFail(store, kOddResource);
+  ipclock::Lock writer = LockOrFail(store, kOddResource);
   absl::StatusOr<bool> got = reader.TryAcquire(ipclock::LockMode::kShared);
   ASSERT_OK(got);
   assert_true(*got);
@@ -288,7 +180,7 @@ void test_shared_locks_with_php(void** state) {
   ASSERT_OK(got);
   assert_false(*got);
   ASSERT_OK(reader.Release());
-  assert_int_equal(php.Release(), 0);
+  php.Release();
   got = writer.TryAcquire(ipclock::LockMode::kExclusive);
   ASSERT_OK(got);
   assert_true(*got);
@@ -299,9 +191,7 @@ void test_shared_locks_with_php(void** state) {
 
 int main(int argc, char** argv) {
   using namespace ipclock_test;
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--require-php") == 0) g_require_php = true;
-  }
+  g_require_php = PhpRequired(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_file_names_match_symfony),
       cmocka_unit_test(test_php_holds_ipclock_is_refused),

@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ipclock/stores/postgres_store.h"
+#include "own_server.h"
 #include "spawn_util.h"
 #include "postgres_fixture.h"  // last: it pulls in cmocka.h
 
@@ -92,23 +93,7 @@ int TerminateHolder(PGconn* admin, const std::string& resource) {
 
 namespace {
 
-int OwnPortBase() {
-  const char* base = getenv("IPCLOCK_TEST_PORT_BASE");
-  int b = 0;
-  if (base == nullptr || !absl::SimpleAtoi(base, &b) || b <= 0) b = 21300;
-  return b + 90;
-}
-
-bool PortInUse(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in a = {};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool used = connect(fd, reinterpret_cast<struct sockaddr*>(&a), sizeof(a)) == 0;
-  close(fd);
-  return used;
-}
+int OwnPortBase() { return TestPortBase() + 90; }
 
 // The newest /usr/lib/postgresql/*/bin with initdb, or "".
 std::string ServerBinDir() {
@@ -172,7 +157,7 @@ const char* PostgresServer::Start() {
   }
   if (port_ == 0) {
     for (int p = OwnPortBase(); p < OwnPortBase() + 9 && port_ == 0; ++p) {
-      if (!PortInUse(p)) port_ = p;
+      if (!Listening(p)) port_ = p;
     }
     if (port_ == 0) return "no free port in $IPCLOCK_TEST_PORT_BASE+90..98 for a test PostgreSQL";
   }

@@ -32,10 +32,10 @@
 #include "ipclock/spi/store_interface.h"
 #include "ipclock/stores/postgres_store.h"
 #include "ipclock/store_factory.h"
-#include "peer_process.h"
 #include "spawn_util.h"
 #include "stores/postgres_lock_id.h"
-#include "postgres_fixture.h"  // last: it pulls in cmocka.h
+#include "postgres_fixture.h"
+#include "php_peer.h"  // last: they pull in cmocka.h
 
 namespace ipclock_test {
 namespace {
@@ -55,21 +55,7 @@ const char* ServerDsn() { return getenv("IPCLOCK_TEST_POSTGRES"); }
 std::string Dsn(absl::string_view options = "") { return WithQuery(ServerDsn(), options); }
 
 std::shared_ptr<Store> NewStore(absl::string_view options = "") {
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(Dsn(options));
-  ASSERT_OK(store);
-  return *store;
-}
-
-Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource) {
-  absl::StatusOr<Lock> lock = Lock::Create(store, resource);
-  ASSERT_OK(lock);
-  return *std::move(lock);
-}
-
-bool Try(Lock& lock, LockMode mode = LockMode::kExclusive) {
-  absl::StatusOr<bool> got = lock.TryAcquire(mode);
-  ASSERT_OK(got);
-  return *got;
+  return OpenStoreOrFail(Dsn(options));
 }
 
 bool Held(Lock& lock) {
@@ -253,8 +239,8 @@ void ExclusionBetweenProcesses(void**) {
   REQUIRE_SERVER();
   auto store = NewStore();
   const std::string r = UniqueResource("pg-excl");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
   assert_false(OtherProcessGets(r));
   assert_false(OtherProcessGets(r, LockMode::kShared));
   // Other schemes are other ids: no exclusion across them.
@@ -267,14 +253,14 @@ void SharedLocksBetweenProcesses(void**) {
   REQUIRE_SERVER();
   auto store = NewStore();
   const std::string r = UniqueResource("pg-shared");
-  Lock reader = MakeLock(store, r);
-  assert_true(Try(reader, LockMode::kShared));
+  Lock reader = LockOrFail(store, r);
+  assert_true(TryOrFail(reader, LockMode::kShared));
   assert_true(OtherProcessGets(r, LockMode::kShared));
   assert_false(OtherProcessGets(r, LockMode::kExclusive));
   // A sole reader promotes atomically: it never holds nothing in between.
-  assert_true(Try(reader, LockMode::kExclusive));
+  assert_true(TryOrFail(reader, LockMode::kExclusive));
   assert_false(OtherProcessGets(r, LockMode::kShared));
-  assert_true(Try(reader, LockMode::kShared));  // and demotes
+  assert_true(TryOrFail(reader, LockMode::kShared));  // and demotes
   assert_true(OtherProcessGets(r, LockMode::kShared));
   assert_false(OtherProcessGets(r, LockMode::kExclusive));
   ASSERT_OK(reader.Release());
@@ -286,30 +272,30 @@ void NoStacking(void**) {
   REQUIRE_SERVER();
   auto store = NewStore();
   const std::string r = UniqueResource("pg-stack");
-  Lock lock = MakeLock(store, r);
+  Lock lock = LockOrFail(store, r);
   // Saving again must not take the advisory lock a second time in the
   // session, or one unlock would leave it held.
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   ASSERT_OK(ipclock::StoreCalls::Save(*store, ipclock::internal::LockAccess::key(lock), LockMode::kExclusive, ipclock::Deadline::Past()));
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   ASSERT_OK(lock.Release());
   assert_true(OtherProcessGets(r));
   // Two stores in one process are two sessions: they exclude each other,
   // as do two Locks of one store (one session per held key).
   auto other_store = NewStore();
-  Lock a = MakeLock(store, r);
-  Lock b = MakeLock(other_store, r);
-  Lock c = MakeLock(store, r);
-  assert_true(Try(a));
-  assert_false(Try(b));
-  assert_false(Try(c));
+  Lock a = LockOrFail(store, r);
+  Lock b = LockOrFail(other_store, r);
+  Lock c = LockOrFail(store, r);
+  assert_true(TryOrFail(a));
+  assert_false(TryOrFail(b));
+  assert_false(TryOrFail(c));
   ASSERT_OK(a.Release());
-  assert_true(Try(b));
-  assert_false(Try(a));
+  assert_true(TryOrFail(b));
+  assert_false(TryOrFail(a));
   ASSERT_OK(b.Release());
   // Released sessions go back to the pool and serve the next key without
   // carrying anything over.
-  assert_true(Try(c));
+  assert_true(TryOrFail(c));
   ASSERT_OK(c.Release());
   assert_true(OtherProcessGets(r));
 }
@@ -331,7 +317,7 @@ void TimedAndForeverWaits(void**) {
     return lock->Release().ok() ? 0 : 4;
   });
   assert_int_equal(locked.Wait(), 'x');
-  Lock waiter = MakeLock(store, r);
+  Lock waiter = LockOrFail(store, r);
   double t0 = NowSeconds();
   ASSERT_CODE(waiter.Acquire(absl::Milliseconds(300)), absl::StatusCode::kDeadlineExceeded);
   double waited = NowSeconds() - t0;
@@ -353,10 +339,10 @@ void KilledSessionLosesTheLock(void**) {
   auto store = NewStore();
   const std::string r1 = UniqueResource("pg-kill-a");
   const std::string r2 = UniqueResource("pg-kill-b");
-  Lock checked = MakeLock(store, r1);
-  Lock released = MakeLock(store, r2);
-  assert_true(Try(checked));
-  assert_true(Try(released));
+  Lock checked = LockOrFail(store, r1);
+  Lock released = LockOrFail(store, r2);
+  assert_true(TryOrFail(checked));
+  assert_true(TryOrFail(released));
   Conn admin = Connect();
   assert_int_equal(TerminateHolder(admin.get(), r1), 1);
   assert_int_equal(TerminateHolder(admin.get(), r2), 1);
@@ -378,8 +364,8 @@ void KilledSessionLosesTheLock(void**) {
   assert_true(OtherProcessGets(r1));
   assert_true(OtherProcessGets(r2));
   // The keys work again once they acquire again, on fresh sessions.
-  assert_true(Try(checked));
-  assert_true(Try(released));
+  assert_true(TryOrFail(checked));
+  assert_true(TryOrFail(released));
   assert_false(OtherProcessGets(r1));
 }
 
@@ -387,15 +373,15 @@ void KilledPooledSessionIsReplaced(void**) {
   REQUIRE_SERVER();
   auto store = NewStore("application_name=ipclock-pool-test");
   const std::string r = UniqueResource("pg-pool");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
   ASSERT_OK(lock.Release());  // its session is idle in the pool now
   Conn admin = Connect();
   const std::string ended = Query(
       admin.get(), "SELECT count(*) FROM (SELECT pg_terminate_backend(pid, 10000) FROM "
                    "pg_stat_activity WHERE application_name = 'ipclock-pool-test') t");
   assert_true(std::stoi(ended) >= 1);
-  assert_true(Try(lock));  // a dead idle session costs a retry, not an error
+  assert_true(TryOrFail(lock));  // a dead idle session costs a retry, not an error
   assert_false(OtherProcessGets(r));
 }
 
@@ -403,8 +389,8 @@ void ForkedChildCannotUseParentsKey(void**) {
   REQUIRE_SERVER();
   auto store = NewStore();
   const std::string r = UniqueResource("pg-fork");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
   pid_t child = ForkChild([&] {
     // The key's session is the parent's: the child must neither release
     // nor probe it, and leaving must not end the parent's session.
@@ -457,9 +443,9 @@ void AcquireReleaseIsTwoRoundTrips(void**) {
     {
       absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(own.dsn(db));
       ASSERT_OK(store);
-      Lock lock = MakeLock(*store, UniqueResource("pg-rtt"));
+      Lock lock = LockOrFail(*store, UniqueResource("pg-rtt"));
       for (int i = 0; i < cycles; ++i) {
-        assert_true(Try(lock));
+        assert_true(TryOrFail(lock));
         ASSERT_OK(lock.Release());
       }
     }
@@ -482,7 +468,7 @@ void AcquireReleaseIsTwoRoundTrips(void**) {
 
   // The time, printed only (tools/bench measures it on a quiet machine).
   auto store = NewStore();
-  Lock lock = MakeLock(store, UniqueResource("pg-cost"));
+  Lock lock = LockOrFail(store, UniqueResource("pg-cost"));
   Conn conn = Connect();
   constexpr int kRounds = 200;
   for (int i = 0; i < 20; ++i) Query(conn.get(), "SELECT 1");
@@ -491,7 +477,7 @@ void AcquireReleaseIsTwoRoundTrips(void**) {
   const double select_us = (NowSeconds() - t0) / kRounds * 1e6;
   t0 = NowSeconds();
   for (int i = 0; i < kRounds; ++i) {
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     ASSERT_OK(lock.Release());
   }
   const double lock_us = (NowSeconds() - t0) / kRounds * 1e6;
@@ -517,8 +503,8 @@ void TransactionLock(void**) {
   assert_true(*got);
   // Session and transaction advisory locks share one id space.
   auto store = NewStore();
-  Lock session_lock = MakeLock(store, r);
-  assert_false(Try(session_lock));
+  Lock session_lock = LockOrFail(store, r);
+  assert_false(TryOrFail(session_lock));
 
   Query(b.get(), "BEGIN");
   Query(b.get(), "SET LOCAL lock_timeout = '7s'");
@@ -536,13 +522,13 @@ void TransactionLock(void**) {
   Query(a.get(), "COMMIT");  // releases a's lock
   ASSERT_OK(xb.Acquire(r, absl::Seconds(5)));
   assert_string_equal(Query(b.get(), "SHOW lock_timeout").c_str(), "7s");
-  assert_false(Try(session_lock));
+  assert_false(TryOrFail(session_lock));
   // Released with the top-level transaction, not with a savepoint.
   Query(b.get(), "SAVEPOINT s1");
   Query(b.get(), "RELEASE SAVEPOINT s1");
-  assert_false(Try(session_lock));
+  assert_false(TryOrFail(session_lock));
   Query(b.get(), "ROLLBACK");
-  assert_true(Try(session_lock));
+  assert_true(TryOrFail(session_lock));
   ASSERT_OK(session_lock.Release());
 
   // Shared transaction locks coexist with each other only.
@@ -550,75 +536,35 @@ void TransactionLock(void**) {
   Query(b.get(), "BEGIN");
   assert_true(*xa.TryAcquire(r, LockMode::kShared));
   assert_true(*xb.TryAcquire(r, LockMode::kShared));
-  assert_false(Try(session_lock));
-  assert_true(Try(session_lock, LockMode::kShared));
+  assert_false(TryOrFail(session_lock));
+  assert_true(TryOrFail(session_lock, LockMode::kShared));
   Query(a.get(), "COMMIT");
   Query(b.get(), "COMMIT");
 }
 
 // --- PHP's Symfony PostgreSqlStore as a peer ---------------------------------------------
 
-std::string PeerScript() {
-  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
-  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/postgres_peer.php");
+std::string PeerScript() { return PhpPeerScript("postgres_peer.php"); }
+
+PhpPeerNeeds PeerNeeds() {
+  return {PeerScript(), true, "pdo_pgsql", "php-cli php-pgsql php-symfony-lock"};
 }
 
-// Why the PHP peer cannot run, or nullptr. Static text: skip() longjmps.
-const char* PhpMissing() {
-  static std::string why;
-  const char* autoload = getenv("IPCLOCK_SYMFONY_AUTOLOAD");
-  const std::string autoload_path =
-      autoload != nullptr && autoload[0] != '\0'
-          ? autoload
-          : "/usr/share/php/Symfony/Component/Lock/autoload.php";
-  if (FindInPath("php").empty()) {
-    why = "php is not installed (apt-get install php-cli php-pgsql php-symfony-lock)";
-  } else if (!FileExists(autoload_path)) {
-    why = absl::StrCat("no ", autoload_path, " (apt-get install php-symfony-lock)");
-  } else if (!FileExists(PeerScript())) {
-    why = absl::StrCat("no ", PeerScript(), " (is IPCLOCK_SOURCE_ROOT set?)");
-  } else if (WaitPlain(Spawn({"php", "-r", "exit(extension_loaded('pdo_pgsql') ? 0 : 1);"})) != 0) {
-    why = "PHP has no pdo_pgsql (apt-get install php-pgsql)";
-  } else {
-    return nullptr;
-  }
-  return why.c_str();
-}
-
-#define REQUIRE_PHP()                                   \
-  do {                                                  \
-    REQUIRE_SERVER();                                   \
-    const char* why_missing = PhpMissing();             \
-    if (why_missing != nullptr) {                       \
-      print_message("skipped: %s\n", why_missing);      \
-      skip();                                           \
-    }                                                   \
+#define REQUIRE_PHP()                     \
+  do {                                    \
+    REQUIRE_SERVER();                     \
+    REQUIRE_PHP_PEER(PeerNeeds(), false); \
   } while (0)
 
 std::string PhpTry(const std::string& resource, const char* mode) {
-  int code = 0;
-  std::string said = RunForOutput({"php", PeerScript(), ServerDsn(), resource, mode}, &code);
-  if (code != 0) fail_msg("php peer (%s) exited %d: %s", mode, code, said.c_str());
-  return said;
+  return RunPhpPeer({"php", PeerScript(), ServerDsn(), resource, mode});
 }
 
-// A PHP peer that holds `resource` until its stdin closes.
-class PhpHolder {
+// A PHP peer that holds `resource` until Release().
+class PhpHolder : public PhpPeerHolder {
  public:
   PhpHolder(const std::string& resource, const char* mode)
-      : peer_({"php", PeerScript(), ServerDsn(), resource, mode}) {
-    const std::string said = peer_.ReadLine();
-    if (said != "locked") fail_msg("php peer said '%s', expected 'locked'", said.c_str());
-  }
-  void Release() {
-    peer_.CloseStdin();
-    const std::string said = peer_.ReadLine();
-    if (said != "released") fail_msg("php peer said '%s', expected 'released'", said.c_str());
-    assert_int_equal(peer_.Wait(), 0);
-  }
-
- private:
-  PeerProcess peer_;
+      : PhpPeerHolder({"php", PeerScript(), ServerDsn(), resource, mode}) {}
 };
 
 void PhpHoldsIpclockWaits(void**) {
@@ -627,37 +573,37 @@ void PhpHoldsIpclockWaits(void**) {
   const std::string r = UniqueResource("invoice");
   {
     PhpHolder php(r, "hold");
-    Lock lock = MakeLock(store, r);
-    assert_false(Try(lock));
-    assert_false(Try(lock, LockMode::kShared));
+    Lock lock = LockOrFail(store, r);
+    assert_false(TryOrFail(lock));
+    assert_false(TryOrFail(lock, LockMode::kShared));
     php.Release();
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
   }
   {
     PhpHolder php(r, "hold-read");
-    Lock lock = MakeLock(store, r);
-    assert_false(Try(lock));
-    assert_true(Try(lock, LockMode::kShared));
+    Lock lock = LockOrFail(store, r);
+    assert_false(TryOrFail(lock));
+    assert_true(TryOrFail(lock, LockMode::kShared));
     ASSERT_OK(lock.Release());
     php.Release();
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
   }
   // The native scheme is another id: it does not meet PHP's locks.
   PhpHolder php(r, "hold");
   auto native = NewStore();
-  Lock other = MakeLock(native, r);
-  assert_true(Try(other));
+  Lock other = LockOrFail(native, r);
+  assert_true(TryOrFail(other));
 }
 
 void IpclockHoldsPhpWaits(void**) {
   REQUIRE_PHP();
   auto store = NewStore("scheme=symfony");
   const std::string r = "invoice-42";  // the interop vector's resource
-  Lock lock = MakeLock(store, r);
-  if (!Try(lock)) fail_msg("invoice-42 is held by someone else on the test server");
+  Lock lock = LockOrFail(store, r);
+  if (!TryOrFail(lock)) fail_msg("invoice-42 is held by someone else on the test server");
   assert_string_equal(PhpTry(r, "try").c_str(), "busy");
   assert_string_equal(PhpTry(r, "try-read").c_str(), "busy");
-  assert_true(Try(lock, LockMode::kShared));  // demote
+  assert_true(TryOrFail(lock, LockMode::kShared));  // demote
   assert_string_equal(PhpTry(r, "try-read").c_str(), "acquired");
   assert_string_equal(PhpTry(r, "try").c_str(), "busy");
   ASSERT_OK(lock.Release());

@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,7 +22,7 @@
 #include "core/dsn.h"
 #include "core/lock_access.h"
 #include "ipclock/store_factory.h"
-#include "peer_process.h"
+#include "own_server.h"
 #include "spawn_util.h"
 #include "redis_fixture.h"  // last: it pulls in cmocka.h
 
@@ -47,12 +46,6 @@ std::string WithOptions(absl::string_view dsn, absl::string_view options) {
   return absl::StrCat(dsn, absl::StrContains(dsn, '?') ? "&" : "?", options);
 }
 
-std::shared_ptr<ipclock::Store> StoreOrDie(const std::string& dsn) {
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
-  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
-  return *store;
-}
-
 ipclock::Lock MakeLock(const std::shared_ptr<ipclock::Store>& store,
                        const std::string& resource, absl::Duration ttl) {
   ipclock::LockOptions options;
@@ -60,12 +53,6 @@ ipclock::Lock MakeLock(const std::shared_ptr<ipclock::Store>& store,
   absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, resource, options);
   if (!lock.ok()) fail_msg("Lock::Create: %s", lock.status().ToString().c_str());
   return *std::move(lock);
-}
-
-bool Try(ipclock::Lock& lock, ipclock::LockMode mode) {
-  absl::StatusOr<bool> got = lock.TryAcquire(mode);
-  if (!got.ok()) fail_msg("TryAcquire: %s", got.status().ToString().c_str());
-  return *got;
 }
 
 bool Held(ipclock::Lock& lock) { return IsStillHeld(lock); }
@@ -173,24 +160,8 @@ long long AsNumber(const std::optional<std::string>& s) {
 namespace {
 
 // The ports tools/test-servers/ports.sh leaves to tests' own servers.
-int PortBase() {
-  const char* base = getenv("IPCLOCK_TEST_PORT_BASE");
-  int b = 0;
-  if (base == nullptr || !absl::SimpleAtoi(base, &b) || b <= 0) b = 21300;
-  return b + 90;
-}
+int PortBase() { return TestPortBase() + 90; }
 int PortLimit() { return PortBase() + 9; }
-
-bool Listening(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in a = {};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool up = connect(fd, reinterpret_cast<struct sockaddr*>(&a), sizeof(a)) == 0;
-  close(fd);
-  return up;
-}
 
 }  // namespace
 
@@ -235,19 +206,9 @@ void RedisServer::Launch() {
                                    "--unixsocket", sock, "--unixsocketperm", "700",
                                    "--daemonize", "no", "--logfile", log,
                                    "--enable-debug-command", "local"};
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) fail_msg("fork: %s", strerror(errno));
-  if (pid == 0) {
-    // The server dies with the test, however the test ends.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
+  SpawnOptions options;
+  options.die_with_test = true;
+  pid_t pid = Spawn(args, options);
   pid_ = pid;
   const double until = NowSeconds() + 10;
   while (NowSeconds() < until) {
@@ -305,65 +266,24 @@ int KillOwnRedis(void**) {
 
 namespace {
 
-std::string AutoloadPath() {
-  const char* env = getenv("IPCLOCK_SYMFONY_AUTOLOAD");
-  return env != nullptr && env[0] != '\0' ? env
-                                          : "/usr/share/php/Symfony/Component/Lock/autoload.php";
-}
-
-std::string PeerScript() {
-  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
-  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/redis_peer.php");
-}
+std::string PeerScript() { return PhpPeerScript("redis_peer.php"); }
 
 }  // namespace
 
 const char* RedisPhpMissing() {
-  static std::string why;
-  if (FindInPath("php").empty()) {
-    why = "php is not installed (apt-get install php-cli php-redis php-symfony-lock)";
-  } else if (!FileExists(AutoloadPath())) {
-    why = absl::StrCat("Symfony Lock is not installed: no ", AutoloadPath());
-  } else if (!FileExists(PeerScript())) {
-    why = absl::StrCat("no ", PeerScript(), " (is IPCLOCK_SOURCE_ROOT set?)");
-  } else if (WaitPlain(Spawn({"php", "-r", "exit(extension_loaded('redis') ? 0 : 1);"}), 30) != 0) {
-    why = "php's redis extension is missing (apt-get install php-redis)";
-  } else {
-    return nullptr;
-  }
-  return why.c_str();
+  return PhpPeerMissing(
+      {PeerScript(), true, "redis", "php-cli php-redis php-symfony-lock"});
 }
 
-void RequireRedisPhp(bool required) {
-  const char* why = RedisPhpMissing();
-  if (why == nullptr) return;
-  if (required) fail_msg("%s", why);
-  print_message("skipped: %s\n", why);
-  skip();
-}
+void RequireRedisPhp(bool required) { SkipWithoutPhp(RedisPhpMissing(), required); }
 
 std::string PhpRedisTry(const std::string& dsn, const std::string& resource,
                         const char* mode) {
-  int code = 0;
-  std::string said = RunForOutput({"php", PeerScript(), dsn, resource, mode}, &code);
-  if (code != 0) fail_msg("php peer (%s) exited %d: %s", mode, code, said.c_str());
-  return said;
+  return RunPhpPeer({"php", PeerScript(), dsn, resource, mode});
 }
 
 PhpRedisHolder::PhpRedisHolder(const std::string& dsn, const std::string& resource,
                                const char* mode)
-    : peer_(new PeerProcess({"php", PeerScript(), dsn, resource, mode})) {
-  const std::string said = peer_->ReadLine();
-  if (said != "locked") fail_msg("php peer said '%s', expected 'locked'", said.c_str());
-}
-
-PhpRedisHolder::~PhpRedisHolder() = default;
-
-void PhpRedisHolder::Release() {
-  peer_->CloseStdin();
-  const std::string said = peer_->ReadLine();
-  if (said != "released") fail_msg("php peer said '%s', expected 'released'", said.c_str());
-  assert_int_equal(peer_->Wait(), 0);
-}
+    : PhpPeerHolder({"php", PeerScript(), dsn, resource, mode}) {}
 
 }  // namespace ipclock_test

@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "ipclock/lock.h"
 #include "ipclock/store.h"
+#include "php_peer.h"
 #include "test_util.h"
 
 struct redisContext;
@@ -43,12 +44,10 @@ const char* RequireRedis(const char* name = "IPCLOCK_TEST_REDIS");
 // `dsn` with query `options` appended ('?' or '&').
 std::string WithOptions(absl::string_view dsn, absl::string_view options);
 
-std::shared_ptr<ipclock::Store> StoreOrDie(const std::string& dsn);
+// LockOrFail with a TTL of `ttl`.
 ipclock::Lock MakeLock(const std::shared_ptr<ipclock::Store>& store,
                        const std::string& resource,
                        absl::Duration ttl = absl::Seconds(30));
-// TryAcquire that fails the test on an error.
-bool Try(ipclock::Lock& lock, ipclock::LockMode mode = ipclock::LockMode::kExclusive);
 // Lock::CheckAcquired() as a bool (IsStillHeld).
 bool Held(ipclock::Lock& lock);
 // The key's owner token.
@@ -134,15 +133,9 @@ void RequireRedisPhp(bool required);
 //   PhpRedisHolder holds `r` ("hold"|"hold-read") until Release().
 std::string PhpRedisTry(const std::string& dsn, const std::string& resource,
                         const char* mode);
-class PeerProcess;
-class PhpRedisHolder {
+class PhpRedisHolder : public PhpPeerHolder {
  public:
   PhpRedisHolder(const std::string& dsn, const std::string& resource, const char* mode);
-  ~PhpRedisHolder();
-  void Release();
-
- private:
-  std::unique_ptr<PeerProcess> peer_;
 };
 
 }  // namespace ipclock_test

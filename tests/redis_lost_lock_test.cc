@@ -173,34 +173,34 @@ void ExpectReport(const absl::Status& s, const Loss& loss, absl::string_view als
 // The holder asks: Aborted, saying what happened; and the lock really is
 // free for the next holder.
 void SeenByCheckAcquired(const Loss& loss, RedisServer& own, const char* format) {
-  auto store = StoreOrDie(DsnFor(own, format));
+  auto store = OpenStoreOrFail(DsnFor(own, format));
   const std::string r = UniqueResource("lost-check");
   Lock lock = MakeLock(store, r, kLongLease);
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   assert_true(Held(lock));
   loss.cause(own, r);
   ExpectReport(lock.CheckAcquired(), loss, "the lock is no longer held");
   assert_false(lock.is_acquired());
   Lock rival = MakeLock(store, r, kLongLease);
-  assert_true(Try(rival));
+  assert_true(TryOrFail(rival));
 }
 
 // The holder releases without asking first: never OK.
 void SeenByRelease(const Loss& loss, RedisServer& own, const char* format) {
-  auto store = StoreOrDie(DsnFor(own, format));
+  auto store = OpenStoreOrFail(DsnFor(own, format));
   const std::string r = UniqueResource("lost-release");
   Lock lock = MakeLock(store, r, kLongLease);
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   loss.cause(own, r);
   ExpectReport(lock.Release(), loss, "the lock was no longer held at release");
 }
 
 // A watch reports it within its interval: the lease cannot explain it.
 void SeenByWatch(const Loss& loss, RedisServer& own, const char* format, Latencies* latencies) {
-  auto store = StoreOrDie(DsnFor(own, format));
+  auto store = OpenStoreOrFail(DsnFor(own, format));
   const std::string r = UniqueResource("lost-watch");
   Lock lock = MakeLock(store, r, kLongLease);
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   LossLog log;
   LockWatch watch;
   absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), log.Options(kInterval));
@@ -240,9 +240,9 @@ void ServerRestartedWithoutPersistence(void**) { LoseThreeWays(kRestart); }
 void LeaseRanOut(void**) {
   RedisServer& own = OwnRedis();
   for (const char* format : kFormats) {
-    auto store = StoreOrDie(DsnFor(own, format));
+    auto store = OpenStoreOrFail(DsnFor(own, format));
     Lock lock = MakeLock(store, UniqueResource("lease"), absl::Milliseconds(200));
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     absl::SleepFor(absl::Milliseconds(500));
     absl::Status s = lock.CheckAcquired();
     print_message("%s\n", s.ToString().c_str());
@@ -251,12 +251,12 @@ void LeaseRanOut(void**) {
   }
   // A reader whose lease ran out while another's lasts: its entry is still
   // in the sorted set, past its time.
-  auto store = StoreOrDie(DsnFor(own, "symfony"));
+  auto store = OpenStoreOrFail(DsnFor(own, "symfony"));
   const std::string r = UniqueResource("reader-lease");
   Lock brief = MakeLock(store, r, absl::Milliseconds(200));
   Lock lasting = MakeLock(store, r, kLongLease);
-  assert_true(Try(brief, LockMode::kShared));
-  assert_true(Try(lasting, LockMode::kShared));
+  assert_true(TryOrFail(brief, LockMode::kShared));
+  assert_true(TryOrFail(lasting, LockMode::kShared));
   absl::SleepFor(absl::Milliseconds(500));
   absl::Status s = brief.CheckAcquired();
   print_message("%s\n", s.ToString().c_str());
@@ -269,13 +269,13 @@ void TakenOverOrOverwritten(void**) {
   RedisServer& own = OwnRedis();
   RedisClient raw(own.dsn());
   for (const char* format : kFormats) {
-    auto store = StoreOrDie(DsnFor(own, format));
+    auto store = OpenStoreOrFail(DsnFor(own, format));
     const std::string r = UniqueResource("taken");
     Lock lock = MakeLock(store, r, kLongLease);
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     raw.Ok({"DEL", r});
     Lock rival = MakeLock(store, r, kLongLease);
-    assert_true(Try(rival));
+    assert_true(TryOrFail(rival));
     absl::Status s = lock.CheckAcquired();
     print_message("%s\n", s.ToString().c_str());
     ASSERT_CODE(s, absl::StatusCode::kAborted);
@@ -286,7 +286,7 @@ void TakenOverOrOverwritten(void**) {
     assert_true(Held(rival));
 
     Lock other = MakeLock(store, UniqueResource("overwritten"), kLongLease);
-    assert_true(Try(other));
+    assert_true(TryOrFail(other));
     raw.Ok({"DEL", other.resource()});
     raw.Ok({"HSET", other.resource(), "field", "value"});
     s = other.Release();
@@ -295,14 +295,14 @@ void TakenOverOrOverwritten(void**) {
     assert_true(Contains(s, "overwritten with a value of type hash"));
   }
   // Symfony format seeing a simple-format holder.
-  auto symfony = StoreOrDie(DsnFor(own, "symfony"));
-  auto simple = StoreOrDie(DsnFor(own, "simple"));
+  auto symfony = OpenStoreOrFail(DsnFor(own, "symfony"));
+  auto simple = OpenStoreOrFail(DsnFor(own, "simple"));
   const std::string r = UniqueResource("cross");
   Lock lock = MakeLock(symfony, r, kLongLease);
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   raw.Ok({"DEL", r});
   Lock rival = MakeLock(simple, r, kLongLease);
-  assert_true(Try(rival));
+  assert_true(TryOrFail(rival));
   absl::Status s = lock.CheckAcquired();
   ASSERT_CODE(s, absl::StatusCode::kAborted);
   assert_true(Contains(s, "in the string format"));
@@ -312,11 +312,11 @@ void TakenOverOrOverwritten(void**) {
 
 void StoppedServerLosesTheLockWhenTheLeaseRunsOut(void**) {
   RedisServer& own = OwnRedis();
-  auto store = StoreOrDie(
+  auto store = OpenStoreOrFail(
       WithOptions(own.dsn(), "secret=none&connect_timeout=0.5&command_timeout=0.5"));
   const absl::Duration ttl = absl::Seconds(3);
   Lock lock = MakeLock(store, UniqueResource("stopped"), ttl);
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   LossLog log;
   LockWatch watch;
   absl::StatusOr<WatchedLock> watched =
@@ -381,10 +381,10 @@ void TrackingReportsAtOnce(void**) {
   };
   for (const char* format : kFormats) {
     for (const Change& change : changes) {
-      auto store = StoreOrDie(DsnFor(own, format));
+      auto store = OpenStoreOrFail(DsnFor(own, format));
       const std::string r = UniqueResource("tracked");
       Lock lock = MakeLock(store, r, kLongLease);
-      assert_true(Try(lock));
+      assert_true(TryOrFail(lock));
       LossLog log;
       LockWatch watch;
       absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), log.Options(absl::Hours(1)));
@@ -415,12 +415,12 @@ void RefusedTrackingFallsBackToPolling(void**) {
   RedisClient admin(own.dsn());
   admin.Ok({"ACL", "SETUSER", "notracking", "on", ">notracking-pw", "~*", "&*", "+@all",
             "-client"});
-  auto store = StoreOrDie(WithOptions(
+  auto store = OpenStoreOrFail(WithOptions(
       absl::StrCat("redis://notracking:notracking-pw@127.0.0.1:", own.port()),
       "secret=none&connect_timeout=1&command_timeout=2"));
   const std::string r = UniqueResource("untracked");
   Lock lock = MakeLock(store, r, kLongLease);
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   LossLog log;
   LockWatch watch;
   absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), log.Options(kInterval));
@@ -449,13 +449,13 @@ void RefusedTrackingFallsBackToPolling(void**) {
 // 100 ms; the Redis check waits 5 s).
 void StoppedServerDelaysNoOtherLock(void**) {
   RedisServer& own = OwnRedis();
-  auto redis = StoreOrDie(WithOptions(own.dsn(), "secret=none&command_timeout=5"));
+  auto redis = OpenStoreOrFail(WithOptions(own.dsn(), "secret=none&command_timeout=5"));
   const std::string dir = MakeTempDir();
-  auto flock = StoreOrDie(absl::StrCat("flock://", dir, "?removeipc=ignore"));
+  auto flock = OpenStoreOrFail(absl::StrCat("flock://", dir, "?removeipc=ignore"));
   Lock remote = MakeLock(redis, UniqueResource("stopped-remote"), kLongLease);
   Lock local = MakeLock(flock, UniqueResource("stopped-local"), kLongLease);
-  assert_true(Try(remote));
-  assert_true(Try(local));
+  assert_true(TryOrFail(remote));
+  assert_true(TryOrFail(local));
   LossLog log;
   LockWatch watch;
   // Checked every 50 ms: a Redis check is under way, waiting, when the

@@ -173,7 +173,7 @@ void ServerDownAtCreation(void**) {
 
 void SymfonyLayout(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
-  auto store = StoreOrDie(WithOptions(base, "format=symfony&secret=none"));
+  auto store = OpenStoreOrFail(WithOptions(base, "format=symfony&secret=none"));
   assert_true(store->capabilities().shared);
   assert_true(store->capabilities().serializable);
   assert_true(store->capabilities().scope == ipclock::Scope::kRemote);
@@ -182,7 +182,7 @@ void SymfonyLayout(void**) {
   const std::string r = UniqueResource("sf-layout");
   Lock lock = MakeLock(store, r, absl::Seconds(10));
   const long long before = raw.ServerMillis();
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   const long long after = raw.ServerMillis();
   const std::string token = TokenOf(lock);
   assert_int_equal(token.size(), 44);
@@ -208,8 +208,8 @@ void SymfonyLayout(void**) {
   // Readers: one member each, no __write__, the key lives as long as the
   // longest lease.
   Lock a = MakeLock(store, r, absl::Seconds(5)), b = MakeLock(store, r, absl::Seconds(20));
-  assert_true(Try(a, LockMode::kShared));
-  assert_true(Try(b, LockMode::kShared));
+  assert_true(TryOrFail(a, LockMode::kShared));
+  assert_true(TryOrFail(b, LockMode::kShared));
   assert_false(a.fence().has_value());
   assert_int_equal(raw.Int({"ZCARD", r}), 2);
   assert_false(raw.Str({"ZSCORE", r, "__write__"}).has_value());
@@ -220,13 +220,13 @@ void SymfonyLayout(void**) {
 
 void SimpleLayout(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
-  auto store = StoreOrDie(WithOptions(base, "format=simple&secret=none"));
+  auto store = OpenStoreOrFail(WithOptions(base, "format=simple&secret=none"));
   assert_false(store->capabilities().shared);
   assert_true(store->capabilities().fencing);
   RedisClient raw(base);
   const std::string r = UniqueResource("simple-layout");
   Lock lock = MakeLock(store, r, absl::Seconds(10));
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   assert_string_equal(raw.Str({"TYPE", r})->c_str(), "string");
   assert_string_equal(raw.Str({"GET", r})->c_str(), TokenOf(lock).c_str());
   const long long pttl = raw.Int({"PTTL", r});
@@ -234,7 +234,7 @@ void SimpleLayout(void**) {
   assert_string_equal(raw.Str({"HGET", r + ":ipclock", "holder"})->c_str(), TokenOf(lock).c_str());
   // Saving again is idempotent: same token, same fence.
   const uint64_t fence = *lock.fence();
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   assert_int_equal(*lock.fence(), fence);
   ASSERT_OK(lock.Release());
   assert_int_equal(raw.Int({"EXISTS", r}), 0);
@@ -244,10 +244,11 @@ void ExpiryOnServerClock(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   RedisClient raw(base);
   for (const char* format : kFormats) {
-    auto store = StoreOrDie(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
+    auto store =
+        OpenStoreOrFail(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
     const std::string r = UniqueResource(absl::StrCat("expiry-", format));
     Lock lock = MakeLock(store, r, absl::Milliseconds(300));
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     assert_int_equal(raw.Int({"EXISTS", r}), 1);
     const long long pttl = raw.Int({"PTTL", r});
     assert_true(pttl > 0 && pttl <= 300);
@@ -264,7 +265,7 @@ void ExpiryOnServerClock(void**) {
 // the store is built for it (StoreOptions::lease), before any server.
 void InfiniteTtlRefused(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
-  auto store = StoreOrDie(WithOptions(base, "secret=none"));
+  auto store = OpenStoreOrFail(WithOptions(base, "secret=none"));
   ipclock::LockOptions options;
   options.ttl = absl::InfiniteDuration();
   ASSERT_CODE(Lock::Create(store, UniqueResource("forever"), options),
@@ -279,10 +280,11 @@ void Refresh(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   RedisClient raw(base);
   for (const char* format : kFormats) {
-    auto store = StoreOrDie(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
+    auto store =
+        OpenStoreOrFail(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
     const std::string r = UniqueResource(absl::StrCat("refresh-", format));
     Lock lock = MakeLock(store, r, absl::Seconds(1));
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     ASSERT_OK(lock.Refresh(absl::Seconds(20)));
     assert_true(raw.Int({"PTTL", r}) > 15000);
     assert_true(lock.RemainingLifetime() > absl::Seconds(15));
@@ -301,10 +303,11 @@ void Refresh(void**) {
 void LeaseCountsFromAcquisition(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   for (const char* format : kFormats) {
-    auto store = StoreOrDie(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
+    auto store =
+        OpenStoreOrFail(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
     const std::string r = UniqueResource("lease");
     Lock holder = MakeLock(store, r, absl::Seconds(10));
-    assert_true(Try(holder));
+    assert_true(TryOrFail(holder));
     std::thread releaser([&] {
       absl::SleepFor(absl::Milliseconds(800));
       holder.Release().IgnoreError();
@@ -324,10 +327,10 @@ void SerializedKeyReleasedByAnotherProcess(void**) {
   RedisClient raw(base);
   for (const char* format : kFormats) {
     const std::string dsn = WithOptions(base, absl::StrCat("format=", format, "&secret=none"));
-    auto store = StoreOrDie(dsn);
+    auto store = OpenStoreOrFail(dsn);
     const std::string r = UniqueResource(absl::StrCat("serial-", format));
     Lock lock = MakeLock(store, r, absl::Seconds(5));
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     absl::StatusOr<std::string> text = lock.Serialize();
     ASSERT_OK(text);
     const std::string serialized = *text;
@@ -346,7 +349,7 @@ void SerializedKeyReleasedByAnotherProcess(void**) {
     assert_int_equal(raw.Int({"EXISTS", r}), 0);
     assert_false(Held(lock));
     Lock next = MakeLock(store, r);
-    assert_true(Try(next));
+    assert_true(TryOrFail(next));
   }
 }
 
@@ -356,22 +359,23 @@ void FenceOnTheServer(void**) {
   const char* base = RequireRedis();
   RedisClient raw(base);
   for (const char* format : kFormats) {
-    auto store = StoreOrDie(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
+    auto store =
+        OpenStoreOrFail(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
     assert_true(store->capabilities().fencing);
     assert_true(store->capabilities().owner_death);
     const std::string r = UniqueResource(absl::StrCat("fence-", format));
     for (int i = 0; i < 2; ++i) {
       Lock lock = MakeLock(store, r);
-      assert_true(Try(lock));
+      assert_true(TryOrFail(lock));
       assert_int_equal(AsNumber(raw.Str({"HGET", r + ":ipclock", "fence"})), *lock.fence());
     }
-    auto plain = StoreOrDie(
+    auto plain = OpenStoreOrFail(
         WithOptions(base, absl::StrCat("format=", format, "&secret=none&fencing=false")));
     assert_false(plain->capabilities().fencing);
     assert_false(plain->capabilities().owner_death);
     const std::string r2 = UniqueResource("nofence");
     Lock lock = MakeLock(plain, r2);
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     assert_false(lock.fence().has_value());
     assert_int_equal(raw.Int({"EXISTS", r2 + ":ipclock"}), 0);
   }
@@ -401,11 +405,11 @@ void OwnerDeathAfterSigkill(void**) {
   const char* base = RequireRedis();
   for (const char* format : kFormats) {
     const std::string dsn = WithOptions(base, absl::StrCat("format=", format, "&secret=none"));
-    auto store = StoreOrDie(dsn);
+    auto store = OpenStoreOrFail(dsn);
     const std::string r = UniqueResource(absl::StrCat("death-", format));
     // A holder whose lease ran out but who then released is not dead.
     Lock slow = MakeLock(store, r, absl::Milliseconds(200));
-    assert_true(Try(slow));
+    assert_true(TryOrFail(slow));
     absl::SleepFor(absl::Milliseconds(400));
     // Released (Lock may report the overrun as Aborted: a kLeaseOverrun diagnostic).
     absl::Status late = slow.Release();
@@ -413,12 +417,12 @@ void OwnerDeathAfterSigkill(void**) {
       fail_msg("late release: %s", late.ToString().c_str());
     }
     Lock again = MakeLock(store, r);
-    assert_true(Try(again));
+    assert_true(TryOrFail(again));
     assert_false(again.previous_owner_died());
   }
   // Symfony format: readers see a dead writer too; the next writer clears it.
   const std::string dsn = WithOptions(base, "format=symfony&secret=none");
-  auto store = StoreOrDie(dsn);
+  auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("death-readers");
   KillHolder(dsn, r, LockMode::kExclusive);
   Lock reader = MakeLock(store, r);
@@ -426,11 +430,11 @@ void OwnerDeathAfterSigkill(void**) {
   assert_true(reader.previous_owner_died());
   ASSERT_OK(reader.Release());
   Lock writer = MakeLock(store, r);
-  assert_true(Try(writer));
+  assert_true(TryOrFail(writer));
   assert_true(writer.previous_owner_died());
   ASSERT_OK(writer.Release());
   Lock writer2 = MakeLock(store, r);
-  assert_true(Try(writer2));
+  assert_true(TryOrFail(writer2));
   assert_false(writer2.previous_owner_died());
   // A dead reader is not reported: only writers leave a marker.
   ASSERT_OK(writer2.Release());
@@ -443,15 +447,15 @@ void OwnerDeathAfterSigkill(void**) {
 void StringTypeIsConflict(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   RedisClient raw(base);
-  auto symfony = StoreOrDie(WithOptions(base, "format=symfony&secret=none"));
-  auto simple = StoreOrDie(WithOptions(base, "format=simple&secret=none"));
+  auto symfony = OpenStoreOrFail(WithOptions(base, "format=symfony&secret=none"));
+  auto simple = OpenStoreOrFail(WithOptions(base, "format=simple&secret=none"));
   // A pre-5.2 Symfony lock (a plain string) is a conflict, in both modes,
   // and is left alone.
   const std::string r = UniqueResource("legacy");
   raw.Ok({"SET", r, "legacy-token", "PX", "30000"});
   Lock lock = MakeLock(symfony, r);
-  assert_false(Try(lock));
-  assert_false(Try(lock, LockMode::kShared));
+  assert_false(TryOrFail(lock));
+  assert_false(TryOrFail(lock, LockMode::kShared));
   assert_false(Held(lock));
   ASSERT_OK(lock.Release());
   ASSERT_CODE(lock.Refresh(), absl::StatusCode::kFailedPrecondition);
@@ -459,26 +463,26 @@ void StringTypeIsConflict(void**) {
   // So the two formats exclude each other on one resource, both ways.
   const std::string r2 = UniqueResource("mixed");
   Lock sf = MakeLock(symfony, r2), sp = MakeLock(simple, r2);
-  assert_true(Try(sf));
-  assert_false(Try(sp));
+  assert_true(TryOrFail(sf));
+  assert_false(TryOrFail(sp));
   assert_false(Held(sp));
   assert_string_equal(raw.Str({"TYPE", r2})->c_str(), "zset");
   assert_true(Held(sf));
   ASSERT_OK(sf.Release());
-  assert_true(Try(sp));
-  assert_false(Try(sf));
-  assert_false(Try(sf, LockMode::kShared));
+  assert_true(TryOrFail(sp));
+  assert_false(TryOrFail(sf));
+  assert_false(TryOrFail(sf, LockMode::kShared));
   assert_true(Held(sp));
 }
 
 void SelectDb(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   if (absl::StrContains(base, '?')) skip();  // a DSN with its own query: not ours to edit
-  auto store = StoreOrDie(absl::StrCat(base, "/3?secret=none"));
+  auto store = OpenStoreOrFail(absl::StrCat(base, "/3?secret=none"));
   assert_true(absl::StrContains(store->Describe(), "/3"));
   const std::string r = UniqueResource("select");
   Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   RedisClient db3(absl::StrCat(base, "/3"));
   RedisClient db0(base);
   assert_int_equal(db3.Int({"EXISTS", r}), 1);
@@ -496,13 +500,13 @@ void Auth(void**) {
   const std::string server = absl::StrCat(parsed->host(), ":", parsed->port());
   assert_false(password.empty());
   {
-    auto store = StoreOrDie(WithOptions(auth, "secret=none"));
+    auto store = OpenStoreOrFail(WithOptions(auth, "secret=none"));
     assert_false(absl::StrContains(store->Describe(), password));
     Lock lock = MakeLock(store, UniqueResource("auth"));
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
   }
   // Symfony's form: the password alone before '@'.
-  StoreOrDie(absl::StrCat("redis://", password, "@", server, "?secret=none"));
+  OpenStoreOrFail(absl::StrCat("redis://", password, "@", server, "?secret=none"));
   // A wrong password: PermissionDenied, naming the server, no password.
   const std::string wrong = "wrong-password-1234";
   absl::StatusOr<std::shared_ptr<Store>> s =
@@ -523,10 +527,11 @@ void AclUser(void**) {
   RedisClient admin(own.dsn());
   admin.Ok({"ACL", "SETUSER", "locker", "reset", "on", ">locker-pass-1234", "~*", "&*", "+@all"});
   {
-    auto store = StoreOrDie(absl::StrCat("redis://locker:locker-pass-1234@", own.server(), "?secret=none"));
+    auto store = OpenStoreOrFail(
+        absl::StrCat("redis://locker:locker-pass-1234@", own.server(), "?secret=none"));
     assert_true(absl::StrContains(store->Describe(), "locker@"));
     Lock lock = MakeLock(store, UniqueResource("acl"));
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     ASSERT_OK(lock.Release());
   }
   absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn(
@@ -543,11 +548,12 @@ void AclUser(void**) {
 
 void UnixSocket(void**) {
   RedisServer& own = OwnRedis();
-  auto store = StoreOrDie(absl::StrCat("redis://", own.socket(), "?db=2&secret=none&command_timeout=0.5"));
+  auto store = OpenStoreOrFail(
+      absl::StrCat("redis://", own.socket(), "?db=2&secret=none&command_timeout=0.5"));
   assert_true(absl::StrContains(store->Describe(), own.socket()));
   const std::string r = UniqueResource("socket");
   Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   RedisClient db2(absl::StrCat(own.dsn(), "/2"));
   assert_int_equal(db2.Int({"EXISTS", r}), 1);
 }
@@ -556,13 +562,14 @@ void NoscriptRecovery(void**) {
   RedisServer& own = OwnRedis();
   RedisClient raw(own.dsn());
   for (const char* format : kFormats) {
-    auto store = StoreOrDie(WithOptions(own.dsn(), absl::StrCat("format=", format, "&secret=none")));
+    auto store =
+        OpenStoreOrFail(WithOptions(own.dsn(), absl::StrCat("format=", format, "&secret=none")));
     const std::string r = UniqueResource("noscript");
     Lock lock = MakeLock(store, r);
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     ASSERT_OK(lock.Release());
     raw.Ok({"SCRIPT", "FLUSH"});
-    assert_true(Try(lock));  // NOSCRIPT, SCRIPT LOAD, EVALSHA again
+    assert_true(TryOrFail(lock));  // NOSCRIPT, SCRIPT LOAD, EVALSHA again
     raw.Ok({"SCRIPT", "FLUSH"});
     ASSERT_OK(lock.Refresh(absl::Seconds(10)));
     raw.Ok({"SCRIPT", "FLUSH"});
@@ -602,15 +609,16 @@ void RoundTrips(void**) {
   RedisClient raw(own.dsn());
   RoundTripCounter counter(raw);
   for (const char* format : kFormats) {
-    auto store = StoreOrDie(WithOptions(own.dsn(), absl::StrCat("format=", format, "&secret=none")));
+    auto store =
+        OpenStoreOrFail(WithOptions(own.dsn(), absl::StrCat("format=", format, "&secret=none")));
     const std::string r = UniqueResource("rtt");
     Lock lock = MakeLock(store, r);
-    assert_true(Try(lock));  // warm: connected, scripts loaded
+    assert_true(TryOrFail(lock));  // warm: connected, scripts loaded
     ASSERT_OK(lock.Release());
 
     const long long evalsha_before = raw.Info("commandstats", "cmdstat_evalsha");
     counter.Start();
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     ASSERT_OK(lock.Release());
     const long long n = counter.Stop();
     const long long evalsha = raw.Info("commandstats", "cmdstat_evalsha") - evalsha_before;
@@ -621,9 +629,9 @@ void RoundTrips(void**) {
 
     // A busy try is one round trip too; so are refresh and check.
     Lock holder = MakeLock(store, r);
-    assert_true(Try(holder));
+    assert_true(TryOrFail(holder));
     counter.Start();
-    assert_false(Try(lock));
+    assert_false(TryOrFail(lock));
     assert_int_equal(counter.Stop(), 1);
     counter.Start();
     ASSERT_OK(holder.Refresh());
@@ -647,9 +655,10 @@ void SecretHidesNames(void**) {
   const std::string secret_file = absl::StrCat(MakeTempDir(), "/redis.secret");
   assert_true(WriteFile(secret_file, absl::StrCat(kSecret, "\n")));
   raw.Ok({"FLUSHDB"});
-  auto store = StoreOrDie(WithOptions(own.dsn(), absl::StrCat("prefix=app:&secret_file=", secret_file)));
+  auto store = OpenStoreOrFail(
+      WithOptions(own.dsn(), absl::StrCat("prefix=app:&secret_file=", secret_file)));
   Lock lock = MakeLock(store, "invoice-42");
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   const std::string key = absl::StrCat("app:", kHmacInvoice);
   assert_int_equal(raw.Int({"EXISTS", key}), 1);
   assert_int_equal(raw.Int({"EXISTS", key + ":ipclock"}), 1);
@@ -664,13 +673,14 @@ void ParseLockNaming(void**) {
   const std::string secret_file = absl::StrCat(MakeTempDir(), "/parse.secret");
   assert_true(WriteFile(secret_file, kSecret));
   // naming=parse-lock implies format=simple.
-  auto keyed = StoreOrDie(WithOptions(own.dsn(), absl::StrCat("naming=parse-lock&secret_file=", secret_file)));
+  auto keyed = OpenStoreOrFail(
+      WithOptions(own.dsn(), absl::StrCat("naming=parse-lock&secret_file=", secret_file)));
   assert_false(keyed->capabilities().shared);
   const std::string key = absl::StrCat("parse-stack:lock:v1:", kHmacInvoice);
   raw.Ok({"DEL", key});
   {
     Lock lock = MakeLock(keyed, "invoice-42");
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     assert_string_equal(raw.Str({"GET", key})->c_str(), TokenOf(lock).c_str());
   }
   assert_int_equal(raw.Int({"EXISTS", key}), 0);
@@ -678,24 +688,24 @@ void ParseLockNaming(void**) {
   // releases it.
   raw.Ok({"SET", key, "ruby-peer-token", "NX", "PX", "30000"});
   Lock lock = MakeLock(keyed, "invoice-42");
-  assert_false(Try(lock));
+  assert_false(TryOrFail(lock));
   const std::string cad =
       "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
   assert_int_equal(raw.Int({"EVAL", cad, "1", key, "ruby-peer-token"}), 1);
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   // ...and the peer's compare-and-delete cannot release ours.
   assert_int_equal(raw.Int({"EVAL", cad, "1", key, "ruby-peer-token"}), 0);
   assert_true(Held(lock));
   ASSERT_OK(lock.Release());
   // Without a secret: plain SHA-256.
-  auto unkeyed = StoreOrDie(WithOptions(own.dsn(), "naming=parse-lock&secret=none"));
+  auto unkeyed = OpenStoreOrFail(WithOptions(own.dsn(), "naming=parse-lock&secret=none"));
   Lock plain = MakeLock(unkeyed, "invoice-42");
-  assert_true(Try(plain));
+  assert_true(TryOrFail(plain));
   assert_string_equal(raw.Str({"GET", absl::StrCat("parse-stack:lock:v1:", kShaInvoice)})->c_str(),
                       TokenOf(plain).c_str());
   // Parse::Lock's limit on names.
   Lock too_long = MakeLock(unkeyed, std::string(1024, 'x'));
-  assert_true(Try(too_long));
+  assert_true(TryOrFail(too_long));
   LockOptions big;
   big.key_options.max_resource_bytes = 4096;
   absl::StatusOr<Lock> over = Lock::Create(unkeyed, std::string(1025, 'x'), big);
@@ -732,11 +742,11 @@ void WarnsOnceWithoutSecret(void**) {
 void ServerKilledWhileHeldAndWaiting(void**) {
   RedisServer& own = OwnRedis();
   const std::string dsn = WithOptions(own.dsn(), "secret=none&connect_timeout=1&command_timeout=2");
-  auto holder_store = StoreOrDie(dsn);
-  auto waiter_store = StoreOrDie(dsn);
+  auto holder_store = OpenStoreOrFail(dsn);
+  auto waiter_store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("killed");
   Lock holder = MakeLock(holder_store, r);
-  assert_true(Try(holder));
+  assert_true(TryOrFail(holder));
 
   struct Result {
     absl::Status status;
@@ -778,21 +788,21 @@ void ServerKilledWhileHeldAndWaiting(void**) {
   // Back (empty: no persistence): the same stores work again.
   own.Restart();
   Lock again = MakeLock(holder_store, r);
-  assert_true(Try(again));
+  assert_true(TryOrFail(again));
   Lock rival = MakeLock(waiter_store, r);
-  assert_false(Try(rival));
+  assert_false(TryOrFail(rival));
   ASSERT_OK(again.Release());
-  assert_true(Try(rival));
+  assert_true(TryOrFail(rival));
 }
 
 void WaiterRecoversAfterRestart(void**) {
   RedisServer& own = OwnRedis();
   const std::string dsn = WithOptions(own.dsn(), "secret=none&connect_timeout=1&command_timeout=2");
-  auto holder_store = StoreOrDie(dsn);
-  auto waiter_store = StoreOrDie(dsn);
+  auto holder_store = OpenStoreOrFail(dsn);
+  auto waiter_store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("restart");
   Lock holder = MakeLock(holder_store, r);
-  assert_true(Try(holder));
+  assert_true(TryOrFail(holder));
   std::atomic<bool> done{false};
   absl::Status status;
   Lock waiter = MakeLock(waiter_store, r);
@@ -819,12 +829,13 @@ void WaiterRecoversAfterRestart(void**) {
 // has a connection again, rather than leave it held for a whole lease.
 void LostReplyIsReleasedLater(void**) {
   RedisServer& own = OwnRedis();
-  auto store = StoreOrDie(WithOptions(own.dsn(), "secret=none&command_timeout=0.2&connect_timeout=0.2"));
+  auto store = OpenStoreOrFail(
+      WithOptions(own.dsn(), "secret=none&command_timeout=0.2&connect_timeout=0.2"));
   RedisClient admin(own.dsn());
   RedisClient raw(own.dsn());
   const std::string r = UniqueResource("lost-reply");
   Lock warm = MakeLock(store, UniqueResource("warm"));
-  assert_true(Try(warm));  // connected, scripts loaded
+  assert_true(TryOrFail(warm));  // connected, scripts loaded
   std::thread stall([&] { admin.Ok({"DEBUG", "SLEEP", "1"}); });
   absl::SleepFor(absl::Milliseconds(150));
   Lock lock = MakeLock(store, r);
@@ -837,10 +848,10 @@ void LostReplyIsReleasedLater(void**) {
   print_message("orphan on the server after the stall: %lld\n", raw.Int({"EXISTS", r}));
   // The next use of the store reconnects and releases it first.
   Lock other = MakeLock(store, UniqueResource("after-stall"));
-  assert_true(Try(other));
+  assert_true(TryOrFail(other));
   assert_int_equal(raw.Int({"EXISTS", r}), 0);
   Lock rival = MakeLock(store, r);
-  assert_true(Try(rival));
+  assert_true(TryOrFail(rival));
 }
 
 // --- PHP's Symfony RedisStore as a peer ------------------------------------------------------
@@ -850,15 +861,15 @@ void LostReplyIsReleasedLater(void**) {
 void PhpExclusiveBothWays(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   REQUIRE_PHP();
-  auto store = StoreOrDie(WithOptions(base, "format=symfony&secret=none"));
+  auto store = OpenStoreOrFail(WithOptions(base, "format=symfony&secret=none"));
   const std::string r = UniqueResource("php-x");
   {
     PhpRedisHolder php(base, r, "hold");
     Lock lock = MakeLock(store, r);
-    assert_false(Try(lock));
-    assert_false(Try(lock, LockMode::kShared));
+    assert_false(TryOrFail(lock));
+    assert_false(TryOrFail(lock, LockMode::kShared));
     php.Release();
-    assert_true(Try(lock));
+    assert_true(TryOrFail(lock));
     // ipclock holds: PHP cannot, in either mode.
     assert_string_equal(PhpRedisTry(base, r, "try").c_str(), "busy");
     assert_string_equal(PhpRedisTry(base, r, "try-read").c_str(), "busy");
@@ -871,31 +882,31 @@ void PhpExclusiveBothWays(void**) {
 void PhpSharedBothWays(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   REQUIRE_PHP();
-  auto store = StoreOrDie(WithOptions(base, "format=symfony&secret=none"));
+  auto store = OpenStoreOrFail(WithOptions(base, "format=symfony&secret=none"));
   const std::string r = UniqueResource("php-s");
   {
     // PHP reads: we may read, not write.
     PhpRedisHolder php(base, r, "hold-read");
     Lock reader = MakeLock(store, r), writer = MakeLock(store, r);
-    assert_true(Try(reader, LockMode::kShared));
-    assert_false(Try(writer));
-    assert_false(Try(reader, LockMode::kExclusive));  // two readers: no promotion
+    assert_true(TryOrFail(reader, LockMode::kShared));
+    assert_false(TryOrFail(writer));
+    assert_false(TryOrFail(reader, LockMode::kExclusive));  // two readers: no promotion
     ASSERT_OK(reader.Release());
     php.Release();
-    assert_true(Try(writer));
+    assert_true(TryOrFail(writer));
     ASSERT_OK(writer.Release());
   }
   // We read: PHP may read, not write.
   Lock reader = MakeLock(store, r);
-  assert_true(Try(reader, LockMode::kShared));
+  assert_true(TryOrFail(reader, LockMode::kShared));
   assert_string_equal(PhpRedisTry(base, r, "try-read").c_str(), "acquired");
   assert_string_equal(PhpRedisTry(base, r, "try").c_str(), "busy");
   assert_true(Held(reader));
   // A sole reader promotes; PHP then cannot read.
-  assert_true(Try(reader, LockMode::kExclusive));
+  assert_true(TryOrFail(reader, LockMode::kExclusive));
   assert_string_equal(PhpRedisTry(base, r, "try-read").c_str(), "busy");
   // Demoted: PHP reads again.
-  assert_true(Try(reader, LockMode::kShared));
+  assert_true(TryOrFail(reader, LockMode::kShared));
   assert_string_equal(PhpRedisTry(base, r, "try-read").c_str(), "acquired");
 }
 
@@ -904,17 +915,17 @@ void PhpAgainstSimpleFormat(void**) {
   REQUIRE_PHP();
   // Symfony's "string type = conflict" keeps PHP out of our simple-format
   // locks, and ours see its sorted set as held.
-  auto simple = StoreOrDie(WithOptions(base, "format=simple&secret=none"));
+  auto simple = OpenStoreOrFail(WithOptions(base, "format=simple&secret=none"));
   const std::string r = UniqueResource("php-simple");
   Lock lock = MakeLock(simple, r);
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
   assert_string_equal(PhpRedisTry(base, r, "try").c_str(), "busy");
   assert_string_equal(PhpRedisTry(base, r, "try-read").c_str(), "busy");
   ASSERT_OK(lock.Release());
   PhpRedisHolder php(base, r, "hold");
-  assert_false(Try(lock));
+  assert_false(TryOrFail(lock));
   php.Release();
-  assert_true(Try(lock));
+  assert_true(TryOrFail(lock));
 }
 
 }  // namespace
@@ -922,9 +933,7 @@ void PhpAgainstSimpleFormat(void**) {
 
 int main(int argc, char** argv) {
   using namespace ipclock_test;
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--require-php") == 0) g_require_php = true;
-  }
+  g_require_php = PhpRequired(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(DsnErrors),
       cmocka_unit_test(ServerDownAtCreation),

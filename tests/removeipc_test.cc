@@ -42,6 +42,7 @@ using ipclock::ReadSysUidMax;
 using ipclock::RemoveIpcPolicy;
 using ipclock::RemoveIpcReport;
 using ipclock::RemoveIpcSetting;
+using ipclock_test::CaptureStderr;
 
 // A uid far from any real account, so that its runtime dir never exists.
 constexpr uid_t kOtherUid = 48213;
@@ -324,29 +325,6 @@ void LockDirs(void**) {
     r = CheckRemoveIpc(root, 1000, IpcKind::kLockDir, safe);
     if (r.at_risk || r.may_be_cleaned) fail_msg("%s flagged: %s", safe, r.reason.c_str());
   }
-}
-
-// Captures what `fn` writes to stderr.
-template <typename Fn>
-std::string CaptureStderr(Fn fn) {
-  char path[] = "/tmp/ipclock-stderr-XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  unlink(path);
-  fflush(stderr);
-  int saved = dup(2);
-  dup2(fd, 2);
-  fn();
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  lseek(fd, 0, SEEK_SET);
-  while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-  close(fd);
-  return out;
 }
 
 size_t Lines(absl::string_view text) {

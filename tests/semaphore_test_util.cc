@@ -19,14 +19,6 @@ namespace ipclock_test {
 using ipclock::Lock;
 using ipclock::Store;
 
-std::shared_ptr<Store> OpenStoreOrFail(const std::string& dsn) {
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
-  if (!store.ok()) {
-    fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
-  }
-  return *store;
-}
-
 Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource,
               uint32_t permits) {
   ipclock::LockOptions options;

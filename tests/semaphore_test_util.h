@@ -26,9 +26,6 @@
 
 namespace ipclock_test {
 
-// StoreFromDsn, failing the test on an error.
-std::shared_ptr<ipclock::Store> OpenStoreOrFail(const std::string& dsn);
-
 ipclock::Lock MakeLock(const std::shared_ptr<ipclock::Store>& store,
                        const std::string& resource, uint32_t permits = 1);
 

@@ -36,18 +36,6 @@ using ipclock::ShmStoreOptions;
 using ipclock::Store;
 using namespace ipclock_test;
 
-Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource) {
-  absl::StatusOr<Lock> lock = Lock::Create(store, resource);
-  if (!lock.ok()) fail_msg("Lock::Create: %s", lock.status().ToString().c_str());
-  return *std::move(lock);
-}
-
-bool Try(Lock& lock) {
-  absl::StatusOr<bool> got = lock.TryAcquire();
-  if (!got.ok()) fail_msg("TryAcquire: %s", got.status().ToString().c_str());
-  return *got;
-}
-
 void KilledHolderReportsOwnerDeath(void**) {
   const std::string name = UniqueShmName("kill");
   auto store = OpenShmStore(absl::StrCat("shm://", name));
@@ -80,8 +68,8 @@ void KilledHolderReportsOwnerDeath(void**) {
   assert_int_equal(WaitChild(waiter), 0);
   assert_int_equal(shared->died.load(), 1);
   // The waiter released cleanly: nobody is told again.
-  Lock after = MakeLock(store, "job");
-  assert_true(Try(after));
+  Lock after = LockOrFail(store, "job");
+  assert_true(TryOrFail(after));
   assert_false(after.previous_owner_died());
   ASSERT_OK(after.Release());
 
@@ -94,15 +82,15 @@ void KilledHolderReportsOwnerDeath(void**) {
     for (;;) pause();
   });
   assert_int_equal(locked.Wait(), 'x');
-  assert_false(Try(after));
+  assert_false(TryOrFail(after));
   kill(child, SIGKILL);
   assert_int_equal(WaitChild(child), 128 + SIGKILL);
   auto fresh = OpenShmStore(absl::StrCat("shm://", name));
-  Lock next = MakeLock(fresh, "job");
+  Lock next = LockOrFail(fresh, "job");
   ASSERT_OK(next.Acquire(absl::Seconds(10)));
   assert_true(next.previous_owner_died());
   ASSERT_OK(next.Release());
-  assert_true(Try(after));
+  assert_true(TryOrFail(after));
   assert_false(after.previous_owner_died());
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
@@ -153,9 +141,9 @@ void FenceGrowsAcrossSlotReuse(void**) {
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=2"));
   uint64_t last = 0;
   {
-    Lock lock = MakeLock(store, "a");
+    Lock lock = LockOrFail(store, "a");
     for (int i = 0; i < 5; ++i) {
-      assert_true(Try(lock));
+      assert_true(TryOrFail(lock));
       assert_true(lock.fence().has_value());
       assert_true(*lock.fence() > last);
       last = *lock.fence();
@@ -164,11 +152,11 @@ void FenceGrowsAcrossSlotReuse(void**) {
   }
   // Push "a" out of the two slots, then bring it back.
   for (const char* other : {"b", "c", "d"}) {
-    Lock lock = MakeLock(store, other);
-    assert_true(Try(lock));
+    Lock lock = LockOrFail(store, other);
+    assert_true(TryOrFail(lock));
   }
-  Lock again = MakeLock(store, "a");
-  assert_true(Try(again));
+  Lock again = LockOrFail(store, "a");
+  assert_true(TryOrFail(again));
   assert_true(*again.fence() > last);
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
@@ -178,18 +166,18 @@ void FullTableIsResourceExhausted(void**) {
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=4"));
   std::vector<Lock> held;
   for (int i = 0; i < 4; ++i) {
-    held.push_back(MakeLock(store, absl::StrCat("r", i)));
-    assert_true(Try(held.back()));
+    held.push_back(LockOrFail(store, absl::StrCat("r", i)));
+    assert_true(TryOrFail(held.back()));
   }
-  Lock extra = MakeLock(store, "r4");
+  Lock extra = LockOrFail(store, "r4");
   absl::StatusOr<bool> got = extra.TryAcquire();
   ASSERT_CODE(got, absl::StatusCode::kResourceExhausted);
   AssertMessageHas(got.status(), "capacity");
   // A name that is already bound still works, as contention.
-  Lock rival = MakeLock(store, "r0");
-  assert_false(Try(rival));
+  Lock rival = LockOrFail(store, "r0");
+  assert_false(TryOrFail(rival));
   ASSERT_OK(held[2].Release());
-  assert_true(Try(extra));
+  assert_true(TryOrFail(extra));
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
@@ -198,22 +186,22 @@ void SlotsAreReclaimed(void**) {
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=4"));
   // Far more names than slots, one after another.
   for (int i = 0; i < 200; ++i) {
-    Lock lock = MakeLock(store, absl::StrCat("name-", i));
-    assert_true(Try(lock));
+    Lock lock = LockOrFail(store, absl::StrCat("name-", i));
+    assert_true(TryOrFail(lock));
   }
   // Released Locks that stay alive keep a reference but not their slot.
   std::vector<Lock> idle;
   for (int i = 0; i < 4; ++i) {
-    idle.push_back(MakeLock(store, absl::StrCat("idle-", i)));
-    assert_true(Try(idle.back()));
+    idle.push_back(LockOrFail(store, absl::StrCat("idle-", i)));
+    assert_true(TryOrFail(idle.back()));
     ASSERT_OK(idle.back().Release());
   }
-  Lock newcomer = MakeLock(store, "newcomer");
-  assert_true(Try(newcomer));
+  Lock newcomer = LockOrFail(store, "newcomer");
+  assert_true(TryOrFail(newcomer));
   // The idle Locks notice that their slots moved on and find new ones.
   ASSERT_OK(newcomer.Release());
   for (Lock& l : idle) {
-    assert_true(Try(l));
+    assert_true(TryOrFail(l));
     ASSERT_OK(l.Release());
   }
   // References of a killed process never come back; its slots still do.
@@ -229,8 +217,8 @@ void SlotsAreReclaimed(void**) {
   });
   assert_int_equal(WaitChild(child), 128 + SIGKILL);
   for (int i = 0; i < 8; ++i) {
-    Lock lock = MakeLock(store, absl::StrCat("after-", i));
-    assert_true(Try(lock));
+    Lock lock = LockOrFail(store, absl::StrCat("after-", i));
+    assert_true(TryOrFail(lock));
   }
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
@@ -286,16 +274,16 @@ void LongNamesAreDistinct(void**) {
   b.back() = 'y';
   std::string inline_max(200, 'q'), inline_max2(200, 'q');
   inline_max2[0] = 'r';
-  Lock la = MakeLock(store, a), lb = MakeLock(store, b);
-  Lock lc = MakeLock(store, inline_max), ld = MakeLock(store, inline_max2);
-  assert_true(Try(la));
-  assert_true(Try(lb));
-  assert_true(Try(lc));
-  assert_true(Try(ld));
-  Lock rival = MakeLock(store, a);
-  assert_false(Try(rival));
-  Lock rival2 = MakeLock(store, inline_max);
-  assert_false(Try(rival2));
+  Lock la = LockOrFail(store, a), lb = LockOrFail(store, b);
+  Lock lc = LockOrFail(store, inline_max), ld = LockOrFail(store, inline_max2);
+  assert_true(TryOrFail(la));
+  assert_true(TryOrFail(lb));
+  assert_true(TryOrFail(lc));
+  assert_true(TryOrFail(ld));
+  Lock rival = LockOrFail(store, a);
+  assert_false(TryOrFail(rival));
+  Lock rival2 = LockOrFail(store, inline_max);
+  assert_false(TryOrFail(rival2));
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
@@ -341,8 +329,8 @@ void LayoutMismatchIsRefused(void**) {
   assert_true(fd >= 0);
   close(fd);
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=8"));
-  Lock lock = MakeLock(store, "works");
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, "works");
+  assert_true(TryOrFail(lock));
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
@@ -372,8 +360,8 @@ void BadDsnsAreRefused(void**) {
 void RemovedSegmentIsDetected(void**) {
   const std::string name = UniqueShmName("removed");
   auto store = OpenShmStore(absl::StrCat("shm://", name));
-  Lock reused = MakeLock(store, "job");
-  assert_true(Try(reused));
+  Lock reused = LockOrFail(store, "job");
+  assert_true(TryOrFail(reused));
   ASSERT_OK(reused.Release());
 
   ASSERT_OK(ipclock::RemoveShmSegment(name));  // what RemoveIPC does
@@ -381,10 +369,10 @@ void RemovedSegmentIsDetected(void**) {
   usleep(25 * 1000);
   // A process started afterwards makes a new segment and takes the lock.
   auto newer = OpenShmStore(absl::StrCat("shm://", name));
-  Lock theirs = MakeLock(newer, "job");
-  assert_true(Try(theirs));
+  Lock theirs = LockOrFail(newer, "job");
+  assert_true(TryOrFail(theirs));
   // The old store must not hand out a second "job".
-  Lock ours = MakeLock(store, "job");
+  Lock ours = LockOrFail(store, "job");
   absl::StatusOr<bool> got = ours.TryAcquire();
   ASSERT_CODE(got, absl::StatusCode::kFailedPrecondition);
   AssertMessageHas(got.status(), "RemoveIPC");
@@ -398,16 +386,16 @@ void RemovedSegmentIsDetected(void**) {
 void OwnerThreadRule(void**) {
   const std::string name = UniqueShmName("thread");
   auto store = OpenShmStore(absl::StrCat("shm://", name));
-  Lock lock = MakeLock(store, "job");
-  assert_true(Try(lock));
+  Lock lock = LockOrFail(store, "job");
+  assert_true(TryOrFail(lock));
   absl::Status from_other;
   std::thread([&] { from_other = ipclock::StoreCalls::Delete(ipclock::internal::LockAccess::store(lock), ipclock::internal::LockAccess::key(lock)); }).join();
   ASSERT_CODE(from_other, absl::StatusCode::kFailedPrecondition);
   AssertMessageHas(from_other, "thread");
   assert_true(*ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock)));
   // The same thread, through a second Lock: no deadlock.
-  Lock second = MakeLock(store, "job");
-  assert_false(Try(second));
+  Lock second = LockOrFail(store, "job");
+  assert_false(TryOrFail(second));
   absl::Status forever = second.Acquire();
   ASSERT_CODE(forever, absl::StatusCode::kFailedPrecondition);
   AssertMessageHas(forever, "self-deadlock");
@@ -438,9 +426,9 @@ void OwnerThreadRule(void**) {
   });
   assert_int_equal(WaitChild(child), 0);
   assert_true(*ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock)));
-  assert_false(Try(second));
+  assert_false(TryOrFail(second));
   ASSERT_OK(lock.Release());
-  assert_true(Try(second));
+  assert_true(TryOrFail(second));
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
@@ -483,8 +471,8 @@ void MappingOutlivesAHeldLockWhoseStoreIsGone(void**) {
   });
   assert_int_equal(WaitChild(child), 0);
   auto store = OpenShmStore(absl::StrCat("shm://", name));
-  Lock next = MakeLock(store, "job");
-  assert_true(Try(next));
+  Lock next = LockOrFail(store, "job");
+  assert_true(TryOrFail(next));
   assert_true(next.previous_owner_died());
   ASSERT_OK(next.Release());
   ASSERT_OK(ipclock::RemoveShmSegment(name));
@@ -494,10 +482,10 @@ void MappingOutlivesAHeldLockWhoseStoreIsGone(void**) {
 // Timed, blocking and try acquisitions against a holder in another thread.
 void WaitsOn(const std::string& dsn) {
   auto store = OpenShmStore(dsn);
-  Lock holder = MakeLock(store, "job");
-  Lock waiter = MakeLock(store, "job");
-  assert_true(Try(holder));
-  assert_false(Try(waiter));
+  Lock holder = LockOrFail(store, "job");
+  Lock waiter = LockOrFail(store, "job");
+  assert_true(TryOrFail(holder));
+  assert_false(TryOrFail(waiter));
 
   double t0 = NowSeconds();
   absl::Status s = waiter.Acquire(absl::Milliseconds(300));
@@ -553,7 +541,7 @@ void PriorityInheritanceWaits(void**) {
   assert_int_equal(locked.Wait(), 'x');
   kill(child, SIGKILL);
   assert_int_equal(WaitChild(child), 128 + SIGKILL);
-  Lock next = MakeLock(store, "job");
+  Lock next = LockOrFail(store, "job");
   ASSERT_OK(next.Acquire(absl::Seconds(10)));
   assert_true(next.previous_owner_died());
   ASSERT_OK(ipclock::RemoveShmSegment(name));

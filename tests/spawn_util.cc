@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,6 +52,7 @@ pid_t Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
     abort();
   }
   if (pid != 0) return pid;
+  if (options.die_with_test) prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (options.new_session) {
     setsid();
   } else if (options.new_process_group) {

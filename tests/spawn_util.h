@@ -29,6 +29,9 @@ struct SpawnOptions {
   // Put the child in a session of its own (setsid): a process group of its
   // own, and no controlling terminal, as under cron or systemd.
   bool new_session = false;
+  // Kill the child (SIGKILL) when the test process dies, however the test
+  // ends: for servers of the test's own.
+  bool die_with_test = false;
 };
 
 // fork + execvp. A child that cannot exec exits 127.

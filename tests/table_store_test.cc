@@ -37,10 +37,9 @@
 #include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"
 #include "ipclock/spi/store_interface.h"
-#include "peer_process.h"
 #include "spawn_util.h"
 #include "ipclock_config.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "php_peer.h"  // last: it pulls in cmocka.h
 
 #if IPCLOCK_HAVE_POSTGRES
 #include <libpq-fe.h>
@@ -258,39 +257,17 @@ void SetUpDatabases() {
 
 // --- PHP's PdoStore as a peer ------------------------------------------------------
 
-std::string PeerScript() {
-  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
-  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/pdo_peer.php");
+std::string PeerScript() { return PhpPeerScript("pdo_peer.php"); }
+
+PhpPeerNeeds PeerNeeds(const Db& db) {
+  return {PeerScript(), true, db.pdo_ext,
+          "php-cli php-symfony-lock php-pgsql php-mysql php-sqlite3"};
 }
 
-const char* PhpMissing(const Db& db) {
-  static std::string why;
-  const char* autoload = getenv("IPCLOCK_SYMFONY_AUTOLOAD");
-  const std::string autoload_path = autoload != nullptr && autoload[0] != '\0'
-                                        ? autoload
-                                        : "/usr/share/php/Symfony/Component/Lock/autoload.php";
-  if (FindInPath("php").empty()) {
-    why = "php is not installed (apt-get install php-cli php-symfony-lock)";
-  } else if (!FileExists(autoload_path)) {
-    why = absl::StrCat("no ", autoload_path, " (apt-get install php-symfony-lock)");
-  } else if (WaitPlain(Spawn({"php", "-r",
-                              absl::StrCat("exit(extension_loaded('", db.pdo_ext,
-                                           "') ? 0 : 1);")})) != 0) {
-    why = absl::StrCat("PHP has no ", db.pdo_ext, " (apt-get install php-pgsql php-mysql php-sqlite3)");
-  } else {
-    return nullptr;
-  }
-  return why.c_str();
-}
-
-#define REQUIRE_PHP(db)                            \
-  do {                                             \
-    REQUIRE_DB(db);                                \
-    const char* why_missing = PhpMissing(db);      \
-    if (why_missing != nullptr) {                  \
-      print_message("skipped: %s\n", why_missing); \
-      skip();                                      \
-    }                                              \
+#define REQUIRE_PHP(db)                     \
+  do {                                      \
+    REQUIRE_DB(db);                         \
+    REQUIRE_PHP_PEER(PeerNeeds(db), false); \
   } while (0)
 
 // Symfony's table options for the peer, as for the store.
@@ -302,31 +279,16 @@ void PeerEnv(const Db& db, const std::string& options) {
 
 std::string PhpTry(const Db& db, const std::string& options, const std::string& resource) {
   PeerEnv(db, options);
-  int code = 0;
-  std::string said = RunForOutput({"php", PeerScript(), db.pdo_dsn, resource, "try"}, &code);
-  if (code != 0) fail_msg("php peer exited %d: %s", code, said.c_str());
-  return said;
+  return RunPhpPeer({"php", PeerScript(), db.pdo_dsn, resource, "try"});
 }
 
-class PhpHolder {
+class PhpHolder : public PhpPeerHolder {
  public:
   PhpHolder(const Db& db, const std::string& options, const std::string& resource,
             int ttl = 300)
-      : peer_((PeerEnv(db, options),
-               std::vector<std::string>{"php", PeerScript(), db.pdo_dsn, resource, "hold",
-                                        absl::StrCat(ttl)})) {
-    const std::string said = peer_.ReadLine();
-    if (said != "locked") fail_msg("php peer said '%s', expected 'locked'", said.c_str());
-  }
-  void Release() {
-    peer_.CloseStdin();
-    const std::string said = peer_.ReadLine();
-    if (said != "released") fail_msg("php peer said '%s', expected 'released'", said.c_str());
-    assert_int_equal(peer_.Wait(), 0);
-  }
-
- private:
-  PeerProcess peer_;
+      : PhpPeerHolder((PeerEnv(db, options),
+                       std::vector<std::string>{"php", PeerScript(), db.pdo_dsn, resource,
+                                                "hold", absl::StrCat(ttl)})) {}
 };
 
 // --- The format ---------------------------------------------------------------------

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "ipclock/store_factory.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
@@ -174,6 +175,14 @@ int AsNobody(const std::function<int()>& body) {
     }
     return body();
   }));
+}
+
+std::shared_ptr<ipclock::Store> OpenStoreOrFail(const std::string& dsn) {
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+  if (!store.ok()) {
+    fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
+  }
+  return *store;
 }
 
 ipclock::Lock LockOrFail(const std::shared_ptr<ipclock::Store>& store,

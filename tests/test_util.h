@@ -135,8 +135,9 @@ T* SharedMemory() {
   return new (p) T();
 }
 
-// Lock::Create and Lock::TryAcquire that fail the test on an error status.
-// TryOrFail returns whether the lock was acquired.
+// StoreFromDsn, Lock::Create and Lock::TryAcquire that fail the test on an
+// error status. TryOrFail returns whether the lock was acquired.
+std::shared_ptr<ipclock::Store> OpenStoreOrFail(const std::string& dsn);
 ipclock::Lock LockOrFail(const std::shared_ptr<ipclock::Store>& store,
                          const std::string& resource,
                          const ipclock::LockOptions& options = ipclock::LockOptions());

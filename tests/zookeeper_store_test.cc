@@ -79,12 +79,6 @@ std::string SymfonyDsn() {
   return absl::StrCat(Env("IPCLOCK_TEST_ZOOKEEPER"), "?format=symfony&session_timeout=2&secret=none");
 }
 
-std::shared_ptr<Store> Open(const std::string& dsn) {
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
-  if (!store.ok()) fail_msg("StoreFromDsn(%s): %s", dsn.c_str(), store.status().ToString().c_str());
-  return *store;
-}
-
 std::string PeerPath() {
   const char* root = getenv("IPCLOCK_BUILD_ROOT");
   return absl::StrCat(root != nullptr ? root : ".", "/tests/zk_peer");
@@ -256,7 +250,7 @@ void DsnFormsAndBadInput(void**) {
         absl::StrCat("zookeeper://", server, "?format=recipe&connect_timeout=3&secret=none"),
         absl::StrCat("zookeeper://", server, "/deep/er/path?format=symfony&secret=none"),
         absl::StrCat("zookeeper://", server, "/ipclock-test?prefix=app:&secret=none")}) {
-    auto store = Open(dsn);
+    auto store = OpenStoreOrFail(dsn);
     Lock lock = LockOrFail(store, UniqueResource("dsn"));
     assert_true(TryOrFail(lock));
   }
@@ -289,7 +283,7 @@ void DsnFormsAndBadInput(void**) {
 void RecipeLayoutOnTheServer(void**) {
   REQUIRE_SERVER();
   const std::string server = Server();
-  auto store = Open(RecipeDsn());
+  auto store = OpenStoreOrFail(RecipeDsn());
   const std::string r = UniqueResource("lay/out x");
   const std::string parent = absl::StrCat("/ipclock-test/", ipclock::EncodeResourceNode(r));
   Lock writer = LockOrFail(store, r);
@@ -378,7 +372,7 @@ void WaitersQueueInOrderWithoutHerd(void**) {
   REQUIRE_SERVER();
   const std::string server = Server();
   const std::string dsn = RecipeDsn();
-  auto store = Open(dsn);
+  auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("fifo");
   const std::string parent = absl::StrCat("/ipclock-test/", ipclock::EncodeResourceNode(r));
   Lock holder = LockOrFail(store, r);
@@ -425,7 +419,7 @@ void WaitersQueueInOrderWithoutHerd(void**) {
 void SharedLocksFollowTheQueue(void**) {
   REQUIRE_SERVER();
   const std::string dsn = RecipeDsn();
-  auto store = Open(dsn);
+  auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("rw");
   Lock r1 = LockOrFail(store, r), r2 = LockOrFail(store, r);
   assert_true(TryOrFail(r1, LockMode::kShared));
@@ -456,7 +450,7 @@ void SharedLocksFollowTheQueue(void**) {
 void SymfonyPeerBothWays(void**) {
   REQUIRE_SERVER();
   const std::string server = Server();
-  auto store = Open(SymfonyDsn());
+  auto store = OpenStoreOrFail(SymfonyDsn());
   for (const std::string& r : {UniqueResource("sf"), UniqueResource("sf/with/slashes")}) {
     const std::string path = absl::StrCat("/", ipclock::SymfonyNodeName(r));
     // The peer holds (an ephemeral node with its token); ipclock waits.
@@ -491,7 +485,7 @@ void SymfonyPeerBothWays(void**) {
 void DeletedNodeIsLossSeenByTheWatch(void**) {
   REQUIRE_SERVER();
   for (const std::string& dsn : {RecipeDsn(), SymfonyDsn()}) {
-    auto store = Open(dsn);
+    auto store = OpenStoreOrFail(dsn);
     const std::string r = UniqueResource("deleted");
     Lock lock = LockOrFail(store, r);
     assert_true(TryOrFail(lock));
@@ -526,7 +520,7 @@ void DeletedNodeIsLossSeenByTheWatch(void**) {
 void DisconnectShorterThanSessionIsNotLoss(void**) {
   OwnZooKeeper own;
   START_OWN(own);
-  auto store = Open(own.dsn("session_timeout=6"));
+  auto store = OpenStoreOrFail(own.dsn("session_timeout=6"));
   Lock lock = LockOrFail(store, UniqueResource("blip"));
   assert_true(TryOrFail(lock));
   std::atomic<int> lost{0};
@@ -568,7 +562,7 @@ void SessionExpiryIsLoss(void**) {
   // The holder is a process that stops (as in a long GC pause or a frozen
   // VM) for longer than its session timeout, while the servers run on.
   const std::string dsn = RecipeDsn();
-  auto store = Open(dsn);
+  auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("expiry");
   PeerProcess holder(HolderArgv(dsn, r));
   assert_string_equal(holder.ReadLine().c_str(), "locked");
@@ -597,7 +591,7 @@ void LostOnceTheSessionCanHaveExpired(void**) {
   // be alive, and must say it once the session can have expired.
   OwnZooKeeper own;
   START_OWN(own);
-  auto store = Open(own.dsn("session_timeout=3"));
+  auto store = OpenStoreOrFail(own.dsn("session_timeout=3"));
   Lock lock = LockOrFail(store, UniqueResource("unreachable"));
   assert_true(TryOrFail(lock));
   std::atomic<int> lost{0};
@@ -654,7 +648,7 @@ void LostOnceTheSessionCanHaveExpired(void**) {
 void UnreachableEnsembleIsUnavailable(void**) {
   OwnZooKeeper own;
   START_OWN(own);
-  auto store = Open(own.dsn("session_timeout=2"));
+  auto store = OpenStoreOrFail(own.dsn("session_timeout=2"));
   own.Freeze();
   Lock lock = LockOrFail(store, UniqueResource("frozen"));
   const double t0 = NowSeconds();
@@ -671,7 +665,7 @@ void UnreachableEnsembleIsUnavailable(void**) {
 void KilledHolderIsListedThenReported(void**) {
   REQUIRE_SERVER();
   const std::string dsn = RecipeDsn();
-  auto store = Open(dsn);
+  auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("died");
   PeerProcess holder(HolderArgv(dsn, r));
   assert_string_equal(holder.ReadLine().c_str(), "locked");
@@ -715,7 +709,7 @@ void ForkedChildHasItsOwnSession(void**) {
   print_message("skipped under ThreadSanitizer: threads started in a forked child\n");
   skip();
 #endif
-  auto store = Open(RecipeDsn());
+  auto store = OpenStoreOrFail(RecipeDsn());
   const std::string r = UniqueResource("fork");
   Lock lock = LockOrFail(store, r);
   assert_true(TryOrFail(lock));
@@ -747,7 +741,7 @@ void CliRunListAndLoss(void**) {
   assert_true(absl::StartsWith(out, "fence="));
   assert_true(out.size() > strlen("fence="));
   // Busy: held here, `ipclock run -n` gives the conflict status.
-  auto store = Open(dsn);
+  auto store = OpenStoreOrFail(dsn);
   Lock holder = LockOrFail(store, r);
   assert_true(TryOrFail(holder));
   RunForOutput({cli, "run", "-n", "--store", dsn, "--key", r, "--", "true"}, &code);
