@@ -54,49 +54,31 @@ memcached_st* ConnectMemcached(const std::string& dsn, std::string* why) {
 
 }  // namespace
 
-double MemcachedVersion(const RunShape& shape, const std::string& dsn, std::string* why) {
+double MemcachedVersion([[maybe_unused]] const RunShape& shape,
+                        [[maybe_unused]] const std::string& dsn, std::string* why) {
 #if IPCLOCK_HAVE_MEMCACHED
-  memcached_st* mc = ConnectMemcached(dsn, why);
-  if (mc == nullptr) return -1;
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (memcached_version(mc) != MEMCACHED_SUCCESS) return false;
-    }
-    return true;
+  return MedianNsPerCall(shape, ConnectMemcached(dsn, why), memcached_free, [](memcached_st* mc) {
+    return memcached_version(mc) == MEMCACHED_SUCCESS;
   });
-  memcached_free(mc);
-  return ns;
 #else
-  (void)shape;
-  (void)dsn;
-  *why = "built without libmemcached";
-  return -1;
+  return Unavailable(why, "built without libmemcached");
 #endif
 }
 
-double MemcachedGetMissing(const RunShape& shape, const std::string& dsn, std::string* why) {
+double MemcachedGetMissing([[maybe_unused]] const RunShape& shape,
+                           [[maybe_unused]] const std::string& dsn, std::string* why) {
 #if IPCLOCK_HAVE_MEMCACHED
-  memcached_st* mc = ConnectMemcached(dsn, why);
-  if (mc == nullptr) return -1;
   const std::string key = absl::StrCat("bench-missing-", getpid());
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      size_t len = 0;
-      uint32_t flags = 0;
-      memcached_return_t rc;
-      char* v = memcached_get(mc, key.data(), key.size(), &len, &flags, &rc);
-      free(v);
-      if (rc != MEMCACHED_NOTFOUND) return false;
-    }
-    return true;
+  return MedianNsPerCall(shape, ConnectMemcached(dsn, why), memcached_free, [&](memcached_st* mc) {
+    size_t len = 0;
+    uint32_t flags = 0;
+    memcached_return_t rc;
+    char* v = memcached_get(mc, key.data(), key.size(), &len, &flags, &rc);
+    free(v);
+    return rc == MEMCACHED_NOTFOUND;
   });
-  memcached_free(mc);
-  return ns;
 #else
-  (void)shape;
-  (void)dsn;
-  *why = "built without libmemcached";
-  return -1;
+  return Unavailable(why, "built without libmemcached");
 #endif
 }
 
@@ -122,50 +104,33 @@ zhandle_t* ConnectZooKeeper(const std::string& dsn, std::string* why) {
 }  // namespace
 #endif
 
-double ZooKeeperCreateDelete(const RunShape& shape, const std::string& dsn, std::string* why) {
+double ZooKeeperCreateDelete([[maybe_unused]] const RunShape& shape,
+                             [[maybe_unused]] const std::string& dsn, std::string* why) {
 #if IPCLOCK_HAVE_ZOOKEEPER
   zhandle_t* zh = ConnectZooKeeper(dsn, why);
   if (zh == nullptr) return -1;
   const std::string path = absl::StrCat("/ipclock-bench-floor-", getpid());
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (zoo_create(zh, path.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, nullptr, 0) !=
-          ZOK) {
-        return false;
-      }
-      if (zoo_delete(zh, path.c_str(), -1) != ZOK) return false;
-    }
-    return true;
+  const double ns = MedianNsPerCall(shape, zh, zookeeper_close, [&](zhandle_t* z) {
+    return zoo_create(z, path.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, nullptr, 0) ==
+               ZOK &&
+           zoo_delete(z, path.c_str(), -1) == ZOK;
   });
-  zookeeper_close(zh);
   if (ns < 0) *why = "create or delete of an ephemeral node failed";
   return ns;
 #else
-  (void)shape;
-  (void)dsn;
-  *why = "built without the ZooKeeper C client";
-  return -1;
+  return Unavailable(why, "built without the ZooKeeper C client");
 #endif
 }
 
-double ZooKeeperExists(const RunShape& shape, const std::string& dsn, std::string* why) {
+double ZooKeeperExists([[maybe_unused]] const RunShape& shape,
+                       [[maybe_unused]] const std::string& dsn, std::string* why) {
 #if IPCLOCK_HAVE_ZOOKEEPER
-  zhandle_t* zh = ConnectZooKeeper(dsn, why);
-  if (zh == nullptr) return -1;
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      struct Stat stat;
-      if (zoo_exists(zh, "/", 0, &stat) != ZOK) return false;
-    }
-    return true;
+  return MedianNsPerCall(shape, ConnectZooKeeper(dsn, why), zookeeper_close, [](zhandle_t* zh) {
+    struct Stat stat;
+    return zoo_exists(zh, "/", 0, &stat) == ZOK;
   });
-  zookeeper_close(zh);
-  return ns;
 #else
-  (void)shape;
-  (void)dsn;
-  *why = "built without the ZooKeeper C client";
-  return -1;
+  return Unavailable(why, "built without the ZooKeeper C client");
 #endif
 }
 

@@ -9,6 +9,7 @@
 #define IPCLOCK_TOOLS_BENCH_MEASURE_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -33,6 +34,29 @@ int64_t NowNs();
 // operations and returns false if one failed (the figure is then < 0).
 double MedianNsPerOp(const RunShape& shape,
                      absl::FunctionRef<bool(int64_t n)> body);
+
+// The median ns of `op(conn)`, one call an operation, on a connection of
+// the bench's own: -1 when `conn` is nullptr (its connect failed, saying
+// why) or a call fails. `close(conn)` ends the connection after the runs.
+template <typename Conn, typename Close, typename Op>
+double MedianNsPerCall(const RunShape& shape, Conn* conn, Close close, Op op) {
+  if (conn == nullptr) return -1;
+  const double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (!op(conn)) return false;
+    }
+    return true;
+  });
+  close(conn);
+  return ns;
+}
+
+// A figure this build cannot take: -1, with `*why` set to `reason` (the
+// client library it was built without).
+inline double Unavailable(std::string* why, const char* reason) {
+  *why = reason;
+  return -1;
+}
 
 // `shape` with operations divided by `divisor` (at least 50).
 RunShape Scaled(const RunShape& shape, int64_t divisor);

@@ -21,69 +21,22 @@
 #include "ipclock/lock_watch.h"
 #include "ipclock/stores/postgres_store.h"
 #include "ipclock/store_factory.h"
+#include "client_connect.h"
 #include "ipclock_config.h"
-
-#if IPCLOCK_HAVE_REDIS
-#include <hiredis/hiredis.h>
-#endif
-#if IPCLOCK_HAVE_POSTGRES
-#include <libpq-fe.h>
-#endif
 
 namespace ipclock_bench {
 
+double RedisPing([[maybe_unused]] const RunShape& shape, [[maybe_unused]] const std::string& dsn,
+                 std::string* why) {
 #if IPCLOCK_HAVE_REDIS
-namespace {
-
-// A connection to the server of `dsn`, or nullptr with `*why` set.
-// redis://[user:password@]host[:port][/db][?options]: only host and port
-// matter to the bench's own commands.
-redisContext* ConnectRedis(const std::string& dsn, std::string* why) {
-  absl::string_view rest = dsn;
-  if (!absl::ConsumePrefix(&rest, "redis://")) {
-    *why = "not a redis:// DSN";
-    return nullptr;
-  }
-  rest = rest.substr(0, rest.find_first_of("/?"));
-  if (size_t at = rest.rfind('@'); at != absl::string_view::npos) rest.remove_prefix(at + 1);
-  std::string host(rest);
-  int port = 6379;
-  if (size_t colon = rest.rfind(':'); colon != absl::string_view::npos) {
-    host = std::string(rest.substr(0, colon));
-    if (!absl::SimpleAtoi(rest.substr(colon + 1), &port)) port = 6379;
-  }
-  if (host.empty()) host = "127.0.0.1";
-  redisContext* c = redisConnect(host.c_str(), port);
-  if (c == nullptr || c->err != 0) {
-    *why = absl::StrCat("cannot connect to ", host, ":", port);
-    if (c != nullptr) redisFree(c);
-    return nullptr;
-  }
-  return c;
-}
-
-}  // namespace
-#endif
-
-double RedisPing(const RunShape& shape, const std::string& dsn, std::string* why) {
-#if IPCLOCK_HAVE_REDIS
-  redisContext* c = ConnectRedis(dsn, why);
-  if (c == nullptr) return -1;
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
-      if (reply == nullptr) return false;
-      freeReplyObject(reply);
-    }
+  return MedianNsPerCall(shape, ConnectRedis(dsn, why), redisFree, [](redisContext* c) {
+    auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
+    if (reply == nullptr) return false;
+    freeReplyObject(reply);
     return true;
   });
-  redisFree(c);
-  return ns;
 #else
-  (void)shape;
-  (void)dsn;
-  *why = "hiredis not built in";
-  return -1;
+  return Unavailable(why, "hiredis not built in");
 #endif
 }
 
@@ -192,23 +145,11 @@ double DetectionRounds(int rounds, const std::string& dsn, Lose lose, std::strin
 
 }  // namespace
 
-double RedisLossDetection(int rounds, const std::string& dsn, std::string* why) {
+double RedisLossDetection([[maybe_unused]] int rounds, [[maybe_unused]] const std::string& dsn,
+                          std::string* why) {
 #if IPCLOCK_HAVE_REDIS
-  absl::string_view rest = dsn;
-  absl::ConsumePrefix(&rest, "redis://");
-  rest = rest.substr(0, rest.find_first_of("/?"));
-  if (size_t at = rest.rfind('@'); at != absl::string_view::npos) rest.remove_prefix(at + 1);
-  std::string host(rest.substr(0, rest.rfind(':')));
-  int port = 6379;
-  if (size_t colon = rest.rfind(':'); colon != absl::string_view::npos) {
-    if (!absl::SimpleAtoi(rest.substr(colon + 1), &port)) port = 6379;
-  }
-  redisContext* c = redisConnect(host.c_str(), port);
-  if (c == nullptr || c->err != 0) {
-    *why = "cannot connect";
-    if (c != nullptr) redisFree(c);
-    return -1;
-  }
+  redisContext* c = ConnectRedis(dsn, why);
+  if (c == nullptr) return -1;
   const double ns = DetectionRounds(
       rounds, dsn,
       [c](const std::string& key) {
@@ -221,23 +162,15 @@ double RedisLossDetection(int rounds, const std::string& dsn, std::string* why) 
   redisFree(c);
   return ns;
 #else
-  (void)rounds;
-  (void)dsn;
-  *why = "hiredis not built in";
-  return -1;
+  return Unavailable(why, "hiredis not built in");
 #endif
 }
 
-double PostgresLossDetection(int rounds, const std::string& dsn, std::string* why) {
+double PostgresLossDetection([[maybe_unused]] int rounds, [[maybe_unused]] const std::string& dsn,
+                             std::string* why) {
 #if IPCLOCK_HAVE_POSTGRES
-  std::string uri = dsn;
-  if (size_t plus = uri.find("+advisory://"); plus != std::string::npos) uri.erase(plus, 9);
-  PGconn* admin = PQconnectdb(uri.c_str());
-  if (PQstatus(admin) != CONNECTION_OK) {
-    *why = "cannot connect";
-    PQfinish(admin);
-    return -1;
-  }
+  PGconn* admin = ConnectPostgres(dsn, why);
+  if (admin == nullptr) return -1;
   const double ns = DetectionRounds(
       rounds, dsn,
       [admin](const std::string& resource) {
@@ -256,42 +189,21 @@ double PostgresLossDetection(int rounds, const std::string& dsn, std::string* wh
   PQfinish(admin);
   return ns;
 #else
-  (void)rounds;
-  (void)dsn;
-  *why = "libpq not built in";
-  return -1;
+  return Unavailable(why, "libpq not built in");
 #endif
 }
 
-double PostgresSelect1(const RunShape& shape, const std::string& dsn, std::string* why) {
+double PostgresSelect1([[maybe_unused]] const RunShape& shape,
+                       [[maybe_unused]] const std::string& dsn, std::string* why) {
 #if IPCLOCK_HAVE_POSTGRES
-  // libpq takes postgresql:// URIs; ipclock's scheme adds "+advisory".
-  std::string uri = dsn;
-  if (size_t plus = uri.find("+advisory://"); plus != std::string::npos) {
-    uri.erase(plus, 9);
-  }
-  PGconn* conn = PQconnectdb(uri.c_str());
-  if (PQstatus(conn) != CONNECTION_OK) {
-    *why = absl::StrCat("cannot connect: ", PQerrorMessage(conn));
-    PQfinish(conn);
-    return -1;
-  }
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      PGresult* r = PQexec(conn, "SELECT 1");
-      bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-      PQclear(r);
-      if (!ok) return false;
-    }
-    return true;
+  return MedianNsPerCall(shape, ConnectPostgres(dsn, why), PQfinish, [](PGconn* conn) {
+    PGresult* r = PQexec(conn, "SELECT 1");
+    const bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+    PQclear(r);
+    return ok;
   });
-  PQfinish(conn);
-  return ns;
 #else
-  (void)shape;
-  (void)dsn;
-  *why = "libpq not built in";
-  return -1;
+  return Unavailable(why, "libpq not built in");
 #endif
 }
 

@@ -4,82 +4,37 @@
 #include "sql_peers.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/dsn.h"
-#include "ipclock_config.h"
-
-#if IPCLOCK_HAVE_POSTGRES
-#include <libpq-fe.h>
-#endif
-#if IPCLOCK_HAVE_MYSQL
-#include <mysql.h>
-#endif
-#if IPCLOCK_HAVE_SQLITE
-#include <sqlite3.h>
-#endif
+#include "client_connect.h"
 
 namespace ipclock_bench {
 
-double MysqlSelect1(const RunShape& shape, const std::string& dsn, std::string* why) {
+double MysqlSelect1([[maybe_unused]] const RunShape& shape, [[maybe_unused]] const std::string& dsn,
+                    std::string* why) {
 #if IPCLOCK_HAVE_MYSQL
-  absl::StatusOr<ipclock::Dsn> parsed = ipclock::Dsn::Parse(dsn);
-  if (!parsed.ok()) {
-    *why = std::string(parsed.status().message());
-    return -1;
-  }
-  MYSQL* conn = mysql_init(nullptr);
-  const std::string db = parsed->path().empty() ? "" : parsed->path().substr(1);
-  if (mysql_real_connect(conn, parsed->host().c_str(), parsed->user().c_str(),
-                         parsed->password().c_str(), db.c_str(),
-                         static_cast<unsigned>(parsed->port()), nullptr, 0) == nullptr) {
-    *why = absl::StrCat("cannot connect: ", mysql_error(conn));
-    mysql_close(conn);
-    return -1;
-  }
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (mysql_query(conn, "SELECT 1") != 0) return false;
-      MYSQL_RES* res = mysql_store_result(conn);
-      if (res == nullptr) return false;
-      mysql_free_result(res);
-    }
+  return MedianNsPerCall(shape, ConnectMysql(dsn, why), mysql_close, [](MYSQL* conn) {
+    if (mysql_query(conn, "SELECT 1") != 0) return false;
+    MYSQL_RES* res = mysql_store_result(conn);
+    if (res == nullptr) return false;
+    mysql_free_result(res);
     return true;
   });
-  mysql_close(conn);
-  return ns;
 #else
-  (void)shape;
-  (void)dsn;
-  *why = "MariaDB Connector/C not built in";
-  return -1;
+  return Unavailable(why, "MariaDB Connector/C not built in");
 #endif
 }
 
-double SqliteSelect1(const RunShape& shape, const std::string& path, std::string* why) {
+double SqliteSelect1([[maybe_unused]] const RunShape& shape,
+                     [[maybe_unused]] const std::string& path, std::string* why) {
 #if IPCLOCK_HAVE_SQLITE
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                      nullptr) != SQLITE_OK) {
-    *why = absl::StrCat("cannot open ", path);
-    sqlite3_close_v2(db);
-    return -1;
-  }
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      sqlite3_stmt* stmt = nullptr;
-      if (sqlite3_prepare_v2(db, "SELECT 1", -1, &stmt, nullptr) != SQLITE_OK) return false;
-      const bool ok = sqlite3_step(stmt) == SQLITE_ROW;
-      sqlite3_finalize(stmt);
-      if (!ok) return false;
-    }
-    return true;
+  return MedianNsPerCall(shape, OpenSqlite(path, why), sqlite3_close_v2, [](sqlite3* db) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT 1", -1, &stmt, nullptr) != SQLITE_OK) return false;
+    const bool ok = sqlite3_step(stmt) == SQLITE_ROW;
+    sqlite3_finalize(stmt);
+    return ok;
   });
-  sqlite3_close_v2(db);
-  return ns;
 #else
-  (void)shape;
-  (void)path;
-  *why = "libsqlite3 not built in";
-  return -1;
+  return Unavailable(why, "libsqlite3 not built in");
 #endif
 }
 
@@ -106,12 +61,8 @@ double RawInsertDelete(const RunShape& shape, const std::string& kind, const std
       "key_token VARCHAR(64) NOT NULL, key_expiration INTEGER)";
 #if IPCLOCK_HAVE_POSTGRES
   if (kind == "pgsql") {
-    PGconn* conn = PQconnectdb(dsn.c_str());
-    if (PQstatus(conn) != CONNECTION_OK) {
-      *why = absl::StrCat("cannot connect: ", PQerrorMessage(conn));
-      PQfinish(conn);
-      return -1;
-    }
+    PGconn* conn = ConnectPostgres(dsn, why);
+    if (conn == nullptr) return -1;
     auto exec = [&](const std::string& sql) {
       PGresult* r = PQexec(conn, sql.c_str());
       const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
@@ -132,20 +83,8 @@ double RawInsertDelete(const RunShape& shape, const std::string& kind, const std
 #endif
 #if IPCLOCK_HAVE_MYSQL
   if (kind == "mysql") {
-    absl::StatusOr<ipclock::Dsn> parsed = ipclock::Dsn::Parse(dsn);
-    if (!parsed.ok()) {
-      *why = std::string(parsed.status().message());
-      return -1;
-    }
-    MYSQL* conn = mysql_init(nullptr);
-    const std::string db = parsed->path().empty() ? "" : parsed->path().substr(1);
-    if (mysql_real_connect(conn, parsed->host().c_str(), parsed->user().c_str(),
-                           parsed->password().c_str(), db.c_str(),
-                           static_cast<unsigned>(parsed->port()), nullptr, 0) == nullptr) {
-      *why = absl::StrCat("cannot connect: ", mysql_error(conn));
-      mysql_close(conn);
-      return -1;
-    }
+    MYSQL* conn = ConnectMysql(dsn, why);
+    if (conn == nullptr) return -1;
     mysql_query(conn, create.c_str());
     const std::string insert = Insert("UNIX_TIMESTAMP()");
     const std::string del = Delete();
@@ -163,13 +102,8 @@ double RawInsertDelete(const RunShape& shape, const std::string& kind, const std
 #endif
 #if IPCLOCK_HAVE_SQLITE
   if (kind == "sqlite") {
-    sqlite3* conn = nullptr;
-    if (sqlite3_open_v2(dsn.c_str(), &conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                        nullptr) != SQLITE_OK) {
-      *why = absl::StrCat("cannot open ", dsn);
-      sqlite3_close_v2(conn);
-      return -1;
-    }
+    sqlite3* conn = OpenSqlite(dsn, why);
+    if (conn == nullptr) return -1;
     // As the store sets it up.
     sqlite3_exec(conn, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
     sqlite3_exec(conn, "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr);
