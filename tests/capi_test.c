@@ -105,9 +105,7 @@ static void bad_lock_arguments(void **state) {
   ipclock_lock_destroy(lock);
 
   /* Counting needs a counting store. */
-  char dsn[128];
-  capi_flock_dsn(dsn, sizeof(dsn), "");
-  ipclock_store *files = capi_open(dsn);
+  ipclock_store *files = capi_open_flock();
   struct ipclock_lock_options two = {.permits = 2};
   assert_int_equal(ipclock_lock_create(files, "x", 1, &two, &lock, &why), -EINVAL);
   assert_non_null(strstr(why, "permits"));
@@ -266,9 +264,7 @@ static void leases(void **state) {
   ipclock_store_close(store);
 
   /* flock locks have no lease. */
-  char dsn[128];
-  capi_flock_dsn(dsn, sizeof(dsn), "");
-  store = capi_open(dsn);
+  store = capi_open_flock();
   lock = capi_lock(store, "no-lease", NULL);
   assert_int_equal(ipclock_lock_acquire(lock, 0, 0), 0);
   assert_int_equal(ipclock_lock_remaining_ms(lock), -1);
@@ -343,9 +339,7 @@ static void previous_owner_died(void **state) {
 /* A lock whose file is deleted while held is lost: its release says so. */
 static void release_of_a_lost_lock(void **state) {
   (void)state;
-  char dsn[128];
-  capi_flock_dsn(dsn, sizeof(dsn), "");
-  ipclock_store *store = capi_open(dsn);
+  ipclock_store *store = capi_open_flock();
   ipclock_lock *lock = capi_lock(store, "lost-file", NULL);
   assert_int_equal(ipclock_lock_acquire(lock, IPCLOCK_NONBLOCK, 0), 0);
   assert_int_equal(capi_unlink_lock_file("lost-file"), 0);

@@ -47,6 +47,12 @@ ipclock_store *capi_open(const char *dsn) {
   return store;
 }
 
+ipclock_store *capi_open_flock(void) {
+  char dsn[128];
+  capi_flock_dsn(dsn, sizeof(dsn), "");
+  return capi_open(dsn);
+}
+
 ipclock_lock *capi_lock(ipclock_store *store, const char *name,
                         const struct ipclock_lock_options *opts) {
   ipclock_lock *lock = NULL;

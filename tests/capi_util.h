@@ -29,6 +29,8 @@ void capi_flock_dsn(char *buf, size_t size, const char *query);
 ipclock_store *capi_open(const char *dsn);
 ipclock_lock *capi_lock(ipclock_store *store, const char *name,
                         const struct ipclock_lock_options *opts);
+/* capi_open() of "flock://<capi_dir>". */
+ipclock_store *capi_open_flock(void);
 
 /* Deletes the lock file of `resource` (Symfony's name for it: its
  * readable part and a hash) in capi_dir; 0, or -1 if there was not exactly

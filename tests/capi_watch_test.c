@@ -90,9 +90,7 @@ static ipclock_lock *watched_lock(ipclock_watch *watch, ipclock_store *store, co
 
 static void check_finds_a_deleted_lock_file(void **state) {
   (void)state;
-  char dsn[128];
-  capi_flock_dsn(dsn, sizeof(dsn), "");
-  ipclock_store *store = capi_open(dsn);
+  ipclock_store *store = capi_open_flock();
   ipclock_lock *lock = capi_lock(store, "checked", NULL);
   assert_int_equal(ipclock_lock_check(lock), -EPERM); /* not held */
   assert_int_equal(ipclock_lock_acquire(lock, 0, 0), 0);
@@ -126,9 +124,7 @@ static void watch_finds_a_deleted_lock_file(void **state) {
   ipclock_watch *watch = make_watch(200, &log);
   int fd = ipclock_watch_fd(watch);
   assert_true(fd >= 0);
-  char dsn[128];
-  capi_flock_dsn(dsn, sizeof(dsn), "");
-  ipclock_store *store = capi_open(dsn);
+  ipclock_store *store = capi_open_flock();
   ipclock_lock *lock = watched_lock(watch, store, "watched", NULL);
   ipclock_lock *bystander = watched_lock(watch, store, "bystander", NULL);
   assert_false(capi_readable(fd, 500)); /* checks ran; nothing lost */

@@ -154,12 +154,7 @@ void SkipUnlessBuilt(bool built, const char* store) {
   skip();
 }
 
-void SkipWithout(const std::string& why) {
-  const char* ci = getenv("CI");
-  if (ci != nullptr && std::string(ci) == "true") fail_msg("%s", why.c_str());
-  print_message("skipped: %s\n", why.c_str());
-  skip();
-}
+void SkipWithout(const std::string& why) { SkipIf(why.c_str(), UnderCi()); }
 
 }  // namespace
 

@@ -271,13 +271,7 @@ int LostReply(redisContext* c, void** reply) {
 
 void test_fault_injected_into_one_redis_call(void** state) {
   (void)state;
-  const char* dsn = getenv("IPCLOCK_TEST_REDIS");
-  if (dsn == nullptr || dsn[0] == '\0') {
-    const char* ci = getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true") fail_msg("$IPCLOCK_TEST_REDIS is not set");
-    print_message("skipped: $IPCLOCK_TEST_REDIS is not set\n");
-    skip();
-  }
+  const char* dsn = RequireEnv("IPCLOCK_TEST_REDIS");
   absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
   ASSERT_OK(store);
   ipclock::Lock lock = LockOrFail(*store, UniqueResource("fault"));

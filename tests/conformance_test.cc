@@ -371,12 +371,7 @@ void KilledHolderFreesLock(void**) {
   LockOptions child_options;
   if (store->capabilities().expiring) child_options.ttl = absl::Seconds(2);
   Signal locked;
-  pid_t child = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, r, child_options);
-    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
-    locked.Notify();
-    for (;;) pause();
-  });
+  pid_t child = HoldInChild(store, r, &locked, child_options);
   assert_int_equal(locked.Wait(), 'x');
   Lock probe = LockOrFail(store, r);
   assert_false(TryOrFail(probe));
@@ -409,12 +404,7 @@ void DeathOutlivesTheLastUser(void**) {
   if ((*user)->capabilities().expiring) child_options.ttl = absl::Seconds(2);
   Signal locked;
   std::shared_ptr<Store> child_store = OpenStoreOrFail(g_dsn);
-  pid_t child = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(child_store, r, child_options);
-    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
-    locked.Notify();
-    for (;;) pause();
-  });
+  pid_t child = HoldInChild(child_store, r, &locked, child_options);
   assert_int_equal(locked.Wait(), 'x');
   kill(child, SIGKILL);
   assert_int_equal(WaitChild(child), 128 + SIGKILL);
@@ -669,12 +659,7 @@ void KilledHolderWithAWaiterIsReported(void**) {
   };
   Shared* shared = SharedMemory<Shared>();
   Signal locked;
-  pid_t holder = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, r);
-    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
-    locked.Notify();
-    for (;;) pause();
-  });
+  pid_t holder = HoldInChild(store, r, &locked);
   assert_int_equal(locked.Wait(), 'x');
   const pid_t waiter = StartWaiter(store, r, [&](Lock& lock) {
     shared->died = lock.previous_owner_died() ? 1 : 0;

@@ -51,29 +51,17 @@ using ipclock::LockMode;
 using ipclock::LockOptions;
 using ipclock::Store;
 
-const char* Env(const char* name) {
-  const char* v = getenv(name);
-  return v != nullptr && v[0] != '\0' ? v : nullptr;
-}
-
-#define REQUIRE_VAR(var)                                                      \
-  do {                                                                        \
-    if (Env(var) == nullptr) {                                                \
-      if (Env("CI") != nullptr && strcmp(getenv("CI"), "true") == 0) {        \
-        fail_msg("%s is unset under CI=true", var);                           \
-      }                                                                       \
-      print_message("skipped: %s is unset (tools/test-servers/etcd.sh starts " \
-                    "the members)\n", var);                                   \
-      skip();                                                                 \
-    }                                                                         \
-  } while (0)
+#define REQUIRE_VAR(var) RequireEnv(var, "tools/test-servers/etcd.sh starts the members")
 #define REQUIRE_SERVER() REQUIRE_VAR("IPCLOCK_TEST_ETCD")
 
-std::string Endpoint() { return absl::StrCat("127.0.0.1:", DsnPort(Env("IPCLOCK_TEST_ETCD"))); }
+std::string Endpoint() {
+  return absl::StrCat("127.0.0.1:", DsnPort(EnvOrNull("IPCLOCK_TEST_ETCD")));
+}
 
 // Locks under /etcd-test, with `query` (e.g. "ttl=2").
 std::string Dsn(const std::string& query = "") {
-  return absl::StrCat(Env("IPCLOCK_TEST_ETCD"), "/etcd-test", query.empty() ? "" : "?", query);
+  return absl::StrCat(EnvOrNull("IPCLOCK_TEST_ETCD"), "/etcd-test", query.empty() ? "" : "?",
+                      query);
 }
 // What `etcdctl lock` calls resource `r` of Dsn().
 std::string EtcdctlName(const std::string& r) { return absl::StrCat("etcd-test/", r); }
@@ -236,7 +224,7 @@ void DsnFormsAndBadInput(void**) {
     }
   }
   // Plain HTTP to the TLS member: a configuration error, at once.
-  if (const char* tls = Env("IPCLOCK_TEST_ETCDS")) {
+  if (const char* tls = EnvOrNull("IPCLOCK_TEST_ETCDS")) {
     absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(
         absl::StrCat("etcd://127.0.0.1:", DsnPort(tls)));
     ASSERT_CODE(store, absl::StatusCode::kInvalidArgument);
@@ -544,14 +532,7 @@ class OwnEtcd {
   bool started_ = false;
 };
 
-#define START_OWN(own)                          \
-  do {                                          \
-    const char* why_not = (own).Start();        \
-    if (why_not != nullptr) {                   \
-      print_message("skipped: %s\n", why_not);  \
-      skip();                                   \
-    }                                           \
-  } while (0)
+#define START_OWN(own) SkipIf((own).Start())
 
 // A member that stops answering (SIGSTOP: no quorum, nothing sent back):
 // checks say Unavailable while the lease may live, and Aborted once the
@@ -613,9 +594,9 @@ void RenewalGivesUpWhenTheLeaseMayEnd(void**) {
 
 void TlsRefusalsAreConfigurationErrors(void**) {
   REQUIRE_VAR("IPCLOCK_TEST_ETCDS");
-  const std::string certs = Env("IPCLOCK_TEST_ETCD_CERTS");
-  const std::string base = absl::StrCat("etcds://127.0.0.1:", DsnPort(Env("IPCLOCK_TEST_ETCDS")),
-                                        "/ipclock-tls");
+  const std::string certs = EnvOrNull("IPCLOCK_TEST_ETCD_CERTS");
+  const std::string base =
+      absl::StrCat("etcds://127.0.0.1:", DsnPort(EnvOrNull("IPCLOCK_TEST_ETCDS")), "/ipclock-tls");
   // Without a client certificate the member refuses the handshake.
   absl::StatusOr<std::shared_ptr<Store>> s =
       ipclock::StoreFromDsn(absl::StrCat(base, "?cacert=", certs, "/ca.pem"));

@@ -55,23 +55,9 @@ using ipclock::Store;
 
 // --- The server ------------------------------------------------------------------
 
-const char* ServerDsn() {
-  const char* dsn = getenv("IPCLOCK_TEST_MYSQL");
-  return dsn != nullptr && dsn[0] != '\0' ? dsn : nullptr;
-}
+const char* ServerDsn() { return EnvOrNull("IPCLOCK_TEST_MYSQL"); }
 
-#define REQUIRE_SERVER()                                                    \
-  do {                                                                      \
-    if (ServerDsn() == nullptr) {                                           \
-      const char* ci = getenv("CI");                                        \
-      if (ci != nullptr && strcmp(ci, "true") == 0) {                       \
-        fail_msg("IPCLOCK_TEST_MYSQL is not set (CI=true)");                \
-      }                                                                     \
-      print_message("skipped: IPCLOCK_TEST_MYSQL is not set "               \
-                    "(tools/dev test starts a server)\n");                  \
-      skip();                                                               \
-    }                                                                       \
-  } while (0)
+#define REQUIRE_SERVER() RequireEnv("IPCLOCK_TEST_MYSQL")
 
 std::string Dsn(absl::string_view options = "") {
   std::string dsn = ServerDsn();

@@ -52,13 +52,6 @@ bool PhpRequired(int argc, char** argv) {
   return false;
 }
 
-void SkipWithoutPhp(const char* why, bool required) {
-  if (why == nullptr) return;
-  if (required) fail_msg("%s", why);
-  print_message("skipped: %s\n", why);
-  skip();
-}
-
 std::string RunPhpPeer(const std::vector<std::string>& argv) {
   int code = 0;
   std::string said = RunForOutput(argv, &code);

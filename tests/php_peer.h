@@ -39,16 +39,12 @@ const char* PhpPeerMissing(const PhpPeerNeeds& needs);
 // peer that cannot run then fails the test instead of skipping it.
 bool PhpRequired(int argc, char** argv);
 
-// Skips the test, saying why, when `why` is not nullptr; fails it instead
-// when `required` (-Dphp_interop=enabled).
-void SkipWithoutPhp(const char* why, bool required = false);
-
 // Skips (or fails) the test unless the peer `needs` describes can run. The
 // check ends before the skip, so its temporaries are gone by then.
 #define REQUIRE_PHP_PEER(needs, required)                                    \
   do {                                                                       \
     const char* php_missing = ::ipclock_test::PhpPeerMissing(needs);         \
-    ::ipclock_test::SkipWithoutPhp(php_missing, required);                   \
+    ::ipclock_test::SkipIf(php_missing, required);                           \
   } while (0)
 
 // Runs a peer in a one-shot mode: its output, trimmed. Fails the test unless

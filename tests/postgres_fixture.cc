@@ -23,23 +23,7 @@
 
 namespace ipclock_test {
 
-namespace {
-
-bool UnderCiHere() {
-  const char* ci = getenv("CI");
-  return ci != nullptr && strcmp(ci, "true") == 0;
-}
-
-}  // namespace
-
-const char* RequirePostgres() {
-  const char* dsn = getenv("IPCLOCK_TEST_POSTGRES");
-  if (dsn != nullptr && dsn[0] != '\0') return dsn;
-  if (UnderCiHere()) fail_msg("IPCLOCK_TEST_POSTGRES is not set (CI=true)");
-  print_message("skipped: IPCLOCK_TEST_POSTGRES is not set (tools/dev test starts a server)\n");
-  skip();
-  return nullptr;
-}
+const char* RequirePostgres() { return RequireEnv("IPCLOCK_TEST_POSTGRES"); }
 
 std::string LibpqUri(absl::string_view dsn) {
   std::string uri(dsn);
@@ -202,11 +186,7 @@ void StopOwnPostgres() {
 
 PostgresServer& OwnPostgres() {
   if (g_own == nullptr) g_own = new PostgresServer();
-  if (const char* why = g_own->Start(); why != nullptr) {
-    if (UnderCiHere()) fail_msg("%s", why);
-    print_message("skipped: %s\n", why);
-    skip();
-  }
+  SkipIf(g_own->Start(), UnderCi());
   if (g_own_pid == 0) {
     g_own_pid = getpid();
     atexit(StopOwnPostgres);

@@ -28,18 +28,8 @@
 
 namespace ipclock_test {
 
-bool UnderCi() {
-  const char* ci = getenv("CI");
-  return ci != nullptr && strcmp(ci, "true") == 0;
-}
-
 const char* RequireRedis(const char* name) {
-  const char* v = getenv(name);
-  if (v != nullptr && v[0] != '\0') return v;
-  if (UnderCi()) fail_msg("$%s is not set under CI=true: the test Redis did not start", name);
-  print_message("skipped: $%s is not set (tools/dev test starts the test Redis servers)\n", name);
-  skip();
-  return nullptr;
+  return RequireEnv(name, "tools/dev test starts the test Redis servers");
 }
 
 std::string WithOptions(absl::string_view dsn, absl::string_view options) {
@@ -244,11 +234,7 @@ RedisServer* g_own = nullptr;
 
 RedisServer& OwnRedis() {
   if (g_own == nullptr) g_own = new RedisServer();
-  if (const char* why = g_own->Start(); why != nullptr) {
-    if (UnderCi()) fail_msg("%s", why);
-    print_message("skipped: %s\n", why);
-    skip();
-  }
+  SkipIf(g_own->Start(), UnderCi());
   RedisClient admin(g_own->dsn());
   admin.Ok({"FLUSHALL"});
   admin.Ok({"CONFIG", "SET", "maxmemory", "0"});
@@ -275,7 +261,7 @@ const char* RedisPhpMissing() {
       {PeerScript(), true, "redis", "php-cli php-redis php-symfony-lock"});
 }
 
-void RequireRedisPhp(bool required) { SkipWithoutPhp(RedisPhpMissing(), required); }
+void RequireRedisPhp(bool required) { SkipIf(RedisPhpMissing(), required); }
 
 std::string PhpRedisTry(const std::string& dsn, const std::string& resource,
                         const char* mode) {

@@ -35,8 +35,6 @@ struct redisReply;
 
 namespace ipclock_test {
 
-// True under CI=true, where a missing server is a failure.
-bool UnderCi();
 
 // $name (IPCLOCK_TEST_REDIS, _2, _3, _AUTH), or a skip.
 const char* RequireRedis(const char* name = "IPCLOCK_TEST_REDIS");

@@ -32,16 +32,6 @@ void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
   }
 }
 
-pid_t HoldInChild(const std::shared_ptr<Store>& store, const std::string& resource,
-                  Signal* locked) {
-  return ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, resource);
-    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
-    locked->Notify();
-    for (;;) pause();
-  });
-}
-
 void CheckCountingBetweenProcesses(const std::shared_ptr<Store>& store) {
   struct Counter {
     std::atomic<int> inside{0};

@@ -37,11 +37,6 @@ void Drop(Locks&... locks) {
 
 void AssertMessageHas(const absl::Status& s, absl::string_view needle);
 
-// A process that takes `resource`, notifies `locked` and holds it until
-// killed.
-pid_t HoldInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
-                  Signal* locked);
-
 // What a forked waiter reports, in memory shared with it.
 struct DeathReport {
   std::atomic<int> acquired{-1};

@@ -40,12 +40,7 @@ void KilledHolderReportsOwnerDeath(void**) {
   const std::string name = UniqueShmName("kill");
   auto store = OpenShmStore(absl::StrCat("shm://", name));
   Signal locked;
-  pid_t child = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, "job");
-    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
-    locked.Notify();
-    for (;;) pause();
-  });
+  pid_t child = HoldInChild(store, "job", &locked);
   assert_int_equal(locked.Wait(), 'x');
   // A waiter already asleep on the mutex when the holder dies gets it.
   struct Shared {
@@ -75,12 +70,7 @@ void KilledHolderReportsOwnerDeath(void**) {
 
   // Killed with no waiter: the next holder, even a new process with a new
   // store object, is told; the one after is not.
-  child = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, "job");
-    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
-    locked.Notify();
-    for (;;) pause();
-  });
+  child = HoldInChild(store, "job", &locked);
   assert_int_equal(locked.Wait(), 'x');
   assert_false(TryOrFail(after));
   kill(child, SIGKILL);
@@ -532,12 +522,7 @@ void PriorityInheritanceWaits(void**) {
   // Owner death works on PI mutexes too.
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?pi=true"));
   Signal locked;
-  pid_t child = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, "job");
-    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
-    locked.Notify();
-    for (;;) pause();
-  });
+  pid_t child = HoldInChild(store, "job", &locked);
   assert_int_equal(locked.Wait(), 'x');
   kill(child, SIGKILL);
   assert_int_equal(WaitChild(child), 128 + SIGKILL);

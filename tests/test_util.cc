@@ -77,8 +77,7 @@ std::string ExpandEnv(absl::string_view dsn) {
     std::string name(dsn.substr(open + 5, close - open - 5));
     const char* value = getenv(name.c_str());
     if (value == nullptr || value[0] == '\0') {
-      const char* ci = getenv("CI");
-      const bool required = ci != nullptr && strcmp(ci, "true") == 0;
+      const bool required = UnderCi();
       fprintf(stderr, "%s: $%s is not set (tools/dev test starts the server "
               "and sets it)\n", required ? "FAILED under CI=true" : "skipped",
               name.c_str());
@@ -177,6 +176,31 @@ int AsNobody(const std::function<int()>& body) {
   }));
 }
 
+const char* EnvOrNull(const char* name) {
+  const char* v = getenv(name);
+  return v != nullptr && v[0] != '\0' ? v : nullptr;
+}
+
+bool UnderCi() {
+  const char* ci = getenv("CI");
+  return ci != nullptr && strcmp(ci, "true") == 0;
+}
+
+void SkipIf(const char* why, bool fail_instead) {
+  if (why == nullptr) return;
+  if (fail_instead) fail_msg("%s", why);
+  print_message("skipped: %s\n", why);
+  skip();
+}
+
+const char* RequireEnv(const char* name, const char* starter) {
+  if (const char* v = EnvOrNull(name)) return v;
+  static std::string why;
+  why = absl::StrCat("$", name, " is not set (", starter, ")");
+  SkipIf(why.c_str(), UnderCi());
+  return nullptr;
+}
+
 std::shared_ptr<ipclock::Store> OpenStoreOrFail(const std::string& dsn) {
   absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
   if (!store.ok()) {
@@ -197,6 +221,16 @@ bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode) {
   absl::StatusOr<bool> got = lock.TryAcquire(mode);
   if (!got.ok()) fail_msg("TryAcquire: %s", got.status().ToString().c_str());
   return *got;
+}
+
+pid_t HoldInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
+                  Signal* locked, const ipclock::LockOptions& options) {
+  return ForkChild([&] {
+    absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, resource, options);
+    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
+    locked->Notify();
+    for (;;) pause();
+  });
 }
 
 bool IsStillHeld(ipclock::Lock& lock) {

@@ -71,6 +71,23 @@ namespace ipclock_test {
     }                                                                    \
   } while (0)
 
+// $`name`, or nullptr when it is unset or empty.
+const char* EnvOrNull(const char* name);
+
+// True under CI=true, where a missing server or tool fails a test instead
+// of skipping it.
+bool UnderCi();
+
+// Skips the current test, printing "skipped: WHY", when `why` is not
+// nullptr; fails it with WHY instead when `fail_instead`. `why` must outlive
+// the skip's longjmp: a literal, or text kept in a static.
+void SkipIf(const char* why, bool fail_instead = false);
+
+// $`name` (a server's DSN that tools/test-servers sets), or, when it is
+// unset, a skip that says so and what `starter` is; a failure under CI=true.
+const char* RequireEnv(const char* name,
+                       const char* starter = "tools/dev test starts the server");
+
 inline absl::Status AsStatus(const absl::Status& s) { return s; }
 template <typename T>
 absl::Status AsStatus(const absl::StatusOr<T>& s) {
@@ -142,6 +159,11 @@ ipclock::Lock LockOrFail(const std::shared_ptr<ipclock::Store>& store,
                          const std::string& resource,
                          const ipclock::LockOptions& options = ipclock::LockOptions());
 bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode = ipclock::LockMode::kExclusive);
+
+// A forked child that takes `resource` (TryAcquire), notifies `locked` and
+// holds it until killed; it exits 2 if it could not take it.
+pid_t HoldInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
+                  Signal* locked, const ipclock::LockOptions& options = ipclock::LockOptions());
 
 // Lock::CheckAcquired() as a bool: true if still held, false if the lock was
 // lost (Aborted) or is not acquired (FailedPrecondition); any other status

@@ -50,33 +50,22 @@ using ipclock::LockMode;
 using ipclock::LockOptions;
 using ipclock::Store;
 
-const char* Env(const char* name) {
-  const char* v = getenv(name);
-  return v != nullptr && v[0] != '\0' ? v : nullptr;
+#define REQUIRE_SERVER() \
+  RequireEnv("IPCLOCK_TEST_ZOOKEEPER", "tools/test-servers/zookeeper.sh starts one")
+
+std::string Server() {
+  return absl::StrCat("127.0.0.1:", DsnPort(EnvOrNull("IPCLOCK_TEST_ZOOKEEPER")));
 }
-
-#define REQUIRE_SERVER()                                                     \
-  do {                                                                       \
-    if (Env("IPCLOCK_TEST_ZOOKEEPER") == nullptr) {                          \
-      if (Env("CI") != nullptr && strcmp(getenv("CI"), "true") == 0) {       \
-        fail_msg("IPCLOCK_TEST_ZOOKEEPER is unset under CI=true");           \
-      }                                                                      \
-      print_message("skipped: IPCLOCK_TEST_ZOOKEEPER is unset "              \
-                    "(tools/test-servers/zookeeper.sh starts one)\n");      \
-      skip();                                                                \
-    }                                                                        \
-  } while (0)
-
-std::string Server() { return absl::StrCat("127.0.0.1:", DsnPort(Env("IPCLOCK_TEST_ZOOKEEPER"))); }
 
 // The recipe under /ipclock-test, sessions of 2 s.
 std::string RecipeDsn(const std::string& extra = "") {
-  return absl::StrCat(Env("IPCLOCK_TEST_ZOOKEEPER"), "/ipclock-test?session_timeout=2&secret=none",
-                      extra);
+  return absl::StrCat(EnvOrNull("IPCLOCK_TEST_ZOOKEEPER"),
+                      "/ipclock-test?session_timeout=2&secret=none", extra);
 }
 // Symfony's layout at the root, as Symfony's StoreFactory connects.
 std::string SymfonyDsn() {
-  return absl::StrCat(Env("IPCLOCK_TEST_ZOOKEEPER"), "?format=symfony&session_timeout=2&secret=none");
+  return absl::StrCat(EnvOrNull("IPCLOCK_TEST_ZOOKEEPER"),
+                      "?format=symfony&session_timeout=2&secret=none");
 }
 
 std::string PeerPath() {
@@ -175,14 +164,7 @@ class OwnZooKeeper {
   bool started_ = false;
 };
 
-#define START_OWN(own)                        \
-  do {                                        \
-    const char* why_not = (own).Start();      \
-    if (why_not != nullptr) {                 \
-      print_message("skipped: %s\n", why_not); \
-      skip();                                 \
-    }                                         \
-  } while (0)
+#define START_OWN(own) SkipIf((own).Start())
 
 // --- Names, without a server ------------------------------------------------------------
 
@@ -403,7 +385,7 @@ void WaitersQueueInOrderWithoutHerd(void**) {
   });
   assert_int_equal(nodes.size(), kWaiters + 1);
   std::vector<std::pair<std::string, int>> watches =
-      WatchesByPath(DsnPort(Env("IPCLOCK_TEST_ZOOKEEPER")));
+      WatchesByPath(DsnPort(EnvOrNull("IPCLOCK_TEST_ZOOKEEPER")));
   for (size_t i = 0; i < nodes.size(); ++i) {
     int sessions = 0;
     for (const auto& [path, count] : watches) {
