@@ -39,13 +39,7 @@ void ZkSession::DeleteLater(std::vector<ZkOp> deletes) {
   if (deletes.empty() || pid_ != CurrentPid()) return;
   auto job = std::make_shared<Job>();
   job->deletes = std::move(deletes);
-  std::lock_guard<std::mutex> guard(mu_);
-  if (expired()) return;
-  if (connected()) {
-    StartJob(zh_, std::move(job));
-  } else {
-    jobs_.push_back(std::move(job));
-  }
+  StartOrQueue(std::move(job));
 }
 
 void ZkSession::DeleteTaggedLater(const std::string& parent, const std::string& tag) {
@@ -53,13 +47,7 @@ void ZkSession::DeleteTaggedLater(const std::string& parent, const std::string& 
   auto job = std::make_shared<Job>();
   job->parent = parent;
   job->tag = tag;
-  std::lock_guard<std::mutex> guard(mu_);
-  if (expired()) return;
-  if (connected()) {
-    StartJob(zh_, std::move(job));
-  } else {
-    jobs_.push_back(std::move(job));
-  }
+  StartOrQueue(std::move(job));
 }
 
 void ZkSession::DeleteIfDataLater(const std::string& path, const std::string& data) {
@@ -67,13 +55,7 @@ void ZkSession::DeleteIfDataLater(const std::string& path, const std::string& da
   auto job = std::make_shared<Job>();
   job->path = path;
   job->data = data;
-  std::lock_guard<std::mutex> guard(mu_);
-  if (expired()) return;
-  if (connected()) {
-    StartJob(zh_, std::move(job));
-  } else {
-    jobs_.push_back(std::move(job));
-  }
+  StartOrQueue(std::move(job));
 }
 
 void ZkSession::StartJobsLocked(zhandle_t* zh) {
@@ -107,7 +89,7 @@ void ZkSession::StartJob(zhandle_t* zh, std::shared_ptr<Job> job) {
   }
 }
 
-void ZkSession::Requeue(std::shared_ptr<Job> job) {
+void ZkSession::StartOrQueue(std::shared_ptr<Job> job) {
   std::lock_guard<std::mutex> guard(mu_);
   if (expired()) return;
   if (connected()) {
@@ -120,7 +102,7 @@ void ZkSession::Requeue(std::shared_ptr<Job> job) {
 void ZkJobCompletions::AfterDeletes(int rc, const void* data) {
   std::unique_ptr<JobBox> box(static_cast<JobBox*>(const_cast<void*>(data)));
   if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
-    box->session->Requeue(std::move(box->job));
+    box->session->StartOrQueue(std::move(box->job));
     return;
   }
   if (rc != ZOK && box->job->deletes.size() > 1) {
@@ -137,7 +119,7 @@ void ZkJobCompletions::AfterChildren(int rc, const struct String_vector* strings
                                      const void* data) {
   std::unique_ptr<JobBox> box(static_cast<JobBox*>(const_cast<void*>(data)));
   if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
-    box->session->Requeue(std::move(box->job));
+    box->session->StartOrQueue(std::move(box->job));
     return;
   }
   if (rc != ZOK || strings == nullptr) return;
@@ -157,7 +139,7 @@ void ZkJobCompletions::AfterData(int rc, const char* value, int len, const struc
                                  const void* data) {
   std::unique_ptr<JobBox> box(static_cast<JobBox*>(const_cast<void*>(data)));
   if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT) {
-    box->session->Requeue(std::move(box->job));
+    box->session->StartOrQueue(std::move(box->job));
     return;
   }
   if (rc != ZOK || stat == nullptr || value == nullptr ||

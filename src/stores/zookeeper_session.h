@@ -183,7 +183,9 @@ class ZkSession {
   // Runs queued background jobs; with mu_ held.
   void StartJobsLocked(zhandle_t* zh);
   void StartJob(zhandle_t* zh, std::shared_ptr<Job> job);
-  void Requeue(std::shared_ptr<Job> job);
+  // Starts `job` now if connected, else keeps it for the next connection;
+  // drops it once the session expired. Takes mu_.
+  void StartOrQueue(std::shared_ptr<Job> job);
   void Answered(int64_t sent_nanos);
 
   // Sends a request through `start` and waits.
