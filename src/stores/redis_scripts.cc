@@ -111,18 +111,23 @@ namespace {
   "  return {0, kind, score, now, owners, writer, holder, fence, policy, evicted}\n" \
   "end\n"
 
+// The start of Symfony's save() and saveRead(): the key and the token, a
+// string under the key (no lock of Symfony's) refused, now and the expiry.
+#define IPCLOCK_LUA_SYMFONY_SAVE_HEAD              \
+  IPCLOCK_LUA_PRELUDE                              \
+  "local key = KEYS[1]\n"                          \
+  "local token = ARGV[1]\n"                        \
+  "local kind = redis.call('TYPE', key).ok\n"      \
+  "if kind == 'string' then return -1 end\n"       \
+  IPCLOCK_LUA_NOW                                  \
+  IPCLOCK_LUA_EXPIRY
+
 // Symfony save(): exclusive. A key that does not exist (the usual case) is
 // taken without looking further. After it, the set holds only our token and
 // `__write__`, both expiring at now + ttl, which is then the key's expiry
 // (what Symfony's PEXPIREAT of the highest score computes).
 constexpr char kSymfonySave[] =
-    IPCLOCK_LUA_PRELUDE
-    "local key = KEYS[1]\n"
-    "local token = ARGV[1]\n"
-    "local kind = redis.call('TYPE', key).ok\n"
-    "if kind == 'string' then return -1 end\n"
-    IPCLOCK_LUA_NOW
-    IPCLOCK_LUA_EXPIRY
+    IPCLOCK_LUA_SYMFONY_SAVE_HEAD
     "local mine, writing = false, false\n"
     "if kind == 'zset' then\n"
     "  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)\n"
@@ -147,13 +152,7 @@ constexpr char kSymfonySave[] =
 // Symfony saveRead(): shared; a writer saving it demotes. Returns 1 when a
 // writer's marker shows it died, else 0 (readers get no fence).
 constexpr char kSymfonySaveRead[] =
-    IPCLOCK_LUA_PRELUDE
-    "local key = KEYS[1]\n"
-    "local token = ARGV[1]\n"
-    "local kind = redis.call('TYPE', key).ok\n"
-    "if kind == 'string' then return -1 end\n"
-    IPCLOCK_LUA_NOW
-    IPCLOCK_LUA_EXPIRY
+    IPCLOCK_LUA_SYMFONY_SAVE_HEAD
     "if kind == 'zset' then\n"
     "  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)\n"
     "  if not redis.call('ZSCORE', key, token) and redis.call('ZSCORE', key, '__write__') then\n"
