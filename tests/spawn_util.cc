@@ -40,10 +40,7 @@ bool IsExecutableFile(const std::string& path) {
 
 }  // namespace
 
-pid_t Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+pid_t FlushedFork() {
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
@@ -51,6 +48,14 @@ pid_t Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
     perror("fork");
     abort();
   }
+  return pid;
+}
+
+pid_t Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = FlushedFork();
   if (pid != 0) return pid;
   if (options.die_with_test) prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (options.new_session) {
@@ -76,7 +81,8 @@ pid_t Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
   _exit(127);
 }
 
-int WaitPlain(pid_t pid, double timeout_sec) {
+int WaitForExit(pid_t pid, double timeout_sec, bool* timed_out) {
+  *timed_out = false;
   const double until = Now() + timeout_sec;
   for (;;) {
     int status = 0;
@@ -90,10 +96,16 @@ int WaitPlain(pid_t pid, double timeout_sec) {
     if (Now() > until) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
+      *timed_out = true;
       return -1;
     }
     usleep(1000);
   }
+}
+
+int WaitPlain(pid_t pid, double timeout_sec) {
+  bool timed_out = false;
+  return WaitForExit(pid, timeout_sec, &timed_out);
 }
 
 std::string IpclockPath() {

@@ -34,9 +34,18 @@ struct SpawnOptions {
   bool die_with_test = false;
 };
 
+// fork(2) with stdout and stderr flushed first (so that the child does not
+// print what the parent buffered); aborts if fork fails.
+pid_t FlushedFork();
+
 // fork + execvp. A child that cannot exec exits 127.
 pid_t Spawn(const std::vector<std::string>& argv,
             const SpawnOptions& options = SpawnOptions());
+
+// Waits for `pid` without CMocka: its exit code, 128+N for death by signal
+// N, or -1: waitpid(2) failed (errno says why), or `*timed_out` is set:
+// it was still running after `timeout_sec` and is killed.
+int WaitForExit(pid_t pid, double timeout_sec, bool* timed_out);
 
 // Waits for `pid` without CMocka: its exit code, 128+N for death by signal
 // N, or -1 if it was still running after `timeout_sec` (it is then killed).

@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "ipclock/store_factory.h"
+#include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
@@ -132,13 +133,7 @@ std::string UniqueShmName(absl::string_view tag) {
 }
 
 pid_t ForkChild(const std::function<int()>& body) {
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("fork");
-    abort();
-  }
+  pid_t pid = FlushedFork();
   if (pid == 0) {
     int code = body();
     _exit(code);
@@ -147,23 +142,11 @@ pid_t ForkChild(const std::function<int()>& body) {
 }
 
 int WaitChild(pid_t pid, double timeout_sec) {
-  double until = NowSeconds() + timeout_sec;
-  for (;;) {
-    int status = 0;
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) {
-      if (WIFEXITED(status)) return WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-      return -1;
-    }
-    if (r < 0 && errno != EINTR) fail_msg("waitpid(%d): %s", pid, strerror(errno));
-    if (NowSeconds() > until) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      fail_msg("child %d still running after %.1f s", pid, timeout_sec);
-    }
-    usleep(1000);
-  }
+  bool timed_out = false;
+  const int code = WaitForExit(pid, timeout_sec, &timed_out);
+  if (timed_out) fail_msg("child %d still running after %.1f s", pid, timeout_sec);
+  if (code < 0) fail_msg("waitpid(%d): %s", pid, strerror(errno));
+  return code;
 }
 
 int AsNobody(const std::function<int()>& body) {
