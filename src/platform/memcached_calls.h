@@ -27,6 +27,8 @@
   X(memcached_mget)                               \
   X(memcached_result_cas)                         \
   X(memcached_result_free)                        \
+  X(memcached_result_key_length)                  \
+  X(memcached_result_key_value)                   \
   X(memcached_result_length)                      \
   X(memcached_result_value)                       \
   X(memcached_server_add_unix_socket_with_weight) \

@@ -237,6 +237,38 @@ memcached_return_t MemcachedConn::Gets(const std::string& name, MemcachedFound* 
   return MEMCACHED_SUCCESS;
 }
 
+memcached_return_t MemcachedConn::GetMany(
+    const std::vector<std::string>& names, absl::flat_hash_map<std::string, std::string>* values) {
+  values->clear();
+  std::vector<const char*> keys;
+  std::vector<size_t> lengths;
+  keys.reserve(names.size());
+  lengths.reserve(names.size());
+  for (const std::string& name : names) {
+    keys.push_back(name.data());
+    lengths.push_back(name.size());
+  }
+  memcached_return_t rc = Memcached().memcached_mget(mc_, keys.data(), lengths.data(), keys.size());
+  if (rc != MEMCACHED_SUCCESS) return rc;
+  memcached_return_t fetched = MEMCACHED_SUCCESS;
+  memcached_result_st* result;
+  // Read up to the end marker, so the connection is ready for the next
+  // command. libmemcached gives each key back without prefix_key.
+  while ((result = Memcached().memcached_fetch_result(mc_, nullptr, &fetched)) != nullptr) {
+    values->insert_or_assign(
+        std::string(Memcached().memcached_result_key_value(result),
+                    Memcached().memcached_result_key_length(result)),
+        std::string(Memcached().memcached_result_value(result),
+                    Memcached().memcached_result_length(result)));
+    Memcached().memcached_result_free(result);
+  }
+  if (fetched != MEMCACHED_END && fetched != MEMCACHED_NOTFOUND &&
+      fetched != MEMCACHED_SUCCESS) {
+    return fetched;
+  }
+  return MEMCACHED_SUCCESS;
+}
+
 memcached_return_t MemcachedConn::Cas(const std::string& name, absl::string_view token,
                                       int64_t expiry, uint64_t cas) {
   return Memcached().memcached_cas(mc_, name.data(), name.size(), token.data(), token.size(),

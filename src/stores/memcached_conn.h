@@ -19,7 +19,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "ipclock/stores/memcached_store.h"
@@ -60,6 +62,11 @@ class MemcachedConn {
   memcached_return_t Add(const std::string& key, absl::string_view value, int64_t expiry);
   // MEMCACHED_SUCCESS with found->present false when the key is absent.
   memcached_return_t Gets(const std::string& key, MemcachedFound* found);
+  // One multi-get of `keys` (one request to each server that has some):
+  // `values` gets the value of each key present; an absent key is missing
+  // from it.
+  memcached_return_t GetMany(const std::vector<std::string>& keys,
+                             absl::flat_hash_map<std::string, std::string>* values);
   memcached_return_t Cas(const std::string& key, absl::string_view value, int64_t expiry,
                          uint64_t cas);
   memcached_return_t Delete(const std::string& key);

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -47,6 +48,14 @@ constexpr int64_t kMaxRelativeExpiry = 30 * 24 * 3600;
 // Symfony's release first moves the expiry to 2 s (see Delete()).
 constexpr time_t kReleaseExpiry = 2;
 
+// A check of one held lock may take its answer from a multi-get of every
+// held lock's key of the store made this recently: the watch checks the
+// locks of a store together, and so one request a round answers them all.
+// Only a "still held" is taken from it, and only from one asked for after
+// the lock was taken; a key missing from it or holding another token is
+// asked about on its own before a loss is reported.
+constexpr int64_t kSharedCheckNanos = 100 * 1000 * 1000;
+
 constexpr absl::Duration kPollFirst = absl::Milliseconds(5);
 constexpr absl::Duration kPollMax = absl::Milliseconds(50);
 constexpr absl::Duration kReconnectFirst = absl::Milliseconds(50);
@@ -67,6 +76,9 @@ struct MemcachedKeyState final : KeyState {
   // release can tell "never held" (OK, touches nothing) from "held and
   // lost" (Aborted).
   bool held = false;
+  // When it was last acquired (monotonic ns), for a shared check's answer
+  // asked for after it.
+  int64_t held_since = 0;
 };
 
 class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
@@ -138,6 +150,21 @@ class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
   // never released), and then ours in it. Best effort: a marker that cannot
   // be read or written reports no death.
   bool TakeMarkerLocked(const std::string& name, absl::string_view token);
+  // Whether a multi-get of the keys of every lock this store holds, asked
+  // for after `held_since` and within kSharedCheckNanos (made now if none
+  // is), found `token` in key `name`. False also when there is nothing to
+  // share (one lock held) or the multi-get failed: the caller then asks on
+  // its own.
+  bool HeldPerSharedCheckLocked(const std::string& name, absl::string_view token,
+                                int64_t held_since);
+  // The held locks' keys, for the shared check.
+  void NoteHeldLocked(const std::string& name, absl::string_view token) {
+    held_.insert_or_assign(name, std::string(token));
+  }
+  void ForgetHeldLocked(const std::string& name, absl::string_view token) {
+    auto it = held_.find(name);
+    if (it != held_.end() && it->second == token) held_.erase(it);
+  }
   // Before a clean release: clears the marker if it is still ours.
   void DropMarkerLocked(const std::string& name, absl::string_view token);
   void ReleaseOrphansLocked();
@@ -149,6 +176,11 @@ class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
   std::mutex mu_;
   MemcachedConn conn_;           // guarded by mu_
   std::vector<Orphan> orphans_;  // guarded by mu_
+  // Key name to token of each lock this store holds, and the last shared
+  // check's answer: when it was asked for, and the values it found.
+  absl::flat_hash_map<std::string, std::string> held_;          // guarded by mu_
+  int64_t shared_asked_at_ = 0;                                 // guarded by mu_
+  absl::flat_hash_map<std::string, std::string> shared_found_;  // guarded by mu_
 };
 
 absl::StatusOr<std::string> MemcachedStore::KeyName(const std::string& resource) const {
@@ -250,7 +282,12 @@ absl::Status MemcachedStore::ReleaseLocked(const std::string& name, absl::string
 absl::Status MemcachedStore::EnsureLocked() {
   bool fresh = false;
   if (absl::Status s = conn_.Ensure(&fresh); !s.ok()) return s;
-  if (fresh) orphans_.clear();  // a forked child's copy: the parent's to retry
+  if (fresh) {
+    // A forked child's copy: the parent's to retry, and the parent's locks.
+    orphans_.clear();
+    held_.clear();
+    shared_asked_at_ = 0;
+  }
   return absl::OkStatus();
 }
 
@@ -332,6 +369,11 @@ absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline dead
       }
       if (held_state == nullptr) held_state = &EnsureState(key);
       held_state->held = true;
+      held_state->held_since = Deadline::NowNanos();
+      {
+        std::lock_guard<std::mutex> guard(mu_);
+        NoteHeldLocked(*name, *token);
+      }
       return true;
     }
     vanished = 0;
@@ -420,6 +462,7 @@ absl::Status MemcachedStore::Release(Key& key, bool died) {
   absl::StatusOr<absl::string_view> token = key.Token();
   if (!token.ok()) return token.status();
   std::lock_guard<std::mutex> guard(mu_);
+  ForgetHeldLocked(*name, *token);
   if (absl::Status s = EnsureLocked(); !s.ok()) return s;
   absl::Status released = ReleaseLocked(*name, *token, key.resource(), died);
   if (absl::IsUnavailable(released) && orphans_.size() < kMaxOrphans) {
@@ -446,6 +489,23 @@ absl::StatusOr<bool> MemcachedStore::Exists(Key& key) {
   return found.present && found.value == *token;
 }
 
+bool MemcachedStore::HeldPerSharedCheckLocked(const std::string& name, absl::string_view token,
+                                              int64_t held_since) {
+  const int64_t now = Deadline::NowNanos();
+  if (shared_asked_at_ <= held_since || now - shared_asked_at_ >= kSharedCheckNanos) {
+    if (held_.size() < 2) return false;  // nothing to share
+    std::vector<std::string> names;
+    names.reserve(held_.size());
+    for (const auto& [held_name, held_token] : held_) names.push_back(held_name);
+    shared_asked_at_ = 0;
+    if (conn_.GetMany(names, &shared_found_) != MEMCACHED_SUCCESS) return false;
+    shared_asked_at_ = now;
+    if (shared_asked_at_ <= held_since) return false;
+  }
+  auto it = shared_found_.find(name);
+  return it != shared_found_.end() && it->second == token;
+}
+
 absl::Status MemcachedStore::CheckHeld(Key& key) {
   if (key.IsExpired()) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
@@ -459,11 +519,17 @@ absl::Status MemcachedStore::CheckHeld(Key& key) {
   if (!name.ok()) return name.status();
   absl::StatusOr<absl::string_view> token = key.Token();
   if (!token.ok()) return token.status();
+  const MemcachedKeyState* held_state = state(key);
   std::lock_guard<std::mutex> guard(mu_);
   if (absl::Status s = EnsureLocked(); !s.ok()) return s;
+  if (held_state != nullptr && held_state->held &&
+      HeldPerSharedCheckLocked(*name, *token, held_state->held_since)) {
+    return absl::OkStatus();
+  }
   MemcachedFound found;
   memcached_return_t rc = conn_.Gets(*name, &found);
   if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "check (get)", *name);
+  if (!found.present || found.value != *token) ForgetHeldLocked(*name, *token);
   if (!found.present) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "the lock's key is gone: evicted (memcached was short of "
