@@ -34,6 +34,7 @@
 #include "ipclock/stores/memcached_store.h"
 #include "ipclock/store_factory.h"
 #include "own_server.h"
+#include "platform/memcached_calls.h"
 #include "peer_process.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
@@ -471,6 +472,79 @@ void WatchReportsDeletedKey(void**) {
   ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
 }
 
+// The watch's checks of a store's held locks are answered by one multi-get
+// a round (counted through the client library's table, the real server
+// answering), and a key lost among them is still found, the others staying
+// held.
+std::atomic<int> g_single_gets{0};
+std::atomic<int> g_multi_gets{0};
+// Set before CountingMget is put in the table, read by the watch's threads.
+std::atomic<decltype(ipclock::MemcachedCalls::memcached_mget)::Function> g_real_mget{nullptr};
+memcached_return_t CountingMget(memcached_st* mc, const char* const* keys,
+                                const size_t* lengths, size_t count) {
+  (count > 1 ? g_multi_gets : g_single_gets)++;
+  return g_real_mget.load()(mc, keys, lengths, count);
+}
+
+void LocksOfAStoreAreCheckedByOneRequest(void**) {
+  REQUIRE_SERVER();
+  auto store = Open(Dsn());
+  constexpr int kLocks = 6;
+  std::vector<std::string> names;
+  std::vector<std::atomic<int>> lost(kLocks);
+  std::vector<ipclock::WatchedLock> held;
+  ipclock::LockWatch watch;
+  for (int i = 0; i < kLocks; ++i) {
+    names.push_back(UniqueResource("mc-shared"));
+    Lock lock = LockOrFail(store, names.back());
+    assert_true(TryOrFail(lock));
+    ipclock::WatchOptions options;
+    options.check_interval = absl::Milliseconds(200);
+    std::atomic<int>* mine = &lost[i];
+    options.diagnostics = [mine](const ipclock::Diagnostic& loss) {
+      if (absl::IsAborted(loss.status)) *mine = 1;
+    };
+    absl::StatusOr<ipclock::WatchedLock> w = watch.Watch(std::move(lock), options);
+    ASSERT_OK(w);
+    held.push_back(*std::move(w));
+  }
+  absl::SleepFor(absl::Milliseconds(300));
+  g_real_mget = ipclock::Memcached().memcached_mget.get();
+  ipclock::Memcached().memcached_mget.Replace(&CountingMget);
+  absl::SleepFor(absl::Seconds(1));
+  ipclock::Memcached().memcached_mget.Replace(g_real_mget.load());
+  const int single = g_single_gets.load(), multi = g_multi_gets.load();
+  print_message("over 1 s (%d locks, interval 200 ms): %d gets of one key, %d of several\n",
+                kLocks, single, multi);
+  // About 5 rounds, one request each; a request a lock would be 30.
+  assert_int_equal(single, 0);
+  assert_true(multi >= 2);
+  assert_true(multi <= 10);
+  for (int i = 0; i < kLocks; ++i) assert_int_equal(lost[i].load(), 0);
+  // A deleted key and one taken over are found; the others stay held.
+  Command(Port(), absl::StrCat("delete ", names[0], "\r\n"));
+  const std::string other(44, 'Z');
+  assert_true(absl::StrContains(
+      Command(Port(), absl::StrCat("set ", names[1], " 0 60 44\r\n", other, "\r\n")),
+      "STORED"));
+  const double t0 = NowSeconds();
+  while ((lost[0].load() == 0 || lost[1].load() == 0) && NowSeconds() - t0 < 20) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  assert_int_equal(lost[0].load(), 1);
+  assert_int_equal(lost[1].load(), 1);
+  absl::SleepFor(absl::Milliseconds(500));
+  for (int i = 2; i < kLocks; ++i) {
+    assert_int_equal(lost[i].load(), 0);
+    ASSERT_OK(held[i].CheckNow());
+    ASSERT_OK(held[i].Release());
+  }
+  ipclock::DiagnosticSink quiet = ipclock::SetDefaultDiagnosticSink(nullptr);
+  held[0].Release().IgnoreError();
+  held[1].Release().IgnoreError();
+  ipclock::SetDefaultDiagnosticSink(quiet);
+}
+
 void EvictionLosesTheLock(void**) {
   OwnMemcached own;
   const char* why = own.Start({"-m", "2"});
@@ -574,6 +648,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test_teardown(SeveralServersPlaceKeysAsPhpDoes, StopOwnServers),
       cmocka_unit_test_teardown(LostLockIsReported, StopOwnServers),
       cmocka_unit_test_teardown(WatchReportsDeletedKey, StopOwnServers),
+      cmocka_unit_test_teardown(LocksOfAStoreAreCheckedByOneRequest, StopOwnServers),
       cmocka_unit_test_teardown(EvictionLosesTheLock, StopOwnServers),
       cmocka_unit_test_teardown(ServerDownIsUnavailableRestartIsLoss, StopOwnServers),
       cmocka_unit_test_teardown(ForkedChildUsesItsOwnConnection, StopOwnServers),
