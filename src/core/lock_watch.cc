@@ -122,8 +122,10 @@ struct WatchEntry {
   std::string event_tag;
   bool follow = false;    // Follow() the tag before the next check
   bool followed = false;  // the source follows it: the interval is a safety net
-  // Fixed at Add(): its poll fds tell of every loss (WatchTargets).
-  bool poll_fds_tell_all = false;
+  // Fixed at Add(): its poll fds, or its inotify watches, probe and the
+  // mount table, tell of every loss (WatchTargets).
+  bool tells_all = false;
+  bool mounts = false;  // checked when the mount table changes
   // Set by the owner (under WatchCore::mu_) when it is done with the entry.
   bool done = false;
 
@@ -161,11 +163,17 @@ class WatchCore : public std::enable_shared_from_this<WatchCore> {
   void Run();
   void RunLane(Lane* lane);
   // Under mu_: the entries due by `now`, the descriptors to poll, the
-  // probes to run, the leases that ran out, and how long to sleep.
+  // probes of the watched locks and whether they are due, the leases that
+  // ran out, and how long to sleep.
   struct Plan {
     std::vector<std::shared_ptr<WatchEntry>> due;
     std::vector<std::shared_ptr<WatchEntry>> expired;
     std::vector<std::shared_ptr<WatchProbe>> probes;
+    bool probes_due = false;
+    int64_t next_probe = kNever;
+    // The earliest check, renewal or lease end: until then, a wake-up
+    // with nothing fired is for the probes alone.
+    int64_t earliest_other = kNever;
     std::vector<int> poll_fds;
     std::vector<std::shared_ptr<WatchEventSource>> sources;
     int timeout_ms = -1;
@@ -174,6 +182,8 @@ class WatchCore : public std::enable_shared_from_this<WatchCore> {
   // Under mu_: what fired makes the entries it concerns due now.
   void Mark(const KernelEvents::Fired& fired);
   void MarkProbe(const WatchProbe* probe);
+  // Runs `probes`; those that saw a change make their entries due (true).
+  bool RunProbes(const std::vector<std::shared_ptr<WatchProbe>>& probes);
   void MarkSource(const WatchEventSource* source, bool all,
                   const absl::flat_hash_set<std::string>& tags);
   // Hands a due entry to its lane, or checks it here.
@@ -414,16 +424,25 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
     absl::Status lane_error;
     if (LaneFor(entry->store.get(), &lane_error) == nullptr) return lane_error;
   }
+  bool events_tell_all = targets.events_tell_all;
   for (int fd : targets.inode_fds) {
     absl::StatusOr<int> wd = events_->WatchInode(fd);
     // Without an inotify watch (e.g. at fs.inotify.max_user_watches) the
     // interval check still finds a loss, only later.
-    if (!wd.ok()) continue;
+    if (!wd.ok()) {
+      events_tell_all = false;
+      continue;
+    }
     entry->wds.push_back(*wd);
     ++wd_users_[*wd];
   }
+  // Without the mount table, a mount over the lock is the interval
+  // check's to find.
+  entry->mounts = targets.mounts && events_->WatchMounts().ok();
+  if (targets.mounts && !entry->mounts) events_tell_all = false;
   entry->poll_fds.assign(targets.poll_fds.begin(), targets.poll_fds.end());
-  entry->poll_fds_tell_all = targets.poll_fds_tell_all && !entry->poll_fds.empty();
+  entry->tells_all =
+      (targets.poll_fds_tell_all && !entry->poll_fds.empty()) || events_tell_all;
   entry->added_by = CurrentPid();
   entry->probe = std::move(targets.probe);
   entry->events = std::move(targets.events);
@@ -525,18 +544,18 @@ WatchCore::Plan WatchCore::MakePlan(int64_t now) {
   Plan plan;
   int64_t earliest = kNever;
   if (next_probe_ != kNever) {
-    bool any = false;
     absl::flat_hash_set<const WatchProbe*> seen;
     for (const std::shared_ptr<WatchEntry>& e : entries_) {
-      if (e->probe == nullptr) continue;
-      any = true;
-      if (now >= next_probe_ && seen.insert(e->probe.get()).second) plan.probes.push_back(e->probe);
+      if (e->probe != nullptr && seen.insert(e->probe.get()).second) {
+        plan.probes.push_back(e->probe);
+      }
     }
-    if (!any) {
+    if (plan.probes.empty()) {
       next_probe_ = kNever;
     } else {
-      if (now >= next_probe_) next_probe_ = now + kProbeNanos;
-      earliest = next_probe_;
+      plan.probes_due = now >= next_probe_;
+      if (plan.probes_due) next_probe_ = now + kProbeNanos;
+      plan.next_probe = next_probe_;
     }
   }
   absl::flat_hash_set<const WatchEventSource*> sources;
@@ -582,6 +601,8 @@ WatchCore::Plan WatchCore::MakePlan(int64_t now) {
       plan.poll_fds.insert(plan.poll_fds.end(), e->poll_fds.begin(), e->poll_fds.end());
     }
   }
+  plan.earliest_other = earliest;
+  earliest = std::min(earliest, plan.next_probe);
   // The probes planned here run before the wait, which needs no new plan.
   if (!plan.due.empty() || !plan.expired.empty()) {
     plan.timeout_ms = 0;
@@ -597,7 +618,7 @@ WatchCore::Plan WatchCore::MakePlan(int64_t now) {
 
 void WatchCore::Mark(const KernelEvents::Fired& fired) {
   for (const std::shared_ptr<WatchEntry>& e : entries_) {
-    bool hit = fired.overflow;
+    bool hit = fired.overflow || (fired.mounts && e->mounts);
     for (int wd : fired.wds) hit = hit || std::count(e->wds.begin(), e->wds.end(), wd) > 0;
     for (int fd : fired.poll_fds) {
       if (std::count(e->poll_fds.begin(), e->poll_fds.end(), fd) > 0) {
@@ -607,6 +628,17 @@ void WatchCore::Mark(const KernelEvents::Fired& fired) {
     }
     if (hit) e->check_now = true;
   }
+}
+
+bool WatchCore::RunProbes(const std::vector<std::shared_ptr<WatchProbe>>& probes) {
+  bool changed = false;
+  for (const std::shared_ptr<WatchProbe>& probe : probes) {
+    if (!probe->Changed()) continue;
+    std::lock_guard<std::mutex> guard(mu_);
+    MarkProbe(probe.get());
+    changed = true;
+  }
+  return changed;
 }
 
 void WatchCore::MarkProbe(const WatchProbe* probe) {
@@ -703,7 +735,7 @@ void WatchCore::Service(const std::shared_ptr<WatchEntry>& entry, int64_t now, b
     std::lock_guard<std::mutex> guard(mu_);
     if (follow) entry->followed = followed;
     if (still_watched) {
-      const bool told = entry->followed || (entry->poll_fds_tell_all && confirmed);
+      const bool told = entry->followed || (entry->tells_all && confirmed);
       const int64_t interval = entry->interval_nanos * (told ? kFollowedIntervalFactor : 1);
       entry->next_check = Now() + interval;
       entry->next_renew = next_renew;
@@ -781,14 +813,7 @@ void WatchCore::Run() {
       plan = MakePlan(Now());
     }
     for (const std::shared_ptr<WatchEntry>& e : plan.expired) DeclareLeaseEnd(e);
-    bool probed_change = false;
-    for (const std::shared_ptr<WatchProbe>& probe : plan.probes) {
-      if (!probe->Changed()) continue;
-      std::lock_guard<std::mutex> guard(mu_);
-      MarkProbe(probe.get());
-      probed_change = true;
-    }
-    if (probed_change) continue;  // the next plan has them due
+    if (plan.probes_due && RunProbes(plan.probes)) continue;  // the next plan has them due
     if (!plan.due.empty()) {
       const int64_t now = Now();
       for (const std::shared_ptr<WatchEntry>& e : plan.due) Dispatch(e, now);
@@ -807,6 +832,31 @@ void WatchCore::Run() {
     // events_ is set before the thread starts and replaced only in a
     // child, where this thread does not exist.
     KernelEvents::Fired fired = events_->Wait(poll_fds, plan.timeout_ms);
+    // While nothing happens, the wake-ups are the probes', 20 a second: they
+    // run, and the thread sleeps again, without a new plan, which walks
+    // every entry (for 100 watched locks that cost more than the probes).
+    // Anything fired or woken, a change probed, or a check, renewal or
+    // lease end due ends it.
+    int64_t next_probe = plan.next_probe;
+    bool probed_change = false;
+    while (!fired.any() && !plan.probes.empty()) {
+      const int64_t now = Now();
+      if (now >= plan.earliest_other) break;
+      if (now >= next_probe) {
+        next_probe = now + kProbeNanos;
+        if (RunProbes(plan.probes)) {
+          probed_change = true;
+          break;
+        }
+      }
+      const int64_t until = std::min(next_probe, plan.earliest_other);
+      fired = events_->Wait(poll_fds, static_cast<int>((until - now + 999999) / 1000000));
+    }
+    if (next_probe != plan.next_probe) {
+      std::lock_guard<std::mutex> guard(mu_);
+      if (next_probe_ != kNever) next_probe_ = std::max(next_probe_, next_probe);
+    }
+    if (probed_change) continue;
     // Event sources first, without mu_: draining reads a socket.
     for (const std::shared_ptr<WatchEventSource>& source : plan.sources) {
       const int fd = source->fd();

@@ -4,6 +4,7 @@
 #include "platform/kernel_events.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
@@ -28,6 +29,14 @@ absl::StatusOr<KernelEvents> KernelEvents::Create() {
   ScopedFd wake(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!wake.valid()) return ErrnoError(errno, kWho, "", "eventfd");
   return KernelEvents(std::move(inotify), std::move(wake));
+}
+
+absl::Status KernelEvents::WatchMounts() {
+  if (mounts_.valid()) return absl::OkStatus();
+  ScopedFd mounts(open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+  if (!mounts.valid()) return ErrnoError(errno, kWho, "", "open /proc/self/mountinfo");
+  mounts_ = std::move(mounts);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int> KernelEvents::WatchInode(int fd) {
@@ -65,20 +74,26 @@ void KernelEvents::DrainInotify(Fired* fired) {
 KernelEvents::Fired KernelEvents::Wait(const std::vector<int>& poll_fds,
                                        int timeout_ms) {
   std::vector<struct pollfd> fds;
-  fds.reserve(poll_fds.size() + 2);
+  fds.reserve(poll_fds.size() + 3);
   fds.push_back({inotify_.get(), POLLIN, 0});
   fds.push_back({wake_.get(), POLLIN, 0});
+  // mountinfo is always readable: only POLLPRI (with POLLERR) says that
+  // the table changed. A negative fd is skipped by poll().
+  fds.push_back({mounts_.valid() ? mounts_.get() : -1, POLLPRI, 0});
+  constexpr size_t kFirstPollFd = 3;
   for (int fd : poll_fds) fds.push_back({fd, POLLIN, 0});
   Fired fired;
   int n = poll(fds.data(), fds.size(), timeout_ms);
   if (n <= 0) return fired;  // timeout, or EINTR
   if (fds[0].revents != 0) DrainInotify(&fired);
   if (fds[1].revents != 0) {
+    fired.woken = true;
     uint64_t count;
     ssize_t r = read(wake_.get(), &count, sizeof(count));
     (void)r;
   }
-  for (size_t i = 2; i < fds.size(); ++i) {
+  if ((fds[2].revents & (POLLPRI | POLLERR)) != 0) fired.mounts = true;
+  for (size_t i = kFirstPollFd; i < fds.size(); ++i) {
     if (fds[i].revents != 0) fired.poll_fds.push_back(fds[i].fd);
   }
   return fired;

@@ -16,6 +16,11 @@
 //     is seen only by the store's periodic check, which resolves the path.
 //   * The queue can overflow (IN_Q_OVERFLOW) under a storm of events; every
 //     watch then counts as fired.
+//   * A mount over a watched file or dir hides it from its path and sends
+//     no inotify event: /proc/self/mountinfo, polled for POLLPRI, tells of
+//     every change to the process's mount table instead (one descriptor
+//     for every lock; the kernel marks it at each mount, unmount or
+//     propagation, and a poll that reports it clears the mark).
 
 #ifndef IPCLOCK_PLATFORM_KERNEL_EVENTS_H_
 #define IPCLOCK_PLATFORM_KERNEL_EVENTS_H_
@@ -44,6 +49,10 @@ class KernelEvents {
   // Ends a watch. Errors (a watch the kernel already dropped) are ignored.
   void Unwatch(int wd);
 
+  // From now on, Wait() also returns when the process's mount table
+  // changes. The OS error if /proc/self/mountinfo cannot be opened.
+  absl::Status WatchMounts();
+
   // Makes a Wait() in progress, or the next one, return. Thread-safe.
   void Wake() const;
 
@@ -51,10 +60,15 @@ class KernelEvents {
     std::vector<int> wds;       // watches that saw something
     bool overflow = false;      // the queue overflowed: assume every watch fired
     std::vector<int> poll_fds;  // readable, hung up or in error
+    bool woken = false;         // by Wake()
+    bool mounts = false;        // the mount table changed (WatchMounts())
+    bool any() const {
+      return !wds.empty() || overflow || !poll_fds.empty() || woken || mounts;
+    }
   };
   // Sleeps until an inode event, a Wake(), one of `poll_fds` becoming
-  // readable or hanging up, or `timeout_ms` (-1: no timeout). EINTR is a
-  // plain return.
+  // readable or hanging up, a change of the mount table (once asked for),
+  // or `timeout_ms` (-1: no timeout). EINTR is a plain return.
   Fired Wait(const std::vector<int>& poll_fds, int timeout_ms);
 
  private:
@@ -64,6 +78,7 @@ class KernelEvents {
 
   ScopedFd inotify_;
   ScopedFd wake_;
+  ScopedFd mounts_;  // /proc/self/mountinfo, once WatchMounts() opened it
 };
 
 }  // namespace ipclock

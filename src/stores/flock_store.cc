@@ -526,10 +526,19 @@ WatchTargets FlockStore::GetWatchTargets(Key& key) {
     const FlockFile& f = *st->file;
     targets.inode_fds.push_back(f.fd.get());
     // inotify sees the file and its dir go; the probe, every 50 ms, a dir
-    // above them renamed or replaced, which inotify reports to nobody.
+    // above them renamed or replaced, which inotify reports to nobody; the
+    // mount table, something mounted over the file, the dir or above.
+    targets.mounts = true;
     if (f.dir) {
       targets.inode_fds.push_back(f.dir->fd());
       targets.probe = f.dir->probe();
+      // Together they see every way the file can stop being the one at
+      // its path, where inotify sees every change made to the inodes: on
+      // the local filesystems whose pages processes share, not on a
+      // network or FUSE one, changed by other hosts or a daemon. The
+      // interval check is then a safety net. (A lock file of its own path,
+      // naming=path, has no dir watched: its check stays at the interval.)
+      targets.events_tell_all = f.dir->pages_shared();
     } else {
       targets.probe = MakePathProbe(f.Path(), f.dev, f.ino);
     }

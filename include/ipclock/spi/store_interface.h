@@ -172,6 +172,16 @@ struct WatchTargets {
   // times less often, as for a followed event tag; after a check that
   // could not tell, it runs at the interval.
   bool poll_fds_tell_all = false;
+  // The lock is lost if something is mounted over its file or dir (or
+  // over a dir above it), which sends no inotify event: the watch checks
+  // it whenever the process's mount table changes.
+  bool mounts = false;
+  // True when `inode_fds`, the probe and (with `mounts`) the mount table
+  // tell of every loss the store can have (flock on a local filesystem).
+  // As with `poll_fds_tell_all`, the interval check is then a safety net
+  // while checks find the lock held; the watch takes the store's word only
+  // if every one of `inode_fds` got its inotify watch.
+  bool events_tell_all = false;
 };
 
 // Calls the operations of a store, checking each request against the
