@@ -20,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
+#include "ipclock/store_factory.h"
 #include "ipclock/stores/flock_store.h"
 #include "ipclock/stores/in_memory_store.h"
 #include "ipclock/diagnostics.h"
@@ -122,6 +123,11 @@ class CountedCheckStore final : public ipclock::StoreWithState<ipclock::KeyState
   explicit CountedCheckStore(bool tells) : inner_(ipclock::NewInMemoryStore()), tells_(tells) {
     assert_int_equal(pipe2(bell_, O_NONBLOCK | O_CLOEXEC), 0);
   }
+  // Counts the checks of a real store, whose watch targets it passes on.
+  explicit CountedCheckStore(std::shared_ptr<Store> inner)
+      : inner_(std::move(inner)), tells_(false), forward_targets_(true) {
+    assert_int_equal(pipe2(bell_, O_NONBLOCK | O_CLOEXEC), 0);
+  }
   ~CountedCheckStore() override {
     close(bell_[0]);
     close(bell_[1]);
@@ -148,8 +154,9 @@ class CountedCheckStore final : public ipclock::StoreWithState<ipclock::KeyState
     if (unsure) return absl::UnavailableError("counted-check: no answer");
     return ipclock::StoreCalls::CheckHeld(*inner_, key);
   }
-  ipclock::WatchTargets GetWatchTargets(Key&) override {
+  ipclock::WatchTargets GetWatchTargets(Key& key) override {
     ipclock::WatchTargets targets;
+    if (forward_targets_) targets = ipclock::StoreCalls::GetWatchTargets(*inner_, key);
     if (tells_) {
       targets.poll_fds.push_back(bell_[0]);
       targets.poll_fds_tell_all = true;
@@ -175,6 +182,7 @@ class CountedCheckStore final : public ipclock::StoreWithState<ipclock::KeyState
  private:
   std::shared_ptr<Store> inner_;
   const bool tells_;
+  const bool forward_targets_ = false;
   int bell_[2];
 };
 
@@ -630,11 +638,49 @@ void StoreThatTellsIsCheckedLessOften(void**) {
   ipclock::SetDefaultDiagnosticSink(quiet);
 }
 
+// A flock lock on a local filesystem (tmpfs here): inotify on its file and
+// dir, the probe of the dir's path and the mount table tell of every loss,
+// so its interval check is a safety net, ten times less often while it
+// finds the lock held; a loss is still found at once.
+void FlockLockIsCheckedAsASafetyNet(void**) {
+  char tmpl[] = "/dev/shm/ipclock-test-XXXXXX";
+  assert_non_null(mkdtemp(tmpl));
+  const std::string dir = tmpl;
+  {
+    absl::StatusOr<std::shared_ptr<Store>> flock =
+        ipclock::StoreFromDsn("flock://" + dir + "?removeipc=ignore");
+    ASSERT_OK(flock);
+    auto store = std::make_shared<CountedCheckStore>(*flock);
+    LockWatch watch;
+    Losses losses;
+    const std::string r = UniqueResource("safety-net");
+    Lock lock = LockOrFail(store, r);
+    assert_true(TryOrFail(lock));
+    absl::StatusOr<WatchedLock> w =
+        watch.Watch(std::move(lock), losses.Options(absl::Milliseconds(100)));
+    ASSERT_OK(w);
+    assert_true(Eventually([&] { return store->ChecksSince(0).size() >= 1; }));
+    const double since = NowSeconds();
+    absl::SleepFor(absl::Milliseconds(700));
+    // At the interval, 7 checks; as a safety net, at most 1.
+    assert_true(store->ChecksSince(since).size() <= 2);
+    const std::string file = dir + "/" + ipclock::FlockFileName(r);
+    assert_int_equal(unlink(file.c_str()), 0);
+    assert_true(Eventually([&] { return w->lost(); }, 2));
+    assert_int_equal(losses.size(), 1);
+    ipclock::DiagnosticSink quiet = ipclock::SetDefaultDiagnosticSink(nullptr);
+    ASSERT_CODE(w->Release(), absl::StatusCode::kAborted);
+    ipclock::SetDefaultDiagnosticSink(quiet);
+  }
+  assert_int_equal(system(("rm -rf " + dir).c_str()), 0);
+}
+
 }  // namespace
 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(RenewsLeasesForManyTtls),
+      cmocka_unit_test(FlockLockIsCheckedAsASafetyNet),
       cmocka_unit_test(FailedRenewalsLoseTheLockWhenTheLeaseRunsOut),
       cmocka_unit_test(DeletedLockFileIsReportedOnce),
       cmocka_unit_test(ReleaseWaitsForAReportUnderWay),

@@ -3,8 +3,9 @@
 //
 // How fast the watch on held locks finds the losses of each local store
 // that the kernel sends no event for or sends one for: the dir above a lock
-// dir renamed, a SysV set removed or reset, a POSIX semaphore or registry
-// deleted, an shm segment or a lock file deleted. Each lock is watched with
+// dir renamed, something mounted over a lock file, a SysV set removed or
+// reset, a POSIX semaphore or registry deleted, an shm segment or a lock
+// file deleted. Each lock is watched with
 // a check interval of an hour, so that only an event or the 50 ms probe can
 // find the loss; the bound asserted is 1 s, ten times the 100 ms promised,
 // so that a loaded machine does not fail it. tools/bench measures the
@@ -15,6 +16,8 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/sem.h>
 #include <unistd.h>
 
@@ -28,6 +31,7 @@
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"
+#include "ipclock/stores/flock_store.h"
 #include "ipclock/stores/posix_semaphore_store.h"
 #include "ipclock/stores/semaphore_store.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
@@ -132,6 +136,50 @@ void FlockFileDeleted(void**) {
               UniqueResource("deleted"), [&] { Run(absl::StrCat("rm -f ", dir, "/*.lock").c_str()); });
 }
 
+// Something mounted over the lock file alone (a bind mount): inotify on
+// the file and its dir says nothing, nor does the probe of the dir's path;
+// the mount table's change does. In a child with a mount namespace of its
+// own, where the mount stays (root only; skipped where no namespace can be
+// made).
+void FlockFileMountedOver(void**) {
+  SKIP_UNLESS_ROOT();
+  const std::string dir = MakeTempDir();
+  const std::string other = MakeTempDir() + "/other";
+  Run(absl::StrCat("touch ", other).c_str());
+  const std::string r = UniqueResource("mounted-over");
+  const std::string file = dir + "/" + ipclock::FlockFileName(r);
+  // Exit codes: 7 no namespace of its own; 2-6 a step failed; 8 too late.
+  pid_t child = ForkChild([&]() -> int {
+    if (unshare(CLONE_NEWNS) != 0 || !MakeHoldingMountPrivate(dir)) return 7;
+    absl::StatusOr<std::shared_ptr<Store>> store =
+        ipclock::StoreFromDsn(absl::StrCat("flock://", dir, "?removeipc=ignore"));
+    if (!store.ok()) return 2;
+    absl::StatusOr<Lock> lock = Lock::Create(*store, r);
+    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 3;
+    FirstLoss loss;
+    LockWatch watch;
+    absl::StatusOr<WatchedLock> watched = watch.Watch(*std::move(lock), loss.Options());
+    if (!watched.ok()) return 4;
+    absl::SleepFor(absl::Milliseconds(120));
+    const absl::Time start = absl::Now();
+    if (mount(other.c_str(), file.c_str(), nullptr, MS_BIND, nullptr) != 0) return 5;
+    std::unique_lock<std::mutex> guard(loss.mu);
+    if (!loss.cv.wait_for(guard, std::chrono::seconds(10), [&] { return loss.seen; })) return 6;
+    const absl::Duration took = loss.at - start;
+    printf("flock: a file mounted over the lock file: reported after %.2f ms (%s)\n",
+           absl::ToDoubleMilliseconds(took), loss.message.c_str());
+    fflush(stdout);
+    return took > kBound ? 8 : 0;
+  });
+  const int rc = WaitChild(child, 60);
+  if (rc == 7) {
+    print_message("skipped: no mount namespace of its own to mount in here (%s)\n",
+                  strerror(EPERM));
+    skip();
+  }
+  assert_int_equal(rc, 0);
+}
+
 // The set of `resource` (made by the store: its key is the store's).
 int SetOf(const std::string& resource) {
   absl::StatusOr<int32_t> key = ipclock::SemaphoreIpcKey(resource, ipclock::SemaphoreKeyScheme::kMd5);
@@ -184,6 +232,7 @@ void ShmSegmentDeleted(void**) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(FlockAncestorRenamed),  cmocka_unit_test(FlockFileDeleted),
+      cmocka_unit_test(FlockFileMountedOver),
       cmocka_unit_test(SysvSetRemoved),        cmocka_unit_test(SysvSetReset),
       cmocka_unit_test(PosixSemaphoreDeleted), cmocka_unit_test(PosixRegistryDeleted),
       cmocka_unit_test(ShmSegmentDeleted),
