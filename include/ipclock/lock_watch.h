@@ -19,12 +19,13 @@
 //     the same lock (`Lock::CheckAcquired()`), every `check_interval` (1 s by
 //     default), and at once when the kernel or the server reports something:
 //     an inotify event on the lock file, its dir or the /dev/shm object, a
-//     database connection's socket closing. The checks of locks due within
-//     half an interval of each other run together (early, never late). A
-//     lock whose server tells of every loss (a Redis key followed by client
-//     tracking, a ZooKeeper node watch and its session's events) is asked
-//     ten times less often while its last check found it held: a safety
-//     net;
+//     change of the process's mount table (for flock locks), a database
+//     connection's socket closing. The checks of locks due within half an
+//     interval of each other run together (early, never late). A lock whose
+//     server or kernel tells of every loss (a Redis key followed by client
+//     tracking, a ZooKeeper node watch and its session's events, a flock
+//     lock on a local filesystem) is asked ten times less often while its
+//     last check found it held: a safety net;
 //   * it renews leases on expiring stores at a third of their length, so a
 //     lock outlasts a long job and still runs out soon after its process
 //     dies;

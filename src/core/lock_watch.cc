@@ -3,8 +3,9 @@
 //
 // Threads. One event thread per watch sleeps in KernelEvents::Wait() until
 // the earliest check, renewal, probe or lease end that is due, an inotify
-// event on a watched inode, a watched socket turning readable, an event
-// source having something to say, or a wake from another thread. It checks
+// event on a watched inode, a change of the mount table, a watched socket
+// turning readable, an event source having something to say, or a wake
+// from another thread. It checks
 // the locks of local stores itself (system calls), and runs their probes.
 // The locks of a remote store, or of a store with an event source, are
 // checked and renewed on a lane of that store's own (a thread, made with the
@@ -425,8 +426,11 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
     if (LaneFor(entry->store.get(), &lane_error) == nullptr) return lane_error;
   }
   bool events_tell_all = targets.events_tell_all;
-  for (int fd : targets.inode_fds) {
-    absl::StatusOr<int> wd = events_->WatchInode(fd);
+  for (size_t i = 0; i < targets.inode_fds.size() + targets.dir_fds_above.size(); ++i) {
+    absl::StatusOr<int> wd =
+        i < targets.inode_fds.size()
+            ? events_->WatchInode(targets.inode_fds[i])
+            : events_->WatchDirMoves(targets.dir_fds_above[i - targets.inode_fds.size()]);
     // Without an inotify watch (e.g. at fs.inotify.max_user_watches) the
     // interval check still finds a loss, only later.
     if (!wd.ok()) {

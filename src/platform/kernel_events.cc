@@ -39,10 +39,17 @@ absl::Status KernelEvents::WatchMounts() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int> KernelEvents::WatchInode(int fd) {
+absl::StatusOr<int> KernelEvents::WatchInode(int fd) { return AddWatch(fd, kInodeMask); }
+
+absl::StatusOr<int> KernelEvents::WatchDirMoves(int fd) {
+  // kInodeMask, set on the same inode later, keeps these bits.
+  return AddWatch(fd, IN_DELETE_SELF | IN_MOVE_SELF | IN_MASK_ADD);
+}
+
+absl::StatusOr<int> KernelEvents::AddWatch(int fd, uint32_t mask) {
   // The magic link names the open inode, even one that has been unlinked.
   const std::string path = absl::StrCat("/proc/self/fd/", fd);
-  int wd = inotify_add_watch(inotify_.get(), path.c_str(), kInodeMask);
+  int wd = inotify_add_watch(inotify_.get(), path.c_str(), mask);
   if (wd < 0) return ErrnoError(errno, kWho, "", absl::StrCat("inotify_add_watch ", path));
   return wd;
 }

@@ -46,6 +46,10 @@ class KernelEvents {
   // Watches the inode open as `fd` for unlinking, renaming and removal.
   // Returns the watch descriptor (the same one for the same inode).
   absl::StatusOr<int> WatchInode(int fd);
+  // Watches the dir open as `fd` for its own renaming and removal only,
+  // not for changes to what is in it (a dir above a lock dir: /tmp sees
+  // many). Added to, never narrowing, a watch the inode already has.
+  absl::StatusOr<int> WatchDirMoves(int fd);
   // Ends a watch. Errors (a watch the kernel already dropped) are ignored.
   void Unwatch(int wd);
 
@@ -75,6 +79,7 @@ class KernelEvents {
   KernelEvents(ScopedFd inotify, ScopedFd wake)
       : inotify_(std::move(inotify)), wake_(std::move(wake)) {}
   void DrainInotify(Fired* fired);
+  absl::StatusOr<int> AddWatch(int fd, uint32_t mask);
 
   ScopedFd inotify_;
   ScopedFd wake_;

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "ipclock/spi/deadline.h"
 #include "platform/errors.h"
 #include "platform/files.h"
@@ -65,6 +66,36 @@ int Classify(int path_err, const struct stat& at_path, dev_t dev, ino_t ino, int
   return 0;
 }
 
+// FlockDir::ancestors(): each dir opened from the one above it, without
+// following links, and the last one's entry checked to be the lock dir.
+std::vector<ScopedFd> OpenAncestors(const std::string& path, dev_t dev, ino_t ino) {
+  std::vector<absl::string_view> parts;
+  if (path.empty() || path[0] != '/') return {};
+  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
+    if (part == "." || part == "..") return {};
+    parts.push_back(part);
+  }
+  if (parts.empty()) return {};
+  std::vector<ScopedFd> above;
+  ScopedFd root;
+  if (OpenFileAt(AT_FDCWD, "/", O_PATH | O_DIRECTORY, 0, &root) != 0) return {};
+  int at = root.get();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string name(parts[i]);
+    if (i + 1 < parts.size() && AccessAt(at, name.c_str(), R_OK) != 0) return {};
+    ScopedFd next;
+    if (OpenFileAt(at, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW, 0, &next) != 0) return {};
+    if (i + 1 == parts.size()) {
+      struct stat st;
+      if (StatFd(next.get(), &st) != 0 || !Identifies(st, dev, ino)) return {};
+      return above;
+    }
+    above.push_back(std::move(next));
+    at = above.back().get();
+  }
+  return {};
+}
+
 class PathProbe final : public WatchProbe {
  public:
   PathProbe(std::string path, dev_t dev, ino_t ino)
@@ -110,6 +141,7 @@ absl::StatusOr<std::shared_ptr<FlockDir>> FlockDir::Open(const std::string& path
   const bool pages_shared = MappableFilesystem(fd->get());
   std::shared_ptr<FlockDir> dir(
       new FlockDir(path, *std::move(fd), st, map_records, pages_shared));
+  dir->ancestors_ = OpenAncestors(path, st.st_dev, st.st_ino);
   dir->checked_ns.store(Deadline::NowNanos(), std::memory_order_relaxed);
   return dir;
 }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -66,6 +67,15 @@ class FlockDir {
   // replaced. One per dir, shared by the watch among its locks.
   const std::shared_ptr<WatchProbe>& probe() const { return probe_; }
 
+  // The dirs above this one (not "/"), open (O_PATH), from the top, when
+  // the path is absolute, none of them is a symbolic link, each may be
+  // read (as inotify needs), and they led to this dir once all were open;
+  // else empty. While inotify watches them, a dir above renamed is heard
+  // of at once, and the probe is not needed: none of them can be replaced
+  // without being renamed (they are not empty), and a mount over one
+  // changes the mount table.
+  const std::vector<ScopedFd>& ancestors() const { return ancestors_; }
+
   // Monotonic time of the last check that found the dir in place.
   std::atomic<int64_t> checked_ns{0};
   // Exclusive or shared locks of the store held in this dir now.
@@ -85,6 +95,7 @@ class FlockDir {
   const bool map_records_;
   const bool pages_shared_;
   const std::shared_ptr<WatchProbe> probe_;
+  std::vector<ScopedFd> ancestors_;  // set by Open() only
 };
 
 // A WatchProbe that a path no longer leads to the file or dir it named

@@ -525,13 +525,20 @@ WatchTargets FlockStore::GetWatchTargets(Key& key) {
   if (const FlockKeyState* st = state(key); st != nullptr && st->held) {
     const FlockFile& f = *st->file;
     targets.inode_fds.push_back(f.fd.get());
-    // inotify sees the file and its dir go; the probe, every 50 ms, a dir
-    // above them renamed or replaced, which inotify reports to nobody; the
-    // mount table, something mounted over the file, the dir or above.
+    // inotify sees the file and its dir go, and the dirs above renamed
+    // (FlockDir::ancestors()); where those cannot be watched, the probe,
+    // every 50 ms, sees a dir above renamed or replaced; the mount table,
+    // something mounted over the file, the dir or above.
     targets.mounts = true;
     if (f.dir) {
       targets.inode_fds.push_back(f.dir->fd());
-      targets.probe = f.dir->probe();
+      if (f.dir->ancestors().empty()) {
+        targets.probe = f.dir->probe();
+      } else {
+        for (const ScopedFd& above : f.dir->ancestors()) {
+          targets.dir_fds_above.push_back(above.get());
+        }
+      }
       // Together they see every way the file can stop being the one at
       // its path, where inotify sees every change made to the inodes: on
       // the local filesystems whose pages processes share, not on a

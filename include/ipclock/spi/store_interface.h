@@ -155,6 +155,10 @@ struct WatchTargets {
   // lock: a lock file, its dir, a /dev/shm object. The watch puts an inotify
   // watch on each one's inode and calls `CheckHeld()` when it fires.
   absl::InlinedVector<int, 2> inode_fds;
+  // Descriptors of dirs above the lock whose renaming loses it (not what
+  // happens inside them): the watch asks inotify for their own moves and
+  // removal only.
+  absl::InlinedVector<int, 4> dir_fds_above;
   // Descriptors that turn readable or hang up when the lock may have been
   // lost, such as a database session's socket.
   absl::InlinedVector<int, 1> poll_fds;

@@ -79,17 +79,20 @@
 //     the path opened again (the dir made anew if it is gone, see below);
 //   * at release, when the last check is more than 1 ms old: a lock found
 //     lost is released all the same, and the release returns Aborted;
-//   * in `CheckHeld` (`Lock::CheckAcquired()`, and a `LockWatch` every
-//     `check_interval` and at once when inotify reports the lock file or the
-//     lock dir deleted, moved or changed): Aborted, saying "lock file X was
+//   * in `CheckHeld` (`Lock::CheckAcquired()`, and a `LockWatch` at once
+//     when inotify reports the lock file or the lock dir deleted, moved or
+//     changed, when its 50 ms probe finds the lock dir's path resolving to
+//     another dir, and when the process's mount table changes; and every
+//     `check_interval`, ten times less often on a local filesystem, where
+//     those tell of every loss): Aborted, saying "lock file X was
 //     deleted", "lock file X was renamed or replaced", "lock dir X was
 //     removed", or "lock dir X was renamed or replaced".
 // So a lock reused within a millisecond makes no check system call, and a
 // deletion is missed at acquisition only when both it and another process's
 // locking of the new file fall in that millisecond; such a lock, like any
 // lock whose file goes while it is held, is found lost by the next check:
-// within the watch's interval, at once for the file's or dir's own events
-// (not for a dir above it renamed, which inotify does not report), and at
+// by the watch at once for the file's or dir's own events and a mount, within
+// 50 ms for a dir above it renamed (which inotify does not report), and at
 // the next release or acquisition more than 1 ms later.
 //
 // A lock dir that vanished is made anew only when this store object holds no

@@ -60,7 +60,9 @@
 // `flush_all` drops every key. The lock is then silently gone and another
 // process can take it while its holder still works. Nothing on the server
 // says so; the holder learns it at its next check (`Lock::CheckAcquired()`,
-// the watch on held locks within its interval, 1 s by default) or refresh,
+// the watch on held locks within its interval, 1 s by default, asking once
+// a round, by one multi-get, for the keys of every lock the store holds) or
+// refresh,
 // as Aborted. Give memcached memory to spare, or use `-M` (refuse stores
 // instead of evicting) on a server that holds locks, and pass nothing that
 // needs stronger guarantees through it: there is no fencing token.
