@@ -37,6 +37,7 @@
 #include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"
 #include "own_server.h"
+#include "scripted_server.h"
 #include "peer_process.h"
 #include "spawn_util.h"
 #include "stores/etcd_json.h"
@@ -484,55 +485,17 @@ void DeletedKeyStopsRun(void**) {
 
 // --- A member of our own, frozen --------------------------------------------------------
 
-std::string ServerScript() {
-  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
-  return absl::StrCat(root != nullptr ? root : ".", "/tools/test-servers/etcd-server");
-}
-
-class OwnEtcd {
+// A member on two ports of the test's own (client and peer).
+class OwnEtcd : public ScriptedServer {
  public:
-  ~OwnEtcd() {
-    if (started_) {
-      Thaw();
-      int code = 0;
-      RunForOutput({ServerScript(), "stop", dir_}, &code);
-    }
-  }
-  const char* Start() {
-    int code = 0;
-    RunForOutput({ServerScript(), "available"}, &code);
-    if (code != 0) return "no etcd (apt-get install etcd-server etcd-client)";
-    port_ = FreeOwnPort(90);
-    const int peer = port_ == 0 ? 0 : FreeOwnPort(port_ - TestPortBase() + 1);
-    if (port_ == 0 || peer == 0) return "no free ports in $IPCLOCK_TEST_PORT_BASE+90..98";
-    dir_ = MakeTempDir();
-    RunForOutput({ServerScript(), "start", dir_, "own", absl::StrCat(port_), absl::StrCat(peer)},
-                 &code);
-    if (code != 0) return "the member did not start";
-    started_ = true;
-    RegisterOwnServer(pid());
-    RunForOutput({ServerScript(), "wait", dir_, absl::StrCat(port_), "30"}, &code);
-    if (code != 0) fail_msg("our etcd on port %d is not healthy", port_);
-    return nullptr;
-  }
-  pid_t pid() const {
-    int pid = 0;
-    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(dir_ + "/etcd.pid")), &pid);
-    return pid;
-  }
-  void Freeze() { FreezeProcess(pid()); }
-  void Thaw() { kill(pid(), SIGCONT); }
+  OwnEtcd()
+      : ScriptedServer({"etcd-server", "etcd", "etcd.pid",
+                        "no etcd (apt-get install etcd-server etcd-client)", 90, 2, {"own"}, 1,
+                        30}) {}
   std::string dsn(const std::string& query) const {
-    return absl::StrCat("etcd://127.0.0.1:", port_, "/own?", query);
+    return absl::StrCat("etcd://127.0.0.1:", port(), "/own?", query);
   }
-
- private:
-  std::string dir_;
-  int port_ = 0;
-  bool started_ = false;
 };
-
-#define START_OWN(own) SkipIf((own).Start())
 
 // A member that stops answering (SIGSTOP: no quorum, nothing sent back):
 // checks say Unavailable while the lease may live, and Aborted once the
@@ -700,22 +663,9 @@ void ListShowsHolderWaitersAndLease(void**) {
 // parent's lock.
 void ForkedChildHasItsOwnLease(void**) {
   REQUIRE_SERVER();
-  auto store = OpenStoreOrFail(Dsn());
-  const std::string r = UniqueResource("fork");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
-  pid_t child = ForkChild([&] {
-    absl::StatusOr<Lock> mine = Lock::Create(store, r);
-    if (!mine.ok()) return 2;
-    absl::StatusOr<bool> got = mine->TryAcquire();
-    if (!got.ok() || *got) return 3;
-    // The inherited Lock is the parent's: releasing it here lets nothing go.
-    if (!lock.Release().ok()) return 4;
-    return 0;
-  });
-  assert_int_equal(WaitChild(child), 0);
-  ASSERT_OK(lock.CheckAcquired());
-  ASSERT_OK(lock.Release());
+  // The inherited Lock is the parent's: releasing it here lets nothing go.
+  ForkedChildIsAnotherHolder(OpenStoreOrFail(Dsn()), UniqueResource("fork"),
+                             [](Lock& inherited) { return inherited.Release().ok() ? 0 : 4; });
 }
 
 }  // namespace

@@ -36,11 +36,6 @@ using namespace ipclock_test;
 
 constexpr absl::Duration kTtl = absl::Milliseconds(600);
 
-LockOptions Ttl(absl::Duration ttl) {
-  LockOptions options;
-  options.ttl = ttl;
-  return options;
-}
 
 // Collects the overruns that reach the process default sink from
 // construction on; the destructor puts the first default back. The reports

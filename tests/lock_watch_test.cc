@@ -45,11 +45,6 @@ using namespace ipclock_test;
 
 constexpr absl::Duration kTtl = absl::Milliseconds(600);
 
-LockOptions Ttl(absl::Duration ttl) {
-  LockOptions options;
-  options.ttl = ttl;
-  return options;
-}
 
 // Polls `done` for up to `seconds`.
 template <typename Fn>

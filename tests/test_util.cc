@@ -216,6 +216,30 @@ pid_t HoldInChild(const std::shared_ptr<ipclock::Store>& store, const std::strin
   });
 }
 
+void ForkedChildIsAnotherHolder(const std::shared_ptr<ipclock::Store>& store,
+                                const std::string& resource,
+                                const std::function<int(ipclock::Lock&)>& in_child) {
+  ipclock::Lock lock = LockOrFail(store, resource);
+  assert_true(TryOrFail(lock));
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<ipclock::Lock> mine = ipclock::Lock::Create(store, resource);
+    if (!mine.ok()) return 2;
+    absl::StatusOr<bool> got = mine->TryAcquire();
+    if (!got.ok() || *got) return 3;  // the parent holds it
+    return in_child ? in_child(lock) : 0;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  // The parent's connection, session or lease was not disturbed.
+  ASSERT_OK(lock.CheckAcquired());
+  ASSERT_OK(lock.Release());
+}
+
+ipclock::LockOptions Ttl(absl::Duration ttl) {
+  ipclock::LockOptions options;
+  options.ttl = ttl;
+  return options;
+}
+
 bool IsStillHeld(ipclock::Lock& lock) {
   absl::Status held = lock.CheckAcquired();
   if (held.ok()) return true;

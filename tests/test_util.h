@@ -165,6 +165,19 @@ bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode = ipclock::LockMode::
 pid_t HoldInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
                   Signal* locked, const ipclock::LockOptions& options = ipclock::LockOptions());
 
+// Takes `resource` through `store`, then forks a child that must find it
+// taken by another holder through the store it inherited (the child has a
+// connection, session or lease of its own), and runs `in_child` there with
+// the parent's inherited Lock (a nonzero return, from 4 up, fails the
+// test). Afterwards the parent still holds the lock, checked with the
+// store, and releases it.
+void ForkedChildIsAnotherHolder(
+    const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
+    const std::function<int(ipclock::Lock& inherited)>& in_child = nullptr);
+
+// LockOptions with `ttl` as the lease.
+ipclock::LockOptions Ttl(absl::Duration ttl);
+
 // Lock::CheckAcquired() as a bool: true if still held, false if the lock was
 // lost (Aborted) or is not acquired (FailedPrecondition); any other status
 // fails the test.

@@ -38,6 +38,7 @@
 #include "ipclock/stores/zookeeper_store.h"
 #include "own_server.h"
 #include "peer_process.h"
+#include "scripted_server.h"
 #include "spawn_util.h"
 #include "stores/zookeeper_names.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
@@ -107,64 +108,17 @@ std::string NodeOf(const std::string& dsn, const std::string& resource) {
 
 // --- A ZooKeeper server of our own ------------------------------------------------
 
-std::string ServerScript() {
-  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
-  return absl::StrCat(root != nullptr ? root : ".", "/tools/test-servers/zookeeper-server");
-}
-
-class OwnZooKeeper {
+class OwnZooKeeper : public ScriptedServer {
  public:
-  ~OwnZooKeeper() {
-    if (started_) {
-      int code = 0;
-      RunForOutput({ServerScript(), "stop", dir_}, &code);
-    }
-  }
-  const char* Start() {
-    int code = 0;
-    RunForOutput({ServerScript(), "available"}, &code);
-    if (code != 0) return "no java or ZooKeeper jars (apt-get install zookeeperd)";
-    // A server that exits at start-up (its log is silent: the jars log
-    // nowhere) is tried once more, on the next free port.
-    int from = 93;
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      port_ = FreeOwnPort(from);
-      if (port_ == 0) return "no free port in $IPCLOCK_TEST_PORT_BASE+93..98";
-      from = port_ - TestPortBase() + 1;
-      dir_ = MakeTempDir();
-      RunForOutput({ServerScript(), "start", dir_, absl::StrCat(port_)}, &code);
-      if (code != 0) return "the server did not start";
-      started_ = true;
-      RegisterOwnServer(pid());
-      RunForOutput({ServerScript(), "wait", dir_, absl::StrCat(port_), "60"}, &code);
-      if (code == 0) return nullptr;
-      RunForOutput({ServerScript(), "stop", dir_}, &code);
-      started_ = false;
-    }
-    fail_msg("our ZooKeeper on port %d does not serve", port_);
-    return nullptr;
-  }
-  pid_t pid() const {
-    int pid = 0;
-    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(dir_ + "/zk.pid")), &pid);
-    return pid;
-  }
-  void Freeze() { FreezeProcess(pid()); }
-  void Thaw() {
-    if (pid() > 0) kill(pid(), SIGCONT);
-  }
-  std::string server() const { return absl::StrCat("127.0.0.1:", port_); }
+  OwnZooKeeper()
+      : ScriptedServer({"zookeeper-server", "ZooKeeper", "zk.pid",
+                        "no java or ZooKeeper jars (apt-get install zookeeperd)", 93, 1, {}, 2,
+                        60}) {}
+  std::string server() const { return absl::StrCat("127.0.0.1:", port()); }
   std::string dsn(const std::string& query) const {
     return absl::StrCat("zookeeper://", server(), "/ipclock-own?secret=none&", query);
   }
-
- private:
-  std::string dir_;
-  int port_ = 0;
-  bool started_ = false;
 };
-
-#define START_OWN(own) SkipIf((own).Start())
 
 // --- Names, without a server ------------------------------------------------------------
 
@@ -691,20 +645,7 @@ void ForkedChildHasItsOwnSession(void**) {
   print_message("skipped under ThreadSanitizer: threads started in a forked child\n");
   skip();
 #endif
-  auto store = OpenStoreOrFail(RecipeDsn());
-  const std::string r = UniqueResource("fork");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
-  pid_t child = ForkChild([&] {
-    absl::StatusOr<Lock> mine = Lock::Create(store, r);
-    if (!mine.ok()) return 2;
-    absl::StatusOr<bool> got = mine->TryAcquire();
-    if (!got.ok() || *got) return 3;
-    return 0;
-  });
-  assert_int_equal(WaitChild(child), 0);
-  ASSERT_OK(lock.CheckAcquired());
-  ASSERT_OK(lock.Release());
+  ForkedChildIsAnotherHolder(OpenStoreOrFail(RecipeDsn()), UniqueResource("fork"));
 }
 
 // --- The CLI ------------------------------------------------------------------------------------
