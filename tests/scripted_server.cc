@@ -5,10 +5,14 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <memory>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "ipclock/store_factory.h"
 #include "own_server.h"
 #include "peer_process.h"
 #include "spawn_util.h"
@@ -63,6 +67,17 @@ const char* ScriptedServer::Start() {
   }
   fail_msg("our %s on port %d does not serve", spec_.name, port_);
   return nullptr;
+}
+
+double ExpectUnreachable(const std::string& scheme_and_host, const std::string& rest) {
+  const int free_port = FreeOwnPort(90);
+  if (free_port == 0) fail_msg("no free port in $IPCLOCK_TEST_PORT_BASE+90..98");
+  const double t0 = NowSeconds();
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> down =
+      ipclock::StoreFromDsn(absl::StrCat(scheme_and_host, ":", free_port, rest));
+  ASSERT_CODE(down, absl::StatusCode::kUnavailable);
+  assert_non_null(strstr(down.status().message().data(), absl::StrCat(free_port).c_str()));
+  return NowSeconds() - t0;
 }
 
 pid_t ScriptedServer::pid() const {

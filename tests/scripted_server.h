@@ -7,7 +7,8 @@
 // SECONDS` and `stop DIR`, and leave the server's pid in DIR. The test may
 // freeze it (SIGSTOP: it answers nothing, and its peers hear nothing) and
 // thaw it; it is stopped when the object goes, and by StopOwnServers() when
-// a failed test skips the destructor.
+// a failed test skips the destructor. Also: what a store says of a port of
+// that range where nothing listens.
 
 #ifndef IPCLOCK_TESTS_SCRIPTED_SERVER_H_
 #define IPCLOCK_TESTS_SCRIPTED_SERVER_H_
@@ -59,6 +60,11 @@ class ScriptedServer {
   int port_ = 0;
   bool started_ = false;
 };
+
+// Opens `scheme_and_host` + ":PORT" + `rest`, with PORT a port of the
+// test's own range where nothing listens: the store must be Unavailable,
+// naming the port. Returns the seconds it took.
+double ExpectUnreachable(const std::string& scheme_and_host, const std::string& rest);
 
 #define START_OWN(own) ::ipclock_test::SkipIf((own).Start())
 

@@ -234,6 +234,19 @@ void ForkedChildIsAnotherHolder(const std::shared_ptr<ipclock::Store>& store,
   ASSERT_OK(lock.Release());
 }
 
+void NextHolderIsToldOfTheDeathOnce(const std::shared_ptr<ipclock::Store>& store,
+                                    const std::string& resource,
+                                    const ipclock::LockOptions& options) {
+  ipclock::Lock next = LockOrFail(store, resource, options);
+  assert_true(TryOrFail(next));
+  assert_true(next.previous_owner_died());
+  ASSERT_OK(next.Release());
+  ipclock::Lock after = LockOrFail(store, resource, options);
+  assert_true(TryOrFail(after));
+  assert_false(after.previous_owner_died());
+  ASSERT_OK(after.Release());
+}
+
 ipclock::LockOptions Ttl(absl::Duration ttl) {
   ipclock::LockOptions options;
   options.ttl = ttl;

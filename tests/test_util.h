@@ -175,6 +175,12 @@ void ForkedChildIsAnotherHolder(
     const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
     const std::function<int(ipclock::Lock& inherited)>& in_child = nullptr);
 
+// After a holder of `resource` died holding it: the next holder through
+// `store` is told so (previous_owner_died), and the one after it is not.
+void NextHolderIsToldOfTheDeathOnce(const std::shared_ptr<ipclock::Store>& store,
+                                    const std::string& resource,
+                                    const ipclock::LockOptions& options = ipclock::LockOptions());
+
 // LockOptions with `ttl` as the lease.
 ipclock::LockOptions Ttl(absl::Duration ttl);
 

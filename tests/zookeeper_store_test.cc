@@ -48,7 +48,6 @@ namespace {
 
 using ipclock::Lock;
 using ipclock::LockMode;
-using ipclock::LockOptions;
 using ipclock::Store;
 
 #define REQUIRE_SERVER() \
@@ -205,13 +204,9 @@ void DsnFormsAndBadInput(void**) {
     }
   }
   // Nothing listens: Unavailable within connect_timeout, naming the server.
-  const int free_port = FreeOwnPort(90);
-  const double t0 = NowSeconds();
-  absl::StatusOr<std::shared_ptr<Store>> down = ipclock::StoreFromDsn(
-      absl::StrCat("zookeeper://127.0.0.1:", free_port, "?connect_timeout=0.5&secret=none"));
-  ASSERT_CODE(down, absl::StatusCode::kUnavailable);
-  assert_non_null(strstr(down.status().message().data(), absl::StrCat(free_port).c_str()));
-  print_message("an unreachable ensemble was reported after %.2f s\n", NowSeconds() - t0);
+  const double took =
+      ExpectUnreachable("zookeeper://127.0.0.1", "?connect_timeout=0.5&secret=none");
+  print_message("an unreachable ensemble was reported after %.2f s\n", took);
 }
 
 // --- The recipe on the server ---------------------------------------------------------------
@@ -627,13 +622,7 @@ void KilledHolderIsListedThenReported(void**) {
     absl::SleepFor(absl::Milliseconds(100));
   }
   assert_string_equal(mode.c_str(), "holder died");
-  Lock next = LockOrFail(store, r);
-  assert_true(TryOrFail(next));
-  assert_true(next.previous_owner_died());
-  ASSERT_OK(next.Release());
-  Lock after = LockOrFail(store, r);
-  assert_true(TryOrFail(after));
-  assert_false(after.previous_owner_died());
+  NextHolderIsToldOfTheDeathOnce(store, r);
 }
 
 void ForkedChildHasItsOwnSession(void**) {
