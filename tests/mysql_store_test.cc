@@ -44,6 +44,7 @@
 #include "ipclock/store_factory.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/sigpipe_block.h"
+#include "mysql_fixture.h"
 #include "spawn_util.h"
 #include "php_peer.h"  // last: it pulls in cmocka.h
 
@@ -78,38 +79,15 @@ std::shared_ptr<Store> NewStore(absl::string_view options = "") {
 }
 
 // The test's own connection, as an administrator would have one.
-struct MysqlCloser {
-  void operator()(MYSQL* m) const { mysql_close(m); }
-};
-using Conn = std::unique_ptr<MYSQL, MysqlCloser>;
+using Conn = MysqlConn;
 
 Conn Connect() {
-  ipclock::Dsn dsn = Parsed();
-  Conn conn(mysql_init(nullptr));
-  mysql_optionsv(conn.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
-  std::string db = dsn.path().substr(1);
-  if (mysql_real_connect(conn.get(), dsn.host().c_str(), dsn.user().c_str(),
-                         dsn.password().c_str(), db.c_str(),
-                         static_cast<unsigned>(dsn.port()), nullptr, 0) == nullptr) {
-    fail_msg("connect: %s", mysql_error(conn.get()));
-  }
+  Conn conn = MysqlConnect(Parsed());
+  if (mysql_errno(conn.get()) != 0) fail_msg("connect: %s", mysql_error(conn.get()));
   return conn;
 }
 
-// Runs one statement; its first value, "NULL" for NULL, "" for no row.
-std::string Query(MYSQL* conn, const std::string& sql) {
-  if (mysql_real_query(conn, sql.data(), sql.size()) != 0) {
-    fail_msg("%s: %s", sql.c_str(), mysql_error(conn));
-  }
-  MYSQL_RES* res = mysql_store_result(conn);
-  if (res == nullptr) return "";
-  std::string value;
-  if (MYSQL_ROW row = mysql_fetch_row(res)) {
-    value = row[0] == nullptr ? "NULL" : std::string(row[0], mysql_fetch_lengths(res)[0]);
-  }
-  mysql_free_result(res);
-  return value;
-}
+std::string Query(MYSQL* conn, const std::string& sql) { return MysqlQuery(conn, sql); }
 
 std::string Utf8(absl::string_view bytes) {
   return absl::StrCat("CONVERT(X'", absl::BytesToHexString(bytes), "' USING utf8mb4)");
@@ -141,13 +119,6 @@ bool OtherProcessGets(const std::string& resource,
   int code = WaitChild(pid);
   if (code > 1) fail_msg("child failed with %d", code);
   return code == 0;
-}
-
-// Waits up to `seconds` for the watch to report `watched` lost.
-bool WaitLost(const ipclock::WatchedLock& watched, double seconds = 15) {
-  const double until = NowSeconds() + seconds;
-  while (!watched.lost() && NowSeconds() < until) absl::SleepFor(absl::Milliseconds(10));
-  return watched.lost();
 }
 
 // Names of every shape Laravel's scheme treats apart: at and past 64
@@ -572,20 +543,16 @@ void WatchHearsTheKillAtOnce(void**) {
   Lock lock = LockOrFail(store, r);
   assert_true(TryOrFail(lock));
   ipclock::LockWatch watch;
-  ipclock::WatchOptions options;
   // Only the socket can tell the watch in time: no interval check before
   // the test gives up.
-  options.check_interval = absl::Hours(1);
-  options.diagnostics = [](const ipclock::Diagnostic&) {};
-  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);
-  ASSERT_OK(watched);
+  ipclock::WatchedLock watched = WatchQuietly(watch, std::move(lock), absl::Hours(1));
   absl::SleepFor(absl::Milliseconds(200));
-  assert_false(watched->lost());  // a held lock raises no alarm
+  assert_false(watched.lost());  // a held lock raises no alarm
   Conn admin = Connect();
   KillHolder(admin.get(), r);
-  assert_true(WaitLost(*watched));
-  ASSERT_CODE(watched->status(), absl::StatusCode::kAborted);
-  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+  assert_true(WaitLost(watched));
+  ASSERT_CODE(watched.status(), absl::StatusCode::kAborted);
+  ASSERT_CODE(watched.Release(), absl::StatusCode::kAborted);
   assert_true(OtherProcessGets(r, absl::Seconds(10)));
 }
 
@@ -604,13 +571,9 @@ void ServerRestartLosesTheLock(void**) {
   assert_true(TryOrFail(watched_lock));
   assert_true(TryOrFail(checked));
   ipclock::LockWatch watch;
-  ipclock::WatchOptions options;
-  options.check_interval = absl::Hours(1);
-  options.diagnostics = [](const ipclock::Diagnostic&) {};
-  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(watched_lock), options);
-  ASSERT_OK(watched);
+  ipclock::WatchedLock watched = WatchQuietly(watch, std::move(watched_lock), absl::Hours(1));
   assert_int_equal(WaitPlain(Spawn({restart}), 60), 0);
-  assert_true(WaitLost(*watched));
+  assert_true(WaitLost(watched));
   ASSERT_CODE(checked.CheckAcquired(), absl::StatusCode::kAborted);
   // The same store works on the restarted server.
   assert_true(TryOrFail(checked));

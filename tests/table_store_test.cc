@@ -42,10 +42,10 @@
 #include "php_peer.h"  // last: it pulls in cmocka.h
 
 #if IPCLOCK_HAVE_POSTGRES
-#include <libpq-fe.h>
+#include "postgres_fixture.h"
 #endif
 #if IPCLOCK_HAVE_MYSQL
-#include <mysql.h>
+#include "mysql_fixture.h"
 #endif
 #if IPCLOCK_HAVE_SQLITE
 #include <sqlite3.h>
@@ -139,19 +139,9 @@ using RawQuery = std::function<std::string(const std::string&)>;
 
 #if IPCLOCK_HAVE_POSTGRES
 RawQuery PgQuery(const std::string& uri) {
+  // Connected here, outside any test: a failure shows at the first query.
   std::shared_ptr<PGconn> conn(PQconnectdb(uri.c_str()), PQfinish);
-  return [conn](const std::string& sql) {
-    PGresult* r = PQexec(conn.get(), sql.c_str());
-    ExecStatusType s = PQresultStatus(r);
-    if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
-      std::string msg = PQresultErrorMessage(r);
-      PQclear(r);
-      fail_msg("%s: %s", sql.c_str(), msg.c_str());
-    }
-    std::string value = PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
-    PQclear(r);
-    return value;
-  };
+  return [conn](const std::string& sql) { return Query(conn.get(), sql); };
 }
 
 #else
@@ -160,21 +150,9 @@ RawQuery PgQuery(const std::string&) { return nullptr; }
 
 #if IPCLOCK_HAVE_MYSQL
 RawQuery MyQuery(const ipclock::Dsn& dsn) {
-  std::shared_ptr<MYSQL> conn(mysql_init(nullptr), mysql_close);
-  mysql_real_connect(conn.get(), dsn.host().c_str(), dsn.user().c_str(),
-                     dsn.password().c_str(), dsn.path().substr(1).c_str(),
-                     static_cast<unsigned>(dsn.port()), nullptr, 0);
-  return [conn](const std::string& sql) {
-    if (mysql_real_query(conn.get(), sql.data(), sql.size()) != 0) {
-      fail_msg("%s: %s", sql.c_str(), mysql_error(conn.get()));
-    }
-    MYSQL_RES* res = mysql_store_result(conn.get());
-    if (res == nullptr) return std::string();
-    std::string value;
-    if (MYSQL_ROW row = mysql_fetch_row(res)) value = row[0] != nullptr ? row[0] : "NULL";
-    mysql_free_result(res);
-    return value;
-  };
+  // Connected here, outside any test: a failure shows at the first query.
+  std::shared_ptr<MYSQL> conn(MysqlConnect(dsn).release(), mysql_close);
+  return [conn](const std::string& sql) { return MysqlQuery(conn.get(), sql); };
 }
 
 #else
@@ -481,18 +459,12 @@ void LostRowIsReported(void** state) {
   assert_true(IsStillHeld(other));
   // The watch finds a deleted row at its next check.
   ipclock::LockWatch watch;
-  ipclock::WatchOptions options;
-  options.check_interval = absl::Milliseconds(100);
-  options.diagnostics = [](const ipclock::Diagnostic&) {};
-  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(other), options);
-  ASSERT_OK(watched);
+  ipclock::WatchedLock watched = WatchQuietly(watch, std::move(other), absl::Milliseconds(100));
   absl::SleepFor(absl::Milliseconds(400));
-  assert_false(watched->lost());  // no false alarm while the row is there
+  assert_false(watched.lost());  // no false alarm while the row is there
   db.query(absl::StrCat("DELETE FROM ", table));
-  const double until = NowSeconds() + 10;
-  while (!watched->lost() && NowSeconds() < until) absl::SleepFor(absl::Milliseconds(10));
-  assert_true(watched->lost());
-  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+  assert_true(WaitLost(watched, 10));
+  ASSERT_CODE(watched.Release(), absl::StatusCode::kAborted);
 }
 
 void RefreshAndRenewal(void** state) {
@@ -508,16 +480,13 @@ void RefreshAndRenewal(void** state) {
   if (left < 60 || left > 61) fail_msg("refreshed row expires in %lld s", static_cast<long long>(left));
   // The watch renews a 3 s lease every second: held well past 3 s.
   ipclock::LockWatch watch;
-  ipclock::WatchOptions options;
-  options.diagnostics = [](const ipclock::Diagnostic&) {};
   Lock renewed = MakeLock(store, UniqueResource("renew"), absl::Seconds(3));
   assert_true(Try(renewed));
-  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(renewed), options);
-  ASSERT_OK(watched);
+  ipclock::WatchedLock watched = WatchQuietly(watch, std::move(renewed));
   absl::SleepFor(absl::Seconds(5));
-  assert_false(watched->lost());
-  ASSERT_OK(watched->CheckNow());
-  ASSERT_OK(watched->Release());
+  assert_false(watched.lost());
+  ASSERT_OK(watched.CheckNow());
+  ASSERT_OK(watched.Release());
 }
 
 void HandedToAnotherProcess(void** state) {
@@ -678,17 +647,11 @@ void SqliteFileRemovedUnderAHolder(void**) {
   Lock watched_lock = MakeLock(*store, r);
   assert_true(Try(watched_lock));
   ipclock::LockWatch watch;
-  ipclock::WatchOptions options;
-  options.check_interval = absl::Hours(1);
-  options.diagnostics = [](const ipclock::Diagnostic&) {};
-  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(watched_lock), options);
-  ASSERT_OK(watched);
+  ipclock::WatchedLock watched = WatchQuietly(watch, std::move(watched_lock), absl::Hours(1));
   absl::SleepFor(absl::Milliseconds(200));
-  assert_false(watched->lost());
+  assert_false(watched.lost());
   assert_int_equal(rename((dir + "/gone.db").c_str(), (dir + "/moved.db").c_str()), 0);
-  const double until = NowSeconds() + 10;
-  while (!watched->lost() && NowSeconds() < until) absl::SleepFor(absl::Milliseconds(10));
-  assert_true(watched->lost());
+  assert_true(WaitLost(watched, 10));
 }
 
 void BadServerDsns(void**) {

@@ -247,6 +247,22 @@ void NextHolderIsToldOfTheDeathOnce(const std::shared_ptr<ipclock::Store>& store
   ASSERT_OK(after.Release());
 }
 
+ipclock::WatchedLock WatchQuietly(ipclock::LockWatch& watch, ipclock::Lock lock,
+                                  absl::Duration check_interval) {
+  ipclock::WatchOptions options;
+  options.check_interval = check_interval;
+  options.diagnostics = [](const ipclock::Diagnostic&) {};
+  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), options);
+  ASSERT_OK(watched);
+  return *std::move(watched);
+}
+
+bool WaitLost(const ipclock::WatchedLock& watched, double seconds) {
+  const double until = NowSeconds() + seconds;
+  while (!watched.lost() && NowSeconds() < until) absl::SleepFor(absl::Milliseconds(10));
+  return watched.lost();
+}
+
 ipclock::LockOptions Ttl(absl::Duration ttl) {
   ipclock::LockOptions options;
   options.ttl = ttl;

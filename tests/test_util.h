@@ -27,6 +27,7 @@
 #include "absl/strings/string_view.h"
 #include "ipclock/spi/deadline.h"
 #include "ipclock/lock.h"
+#include "ipclock/lock_watch.h"
 
 // cmocka.h defines macros (fail, skip, ...) that clash with the C++ library:
 // it comes after every other header, and test files include this header last.
@@ -180,6 +181,15 @@ void ForkedChildIsAnotherHolder(
 void NextHolderIsToldOfTheDeathOnce(const std::shared_ptr<ipclock::Store>& store,
                                     const std::string& resource,
                                     const ipclock::LockOptions& options = ipclock::LockOptions());
+
+// Moves `lock` into `watch`, checked every `check_interval`, with the
+// watch's diagnostics dropped; fails the test if the watch refuses it.
+ipclock::WatchedLock WatchQuietly(ipclock::LockWatch& watch, ipclock::Lock lock,
+                                  absl::Duration check_interval = absl::Seconds(1));
+
+// Waits up to `seconds` for the watch to report `watched` lost; whether it
+// did.
+bool WaitLost(const ipclock::WatchedLock& watched, double seconds = 15);
 
 // LockOptions with `ttl` as the lease.
 ipclock::LockOptions Ttl(absl::Duration ttl);
