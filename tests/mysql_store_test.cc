@@ -45,6 +45,7 @@
 #include "ipclock/spi/store_interface.h"
 #include "platform/sigpipe_block.h"
 #include "mysql_fixture.h"
+#include "session_store_cases.h"
 #include "spawn_util.h"
 #include "php_peer.h"  // last: it pulls in cmocka.h
 
@@ -106,19 +107,7 @@ std::string KillHolder(MYSQL* admin, const std::string& resource) {
 // within `wait`: a killed session's locks go a moment after its socket).
 bool OtherProcessGets(const std::string& resource,
                       absl::Duration wait = absl::ZeroDuration()) {
-  const std::string dsn = Dsn();
-  pid_t pid = ForkChild([&] {
-    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
-    if (!store.ok()) return 2;
-    absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
-    if (!lock.ok()) return 2;
-    absl::StatusOr<bool> got = lock->TryAcquireFor(wait);
-    if (!got.ok()) return 3;
-    return *got ? 0 : 1;
-  });
-  int code = WaitChild(pid);
-  if (code > 1) fail_msg("child failed with %d", code);
-  return code == 0;
+  return ForkedChildGets(Dsn(), resource, ipclock::LockMode::kExclusive, wait);
 }
 
 // Names of every shape Laravel's scheme treats apart: at and past 64
@@ -506,34 +495,25 @@ void IpclockTimeoutForms(void**) {
 
 // --- Lost sessions ------------------------------------------------------------------
 
+SessionStore Sessions() {
+  SessionStore s;
+  s.dsn = Dsn();
+  s.tag = "my";
+  s.end_holder = [](const std::string& resource) {
+    Conn admin = Connect();
+    KillHolder(admin.get(), resource);
+  };
+  s.freed_within = absl::Seconds(10);
+  s.lost_says = "lock is lost";
+  s.probe = [](Store& store, ipclock::Key& key) {
+    return ipclock::StoreCalls::CheckHeld(store, key);
+  };
+  return s;
+}
+
 void KilledSessionLosesTheLock(void**) {
   REQUIRE_SERVER();
-  auto store = NewStore();
-  const std::string r1 = UniqueResource("my-kill-a");
-  const std::string r2 = UniqueResource("my-kill-b");
-  Lock checked = LockOrFail(store, r1);
-  Lock released = LockOrFail(store, r2);
-  assert_true(TryOrFail(checked));
-  assert_true(TryOrFail(released));
-  assert_true(IsStillHeld(checked));
-  Conn admin = Connect();
-  KillHolder(admin.get(), r1);
-  KillHolder(admin.get(), r2);
-  // Asked, the store finds the session gone.
-  absl::Status held = checked.CheckAcquired();
-  ASSERT_CODE(held, absl::StatusCode::kAborted);
-  print_message("%s\n", held.ToString().c_str());
-  assert_true(absl::StrContains(held.message(), "lock is lost"));
-  assert_false(checked.is_acquired());
-  // Not asked first, the release itself finds out.
-  ASSERT_CODE(released.Release(), absl::StatusCode::kAborted);
-  assert_true(OtherProcessGets(r1, absl::Seconds(10)));
-  assert_true(OtherProcessGets(r2, absl::Seconds(10)));
-  // The keys work again, on fresh sessions, and the store's pool has
-  // dropped nothing it should not reuse.
-  assert_true(TryOrFail(checked));
-  assert_true(TryOrFail(released));
-  assert_false(OtherProcessGets(r1));
+  KilledSessionLosesTheLock(Sessions());
 }
 
 void WatchHearsTheKillAtOnce(void**) {
@@ -602,33 +582,7 @@ void IdleSessionEndedByTheServer(void**) {
 
 void ForkedChildCannotUseParentsKey(void**) {
   REQUIRE_SERVER();
-  auto store = NewStore();
-  const std::string r = UniqueResource("my-fork");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
-  pid_t child = ForkChild([&] {
-    ipclock::Key& key = ipclock::internal::LockAccess::key(lock);
-    if (ipclock::StoreCalls::Delete(*store, key).code() != absl::StatusCode::kFailedPrecondition) {
-      return 2;
-    }
-    if (ipclock::StoreCalls::CheckHeld(*store, key).code() !=
-        absl::StatusCode::kFailedPrecondition) {
-      return 3;
-    }
-    {
-      // Destroys the key's state, which closes the child's copy of the
-      // connection without a word to the server.
-      Lock copy = std::move(lock);
-      copy.Abandon();
-    }
-    // A child's own store has sessions of its own.
-    absl::StatusOr<Lock> other = Lock::Create(store, r);
-    if (!other.ok() || other->TryAcquire().value_or(true)) return 4;
-    return 0;
-  });
-  assert_int_equal(WaitChild(child), 0);
-  assert_true(IsStillHeld(lock));
-  assert_false(OtherProcessGets(r));
+  ForkedChildCannotUseParentsKey(Sessions());
 }
 
 // --- Listing ------------------------------------------------------------------------

@@ -35,6 +35,7 @@
 #include "spawn_util.h"
 #include "stores/postgres_lock_id.h"
 #include "postgres_fixture.h"
+#include "session_store_cases.h"
 #include "php_peer.h"  // last: they pull in cmocka.h
 
 namespace ipclock_test {
@@ -58,27 +59,11 @@ std::shared_ptr<Store> NewStore(absl::string_view options = "") {
   return OpenStoreOrFail(Dsn(options));
 }
 
-bool Held(Lock& lock) {
-  return ipclock_test::IsStillHeld(lock);
-}
-
 // Whether a fresh store in a forked child gets `resource` at once: the
 // verdict of another process, with a session of its own.
 bool OtherProcessGets(const std::string& resource, LockMode mode = LockMode::kExclusive,
                       absl::string_view options = "") {
-  const std::string dsn = Dsn(options);
-  pid_t pid = ForkChild([&] {
-    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
-    if (!store.ok()) return 2;
-    absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
-    if (!lock.ok()) return 2;
-    absl::StatusOr<bool> got = lock->TryAcquire(mode);
-    if (!got.ok()) return 3;
-    return *got ? 0 : 1;
-  });
-  int code = WaitChild(pid);
-  if (code > 1) fail_msg("child failed with %d", code);
-  return code == 0;
+  return ForkedChildGets(Dsn(options), resource, mode);
 }
 
 using Conn = PgConn;
@@ -334,39 +319,38 @@ void TimedAndForeverWaits(void**) {
   ASSERT_OK(waiter.Release());
 }
 
+SessionStore Sessions() {
+  SessionStore s;
+  s.dsn = Dsn();
+  s.tag = "pg";
+  s.end_holder = [](const std::string& resource) {
+    Conn admin = Connect();
+    assert_int_equal(TerminateHolder(admin.get(), resource), 1);
+  };
+  s.after_loss = [](const std::shared_ptr<Store>& store, Lock& lost) {
+    // A release of that key says why instead of succeeding.
+    absl::Status del =
+        ipclock::StoreCalls::Delete(*store, ipclock::internal::LockAccess::key(lost));
+    ASSERT_CODE(del, absl::StatusCode::kAborted);
+    print_message("%s\n", del.ToString().c_str());
+    assert_true(absl::StrContains(del.message(), "the session ended"));
+    assert_true(absl::StrContains(del.message(), "administrator command"));
+  };
+  s.release_says = "the session ended";
+  s.probe = [](Store& store, ipclock::Key& key) {
+    return ipclock::StoreCalls::Exists(store, key).status();
+  };
+  return s;
+}
+
 void KilledSessionLosesTheLock(void**) {
   REQUIRE_SERVER();
-  auto store = NewStore();
-  const std::string r1 = UniqueResource("pg-kill-a");
-  const std::string r2 = UniqueResource("pg-kill-b");
-  Lock checked = LockOrFail(store, r1);
-  Lock released = LockOrFail(store, r2);
-  assert_true(TryOrFail(checked));
-  assert_true(TryOrFail(released));
-  Conn admin = Connect();
-  assert_int_equal(TerminateHolder(admin.get(), r1), 1);
-  assert_int_equal(TerminateHolder(admin.get(), r2), 1);
+  KilledSessionLosesTheLock(Sessions());
+}
 
-  // Asked, the store finds the session gone: the lock is not held...
-  ASSERT_CODE(checked.CheckAcquired(), absl::StatusCode::kAborted);
-  assert_false(checked.is_acquired());
-  // ...and a release of that key says why instead of succeeding.
-  absl::Status del = ipclock::StoreCalls::Delete(*store, ipclock::internal::LockAccess::key(checked));
-  ASSERT_CODE(del, absl::StatusCode::kAborted);
-  print_message("%s\n", del.ToString().c_str());
-  assert_true(absl::StrContains(del.message(), "the session ended"));
-  assert_true(absl::StrContains(del.message(), "administrator command"));
-  // Not asked first, the release itself finds out.
-  absl::Status rel = released.Release();
-  ASSERT_CODE(rel, absl::StatusCode::kAborted);
-  assert_true(absl::StrContains(rel.message(), "the session ended"));
-  // The server released both when it ended the sessions.
-  assert_true(OtherProcessGets(r1));
-  assert_true(OtherProcessGets(r2));
-  // The keys work again once they acquire again, on fresh sessions.
-  assert_true(TryOrFail(checked));
-  assert_true(TryOrFail(released));
-  assert_false(OtherProcessGets(r1));
+void ForkedChildCannotUseParentsKey(void**) {
+  REQUIRE_SERVER();
+  ForkedChildCannotUseParentsKey(Sessions());
 }
 
 void KilledPooledSessionIsReplaced(void**) {
@@ -382,34 +366,6 @@ void KilledPooledSessionIsReplaced(void**) {
                    "pg_stat_activity WHERE application_name = 'ipclock-pool-test') t");
   assert_true(std::stoi(ended) >= 1);
   assert_true(TryOrFail(lock));  // a dead idle session costs a retry, not an error
-  assert_false(OtherProcessGets(r));
-}
-
-void ForkedChildCannotUseParentsKey(void**) {
-  REQUIRE_SERVER();
-  auto store = NewStore();
-  const std::string r = UniqueResource("pg-fork");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
-  pid_t child = ForkChild([&] {
-    // The key's session is the parent's: the child must neither release
-    // nor probe it, and leaving must not end the parent's session.
-    absl::Status s = ipclock::StoreCalls::Delete(*store, ipclock::internal::LockAccess::key(lock));
-    if (s.code() != absl::StatusCode::kFailedPrecondition) return 2;
-    if (ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock)).status().code() !=
-        absl::StatusCode::kFailedPrecondition) {
-      return 3;
-    }
-    {
-      // Destroys the key's state, which closes the child's copy of the
-      // connection, without a release.
-      Lock copy = std::move(lock);
-      copy.Abandon();
-    }
-    return 0;
-  });
-  assert_int_equal(WaitChild(child), 0);
-  assert_true(Held(lock));
   assert_false(OtherProcessGets(r));
 }
 

@@ -216,6 +216,23 @@ pid_t HoldInChild(const std::shared_ptr<ipclock::Store>& store, const std::strin
   });
 }
 
+bool ForkedChildGets(const std::string& dsn, const std::string& resource, ipclock::LockMode mode,
+                     absl::Duration wait) {
+  pid_t pid = ForkChild([&] {
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+    if (!store.ok()) return 2;
+    absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(*store, resource);
+    if (!lock.ok()) return 2;
+    absl::StatusOr<bool> got =
+        wait == absl::ZeroDuration() ? lock->TryAcquire(mode) : lock->TryAcquireFor(wait, mode);
+    if (!got.ok()) return 3;
+    return *got ? 0 : 1;
+  });
+  int code = WaitChild(pid);
+  if (code > 1) fail_msg("child failed with %d", code);
+  return code == 0;
+}
+
 void ForkedChildIsAnotherHolder(const std::shared_ptr<ipclock::Store>& store,
                                 const std::string& resource,
                                 const std::function<int(ipclock::Lock&)>& in_child) {

@@ -166,6 +166,14 @@ bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode = ipclock::LockMode::
 pid_t HoldInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
                   Signal* locked, const ipclock::LockOptions& options = ipclock::LockOptions());
 
+// Whether a fresh store of `dsn` in a forked child (a process, connection
+// and session of its own: another holder's verdict) gets `resource` in
+// `mode` at once, or within `wait`. A child that cannot open the store or
+// ask fails the test.
+bool ForkedChildGets(const std::string& dsn, const std::string& resource,
+                     ipclock::LockMode mode = ipclock::LockMode::kExclusive,
+                     absl::Duration wait = absl::ZeroDuration());
+
 // Takes `resource` through `store`, then forks a child that must find it
 // taken by another holder through the store it inherited (the child has a
 // connection, session or lease of its own), and runs `in_child` there with
