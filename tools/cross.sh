@@ -18,10 +18,7 @@ cd "$here"
 # shellcheck source=tools/dev-common.sh
 source "$here/tools/dev-common.sh"
 
-usage() {
-  sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 64
-}
+usage() { usage_lines 4 10; }
 
 [ $# -ge 1 ] || usage
 arch="$1"

@@ -29,6 +29,14 @@ storm_dsns=('flock://{tmpdir}?removeipc=ignore' semaphore posix-semaphore 'shm:/
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
+# usage_lines FIRST LAST: prints lines FIRST..LAST of the running script (its
+# header comment, without the "# ") to stderr and exits 64, the status of a
+# command line that is wrong.
+usage_lines() {
+  sed -n "$1,$2p" "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 64
+}
+
 sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)
 

@@ -36,10 +36,7 @@ cd "$here"
 # shellcheck source=tools/dev-common.sh
 source "$here/tools/dev-common.sh"
 
-usage() {
-  sed -n '4,7p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 64
-}
+usage() { usage_lines 4 7; }
 
 arches=()
 out=.

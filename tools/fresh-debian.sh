@@ -38,10 +38,7 @@ cd "$here"
 # shellcheck source=tools/dev-common.sh
 source "$here/tools/dev-common.sh"
 
-usage() {
-  sed -n '9,24p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 64
-}
+usage() { usage_lines 9 24; }
 
 args=("$@")
 rev=HEAD
