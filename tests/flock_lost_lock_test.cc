@@ -32,13 +32,12 @@
 
 namespace {
 
-using ipclock::Lock;
+using namespace ipclock_test;
 using ipclock::Diagnostic;
+using ipclock::Lock;
 using ipclock::LockWatch;
-using ipclock::Store;
 using ipclock::WatchedLock;
 using ipclock::WatchOptions;
-using namespace ipclock_test;
 
 void ExpectLost(const absl::Status& s, const std::string& what) {
   if (!absl::IsAborted(s) || !absl::StrContains(s.message(), what)) {

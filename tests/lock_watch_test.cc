@@ -28,7 +28,7 @@
 #include "ipclock/lock_guard.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/spi/store_interface.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "loss_log.h"  // last: it pulls in cmocka.h
 
 namespace {
 
@@ -56,25 +56,6 @@ bool Eventually(Fn done, double seconds = 10) {
   }
   return done();
 }
-
-// Collects losses reported to one watch option's `diagnostics`.
-struct Losses {
-  std::mutex mu;
-  std::vector<Diagnostic> seen;
-  WatchOptions Options(absl::Duration interval) {
-    WatchOptions o;
-    o.check_interval = interval;
-    o.diagnostics = [this](const Diagnostic& l) {
-      std::lock_guard<std::mutex> guard(mu);
-      seen.push_back(l);
-    };
-    return o;
-  }
-  size_t size() {
-    std::lock_guard<std::mutex> guard(mu);
-    return seen.size();
-  }
-};
 
 // The in-memory store with refreshes that fail on demand, as a store whose
 // server went away would: a fault injected into a real store, for the
@@ -203,7 +184,7 @@ void DeleteLockFile(const std::string& dir, const std::string& resource) {
 void RenewsLeasesForManyTtls(void**) {
   auto store = ipclock::NewInMemoryStore();
   LockWatch watch;
-  Losses losses;
+  LossLog losses;
   std::string r = UniqueResource("kept");
   Lock lock = LockOrFail(store, r, Ttl(kTtl));
   assert_true(TryOrFail(lock));
@@ -234,7 +215,7 @@ void RenewsLeasesForManyTtls(void**) {
 void FailedRenewalsLoseTheLockWhenTheLeaseRunsOut(void**) {
   auto store = std::make_shared<FailingRefreshStore>();
   LockWatch watch;
-  Losses losses;
+  LossLog losses;
   std::string r = UniqueResource("lost");
   Lock lock = LockOrFail(store, r, Ttl(kTtl));
   assert_true(TryOrFail(lock));
@@ -254,11 +235,9 @@ void FailedRenewalsLoseTheLockWhenTheLeaseRunsOut(void**) {
   // The report runs on a thread of its own: it may come a moment after
   // lost() turned true.
   assert_true(Eventually([&] { return losses.size() == 1; }));
-  {
-    std::lock_guard<std::mutex> guard(losses.mu);
-    assert_string_equal(losses.seen[0].resource.c_str(), r.c_str());
-    assert_true(absl::StrContains(losses.seen[0].store, "failing-refresh"));
-  }
+  const Diagnostic loss = losses.first();
+  assert_string_equal(loss.resource.c_str(), r.c_str());
+  assert_true(absl::StrContains(loss.store, "failing-refresh"));
   // Nothing more happens to a lost lock.
   const int refreshes = store->refreshes.load();
   absl::SleepFor(kTtl);
@@ -271,7 +250,7 @@ void FailedRenewalsLoseTheLockWhenTheLeaseRunsOut(void**) {
 
 void DeletedLockFileIsReportedOnce(void**) {
   const std::string dir = MakeTempDir();
-  Losses losses;
+  LossLog losses;
   Lock lock = HeldInDir(dir, "deleted");
   absl::StatusOr<WatchedLock> watched =
       LockWatch::Default().Watch(std::move(lock), losses.Options(absl::Milliseconds(100)));
@@ -459,7 +438,7 @@ void NoFalseAlarm(void**) {
   auto store = ipclock::NewFlockStore(options);
   ASSERT_OK(store);
   auto memory = ipclock::NewInMemoryStore();
-  Losses losses;
+  LossLog losses;
   Lock file_lock = LockOrFail(*store, "healthy");
   assert_true(TryOrFail(file_lock));
   Lock leased = LockOrFail(memory, "healthy", Ttl(absl::Milliseconds(300)));
@@ -568,7 +547,7 @@ void ForkedChildWatchesItsOwnLocks(void**) {
 void ChecksOfManyLocksFallIntoStep(void**) {
   auto store = std::make_shared<CountedCheckStore>(/*tells=*/false);
   LockWatch watch;
-  Losses losses;
+  LossLog losses;
   std::vector<WatchedLock> held;
   for (int i = 0; i < 8; ++i) {
     Lock lock = LockOrFail(store, UniqueResource("step"));
@@ -602,7 +581,7 @@ void ChecksOfManyLocksFallIntoStep(void**) {
 void StoreThatTellsIsCheckedLessOften(void**) {
   auto store = std::make_shared<CountedCheckStore>(/*tells=*/true);
   LockWatch watch;
-  Losses losses;
+  LossLog losses;
   Lock lock = LockOrFail(store, UniqueResource("told"));
   assert_true(TryOrFail(lock));
   absl::StatusOr<WatchedLock> w =
@@ -647,7 +626,7 @@ void FlockLockIsCheckedAsASafetyNet(void**) {
     ASSERT_OK(flock);
     auto store = std::make_shared<CountedCheckStore>(*flock);
     LockWatch watch;
-    Losses losses;
+    LossLog losses;
     const std::string r = UniqueResource("safety-net");
     Lock lock = LockOrFail(store, r);
     assert_true(TryOrFail(lock));

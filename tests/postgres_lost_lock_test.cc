@@ -25,7 +25,8 @@
 #include "ipclock/lock_watch.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
-#include "postgres_fixture.h"  // last: it pulls in cmocka.h
+#include "postgres_fixture.h"
+#include "loss_log.h"  // last: they pull in cmocka.h
 
 namespace ipclock_test {
 namespace {
@@ -61,52 +62,6 @@ bool FreeFor(const std::shared_ptr<Store>& other, const std::string& resource) {
   ASSERT_OK(got);
   return *got;
 }
-
-// The first loss reported to a watch, and when.
-class FirstLoss {
- public:
-  WatchOptions Options() {
-    WatchOptions o;
-    o.check_interval = kInterval;
-    o.diagnostics = [this](const Diagnostic& loss) {
-      std::lock_guard<std::mutex> guard(mu_);
-      if (count_++ == 0) {
-        loss_ = loss;
-        at_ = NowSeconds();
-      }
-      cv_.notify_all();
-    };
-    return o;
-  }
-  bool WaitUntil(double until) {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (count_ == 0) {
-      const double left = until - NowSeconds();
-      if (left <= 0) return false;
-      cv_.wait_for(lock, std::chrono::duration<double>(left));
-    }
-    return true;
-  }
-  int count() {
-    std::lock_guard<std::mutex> guard(mu_);
-    return count_;
-  }
-  Diagnostic loss() {
-    std::lock_guard<std::mutex> guard(mu_);
-    return loss_;
-  }
-  double at() {
-    std::lock_guard<std::mutex> guard(mu_);
-    return at_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_ = 0;
-  Diagnostic loss_;
-  double at_ = 0;
-};
 
 struct Loss {
   const char* name;
@@ -162,12 +117,12 @@ void LoseThreeWays(const Loss& loss, const std::string& dsn) {
   {
     const std::string r = UniqueResource("pg-lost-watch");
     Lock lock = Locked(store, r);
-    FirstLoss first;
+    LossLog first;
     LockWatch watch;
-    absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), first.Options());
+    absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), first.Options(kInterval));
     ASSERT_OK(watched);
     absl::SleepFor(absl::Milliseconds(200));
-    assert_int_equal(first.count(), 0);
+    assert_int_equal(first.size(), 0);
     const double before = NowSeconds();
     loss.cause(dsn, r);
     const double after = NowSeconds();
@@ -176,10 +131,10 @@ void LoseThreeWays(const Loss& loss, const std::string& dsn) {
     // server is back), so the report may come before it returns.
     latencies.push_back(absl::StrFormat(
         "%s: reported %.1f ms after the cause began (it took %.1f ms)", loss.name,
-        (first.at() - before) * 1e3, (after - before) * 1e3));
-    ExpectReport(first.loss().status, loss, "");
+        (first.first_at() - before) * 1e3, (after - before) * 1e3));
+    ExpectReport(first.first().status, loss, "");
     ExpectReport(watched->Release(), loss, "");
-    assert_int_equal(first.count(), 1);
+    assert_int_equal(first.size(), 1);
   }
   // The same store takes locks again on fresh sessions: none of the dead
   // pooled ones is handed out.
@@ -201,16 +156,16 @@ void HealthySessionIsNotReported(void**) {
   const std::string dsn = RequirePostgres();
   auto store = NewStore(dsn);
   Lock lock = Locked(store, UniqueResource("pg-healthy"));
-  FirstLoss first;
+  LossLog first;
   LockWatch watch;
-  WatchOptions options = first.Options();
+  WatchOptions options = first.Options(kInterval);
   options.check_interval = absl::Milliseconds(50);
   absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), options);
   ASSERT_OK(watched);
   PgConn admin = ConnectTo(dsn);
   Query(admin.get(), "SELECT pg_reload_conf()");
   absl::SleepFor(absl::Seconds(1));
-  assert_int_equal(first.count(), 0);
+  assert_int_equal(first.size(), 0);
   ASSERT_OK(watched->CheckNow());
   ASSERT_OK(watched->Release());
 }
@@ -228,12 +183,12 @@ void LocksOfAStoreAreCheckedByOneQuery(void**) {
   auto store = NewStore(dsn);
   constexpr int kLocks = 6;
   std::vector<std::string> names;
-  std::vector<FirstLoss> losses(kLocks);
+  std::vector<LossLog> losses(kLocks);
   std::vector<WatchedLock> held;
   LockWatch watch;
   for (int i = 0; i < kLocks; ++i) {
     names.push_back(UniqueResource("pg-shared"));
-    WatchOptions options = losses[i].Options();
+    WatchOptions options = losses[i].Options(kInterval);
     options.check_interval = absl::Milliseconds(200);
     absl::StatusOr<WatchedLock> w = watch.Watch(Locked(store, names.back()), options);
     ASSERT_OK(w);
@@ -254,12 +209,12 @@ void LocksOfAStoreAreCheckedByOneQuery(void**) {
   // is still their acquisition.
   assert_true(std::stoi(own) <= 1);
   assert_true(std::stoi(shared) >= 1);
-  for (int i = 0; i < kLocks; ++i) assert_int_equal(losses[i].count(), 0);
+  for (int i = 0; i < kLocks; ++i) assert_int_equal(losses[i].size(), 0);
   assert_int_equal(TerminateHolder(admin.get(), names[0]), 1);
   assert_true(losses[0].WaitUntil(NowSeconds() + 10));
   absl::SleepFor(absl::Seconds(1));
   for (int i = 1; i < kLocks; ++i) {
-    assert_int_equal(losses[i].count(), 0);
+    assert_int_equal(losses[i].size(), 0);
     ASSERT_OK(held[i].CheckNow());
     ASSERT_OK(held[i].Release());
   }

@@ -33,7 +33,8 @@
 #include "ipclock/lock_watch.h"
 #include "ipclock/store.h"
 #include "ipclock/spi/store_interface.h"
-#include "redis_fixture.h"  // last: it pulls in cmocka.h
+#include "redis_fixture.h"
+#include "loss_log.h"  // last: they pull in cmocka.h
 
 namespace ipclock_test {
 namespace {
@@ -48,50 +49,6 @@ using ipclock::WatchOptions;
 const char* const kFormats[] = {"symfony", "simple"};
 constexpr absl::Duration kLongLease = absl::Seconds(60);
 constexpr absl::Duration kInterval = absl::Milliseconds(250);
-
-// Losses reported to one watch, with when they came.
-class LossLog {
- public:
-  WatchOptions Options(absl::Duration interval) {
-    WatchOptions o;
-    o.check_interval = interval;
-    o.diagnostics = [this](const Diagnostic& loss) {
-      std::lock_guard<std::mutex> guard(mu_);
-      seen_.push_back(loss);
-      at_.push_back(NowSeconds());
-      cv_.notify_all();
-    };
-    return o;
-  }
-  // Waits until a loss is reported or `until` (seconds, NowSeconds) passes.
-  bool WaitUntil(double until) {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (seen_.empty()) {
-      const double left = until - NowSeconds();
-      if (left <= 0) return false;
-      cv_.wait_for(lock, std::chrono::duration<double>(left));
-    }
-    return true;
-  }
-  size_t size() {
-    std::lock_guard<std::mutex> guard(mu_);
-    return seen_.size();
-  }
-  Diagnostic first() {
-    std::lock_guard<std::mutex> guard(mu_);
-    return seen_.at(0);
-  }
-  double first_at() {
-    std::lock_guard<std::mutex> guard(mu_);
-    return at_.at(0);
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Diagnostic> seen_;
-  std::vector<double> at_;
-};
 
 // Detection latencies, printed together at the end of each test.
 struct Latencies {
