@@ -534,43 +534,19 @@ void ProcessesNeverOverlap(void**) {
   if (!CrossProcess()) skip();
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("overlap");
-  struct Shared {
-    std::atomic<int> inside{0};
-    std::atomic<int> violations{0};
-    int counter = 0;
+  OverlapCheck check;
+  check.open = [&](int) { return Lock::Create(store, r); };
+  check.take = [](Lock& lock, int p) {
+    if (p % 2 == 0) return lock.Acquire(absl::Seconds(30)).ok();
+    // Half the processes retry a reused handle's tries instead.
+    for (;;) {
+      absl::StatusOr<bool> got = lock.TryAcquire();
+      if (!got.ok()) return false;
+      if (*got) return true;
+      sched_yield();
+    }
   };
-  Shared* shared = SharedMemory<Shared>();
-  constexpr int kProcs = 4, kIters = 150;
-  std::vector<pid_t> pids;
-  for (int p = 0; p < kProcs; ++p) {
-    pids.push_back(ForkChild([&] {
-      absl::StatusOr<Lock> lock = Lock::Create(store, r);
-      if (!lock.ok()) return 2;
-      for (int i = 0; i < kIters; ++i) {
-        if (p % 2 == 0) {
-          if (!lock->Acquire(absl::Seconds(30)).ok()) return 3;
-        } else {
-          // Half the processes retry a reused handle's tries instead.
-          for (;;) {
-            absl::StatusOr<bool> got = lock->TryAcquire();
-            if (!got.ok()) return 3;
-            if (*got) break;
-            sched_yield();
-          }
-        }
-        if (shared->inside.fetch_add(1) != 0) shared->violations++;
-        int seen = shared->counter;
-        sched_yield();
-        shared->counter = seen + 1;
-        shared->inside.fetch_sub(1);
-        if (!lock->Release().ok()) return 4;
-      }
-      return 0;
-    }));
-  }
-  for (pid_t pid : pids) assert_int_equal(WaitChild(pid, 60), 0);
-  assert_int_equal(shared->violations.load(), 0);
-  assert_int_equal(shared->counter, kProcs * kIters);
+  CheckProcessesNeverOverlap(check);
 }
 
 // --- Waiters killed, holders killed with waiters, order ---------------------------

@@ -88,41 +88,22 @@ void KilledHolderReportsOwnerDeath(void**) {
 void ProcessesCountWithoutLostUpdates(void**) {
   const std::string name = UniqueShmName("count");
   auto store = OpenShmStore(absl::StrCat("shm://", name));
-  struct Shared {
-    std::atomic<int> inside{0};
-    std::atomic<int> violations{0};
-    long counter = 0;
+  OverlapCheck check;
+  check.iters = 2000;
+  check.yield_every = 64;
+  check.open = [&](int p) -> absl::StatusOr<Lock> {
+    // Half the children bring their own store object and mapping.
+    std::shared_ptr<Store> mine = store;
+    if (p % 2 == 1) {
+      absl::StatusOr<std::shared_ptr<Store>> s =
+          ipclock::StoreFromDsn(absl::StrCat("shm://", name));
+      if (!s.ok()) return s.status();
+      mine = *s;
+    }
+    return Lock::Create(mine, "counter");
   };
-  Shared* shared = SharedMemory<Shared>();
-  constexpr int kProcs = 4, kIters = 2000;
-  std::vector<pid_t> pids;
-  for (int p = 0; p < kProcs; ++p) {
-    pids.push_back(ForkChild([&] {
-      // Half the children bring their own store object and mapping.
-      std::shared_ptr<Store> mine = store;
-      if (p % 2 == 1) {
-        absl::StatusOr<std::shared_ptr<Store>> s =
-            ipclock::StoreFromDsn(absl::StrCat("shm://", name));
-        if (!s.ok()) return 5;
-        mine = *s;
-      }
-      absl::StatusOr<Lock> lock = Lock::Create(mine, "counter");
-      if (!lock.ok()) return 2;
-      for (int i = 0; i < kIters; ++i) {
-        if (!lock->Acquire(absl::Seconds(30)).ok()) return 3;
-        if (shared->inside.fetch_add(1) != 0) shared->violations++;
-        long seen = shared->counter;
-        if (i % 64 == 0) sched_yield();
-        shared->counter = seen + 1;
-        shared->inside.fetch_sub(1);
-        if (!lock->Release().ok()) return 4;
-      }
-      return 0;
-    }));
-  }
-  for (pid_t pid : pids) assert_int_equal(WaitChild(pid, 60), 0);
-  assert_int_equal(shared->violations.load(), 0);
-  assert_int_equal(shared->counter, kProcs * kIters);
+  check.take = [](Lock& lock, int) { return lock.Acquire(absl::Seconds(30)).ok(); };
+  CheckProcessesNeverOverlap(check);
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/random.h>
@@ -278,6 +279,35 @@ bool WaitLost(const ipclock::WatchedLock& watched, double seconds) {
   const double until = NowSeconds() + seconds;
   while (!watched.lost() && NowSeconds() < until) absl::SleepFor(absl::Milliseconds(10));
   return watched.lost();
+}
+
+void CheckProcessesNeverOverlap(const OverlapCheck& check) {
+  struct Shared {
+    std::atomic<int> inside{0};
+    std::atomic<int> violations{0};
+    long counter = 0;
+  };
+  Shared* shared = SharedMemory<Shared>();
+  std::vector<pid_t> pids;
+  for (int p = 0; p < check.procs; ++p) {
+    pids.push_back(ForkChild([&] {
+      absl::StatusOr<ipclock::Lock> lock = check.open(p);
+      if (!lock.ok()) return 2;
+      for (int i = 0; i < check.iters; ++i) {
+        if (!check.take(*lock, p)) return 3;
+        if (shared->inside.fetch_add(1) != 0) shared->violations++;
+        long seen = shared->counter;
+        if (i % check.yield_every == 0) sched_yield();
+        shared->counter = seen + 1;
+        shared->inside.fetch_sub(1);
+        if (!lock->Release().ok()) return 4;
+      }
+      return 0;
+    }));
+  }
+  for (pid_t pid : pids) assert_int_equal(WaitChild(pid, 60), 0);
+  assert_int_equal(shared->violations.load(), 0);
+  assert_int_equal(shared->counter, check.procs * check.iters);
 }
 
 ipclock::LockOptions Ttl(absl::Duration ttl) {

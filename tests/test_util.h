@@ -199,6 +199,20 @@ ipclock::WatchedLock WatchQuietly(ipclock::LockWatch& watch, ipclock::Lock lock,
 // did.
 bool WaitLost(const ipclock::WatchedLock& watched, double seconds = 15);
 
+// Mutual exclusion between processes: `procs` forked children each take a
+// lock `iters` times and, holding it, read a counter in shared memory,
+// yield every `yield_every` turns, and write it back plus one. Never two
+// inside at once, and no update lost. Child `p` gets its lock from
+// `open(p)` and takes it with `take(lock, p)` (false: it failed).
+struct OverlapCheck {
+  int procs = 4;
+  int iters = 150;
+  int yield_every = 1;
+  std::function<absl::StatusOr<ipclock::Lock>(int p)> open;
+  std::function<bool(ipclock::Lock& lock, int p)> take;
+};
+void CheckProcessesNeverOverlap(const OverlapCheck& check);
+
 // LockOptions with `ttl` as the lease.
 ipclock::LockOptions Ttl(absl::Duration ttl);
 
