@@ -122,76 +122,17 @@ void FillInodes(const std::string& dir) {
 
 // --- The lock dir -------------------------------------------------------------
 
-// What a deletion under a holder and a waiter must come to. A holds `r`
-// through `dsn`, B (another process) waits for it, `remove` deletes what the
-// lock lives in, and C, started afterwards, makes it anew and locks it. A
-// learns that its lock protects nothing anymore and lets go; B, handed A's
-// lock on the deleted object, must notice and queue behind C, never run
-// beside it.
+// CheckDeletedUnderHolderAndWaiter with stores of the children's own, the
+// holder finding out when it checks.
 void DeletedUnderHolderAndWaiter(const std::string& dsn, const std::string& r,
                                  const std::function<void()>& remove) {
-  auto store = OpenStoreOrFail(dsn);
-  Lock a = LockOrFail(store, r);
-  assert_true(*a.TryAcquire());
-  struct Shared {
-    std::atomic<int> c_holding{0};
-    std::atomic<int> overlap{0};
-    std::atomic<int> b_acquired{0};
-  };
-  Shared* shared = SharedMemory<Shared>();
-  // Children open their own stores: B's before the deletion, C's after.
-  auto lock_in_child = [&](std::shared_ptr<Store>* own) -> absl::StatusOr<Lock> {
-    absl::StatusOr<std::shared_ptr<Store>> opened = ipclock::StoreFromDsn(dsn);
-    if (!opened.ok()) return opened.status();
-    *own = *opened;
-    return Lock::Create(*own, r);
-  };
-  Signal b_waiting;
-  pid_t b = ForkChild([&] {
-    std::shared_ptr<Store> own;
-    absl::StatusOr<Lock> lock = lock_in_child(&own);
-    if (!lock.ok()) return 2;
-    b_waiting.Notify();
-    absl::Status s = lock->Acquire(absl::Seconds(20));
-    if (!s.ok()) {
-      fprintf(stderr, "B: %s\n", s.ToString().c_str());
-      return 3;
-    }
-    if (shared->c_holding.load() != 0) shared->overlap = 1;
-    shared->b_acquired = 1;
-    return lock->Release().ok() ? 0 : 4;
-  });
-  assert_int_equal(b_waiting.Wait(), 'x');
-  usleep(100 * 1000);
-  remove();
-
-  Signal c_locked, c_release;
-  pid_t c = ForkChild([&] {
-    std::shared_ptr<Store> own;
-    absl::StatusOr<Lock> lock = lock_in_child(&own);
-    if (!lock.ok()) return 2;
-    absl::StatusOr<bool> got = lock->TryAcquire();
-    if (!got.ok() || !*got) {
-      fprintf(stderr, "C: %s\n", got.ok() ? "busy" : got.status().ToString().c_str());
-      return 3;
-    }
-    shared->c_holding = 1;
-    c_locked.Notify();
-    c_release.Wait(20);
-    shared->c_holding = 0;
-    return lock->Release().ok() ? 0 : 4;
-  });
-  assert_int_equal(c_locked.Wait(), 'x');
-  assert_false(ipclock_test::IsStillHeld(a));
-  // The check let go of the deleted object too: B gets A's old lock now,
-  // and must find it worthless.
-  usleep(300 * 1000);
-  assert_int_equal(shared->b_acquired.load(), 0);
-  c_release.Notify();
-  assert_int_equal(WaitChild(c), 0);
-  assert_int_equal(WaitChild(b), 0);
-  assert_int_equal(shared->b_acquired.load(), 1);
-  assert_int_equal(shared->overlap.load(), 0);
+  DeletedUnderWaiter check;
+  check.store = OpenStoreOrFail(dsn);
+  check.dsn = dsn;
+  check.resource = r;
+  check.remove = remove;
+  check.holder_finds_out = [](Lock& a) { assert_false(ipclock_test::IsStillHeld(a)); };
+  CheckDeletedUnderHolderAndWaiter(check);
 }
 
 // The whole lock dir is deleted; C's store re-creates it, and B's store,

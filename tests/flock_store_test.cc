@@ -169,48 +169,14 @@ void UnlinkedWhileWaitingIsReopened(void**) {
   auto store = StoreIn(dir);
   std::string r = UniqueResource("unlinked");
   std::string path = dir + "/" + ipclock::FlockFileName(r);
-  Lock a = MakeLock(store, r);
-  assert_true(*a.TryAcquire());
-  struct Shared {
-    std::atomic<int> b_acquired{0};
-    std::atomic<int> c_holding{0};
-    std::atomic<int> overlap{0};
-  };
-  Shared* shared = SharedMemory<Shared>();
-  Signal b_waiting;
-  pid_t b = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, r);
-    if (!lock.ok()) return 2;
-    b_waiting.Notify();
-    if (!lock->Acquire(absl::Seconds(20)).ok()) return 3;
-    if (shared->c_holding.load()) shared->overlap = 1;
-    shared->b_acquired = 1;
-    return 0;
-  });
-  assert_int_equal(b_waiting.Wait(), 'x');
-  usleep(100 * 1000);
-  assert_int_equal(unlink(path.c_str()), 0);
-  Signal c_locked, c_release;
-  pid_t c = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(store, r);
-    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
-    shared->c_holding = 1;
-    c_locked.Notify();
-    c_release.Wait(20);
-    shared->c_holding = 0;
-    return lock->Release().ok() ? 0 : 4;
-  });
-  assert_int_equal(c_locked.Wait(), 'x');
+  DeletedUnderWaiter check;
+  check.store = store;  // B and C use it too, inherited
+  check.resource = r;
+  check.remove = [&] { assert_int_equal(unlink(path.c_str()), 0); };
   // A's file was deleted under it: released, and A hears of it. B now gets
   // the old inode.
-  ASSERT_CODE(a.Release(), absl::StatusCode::kAborted);
-  usleep(300 * 1000);
-  assert_int_equal(shared->b_acquired.load(), 0);  // still waiting, behind C
-  c_release.Notify();
-  assert_int_equal(WaitChild(c), 0);
-  assert_int_equal(WaitChild(b), 0);
-  assert_int_equal(shared->b_acquired.load(), 1);
-  assert_int_equal(shared->overlap.load(), 0);
+  check.holder_finds_out = [](Lock& a) { ASSERT_CODE(a.Release(), absl::StatusCode::kAborted); };
+  CheckDeletedUnderHolderAndWaiter(check);
 }
 
 void HeldLockOnUnlinkedFileIsReportedLost(void**) {

@@ -310,6 +310,74 @@ void CheckProcessesNeverOverlap(const OverlapCheck& check) {
   assert_int_equal(shared->counter, check.procs * check.iters);
 }
 
+void CheckDeletedUnderHolderAndWaiter(const DeletedUnderWaiter& check) {
+  using ipclock::Lock;
+  const std::string& r = check.resource;
+  Lock a = LockOrFail(check.store, r);
+  assert_true(*a.TryAcquire());
+  struct Shared {
+    std::atomic<int> c_holding{0};
+    std::atomic<int> overlap{0};
+    std::atomic<int> b_acquired{0};
+  };
+  Shared* shared = SharedMemory<Shared>();
+  auto lock_in_child = [&](std::shared_ptr<ipclock::Store>* own) -> absl::StatusOr<Lock> {
+    *own = check.store;
+    if (!check.dsn.empty()) {
+      absl::StatusOr<std::shared_ptr<ipclock::Store>> opened = ipclock::StoreFromDsn(check.dsn);
+      if (!opened.ok()) return opened.status();
+      *own = *opened;
+    }
+    return Lock::Create(*own, r);
+  };
+  Signal b_waiting;
+  pid_t b = ForkChild([&] {
+    std::shared_ptr<ipclock::Store> own;
+    absl::StatusOr<Lock> lock = lock_in_child(&own);
+    if (!lock.ok()) return 2;
+    b_waiting.Notify();
+    absl::Status s = lock->Acquire(absl::Seconds(20));
+    if (!s.ok()) {
+      fprintf(stderr, "B: %s\n", s.ToString().c_str());
+      return 3;
+    }
+    if (shared->c_holding.load() != 0) shared->overlap = 1;
+    shared->b_acquired = 1;
+    return lock->Release().ok() ? 0 : 4;
+  });
+  assert_int_equal(b_waiting.Wait(), 'x');
+  usleep(100 * 1000);
+  check.remove();
+
+  Signal c_locked, c_release;
+  pid_t c = ForkChild([&] {
+    std::shared_ptr<ipclock::Store> own;
+    absl::StatusOr<Lock> lock = lock_in_child(&own);
+    if (!lock.ok()) return 2;
+    absl::StatusOr<bool> got = lock->TryAcquire();
+    if (!got.ok() || !*got) {
+      fprintf(stderr, "C: %s\n", got.ok() ? "busy" : got.status().ToString().c_str());
+      return 3;
+    }
+    shared->c_holding = 1;
+    c_locked.Notify();
+    c_release.Wait(20);
+    shared->c_holding = 0;
+    return lock->Release().ok() ? 0 : 4;
+  });
+  assert_int_equal(c_locked.Wait(), 'x');
+  check.holder_finds_out(a);
+  // A let go of the deleted object too: B gets A's old lock now, and must
+  // find it worthless, still waiting behind C.
+  usleep(300 * 1000);
+  assert_int_equal(shared->b_acquired.load(), 0);
+  c_release.Notify();
+  assert_int_equal(WaitChild(c), 0);
+  assert_int_equal(WaitChild(b), 0);
+  assert_int_equal(shared->b_acquired.load(), 1);
+  assert_int_equal(shared->overlap.load(), 0);
+}
+
 ipclock::LockOptions Ttl(absl::Duration ttl) {
   ipclock::LockOptions options;
   options.ttl = ttl;

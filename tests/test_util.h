@@ -213,6 +213,23 @@ struct OverlapCheck {
 };
 void CheckProcessesNeverOverlap(const OverlapCheck& check);
 
+// What a deletion under a holder and a waiter must come to. A holds
+// `resource` through `store`, B (another process) waits for it, `remove`
+// deletes what the lock lives in, and C, started afterwards, makes it anew
+// and locks it. A learns that its lock protects nothing anymore
+// (`holder_finds_out` checks how); B, handed A's lock on the deleted object,
+// must notice and queue behind C, never run beside it. With a `dsn`, B and
+// C open stores of their own (B's before the deletion, C's after); without,
+// they use `store`, inherited.
+struct DeletedUnderWaiter {
+  std::shared_ptr<ipclock::Store> store;
+  std::string dsn;
+  std::string resource;
+  std::function<void()> remove;
+  std::function<void(ipclock::Lock& a)> holder_finds_out;
+};
+void CheckDeletedUnderHolderAndWaiter(const DeletedUnderWaiter& check);
+
 // LockOptions with `ttl` as the lease.
 ipclock::LockOptions Ttl(absl::Duration ttl);
 
