@@ -26,6 +26,42 @@ cluster_torture_require() {
 
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
+# cluster_torture_ports_free PORT...: exits 1 if something already listens
+# on one of them (on 127.0.0.1): the cluster would not be ours.
+cluster_torture_ports_free() {
+  local port
+  for port in "$@"; do
+    if { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
+      exec 3<&- 3>&-
+      echo "something already listens on 127.0.0.1:$port" >&2
+      exit 1
+    fi
+  done
+}
+
+# cluster_torture_kill_leader LABEL NOUN BOUND_S KILL_CMD...: finds the
+# member that leads (the script's `leader [SKIP]` prints its number, 1..3,
+# leaving out member SKIP), kills it with `KILL_CMD NUMBER`, and waits up
+# to BOUND_S seconds for another member to lead, printing how long that
+# took. Sets `old` to the killed member's number; exits 1 if no leader is
+# found, before or after.
+cluster_torture_kill_leader() {
+  local label="$1" noun="$2" bound_ms=$(( $3 * 1000 )) t_kill new=""
+  shift 3
+  old="$(leader)" || { echo "no leader found" >&2; exit 1; }
+  t_kill=$(ms)
+  "$@" "$old"
+  echo "$label: killed $noun $old (the leader) with SIGKILL"
+  while [ -z "$new" ] && [ $(( $(ms) - t_kill )) -lt "$bound_ms" ]; do
+    new="$(leader "$old")" || { new=""; sleep 0.05; }
+  done
+  if [ -z "$new" ]; then
+    echo "no new leader within $(( bound_ms / 1000 )) s" >&2
+    exit 1
+  fi
+  echo "$label: $noun $new was elected leader $(( $(ms) - t_kill )) ms after the kill"
+}
+
 # cluster_torture_judge TORTURE_PID OUT_JSON ERR_FILE LABEL: waits for the
 # torture run, prints its figures, and succeeds only if it found no
 # violation (store errors while the leader is down are expected).

@@ -42,12 +42,8 @@ peer() { echo $((base + 76 + $1)); }
 members=""
 for i in 1 2 3; do
   members+="${members:+,}m$i=$(peer "$i")"
-  if { exec 3<>"/dev/tcp/127.0.0.1/$(client "$i")"; } 2>/dev/null; then
-    exec 3<&- 3>&-
-    echo "something already listens on 127.0.0.1:$(client "$i")" >&2
-    exit 1
-  fi
 done
+cluster_torture_ports_free "$(client 1)" "$(client 2)" "$(client 3)"
 
 t0=$(ms)
 for i in 1 2 3; do
@@ -82,19 +78,8 @@ torture_pid=$!
 
 # A third of the way in, kill -9 the leader.
 sleep $(( seconds / 3 ))
-old="$(leader)" || { echo "no leader found" >&2; exit 1; }
-t_kill=$(ms)
-"$server" kill "$dir/m$old"
-echo "cluster: killed member $old (the leader) with SIGKILL"
-new=""
-while [ -z "$new" ] && [ $(( $(ms) - t_kill )) -lt 60000 ]; do
-  new="$(leader "$old")" || { new=""; sleep 0.05; }
-done
-if [ -z "$new" ]; then
-  echo "no new leader within 60 s" >&2
-  exit 1
-fi
-echo "cluster: member $new was elected leader $(( $(ms) - t_kill )) ms after the kill"
+kill_member() { "$server" kill "$dir/m$1"; }
+cluster_torture_kill_leader cluster member 60 kill_member
 sleep $(( seconds / 3 ))
 t_back=$(ms)
 "$server" restart "$dir/m$old" "m$old" "$(client "$old")" "$(peer "$old")" "$members"

@@ -40,14 +40,7 @@ members=""
 for i in 1 2 3; do
   members+="${members:+,}$i=$((base + 40 + i)):$((base + 43 + i)):$((base + 46 + i))"
 done
-for i in 1 2 3; do
-  port=$((base + 40 + i))
-  if { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
-    exec 3<&- 3>&-
-    echo "something already listens on 127.0.0.1:$port" >&2
-    exit 1
-  fi
-done
+cluster_torture_ports_free $((base + 41)) $((base + 42)) $((base + 43))
 
 t0=$(ms)
 for i in 1 2 3; do
@@ -66,43 +59,28 @@ torture_pid=$!
 
 # A third of the way in, kill -9 the leader.
 sleep $(( seconds / 3 ))
-leader=""
-for i in 1 2 3; do
-  if { exec 3<>"/dev/tcp/127.0.0.1/$((base + 40 + i))" && printf srvr >&3 && timeout 2 cat <&3; } 2>/dev/null |
-      grep -q '^Mode: leader'; then
-    leader=$i
-  fi
-  exec 3<&- 3>&- 2>/dev/null || true
-done
-if [ -z "$leader" ]; then
-  echo "no leader found" >&2
-  exit 1
-fi
-t_kill=$(ms)
-"$server" kill "$dir/s$leader"
-echo "ensemble: killed server $leader (the leader) with SIGKILL"
-# A new leader among the other two.
-elected=""
-while [ -z "$elected" ] && [ $(( $(ms) - t_kill )) -lt 120000 ]; do
+# The server that leads now (1..3), from its answer to `srvr`, leaving out
+# server $1 if given.
+leader() {
+  local i
   for i in 1 2 3; do
-    [ "$i" = "$leader" ] && continue
+    [ -n "${1:-}" ] && [ "$i" = "$1" ] && continue
     if { exec 3<>"/dev/tcp/127.0.0.1/$((base + 40 + i))" && printf srvr >&3 && timeout 2 cat <&3; } 2>/dev/null |
         grep -q '^Mode: leader'; then
-      elected=$i
+      exec 3<&- 3>&- 2>/dev/null || true
+      echo "$i"
+      return 0
     fi
     exec 3<&- 3>&- 2>/dev/null || true
   done
-  [ -z "$elected" ] && sleep 0.05
-done
-if [ -z "$elected" ]; then
-  echo "no new leader within 120 s" >&2
-  exit 1
-fi
-echo "ensemble: server $elected was elected leader $(( $(ms) - t_kill )) ms after the kill"
+  return 1
+}
+kill_server() { "$server" kill "$dir/s$1"; }
+cluster_torture_kill_leader ensemble server 120 kill_server
 sleep $(( seconds / 3 ))
 t_back=$(ms)
-"$server" start "$dir/s$leader" $((base + 40 + leader)) "$leader" "$members"
-"$server" wait "$dir/s$leader" $((base + 40 + leader)) 120
-echo "ensemble: server $leader rejoined after $(( $(ms) - t_back )) ms"
+"$server" start "$dir/s$old" $((base + 40 + old)) "$old" "$members"
+"$server" wait "$dir/s$old" $((base + 40 + old)) 120
+echo "ensemble: server $old rejoined after $(( $(ms) - t_back )) ms"
 
 cluster_torture_judge "$torture_pid" "$out" "$dir/torture.err" ensemble
