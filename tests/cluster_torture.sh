@@ -39,15 +39,27 @@ cluster_torture_ports_free() {
   done
 }
 
-# cluster_torture_kill_leader LABEL NOUN BOUND_S KILL_CMD...: finds the
-# member that leads (the script's `leader [SKIP]` prints its number, 1..3,
-# leaving out member SKIP), kills it with `KILL_CMD NUMBER`, and waits up
-# to BOUND_S seconds for another member to lead, printing how long that
-# took. Sets `old` to the killed member's number; exits 1 if no leader is
-# found, before or after.
+# cluster_torture_start DSN KILL_EVERY_MS: runs $torture on DSN for
+# $seconds in the background, killing holders every KILL_EVERY_MS, its JSON
+# to $out (in $dir); sets torture_pid.
+cluster_torture_start() {
+  out="$dir/torture.json"
+  "$torture" --store "$1" --seconds "$seconds" --procs 4 --kill-every-ms "$2" --kill holders \
+    --wait-bound-ms 60000 --json >"$out" 2>"$dir/torture.err" &
+  torture_pid=$!
+}
+
+# cluster_torture_kill_leader LABEL NOUN BOUND_S KILL_CMD...: a third of
+# the way into the torture run, finds the member that leads (the script's
+# `leader [SKIP]` prints its number, 1..3, leaving out member SKIP), kills
+# it with `KILL_CMD NUMBER`, and waits up to BOUND_S seconds for another
+# member to lead, printing how long that took; then lets another third of
+# the run pass. Sets `old` to the killed member's
+# number; exits 1 if no leader is found, before or after.
 cluster_torture_kill_leader() {
   local label="$1" noun="$2" bound_ms=$(( $3 * 1000 )) t_kill new=""
   shift 3
+  sleep $(( seconds / 3 ))
   old="$(leader)" || { echo "no leader found" >&2; exit 1; }
   t_kill=$(ms)
   "$@" "$old"
@@ -60,6 +72,7 @@ cluster_torture_kill_leader() {
     exit 1
   fi
   echo "$label: $noun $new was elected leader $(( $(ms) - t_kill )) ms after the kill"
+  sleep $(( seconds / 3 ))
 }
 
 # cluster_torture_judge TORTURE_PID OUT_JSON ERR_FILE LABEL: waits for the

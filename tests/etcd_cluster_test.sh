@@ -71,16 +71,9 @@ leader() {
 }
 
 dsn="etcd://$endpoints/ipclock-cluster?ttl=2&timeout=2&connect_timeout=1"
-out="$dir/torture.json"
-"$torture" --store "$dsn" --seconds "$seconds" --procs 4 --kill-every-ms 3000 --kill holders \
-  --wait-bound-ms 60000 --json >"$out" 2>"$dir/torture.err" &
-torture_pid=$!
-
-# A third of the way in, kill -9 the leader.
-sleep $(( seconds / 3 ))
+cluster_torture_start "$dsn" 3000
 kill_member() { "$server" kill "$dir/m$1"; }
 cluster_torture_kill_leader cluster member 60 kill_member
-sleep $(( seconds / 3 ))
 t_back=$(ms)
 "$server" restart "$dir/m$old" "m$old" "$(client "$old")" "$(peer "$old")" "$members"
 "$server" wait "$dir/m$old" "$(client "$old")" 60

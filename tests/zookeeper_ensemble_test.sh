@@ -52,13 +52,8 @@ done
 echo "ensemble: three servers serving after $(( $(ms) - t0 )) ms"
 
 dsn="zookeeper://127.0.0.1:$((base + 41)),127.0.0.1:$((base + 42)),127.0.0.1:$((base + 43))/ipclock-ensemble?session_timeout=2&secret=none"
-out="$dir/torture.json"
-"$torture" --store "$dsn" --seconds "$seconds" --procs 4 --kill-every-ms 4000 --kill holders \
-  --wait-bound-ms 60000 --json >"$out" 2>"$dir/torture.err" &
-torture_pid=$!
+cluster_torture_start "$dsn" 4000
 
-# A third of the way in, kill -9 the leader.
-sleep $(( seconds / 3 ))
 # The server that leads now (1..3), from its answer to `srvr`, leaving out
 # server $1 if given.
 leader() {
@@ -77,7 +72,6 @@ leader() {
 }
 kill_server() { "$server" kill "$dir/s$1"; }
 cluster_torture_kill_leader ensemble server 120 kill_server
-sleep $(( seconds / 3 ))
 t_back=$(ms)
 "$server" start "$dir/s$old" $((base + 40 + old)) "$old" "$members"
 "$server" wait "$dir/s$old" $((base + 40 + old)) 120
