@@ -24,6 +24,19 @@ cluster_torture_require() {
   fi
 }
 
+# cluster_torture_setup OPT_IN_VAR WHAT SERVER_SCRIPT WHAT_IS_MISSING
+# DEFAULT_SECONDS TORTURE [SECONDS]: the script's start (opted in, its
+# server there); sets torture, seconds, server (tools/test-servers/
+# SERVER_SCRIPT) and base (the port base).
+cluster_torture_setup() {
+  cluster_torture_opt_in "$1" "$2"
+  server="$here/tools/test-servers/$3"
+  cluster_torture_require "$server" "$4"
+  torture="$6"
+  seconds="${7:-$5}"
+  base="${IPCLOCK_TEST_PORT_BASE:-21300}"
+}
+
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # cluster_torture_ports_free PORT...: exits 1 if something already listens

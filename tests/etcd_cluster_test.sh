@@ -23,12 +23,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$here/tests/cluster_torture.sh"
-cluster_torture_opt_in IPCLOCK_TEST_CLUSTER "the cluster test (it takes 40 s)"
-torture="$1"
-seconds="${2:-30}"
-server="$here/tools/test-servers/etcd-server"
-base="${IPCLOCK_TEST_PORT_BASE:-21300}"
-cluster_torture_require "$server" "no etcd (apt-get install etcd-server etcd-client)"
+cluster_torture_setup IPCLOCK_TEST_CLUSTER "the cluster test (it takes 40 s)" etcd-server \
+  "no etcd (apt-get install etcd-server etcd-client)" 30 "$@"
 
 dir="$(mktemp -d /tmp/ipclock-etcd-cluster-XXXXXX)"
 cleanup() {

@@ -22,12 +22,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$here/tests/cluster_torture.sh"
-cluster_torture_opt_in IPCLOCK_TEST_ENSEMBLE "the ensemble test (it takes a minute)"
-torture="$1"
-seconds="${2:-40}"
-server="$here/tools/test-servers/zookeeper-server"
-base="${IPCLOCK_TEST_PORT_BASE:-21300}"
-cluster_torture_require "$server" "no java or ZooKeeper jars (apt-get install zookeeperd)"
+cluster_torture_setup IPCLOCK_TEST_ENSEMBLE "the ensemble test (it takes a minute)" \
+  zookeeper-server "no java or ZooKeeper jars (apt-get install zookeeperd)" 40 "$@"
 
 dir="$(mktemp -d /tmp/ipclock-ensemble-XXXXXX)"
 cleanup() {
