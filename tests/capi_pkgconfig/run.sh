@@ -22,12 +22,9 @@ tmp=$(mktemp -d /tmp/ipclock-pkgconfig-XXXXXX)
 shm_name="ipclock-pkgconfig-$$"
 trap 'rm -rf "$tmp"; rm -f "/dev/shm/ipclock.$shm_name"' EXIT INT TERM
 
-meson install -C "$build" --no-rebuild --quiet --destdir "$tmp/dest" >"$tmp/install.log" 2>&1 || {
-  cat "$tmp/install.log" >&2
-  exit 1
-}
-pc=$(find "$tmp/dest" -name ipclock.pc | head -n 1)
-[ -n "$pc" ] || { echo "no ipclock.pc was installed" >&2; exit 1; }
+. "$src/tests/stage_install.sh"
+stage_install "$build" "$tmp/dest"
+pc=$(staged_file "$tmp/dest" ipclock.pc)
 # The .pc names the configured prefix; a copy points at the staged tree.
 # (pkg-config --define-variable would redefine the prefix of every package
 # it reads, the system's absl and libpq too.)

@@ -20,12 +20,9 @@ command -v cmake >/dev/null || { echo "cmake is not installed: skipped"; exit 77
 tmp=$(mktemp -d /tmp/ipclock-cmake-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-meson install -C "$build" --no-rebuild --quiet --destdir "$tmp/dest" >"$tmp/install.log" 2>&1 || {
-  cat "$tmp/install.log" >&2
-  exit 1
-}
-config=$(find "$tmp/dest" -name ipclockConfig.cmake | head -n 1)
-[ -n "$config" ] || { echo "no ipclockConfig.cmake was installed" >&2; exit 1; }
+. "$src/tests/stage_install.sh"
+stage_install "$build" "$tmp/dest"
+config=$(staged_file "$tmp/dest" ipclockConfig.cmake)
 prefix=$(meson introspect "$build" --buildoptions |
          python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
 
