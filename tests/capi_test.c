@@ -180,10 +180,7 @@ static void wait_is_woken_by_release(void **state) {
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    ipclock_store *s = NULL;
-    ipclock_lock *l = NULL;
-    if (ipclock_store_open(dsn, NULL, &s, NULL) != 0) _exit(10);
-    if (ipclock_lock_create(s, "handoff", 7, NULL, &l, NULL) != 0) _exit(11);
+    ipclock_lock *l = capi_child_lock(dsn, "handoff");
     double start = capi_now();
     int rc = ipclock_lock_acquire(l, 0, 10000);
     if (rc != 0) _exit(12);
@@ -192,10 +189,7 @@ static void wait_is_woken_by_release(void **state) {
   }
   capi_sleep_ms(200);
   assert_int_equal(ipclock_lock_release(lock), 0);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(capi_exit_code(pid), 0);
   ipclock_lock_destroy(lock);
   ipclock_store_close(store);
 }
@@ -312,17 +306,11 @@ static void previous_owner_died(void **state) {
   assert_true(pid >= 0);
   if (pid == 0) {
     /* Dies holding the lock: no release, no destroy. */
-    ipclock_store *s = NULL;
-    ipclock_lock *l = NULL;
-    if (ipclock_store_open(dsn, NULL, &s, NULL) != 0) _exit(10);
-    if (ipclock_lock_create(s, "doomed", 6, NULL, &l, NULL) != 0) _exit(11);
+    ipclock_lock *l = capi_child_lock(dsn, "doomed");
     if (ipclock_lock_acquire(l, 0, 0) != 0) _exit(12);
     _exit(0);
   }
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(capi_exit_code(pid), 0);
 
   ipclock_store *store = capi_open(dsn);
   ipclock_lock *lock = capi_lock(store, "doomed", NULL);

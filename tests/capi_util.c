@@ -78,6 +78,14 @@ int capi_readable(int fd, int timeout_ms) {
   return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN) != 0;
 }
 
+ipclock_lock *capi_child_lock(const char *dsn, const char *name) {
+  ipclock_store *s = NULL;
+  ipclock_lock *l = NULL;
+  if (ipclock_store_open(dsn, NULL, &s, NULL) != 0) _exit(10);
+  if (ipclock_lock_create(s, name, strlen(name), NULL, &l, NULL) != 0) _exit(11);
+  return l;
+}
+
 int capi_exit_code(pid_t pid) {
   int status = 0;
   if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;

@@ -40,6 +40,11 @@ int capi_unlink_lock_file(const char *resource);
 /* Whether `fd` turns readable within `timeout_ms` (poll(2)); 0 polls once. */
 int capi_readable(int fd, int timeout_ms);
 
+/* For a forked child: a lock on `name` through a store of its own, opened
+ * from `dsn`; the child exits 10 if the store does not open, 11 if the lock
+ * cannot be made. */
+ipclock_lock *capi_child_lock(const char *dsn, const char *name);
+
 /* Waits for `pid` and returns its exit code, or -1 if it did not exit. */
 int capi_exit_code(pid_t pid);
 
