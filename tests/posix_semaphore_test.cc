@@ -231,15 +231,7 @@ void KilledHolderPermitComesBackToWaiter(void**) {
   Signal locked, waiting;
   pid_t holder = HoldInChild(store, resource, &locked);
   assert_int_equal(locked.Wait(), 'x');
-  pid_t waiter = ForkChild([&] {
-    Lock lock = MakeLock(store, resource);
-    waiting.Notify();
-    absl::Status s = lock.Acquire(absl::Seconds(20));
-    report->acquired_at_ns = ipclock::Deadline::NowNanos();
-    report->acquired = s.ok() ? 1 : 0;
-    report->died = lock.previous_owner_died() ? 1 : 0;
-    return lock.Release().ok() ? 0 : 3;
-  });
+  pid_t waiter = WaitInChild(store, resource, &waiting, report);
   assert_int_equal(waiting.Wait(), 'x');
   usleep(300 * 1000);
   const int64_t killed_at = ipclock::Deadline::NowNanos();
@@ -327,14 +319,7 @@ void StolenPostTakesNoPermit(void**) {
 
   Signal waiting;
   auto* report = SharedMemory<DeathReport>();
-  pid_t waiter = ForkChild([&] {
-    Lock lock = MakeLock(store, resource);
-    waiting.Notify();
-    absl::Status s = lock.Acquire(absl::Seconds(20));
-    report->acquired_at_ns = ipclock::Deadline::NowNanos();
-    report->acquired = s.ok() ? 1 : 0;
-    return lock.Release().ok() ? 0 : 3;
-  });
+  pid_t waiter = WaitInChild(store, resource, &waiting, report);
   assert_int_equal(waiting.Wait(), 'x');
   usleep(100 * 1000);
   sem_t* sem = sem_open(name.c_str(), 0);

@@ -32,6 +32,19 @@ void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
   }
 }
 
+pid_t WaitInChild(const std::shared_ptr<Store>& store, const std::string& resource,
+                  Signal* waiting, DeathReport* report) {
+  return ForkChild([&] {
+    Lock lock = MakeLock(store, resource);
+    waiting->Notify();
+    absl::Status s = lock.Acquire(absl::Seconds(20));
+    report->acquired_at_ns = ipclock::Deadline::NowNanos();
+    report->acquired = s.ok() ? 1 : 0;
+    report->died = lock.previous_owner_died() ? 1 : 0;
+    return lock.Release().ok() ? 0 : 3;
+  });
+}
+
 void CheckCountingBetweenProcesses(const std::shared_ptr<Store>& store) {
   struct Counter {
     std::atomic<int> inside{0};

@@ -44,6 +44,13 @@ struct DeathReport {
   std::atomic<int64_t> acquired_at_ns{0};
 };
 
+// A forked child that waits (up to 20 s) for `resource` through `store`,
+// notifying `waiting` as it starts, and writes to `report` whether it got
+// it, when, and whether it was told of a dead holder; it exits 0 once it has
+// let go again, 3 if that failed.
+pid_t WaitInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
+                  Signal* waiting, DeathReport* report);
+
 // Six processes share three permits: never more holders than permits, and
 // more than one at a time. Then a holder of two permits is killed: its
 // permit, and only its, comes back, reported as an owner's death.

@@ -231,14 +231,7 @@ void KilledHolderReportedToWaiter(void**) {
   Signal locked, waiting;
   pid_t holder = HoldInChild(store, resource, &locked);
   assert_int_equal(locked.Wait(), 'x');
-  pid_t waiter = ForkChild([&] {
-    Lock lock = MakeLock(store, resource);
-    waiting.Notify();
-    absl::Status s = lock.Acquire(absl::Seconds(20));
-    report->acquired = s.ok() ? 1 : 0;
-    report->died = lock.previous_owner_died() ? 1 : 0;
-    return lock.Release().ok() ? 0 : 3;
-  });
+  pid_t waiter = WaitInChild(store, resource, &waiting, report);
   assert_int_equal(waiting.Wait(), 'x');
   usleep(100 * 1000);
   kill(holder, SIGKILL);
