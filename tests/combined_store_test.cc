@@ -48,14 +48,6 @@ using ipclock::LockOptions;
 using ipclock::Store;
 using namespace ipclock_test;
 
-// Whether `resource` is free in `store` right now (takes and gives it back).
-bool IsFree(const std::shared_ptr<Store>& store, const std::string& resource) {
-  Lock probe = LockOrFail(store, resource);
-  bool got = TryOrFail(probe);
-  if (got) ASSERT_OK(probe.Release());
-  return got;
-}
-
 // Makes `dir` unusable as a lock dir from now on: gone, and a plain file in
 // its place, so that the flock store can neither use nor re-create it.
 void BreakDir(const std::string& dir) {

@@ -27,14 +27,6 @@ using ipclock::LockGuard;
 using ipclock::Store;
 using namespace ipclock_test;
 
-// Whether another Lock on `resource` can take it now (and gives it back).
-bool Free(const std::shared_ptr<Store>& store, const std::string& resource) {
-  Lock probe = LockOrFail(store, resource);
-  const bool got = TryOrFail(probe);
-  if (got) ASSERT_OK(probe.Release());
-  return got;
-}
-
 LockGuard GuardOrFail(Lock& lock) {
   absl::StatusOr<LockGuard> guard = LockGuard::Acquire(lock, absl::ZeroDuration());
   ASSERT_OK(guard);
@@ -48,9 +40,9 @@ void ReleasesAtScopeEnd(void**) {
   {
     LockGuard guard = GuardOrFail(lock);
     assert_true(guard.holds());
-    assert_false(Free(store, r));
+    assert_false(IsFree(store, r));
   }
-  assert_true(Free(store, r));
+  assert_true(IsFree(store, r));
   assert_false(lock.is_acquired());
   // A held Lock is refused: a guard releases only what it acquired.
   assert_true(TryOrFail(lock));
@@ -68,7 +60,7 @@ void FollowsAMovedLock(void**) {
   assert_true(moved.is_acquired());
   ASSERT_OK(guard.Release());
   assert_false(moved.is_acquired());
-  assert_true(Free(store, r));
+  assert_true(IsFree(store, r));
 }
 
 // Locks in a vector that grows (and moves them) keep their guards; the old
@@ -87,12 +79,12 @@ void FollowsLocksAcrossAGrowingVector(void**) {
   locks.reserve(locks.capacity() * 4);
   for (size_t i = 0; i < locks.size(); ++i) {
     assert_ptr_equal(&guards[i].lock(), &locks[i]);
-    assert_false(Free(store, names[i]));
+    assert_false(IsFree(store, names[i]));
   }
   guards.clear();
   for (size_t i = 0; i < locks.size(); ++i) {
     assert_false(locks[i].is_acquired());
-    assert_true(Free(store, names[i]));
+    assert_true(IsFree(store, names[i]));
   }
 }
 
@@ -107,7 +99,7 @@ void OutlivingItsLock(void**) {
     guard.emplace(GuardOrFail(lock));
   }
   assert_false(guard->holds());
-  assert_true(Free(store, r));
+  assert_true(IsFree(store, r));
   ASSERT_OK(guard->Release());
 }
 
@@ -123,10 +115,10 @@ void MovedOntoEndsTheGuard(void**) {
   assert_true(TryOrFail(other));
   lock = std::move(other);
   assert_false(guard.holds());
-  assert_true(Free(store, first));
+  assert_true(IsFree(store, first));
   ASSERT_OK(guard.Release());
   assert_true(lock.is_acquired());
-  assert_false(Free(store, second));
+  assert_false(IsFree(store, second));
 }
 
 // A guarded Lock handed to a watch: the watch owns its release now.
@@ -140,9 +132,9 @@ void WatchTakesTheReleaseOver(void**) {
   ASSERT_OK(watched);
   assert_false(guard.holds());
   ASSERT_OK(guard.Release());
-  assert_false(Free(store, r));
+  assert_false(IsFree(store, r));
   ASSERT_OK(watched->Release());
-  assert_true(Free(store, r));
+  assert_true(IsFree(store, r));
 }
 
 // A moved guard is the one that releases.
@@ -156,9 +148,9 @@ void MovedGuardReleases(void**) {
   Lock moved = std::move(lock);  // the Lock moves too: `second` follows it
   assert_ptr_equal(&second.lock(), &moved);
   ASSERT_OK(first.Release());
-  assert_false(Free(store, r));
+  assert_false(IsFree(store, r));
   ASSERT_OK(second.Release());
-  assert_true(Free(store, r));
+  assert_true(IsFree(store, r));
 }
 
 }  // namespace

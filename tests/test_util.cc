@@ -384,6 +384,13 @@ ipclock::LockOptions Ttl(absl::Duration ttl) {
   return options;
 }
 
+bool IsFree(const std::shared_ptr<ipclock::Store>& store, const std::string& resource) {
+  ipclock::Lock probe = LockOrFail(store, resource);
+  const bool got = TryOrFail(probe);
+  if (got) ASSERT_OK(probe.Release());
+  return got;
+}
+
 bool IsStillHeld(ipclock::Lock& lock) {
   absl::Status held = lock.CheckAcquired();
   if (held.ok()) return true;

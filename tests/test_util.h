@@ -233,6 +233,10 @@ void CheckDeletedUnderHolderAndWaiter(const DeletedUnderWaiter& check);
 // LockOptions with `ttl` as the lease.
 ipclock::LockOptions Ttl(absl::Duration ttl);
 
+// Whether another Lock on `resource` can take it through `store` right now
+// (it gives it back at once).
+bool IsFree(const std::shared_ptr<ipclock::Store>& store, const std::string& resource);
+
 // Lock::CheckAcquired() as a bool: true if still held, false if the lock was
 // lost (Aborted) or is not acquired (FailedPrecondition); any other status
 // fails the test.
