@@ -29,6 +29,7 @@
   X(zoo_recv_timeout)                 \
   X(zoo_set_op_init)                  \
   X(zoo_set_servers_resolution_delay) \
+  X(zoo_state)                        \
   X(zookeeper_close)                  \
   X(zookeeper_init2)
 

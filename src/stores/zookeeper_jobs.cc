@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "stores/zookeeper_session.h"
 #include "platform/process_id.h"
+#include "stores/zookeeper_multi.h"
 
 namespace ipclock {
 
@@ -79,8 +80,7 @@ void ZkSession::StartJob(zhandle_t* zh, std::shared_ptr<Job> job) {
       ZooKeeper().zoo_delete_op_init(&box->zops[i], job->deletes[i].path.c_str(),
                                      job->deletes[i].version);
     }
-    rc = ZooKeeper().zoo_amulti(zh, static_cast<int>(box->zops.size()), box->zops.data(),
-                                box->zresults.data(), &ZkJobCompletions::AfterDeletes, box);
+    rc = SendZkMulti(zh, box->zops, box->zresults.data(), &ZkJobCompletions::AfterDeletes, box);
   }
   if (rc != ZOK) {
     delete box;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
+#include "stores/zookeeper_multi.h"
 
 namespace ipclock {
 
@@ -287,8 +288,7 @@ ZkResult ZkSession::Multi(const std::vector<ZkOp>& ops, absl::Duration wait) {
     }
   }
   return Call(p, wait, [&](const void* box) {
-    return ZooKeeper().zoo_amulti(zh_, static_cast<int>(p->zops.size()), p->zops.data(),
-                                  p->zresults.data(), &ZkCompletions::Multi, box);
+    return SendZkMulti(zh_, p->zops, p->zresults.data(), &ZkCompletions::Multi, box);
   });
 }
 
