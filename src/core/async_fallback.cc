@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/platform_deadline.h"
 #include "platform/futex.h"
+#include "platform/thread.h"
 
 namespace ipclock {
 
@@ -37,7 +38,7 @@ bool Cancelled(const uint32_t* word) {
 
 }  // namespace
 
-WaitThreads::WaitThreads(int eventfd) : eventfd_(eventfd) {}
+WaitThreads::WaitThreads(const EventSignal* done) : done_(done) {}
 
 WaitThreads::~WaitThreads() { Shutdown(); }
 
@@ -53,7 +54,7 @@ void WaitThreads::Shutdown() {
     threads.swap(threads_);
   }
   work_cv_.notify_all();
-  for (pthread_t t : threads) pthread_join(t, nullptr);
+  for (pthread_t t : threads) JoinThread(t);
 }
 
 absl::Status WaitThreads::Submit(const WaitJob& job) {
@@ -68,24 +69,16 @@ absl::Status WaitThreads::Submit(const WaitJob& job) {
     work_cv_.notify_one();
     return absl::OkStatus();
   }
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, kStackBytes);
   // Helpers take no signals meant for the program (an event loop may read
   // them from a signalfd); the timed flock wait unblocks its own signal.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_t t;
-  const int rc = pthread_create(&t, &attr, &WaitThreads::ThreadMain, this);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  pthread_attr_destroy(&attr);
-  if (rc != 0) {
+  const absl::Status started =
+      StartThread("ipclock-wait", [this] { Run(); }, &t, kStackBytes);
+  if (!started.ok()) {
     queue_.pop_back();
     active_.erase(job.id);
-    return absl::ResourceExhaustedError(
-        absl::StrCat("ipclock: async wait: no helper thread could be started: ",
-                     strerror(rc)));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "ipclock: async wait: no helper thread could be started: ", started.message()));
   }
   threads_.push_back(t);
   return absl::OkStatus();
@@ -111,11 +104,6 @@ size_t WaitThreads::running() const {
   return active_.size();
 }
 
-void* WaitThreads::ThreadMain(void* self) {
-  static_cast<WaitThreads*>(self)->Run();
-  return nullptr;
-}
-
 void WaitThreads::Run() {
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
@@ -133,9 +121,7 @@ void WaitThreads::Run() {
     active_.erase(a->job.id);
     results_.push_back(std::move(r));
     l.unlock();
-    const uint64_t one = 1;
-    // Only a full counter (2^64-2 writes unread) could refuse this.
-    (void)!write(eventfd_, &one, sizeof(one));
+    done_->Notify();
     l.lock();
   }
 }

@@ -11,7 +11,7 @@
 //   * kAcquire: run Lock::Acquire() in slices of at most 200 ms until it
 //     succeeds, fails, the deadline passes or the job is cancelled; a lock
 //     acquired after a cancellation is released on the helper thread.
-// Each result is queued and the eventfd is written; the loop's thread takes
+// Each result is queued and the event signal notified; the loop's thread takes
 // the results with TakeResults(). The queue's mutex is what orders a
 // helper's use of a Lock before the loop's (ThreadSanitizer sees it).
 
@@ -33,6 +33,7 @@
 #include "ipclock/spi/deadline.h"
 #include "ipclock/lock.h"
 #include "ipclock/spi/store_interface.h"
+#include "platform/event_signal.h"
 
 namespace ipclock {
 
@@ -61,8 +62,8 @@ struct WaitJobResult {
 
 class WaitThreads {
  public:
-  // Results are announced by writing 1 to `eventfd`.
-  explicit WaitThreads(int eventfd);
+  // Results are announced by `done->Notify()`; `done` outlives this.
+  explicit WaitThreads(const EventSignal* done);
   WaitThreads(const WaitThreads&) = delete;
   WaitThreads& operator=(const WaitThreads&) = delete;
   // Shutdown().
@@ -93,13 +94,12 @@ class WaitThreads {
     uint32_t cancel_word = 0;
   };
 
-  static void* ThreadMain(void* self);
   void Run();
   WaitJobResult RunFutex(Active& a);
   WaitJobResult RunAcquire(Active& a);
   void Post(WaitJobResult result);
 
-  const int eventfd_;
+  const EventSignal* const done_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_;
   std::deque<std::shared_ptr<Active>> queue_;  // under mu_

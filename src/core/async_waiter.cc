@@ -28,7 +28,6 @@
 #include "ipclock/async.h"
 
 #include <errno.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -44,7 +43,9 @@
 #include "core/diagnostics.h"
 #include "core/async_fallback.h"
 #include "core/platform_deadline.h"
+#include "platform/environment.h"
 #include "platform/errors.h"
+#include "platform/event_signal.h"
 #include "core/lock_access.h"
 #include "platform/futex.h"
 #include "platform/io_uring_futex.h"
@@ -62,7 +63,7 @@ constexpr uint64_t kTagCancel = 3;
 uint64_t RingData(AsyncId id, uint64_t tag) { return id << 2 | tag; }
 
 bool FallbackForcedByEnv() {
-  const char* v = getenv("IPCLOCK_ASYNC_FORCE_FALLBACK");
+  const char* v = EnvironmentValue("IPCLOCK_ASYNC_FORCE_FALLBACK");
   return v != nullptr && strcmp(v, "1") == 0;
 }
 
@@ -103,11 +104,11 @@ struct Op {
 
 class AsyncWaiterImpl final : public AsyncWaiter {
  public:
-  AsyncWaiterImpl(ScopedFd efd, std::unique_ptr<FutexRing> ring)
-      : efd_(std::move(efd)), ring_(std::move(ring)) {}
+  AsyncWaiterImpl(EventSignal signal, std::unique_ptr<FutexRing> ring)
+      : signal_(std::move(signal)), ring_(std::move(ring)) {}
   ~AsyncWaiterImpl() override;
 
-  int fd() const override { return efd_.get(); }
+  int fd() const override { return signal_.fd(); }
   absl::StatusOr<AsyncId> Start(Lock& lock, LockMode mode, absl::Duration timeout,
                                 AsyncCallback done) override;
   size_t ProcessReady() override;
@@ -132,7 +133,7 @@ class AsyncWaiterImpl final : public AsyncWaiter {
   void MaybeForget(AsyncId id);
 
   // Declared first: helper threads write to it until they are joined.
-  ScopedFd efd_;
+  EventSignal signal_;
   std::unique_ptr<FutexRing> ring_;
   std::unique_ptr<WaitThreads> threads_;  // made on first use
   absl::flat_hash_map<AsyncId, std::unique_ptr<Op>> ops_;
@@ -189,7 +190,7 @@ AsyncWaiterImpl::~AsyncWaiterImpl() {
 }
 
 WaitThreads& AsyncWaiterImpl::threads() {
-  if (threads_ == nullptr) threads_ = std::make_unique<WaitThreads>(efd_.get());
+  if (threads_ == nullptr) threads_ = std::make_unique<WaitThreads>(&signal_);
   return *threads_;
 }
 
@@ -198,10 +199,7 @@ Op* AsyncWaiterImpl::Find(AsyncId id) {
   return it == ops_.end() ? nullptr : it->second.get();
 }
 
-void AsyncWaiterImpl::Notify() {
-  const uint64_t one = 1;
-  (void)!write(efd_.get(), &one, sizeof(one));
-}
+void AsyncWaiterImpl::Notify() { signal_.Notify(); }
 
 void AsyncWaiterImpl::Finish(Op& op, absl::Status status) {
   op.finished = true;
@@ -413,10 +411,9 @@ void AsyncWaiterImpl::MaybeForget(AsyncId id) {
 }
 
 size_t AsyncWaiterImpl::ProcessReady() {
-  uint64_t count;
-  // EAGAIN when nothing was signalled: then there is nothing to do, but
-  // draining costs little, so no early return.
-  (void)!read(efd_.get(), &count, sizeof(count));
+  // Nothing signalled: then there is nothing to do, but draining costs
+  // little, so no early return.
+  signal_.Drain();
   if (ring_ != nullptr) {
     ring_->Drain([this](uint64_t data, int res) { OnCompletion(data, res); });
   }
@@ -483,8 +480,8 @@ AsyncWaiter::~AsyncWaiter() = default;
 
 absl::StatusOr<std::unique_ptr<AsyncWaiter>> AsyncWaiter::Create(
     const AsyncWaiterOptions& options) {
-  ScopedFd efd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!efd.valid()) return ErrnoError(errno, "async", "", "eventfd");
+  absl::StatusOr<EventSignal> signal = EventSignal::Create("async");
+  if (!signal.ok()) return signal.status();
   AsyncWaiterOptions::Backend backend = options.backend;
   if (backend == AsyncWaiterOptions::Backend::kAuto && FallbackForcedByEnv()) {
     backend = AsyncWaiterOptions::Backend::kThreads;
@@ -492,7 +489,7 @@ absl::StatusOr<std::unique_ptr<AsyncWaiter>> AsyncWaiter::Create(
   std::unique_ptr<FutexRing> ring;
   if (backend != AsyncWaiterOptions::Backend::kThreads) {
     absl::StatusOr<std::unique_ptr<FutexRing>> made =
-        FutexRing::Create(efd.get(), options.ring_entries);
+        FutexRing::Create(signal->fd(), options.ring_entries);
     if (made.ok()) {
       ring = *std::move(made);
     } else if (backend == AsyncWaiterOptions::Backend::kIoUring) {
@@ -501,7 +498,7 @@ absl::StatusOr<std::unique_ptr<AsyncWaiter>> AsyncWaiter::Create(
       ReportFallbackOnce(made.status());
     }
   }
-  return std::unique_ptr<AsyncWaiter>(new AsyncWaiterImpl(std::move(efd), std::move(ring)));
+  return std::unique_ptr<AsyncWaiter>(new AsyncWaiterImpl(*std::move(signal), std::move(ring)));
 }
 
 }  // namespace ipclock

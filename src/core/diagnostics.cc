@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
+#include "platform/files.h"
 #include "platform/journal.h"
 
 namespace ipclock {
@@ -113,14 +114,8 @@ void WriteDiagnosticToStderr(const Diagnostic& diagnostic) {
   // that the line lands after what the program already printed.
   absl::StrAppend(&line, diagnostic.text, "\n");
   fflush(stderr);
-  const char* p = line.data();
-  size_t left = line.size();
-  while (left > 0) {
-    ssize_t n = write(STDERR_FILENO, p, left);
-    if (n <= 0) break;  // a closed stderr has nowhere to report to
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  // A closed stderr has nowhere to report to: the error is dropped.
+  (void)WriteAllToStream(STDERR_FILENO, line.data(), line.size());
 }
 
 void EmitDiagnostic(const Store* store, const Diagnostic& diagnostic) {

@@ -239,8 +239,9 @@ void UnlockAllCoresAfterFork() {
 WatchCore::WatchCore() {
   static std::once_flag once;
   std::call_once(once, [] {
-    pthread_atfork(LockAllCoresForFork, UnlockAllCoresAfterFork,
-                   UnlockAllCoresAfterFork);
+    // Fails only without memory; a child then finds a mutex as fork()
+    // left it, as it would without the watch.
+    RegisterForkHandlers(LockAllCoresForFork, UnlockAllCoresAfterFork).IgnoreError();
   });
   std::lock_guard<std::mutex> guard(CoresMutex());
   Cores().push_back(this);
@@ -309,7 +310,7 @@ void Deliver(const std::shared_ptr<WatchEntry>& entry) {
       },
       &thread);
   if (started.ok()) {
-    pthread_detach(thread);
+    DetachThread(thread);
     return;
   }
   std::unique_lock<std::mutex> turn = ReportTurn(*entry);
@@ -529,7 +530,7 @@ void WatchCore::Stop() {
     for (auto& [store, lane] : lanes_) lanes.push_back(lane);
     lanes_.clear();
   }
-  pthread_join(thread_, nullptr);
+  JoinThread(thread_);
   for (Lane* lane : lanes) {
     {
       std::lock_guard<std::mutex> guard(lane->mu);
@@ -537,7 +538,7 @@ void WatchCore::Stop() {
     }
     lane->cv.notify_one();
     // Waits for a check under way, which the store's timeouts bound.
-    pthread_join(lane->thread, nullptr);
+    JoinThread(lane->thread);
     delete lane;
   }
   std::lock_guard<std::mutex> guard(mu_);

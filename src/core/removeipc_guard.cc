@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "core/diagnostics.h"
+#include "platform/environment.h"
 
 namespace ipclock {
 
@@ -48,7 +49,7 @@ void WarnOnce(const RemoveIpcReport& report, absl::string_view store) {
 }  // namespace
 
 std::string RemoveIpcRoot() {
-  const char* root = secure_getenv("IPCLOCK_REMOVEIPC_ROOT");
+  const char* root = TrustedEnvironmentValue("IPCLOCK_REMOVEIPC_ROOT");
   return root != nullptr && root[0] != '\0' ? root : "/";
 }
 
@@ -86,7 +87,7 @@ absl::Status GuardRemoveIpc(const StoreEntry& entry, absl::string_view lock_dir,
                             RemoveIpcPolicy policy, absl::string_view store) {
   if (policy == RemoveIpcPolicy::kIgnore || !entry.ipc) return absl::OkStatus();
   // The effective uid owns what the store creates (files, IPC objects).
-  RemoveIpcReport report = CheckRemoveIpc(RemoveIpcRoot(), geteuid(), *entry.ipc, lock_dir,
+  RemoveIpcReport report = CheckRemoveIpc(RemoveIpcRoot(), EffectiveUid(), *entry.ipc, lock_dir,
                                           RemoveIpcDetail::kVerdict);
   return ApplyRemoveIpcPolicy(policy, report, store);
 }

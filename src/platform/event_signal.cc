@@ -14,14 +14,14 @@
 
 namespace ipclock {
 
-absl::StatusOr<EventSignal> EventSignal::Create() {
+absl::StatusOr<EventSignal> EventSignal::Create(absl::string_view user) {
   int err = TakeFault(FaultPoint::kOpen);
   int fd = -1;
   if (err == 0) {
     fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fd < 0) err = errno;
   }
-  if (fd < 0) return ErrnoError(err, "ipclock", "", "eventfd");
+  if (fd < 0) return ErrnoError(err, user, "", "eventfd");
   return EventSignal(ScopedFd(fd));
 }
 

@@ -20,6 +20,7 @@
 #include <signal.h>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "platform/scoped_fd.h"
 
 namespace ipclock {
@@ -27,7 +28,8 @@ namespace ipclock {
 class EventSignal {
  public:
   // The OS error (e.g. ResourceExhausted at the descriptor limit).
-  static absl::StatusOr<EventSignal> Create();
+  // `user` names who asked, for the error message.
+  static absl::StatusOr<EventSignal> Create(absl::string_view user = "ipclock");
 
   EventSignal(EventSignal&&) = default;
   EventSignal& operator=(EventSignal&&) = default;

@@ -84,6 +84,19 @@ int WriteAllAt(int fd, const void* buf, size_t size, off_t offset) {
   return 0;
 }
 
+int WriteAllToStream(int fd, const void* buf, size_t size) {
+  const char* p = static_cast<const char*>(buf);
+  while (size > 0) {
+    const ssize_t n = write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 int ChmodFd(int fd, mode_t mode) {
   if (int err = TakeFault(FaultPoint::kChmod); err != 0) return err;
   for (;;) {

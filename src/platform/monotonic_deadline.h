@@ -18,12 +18,8 @@
 
 namespace ipclock {
 
-// Nanoseconds on CLOCK_MONOTONIC, now.
-inline int64_t MonotonicNowNanos() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+// Nanoseconds on CLOCK_MONOTONIC, now (clocks.cc).
+int64_t MonotonicNowNanos();
 
 class MonotonicDeadline {
  public:

@@ -27,7 +27,6 @@
 #define IPCLOCK_PLATFORM_SHM_MAPPING_H_
 
 #include <sys/types.h>
-#include <time.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -104,7 +103,7 @@ class SharedMapping {
 // resolution is one kernel tick, 1 to 10 ms; platform/coarse_clock.h), and
 // the wall clock's whole seconds (time(2), several times cheaper: cheap
 // enough for every release).
-inline int64_t WallClockSeconds() { return static_cast<int64_t>(time(nullptr)); }
+int64_t WallClockSeconds();  // clocks.cc
 
 }  // namespace ipclock
 

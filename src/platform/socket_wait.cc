@@ -71,7 +71,11 @@ void SetTcpKeepalive(int fd, int idle_seconds, int interval_seconds, int count) 
 bool DetachInheritedSocket(int fd) {
   const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null_fd < 0) return false;
-  const bool ok = dup3(null_fd, fd, O_CLOEXEC) >= 0;
+  int moved;
+  do {
+    moved = dup3(null_fd, fd, O_CLOEXEC);
+  } while (moved < 0 && errno == EINTR);
+  const bool ok = moved >= 0;
   close(null_fd);
   return ok;
 }

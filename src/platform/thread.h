@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 
+#include <cstddef>
 #include <functional>
 
 #include "absl/status/status.h"
@@ -21,9 +22,15 @@ namespace ipclock {
 // Runs `body` on a new joinable thread named `name` (at most 15 bytes, for
 // /proc/PID/task/TID/comm), with every signal blocked, so that the
 // program's signal handling stays on its own threads. The OS error
-// (ResourceExhausted for EAGAIN) if it cannot be started.
+// (ResourceExhausted for EAGAIN) if it cannot be started. `stack_bytes`,
+// when not 0, replaces the default stack size (8 MiB of address space each,
+// too much for threads that only wait).
 absl::Status StartThread(absl::string_view name, std::function<void()> body,
-                         pthread_t* thread);
+                         pthread_t* thread, size_t stack_bytes = 0);
+
+// Waits for a thread of StartThread() to end, or lets it end alone.
+void JoinThread(pthread_t thread);
+void DetachThread(pthread_t thread);
 
 // Runs `prepare` in the thread that calls fork() before the fork, and
 // `after` in the parent and in the child after it (pthread_atfork): for

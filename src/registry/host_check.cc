@@ -14,6 +14,7 @@
 #include "core/dsn.h"
 #include "ipclock/stores/flock_store.h"
 #include "ipclock/store_factory.h"
+#include "platform/environment.h"
 #include "platform/host_probe.h"
 #include "registry/host_check_internal.h"
 #include "registry/store_registry.h"
@@ -109,7 +110,7 @@ absl::StatusOr<HostReport> CheckHost(const HostCheckOptions& options) {
   target.host = target.InTree("").empty();
 
   HostReport report;
-  UserEntry user = UserOfUid(target.root, geteuid());
+  UserEntry user = UserOfUid(target.root, EffectiveUid());
   if (!options.user.empty()) {
     std::optional<UserEntry> found = LookUpUser(target.root, options.user);
     if (!found) {
@@ -120,7 +121,7 @@ absl::StatusOr<HostReport> CheckHost(const HostCheckOptions& options) {
     user = *found;
   }
   target.uid = user.uid;
-  target.is_current_user = target.host && target.uid == geteuid();
+  target.is_current_user = target.host && target.uid == EffectiveUid();
   if (absl::Status s = host_check::DescribeStore(options, &target); !s.ok()) return s;
 
   host_check::CheckRemoveIpcSetting(target, &report.findings);

@@ -3,7 +3,6 @@
 
 #include "stores/etcd_http.h"
 
-#include <poll.h>
 
 #include <utility>
 
@@ -15,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/platform_deadline.h"
+#include "platform/socket_wait.h"
 
 namespace ipclock {
 
@@ -33,8 +33,7 @@ HttpConnection::HttpConnection(std::unique_ptr<ByteStream> stream, std::string h
 
 bool HttpConnection::HasInput() const {
   if (stream_->HasBuffered() || !buf_.empty()) return true;
-  struct pollfd p = {stream_->fd(), POLLIN, 0};
-  return poll(&p, 1, 0) != 0;
+  return HasPendingInput(stream_->fd());
 }
 
 absl::Status HttpConnection::Broken(absl::Status s) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/named_file.h"
 #include "core/removeipc_guard.h"
+#include "platform/environment.h"
 #include "platform/errors.h"
 #include "stores/flock_file.h"
 #include "stores/flock_inspect.h"
@@ -22,14 +23,14 @@ std::string FlockFileName(absl::string_view resource) {
 }
 
 std::string DefaultFlockDir() {
-  if (geteuid() == 0) return "/run/lock/ipclock";
-  // secure_getenv: a setuid program must not take its lock dir from the
-  // caller's environment.
-  const char* runtime = secure_getenv("XDG_RUNTIME_DIR");
+  if (EffectiveUid() == 0) return "/run/lock/ipclock";
+  // A setuid program must not take its lock dir from the caller's
+  // environment (platform/environment.h).
+  const char* runtime = TrustedEnvironmentValue("XDG_RUNTIME_DIR");
   if (runtime != nullptr && runtime[0] == '/') {
     return absl::StrCat(runtime, "/ipclock");
   }
-  return absl::StrCat("/tmp/ipclock-", geteuid());
+  return absl::StrCat("/tmp/ipclock-", EffectiveUid());
 }
 
 namespace {

@@ -12,21 +12,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
-#include "platform/faults.h"
 #include "platform/posix_sem.h"
+#include "platform/robust_mutex.h"
 
 namespace ipclock {
 
 int InitRegistryMutex(pthread_mutex_t* mu) {
-  if (int err = TakeFault(FaultPoint::kMutexInit)) return err;
-  pthread_mutexattr_t attr;
-  int err = pthread_mutexattr_init(&attr);
-  if (err != 0) return err;
-  err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-  if (err == 0) err = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-  if (err == 0) err = pthread_mutex_init(mu, &attr);
-  (void)pthread_mutexattr_destroy(&attr);  // cannot fail on Linux
-  return err;
+  RobustMutexOptions options;
+  options.error_check = false;
+  return RobustMutexInit(mu, options);
 }
 
 int LockRegistryMutex(pthread_mutex_t* mu, bool* owner_died) {
@@ -35,7 +29,7 @@ int LockRegistryMutex(pthread_mutex_t* mu, bool* owner_died) {
   if (err == EOWNERDEAD) {
     // Its holder died inside: the caller repairs what the mutex guards.
     *owner_died = true;
-    err = pthread_mutex_consistent(mu);
+    err = RobustMutexMarkConsistent(mu);
   }
   return err;
 }

@@ -3,14 +3,8 @@
 
 #include "stores/postgres_conn.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <climits>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -18,9 +12,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
+#include "core/platform_deadline.h"
 #include "ipclock/errors.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
+#include "platform/socket_wait.h"
 #include "stores/postgres_dsn.h"
 
 namespace ipclock {
@@ -35,26 +31,12 @@ std::string OneLine(const char* text) {
   return s;
 }
 
-// Waits for `events` on the connection's socket until `until`; false on
-// timeout.
-bool WaitSocket(PGconn* conn, short events, Deadline until) {
-  struct pollfd p = {Libpq().PQsocket(conn), events, 0};
-  for (;;) {
-    int ms = -1;
-    if (!until.is_never()) {
-      const absl::Duration left = until.Remaining();
-      if (left <= absl::ZeroDuration()) return false;
-      ms = static_cast<int>(std::min<int64_t>(
-          absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))),
-          INT_MAX));
-    }
-    int r = poll(&p, 1, ms);
-    if (r > 0) return true;
-    // A descriptor poll refuses will not get better; libpq reports why.
-    if (r < 0 && errno != EINTR) return true;
-    if (r == 0 && !until.is_never() && until.has_passed()) return false;
-    // EINTR, or a poll that woke a little early: go round.
-  }
+// Waits until the connection's socket is writable (`for_write`) or
+// readable, or is in error (libpq's next call says why); false when `until`
+// passes first.
+bool WaitConnection(PGconn* conn, bool for_write, Deadline until) {
+  return WaitSocket(Libpq().PQsocket(conn), for_write, ForPlatform(until)) ==
+         SocketWait::kReady;
 }
 
 void KeepNotice(void* arg, const PGresult* r) {
@@ -110,23 +92,11 @@ void PgConnection::Close() {
     // that number in between): PQfinish's goodbye then goes nowhere and its
     // close() closes only our copy. If /dev/null cannot be opened, leaking
     // the struct is the lesser harm.
-    int fd = Libpq().PQsocket(conn_);
-    if (fd >= 0) {
-      int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-      if (null_fd < 0) {
-        conn_ = nullptr;
-        return;
-      }
-      int moved;
-      do {
-        moved = dup3(null_fd, fd, O_CLOEXEC);
-      } while (moved < 0 && errno == EINTR);
-      close(null_fd);
-      if (moved < 0) {
-        // The descriptor still reaches the parent's session.
-        conn_ = nullptr;
-        return;
-      }
+    const int fd = Libpq().PQsocket(conn_);
+    if (fd >= 0 && !DetachInheritedSocket(fd)) {
+      // The descriptor still reaches the parent's session.
+      conn_ = nullptr;
+      return;
     }
   }
   Libpq().PQfinish(conn_);
@@ -208,7 +178,7 @@ absl::StatusOr<PgConnection> PgConnect(
             : Deadline::Never();
     PostgresPollingStatusType polled = PGRES_POLLING_WRITING;
     while (polled != PGRES_POLLING_OK && polled != PGRES_POLLING_FAILED) {
-      if (!WaitSocket(c, polled == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline)) {
+      if (!WaitConnection(c, polled != PGRES_POLLING_READING, deadline)) {
         timed_out = true;
         break;
       }
@@ -258,7 +228,7 @@ absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
     int f = Libpq().PQflush(conn);
     if (f == 0) break;
     if (f < 0) return lost("send");
-    if (!WaitSocket(conn, POLLOUT, reply_by)) {
+    if (!WaitConnection(conn, /*for_write=*/true, reply_by)) {
       return absl::UnavailableError("no progress sending a query to the server");
     }
   }
@@ -278,7 +248,7 @@ absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
   };
   for (;;) {
     while (Libpq().PQisBusy(conn) != 0) {
-      if (!WaitSocket(conn, POLLIN, reply_by)) {
+      if (!WaitConnection(conn, /*for_write=*/false, reply_by)) {
         return absl::UnavailableError(
             "the server sent no reply in time (network or server down?)");
       }
