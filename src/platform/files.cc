@@ -84,10 +84,19 @@ int WriteAllAt(int fd, const void* buf, size_t size, off_t offset) {
   return 0;
 }
 
-int WriteAllToStream(int fd, const void* buf, size_t size) {
+namespace {
+
+int WriteLoop(int fd, const void* buf, size_t size, bool fault_point) {
   const char* p = static_cast<const char*>(buf);
   while (size > 0) {
-    const ssize_t n = write(fd, p, size);
+    size_t want = size;
+    if (fault_point) {
+      size_t short_bytes = 0;
+      const int fault = TakeFault(FaultPoint::kWrite, &short_bytes);
+      if (fault > 0) return fault;
+      if (fault < 0) want = std::min(want, short_bytes);  // a test's short write
+    }
+    const ssize_t n = write(fd, p, want);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno;
     if (n == 0) return EIO;
@@ -95,6 +104,16 @@ int WriteAllToStream(int fd, const void* buf, size_t size) {
     size -= static_cast<size_t>(n);
   }
   return 0;
+}
+
+}  // namespace
+
+int WriteAll(int fd, const void* buf, size_t size) {
+  return WriteLoop(fd, buf, size, /*fault_point=*/true);
+}
+
+int WriteAllToStream(int fd, const void* buf, size_t size) {
+  return WriteLoop(fd, buf, size, /*fault_point=*/false);
 }
 
 int ChmodFd(int fd, mode_t mode) {

@@ -44,11 +44,14 @@ namespace ipclock {
 // EFBIG) is returned. A write that makes no progress at all is EIO.
 [[nodiscard]] int WriteAllAt(int fd, const void* buf, size_t size, off_t offset);
 
-// write(2) of all `size` bytes to a stream (a pipe, a terminal, a socket,
-// a file opened for appending), continued after a short write and after
-// EINTR; the errno of the write that failed, or EIO for one that wrote
-// nothing. No fault point: for the library's own diagnostics, whose
-// destination may be gone.
+// write(2) of all `size` bytes at the file's offset, continued after a
+// short write and after EINTR; the errno of the write that failed, or EIO
+// for one that wrote nothing.
+[[nodiscard]] int WriteAll(int fd, const void* buf, size_t size);
+
+// The same without the fault point, for a stream (a pipe, a terminal) that
+// the library's own diagnostics go to: a test that fails writes must not
+// silence what the library says about them.
 [[nodiscard]] int WriteAllToStream(int fd, const void* buf, size_t size);
 
 // fchmod(2).

@@ -22,23 +22,6 @@ namespace {
 
 constexpr char kShmDir[] = "/dev/shm";
 
-int WriteAll(int fd, const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    size_t short_bytes = 0;
-    const int fault = TakeFault(FaultPoint::kWrite, &short_bytes);
-    if (fault > 0) return fault;
-    const size_t want = fault < 0 && short_bytes < n ? short_bytes : n;
-    const ssize_t w = write(fd, p, want);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return errno;
-    if (w == 0) return EIO;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return 0;
-}
-
 // Opens `path` as a shm object would be (see OpenShmFile()).
 int OpenPath(const std::string& path, bool writable, ScopedFd* fd, struct stat* st) {
   if (int err = TakeFault(FaultPoint::kOpen)) return err;
