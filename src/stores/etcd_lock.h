@@ -81,7 +81,7 @@ struct EtcdPendingRelease {
   bool died = false;
 };
 
-class EtcdStore final : public StoreWithState<EtcdKeyState> {
+class EtcdStore final : public StoreWithRelease<EtcdKeyState> {
  public:
   EtcdStore(const EtcdStoreOptions& options, EtcdClientSettings client_settings,
             std::string describe);
@@ -96,8 +96,6 @@ class EtcdStore final : public StoreWithState<EtcdKeyState> {
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
-  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
@@ -107,7 +105,7 @@ class EtcdStore final : public StoreWithState<EtcdKeyState> {
 
  private:
   // Delete() and DeleteAsDead().
-  absl::Status Release(Key& key, bool died);
+  absl::Status Release(Key& key, bool died) override;
 
   // etcd_queue.cc
   // Takes the lock in `mode` for `key`, from nothing held.

@@ -65,7 +65,7 @@ FlockKeyState::~FlockKeyState() {
   if (file->pid == CurrentPid()) cache->Put(std::move(file));
 }
 
-class FlockStore final : public StoreWithState<FlockKeyState> {
+class FlockStore final : public StoreWithRelease<FlockKeyState> {
  public:
   FlockStore(const FlockStoreOptions& options, std::string dir_path,
              std::shared_ptr<FlockDir> dir)
@@ -92,11 +92,9 @@ class FlockStore final : public StoreWithState<FlockKeyState> {
   absl::Status PutOffExpiration(Key&, absl::Duration) override {
     return absl::OkStatus();  // flock locks have no lease
   }
-  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
-  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
   // Delete() and DeleteAsDead(): `died` leaves the holder record's mark set, as
   // a holder that died would.
-  absl::Status Release(Key& key, bool died);
+  absl::Status Release(Key& key, bool died) override;
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;

@@ -81,7 +81,7 @@ struct MemcachedKeyState final : KeyState {
   int64_t held_since = 0;
 };
 
-class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
+class MemcachedStore final : public StoreWithRelease<MemcachedKeyState> {
  public:
   MemcachedStore(const MemcachedStoreOptions& options, KeyNaming naming,
                  const std::string& describe)
@@ -114,11 +114,9 @@ class MemcachedStore final : public StoreWithState<MemcachedKeyState> {
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
-  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
   // Delete() and DeleteAsDead(): `died` leaves the holder marker, as a
   // holder that died would.
-  absl::Status Release(Key& key, bool died);
+  absl::Status Release(Key& key, bool died) override;
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
 

@@ -108,7 +108,7 @@ Capabilities PosixSemaphoreCapabilities(const PosixSemaphoreStoreOptions& option
   return c;
 }
 
-class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
+class PosixSemaphoreStore final : public StoreWithRelease<PosixKeyState> {
  public:
   explicit PosixSemaphoreStore(const PosixSemaphoreStoreOptions& options)
       : options_(options),
@@ -126,11 +126,9 @@ class PosixSemaphoreStore final : public StoreWithState<PosixKeyState> {
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
-  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
   // Delete() and DeleteAsDead(): `died` gives the permit back as the permit of
   // a dead holder, whose next holder is told.
-  absl::Status Release(Key& key, bool died);
+  absl::Status Release(Key& key, bool died) override;
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;

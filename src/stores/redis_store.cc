@@ -90,7 +90,7 @@ struct RedisKeyState final : KeyState {
   uint64_t epoch = 0;
 };
 
-class RedisStore final : public StoreWithState<RedisKeyState> {
+class RedisStore final : public StoreWithRelease<RedisKeyState> {
  public:
   RedisStore(const RedisStoreOptions& options, KeyNaming naming, std::string describe)
       : options_(options),
@@ -113,11 +113,9 @@ class RedisStore final : public StoreWithState<RedisKeyState> {
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
-  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
   // Delete() and DeleteAsDead(): `died` leaves the holder marker in the
   // companion hash, as a holder that died would.
-  absl::Status Release(Key& key, bool died);
+  absl::Status Release(Key& key, bool died) override;
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;

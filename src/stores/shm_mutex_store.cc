@@ -93,7 +93,7 @@ Capabilities ShmCapabilities(bool pi) {
   return c;
 }
 
-class ShmMutexStore final : public StoreWithState<ShmKeyState> {
+class ShmMutexStore final : public StoreWithRelease<ShmKeyState> {
  public:
   explicit ShmMutexStore(std::shared_ptr<ShmSegment> segment)
       : segment_(std::move(segment)),
@@ -106,11 +106,9 @@ class ShmMutexStore final : public StoreWithState<ShmKeyState> {
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
-  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
   // Delete() and DeleteAsDead(): `died` leaves holder_pid set, as a holder that
   // died would, so that the next holder is told.
-  absl::Status Release(Key& key, bool died);
+  absl::Status Release(Key& key, bool died) override;
   absl::StatusOr<bool> Exists(Key& key) override {
     // A forked child has a copy of its parent's Key but not the mutex.
     const ShmKeyState* st = state(key);

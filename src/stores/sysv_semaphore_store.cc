@@ -97,7 +97,7 @@ Capabilities SemaphoreCapabilities() {
   return c;
 }
 
-class SemaphoreStore final : public StoreWithState<SemKeyState> {
+class SemaphoreStore final : public StoreWithRelease<SemKeyState> {
  public:
   explicit SemaphoreStore(const SemaphoreStoreOptions& options)
       : options_(options),
@@ -116,11 +116,9 @@ class SemaphoreStore final : public StoreWithState<SemKeyState> {
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
-  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
   // Delete() and DeleteAsDead(): `died` leaves our mark in #4, as a holder that
   // died would.
-  absl::Status Release(Key& key, bool died);
+  absl::Status Release(Key& key, bool died) override;
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;

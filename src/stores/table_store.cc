@@ -63,7 +63,7 @@ bool IsBase64Token(absl::string_view token) {
   return true;
 }
 
-class TableStore final : public StoreWithState<TableKeyState> {
+class TableStore final : public StoreWithRelease<TableKeyState> {
  public:
   TableStore(absl::string_view name, std::string describe, Scope scope,
              TableStoreOptions options, std::unique_ptr<TableBackend> backend)
@@ -81,11 +81,9 @@ class TableStore final : public StoreWithState<TableKeyState> {
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
-  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
   // Delete() and DeleteAsDead(): `died` leaves the row expired, not gone,
   // as a holder that died would.
-  absl::Status Release(Key& key, bool died);
+  absl::Status Release(Key& key, bool died) override;
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;

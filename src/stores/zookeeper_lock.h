@@ -41,7 +41,7 @@ struct ZkKeyState final : KeyState {
   std::shared_ptr<ZkBell> bell;
 };
 
-class ZooKeeperStore final : public StoreWithState<ZkKeyState> {
+class ZooKeeperStore final : public StoreWithRelease<ZkKeyState> {
  public:
   ZooKeeperStore(const ZooKeeperStoreOptions& options, KeyNaming naming);
 
@@ -54,11 +54,9 @@ class ZooKeeperStore final : public StoreWithState<ZkKeyState> {
   void WarnIfNoSecret() const { ipclock::WarnIfNoSecret(naming_, describe_); }
 
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status Delete(Key& key) override { return Release(key, /*died=*/false); }
-  absl::Status DeleteAsDead(Key& key) override { return Release(key, /*died=*/true); }
   // Delete() and DeleteAsDead(): `died` leaves the recipe's owner record, as
   // a holder whose session ended would.
-  absl::Status Release(Key& key, bool died);
+  absl::Status Release(Key& key, bool died) override;
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;

@@ -38,7 +38,8 @@
 //     would: the next holder is told that its predecessor died holding the
 //     lock (`previous_owner_died()`), for a holder whose work under the
 //     lock was cut short. The default is `Delete()`: a store that reports
-//     no owner death has nothing to leave behind.
+//     no owner death has nothing to leave behind. A store that does and
+//     releases both ways alike derives from `StoreWithRelease<State>`.
 //   * `Exists(key)` says whether the key holds the lock now.
 //   * `CheckHeld(key)` says cheaply, for the watch on held locks
 //     (lock_watch.h), whether the lock is still held and still the same lock:
@@ -255,6 +256,20 @@ class StoreWithState : public Store {
   std::unique_ptr<State> TakeState(Key& key) const {
     return std::unique_ptr<State>(static_cast<State*>(TakeStateSlot(key).release()));
   }
+};
+
+// The base of a store whose release as a holder that died differs from its
+// plain release only in what it leaves behind for the next holder (a mark,
+// a marker, an expired row): the store implements one `Release(key, died)`,
+// which `Delete()` calls with `died` false and `DeleteAsDead()` with true.
+template <typename State>
+class StoreWithRelease : public StoreWithState<State> {
+ private:
+  absl::Status Delete(Key& key) final { return Release(key, /*died=*/false); }
+  absl::Status DeleteAsDead(Key& key) final { return Release(key, /*died=*/true); }
+  // Releases as `Delete()` does; with `died`, leaves what tells the next
+  // holder that its predecessor died holding the lock.
+  virtual absl::Status Release(Key& key, bool died) = 0;
 };
 
 }  // namespace ipclock
