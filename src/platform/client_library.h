@@ -176,17 +176,18 @@ void* LinkedAddress(T* p) {
 }  // namespace ipclock
 
 // What a table's X-macro list expands to: a member of the table struct per
-// function or object, and a slot per symbol (in the table's .cc, where
-// IPCLOCK_CLIENT_TABLE names the table). Only the link build takes the
-// linked address, so only it refers to the library's symbols.
+// function or object, and a slot per symbol (in the table's .cc, inside
+// IPCLOCK_CLIENT_LIBRARY, which names the table `g_client_table`). Only the
+// link build takes the linked address, so only it refers to the library's
+// symbols.
 #define IPCLOCK_CLIENT_CALL_MEMBER(name) ::ipclock::ClientCall<decltype(&::name)> name;
 #define IPCLOCK_CLIENT_DATA_MEMBER(name) \
   ::ipclock::ClientData<std::remove_reference_t<decltype(::name)>> name;
 #if IPCLOCK_CLIENT_LIBRARIES_DLOPEN
-#define IPCLOCK_CLIENT_SLOT(name) {#name, &IPCLOCK_CLIENT_TABLE.name, nullptr},
+#define IPCLOCK_CLIENT_SLOT(name) {#name, &g_client_table.name, nullptr},
 #else
 #define IPCLOCK_CLIENT_SLOT(name) \
-  {#name, &IPCLOCK_CLIENT_TABLE.name, ::ipclock::LinkedAddress(&::name)},
+  {#name, &g_client_table.name, ::ipclock::LinkedAddress(&::name)},
 #endif
 
 // Puts a `.note.dlopen` ELF note into the object that uses it, in the format
@@ -204,5 +205,41 @@ void* LinkedAddress(T* p) {
     char name[4];                                                                  \
     char desc[sizeof(json)];                                                       \
   } variable = {4, sizeof(json), 0x407c0c0a, "FDO", json}
+
+// The note of one library that one feature suggests (string literals all);
+// only the dlopen build has it, for only it loads the library by soname.
+#if IPCLOCK_CLIENT_LIBRARIES_DLOPEN
+#define IPCLOCK_CLIENT_LIBRARY_NOTE(soname, feature, description)                  \
+  IPCLOCK_DLOPEN_NOTE(kClientLibraryDlopenNote,                                    \
+                      "[{\"soname\":[\"" soname "\"],\"feature\":\"" feature     \
+                      "\",\"description\":\"" description "\",\"priority\":\"suggested\"}]");
+#else
+#define IPCLOCK_CLIENT_LIBRARY_NOTE(soname, feature, description)
+#endif
+
+// What a client library's table .cc defines, inside namespace ipclock: the
+// table (a `Table`, its calls null until the library is loaded) and
+// `Table& table_fn()`; the loader of the library `what` (soname `soname`,
+// Debian package `package`: ClientLibraryInfo) and `ClientLibrary&
+// library_fn()`; and the `.note.dlopen` note that says the Meson feature
+// `feature` suggests the library, for `description`. The strings are
+// literals. The rest are the table's X-macro lists applied to
+// IPCLOCK_CLIENT_SLOT:
+//
+//   IPCLOCK_CLIENT_LIBRARY(HiredisCalls, Hiredis, HiredisLibrary,
+//                          "the Redis client library (hiredis)",
+//                          IPCLOCK_HIREDIS_SONAME, IPCLOCK_HIREDIS_PACKAGE, "redis",
+//                          "the redis store (redis://)",
+//                          IPCLOCK_HIREDIS_CALLS(IPCLOCK_CLIENT_SLOT))
+#define IPCLOCK_CLIENT_LIBRARY(Table, table_fn, library_fn, what, soname, package, feature, \
+                               description, ...)                                          \
+  namespace {                                                                             \
+  Table g_client_table;                                                                   \
+  const ClientSymbolSlot kClientSlots[] = {__VA_ARGS__};                                  \
+  ClientLibrary g_client_library({what, soname, package}, kClientSlots);                  \
+  }                                                                                       \
+  IPCLOCK_CLIENT_LIBRARY_NOTE(soname, feature, description)                               \
+  Table& table_fn() { return g_client_table; }                                            \
+  ClientLibrary& library_fn() { return g_client_library; }
 
 #endif  // IPCLOCK_PLATFORM_CLIENT_LIBRARY_H_
