@@ -94,4 +94,8 @@ absl::Status StoreError(absl::StatusCode code, absl::string_view store,
   return absl::Status(code, absl::StrCat(Prefix(store, resource), message));
 }
 
+absl::Status NotHeldError(absl::string_view store, absl::string_view resource) {
+  return StoreError(absl::StatusCode::kAborted, store, resource, "the lock is not held");
+}
+
 }  // namespace ipclock

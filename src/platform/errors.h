@@ -39,6 +39,9 @@ absl::Status ErrnoError(int err, absl::string_view store,
 absl::Status StoreError(absl::StatusCode code, absl::string_view store,
                         absl::string_view resource, absl::string_view message);
 
+// The Aborted of a key that holds nothing: "the lock is not held".
+absl::Status NotHeldError(absl::string_view store, absl::string_view resource);
+
 }  // namespace ipclock
 
 #endif  // IPCLOCK_PLATFORM_ERRORS_H_

@@ -214,10 +214,7 @@ absl::Status EtcdStore::CheckHeld(Key& key) {
 absl::StatusOr<bool> EtcdStore::Exists(Key& key) {
   EtcdKeyState* st = state(key);
   if (st == nullptr || !st->held || st->pid != CurrentPid()) return false;
-  absl::Status s = CheckHeld(key);
-  if (s.ok()) return true;
-  if (absl::IsAborted(s)) return false;
-  return s;
+  return HeldUnlessLost(CheckHeld(key));
 }
 
 WatchTargets EtcdStore::GetWatchTargets(Key& key) {

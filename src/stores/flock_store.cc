@@ -500,8 +500,7 @@ absl::Status FlockStore::Release(Key& key, bool died) {
 absl::Status FlockStore::CheckHeld(Key& key) {
   FlockKeyState* st = state(key);
   if (st == nullptr || !st->held) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "the lock is not held");
+    return NotHeldError(describe_, key.resource());
   }
   Loss loss;
   return Check(key, *st->file, Deadline::NowNanos(), &loss);

@@ -510,8 +510,7 @@ absl::Status MemcachedStore::CheckHeld(Key& key) {
                       "the lease ran out");
   }
   if (!key.has_token()) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "the lock is not held");
+    return NotHeldError(describe_, key.resource());
   }
   absl::StatusOr<std::string> name = KeyName(key.resource());
   if (!name.ok()) return name.status();

@@ -291,10 +291,7 @@ absl::Status MysqlAdvisoryStore::CheckHeld(Key& key) {
 absl::StatusOr<bool> MysqlAdvisoryStore::Exists(Key& key) {
   MyKeyState* st = state(key);
   if (st == nullptr || !st->held) return false;
-  absl::Status s = CheckHeld(key);
-  if (s.ok()) return true;
-  if (absl::IsAborted(s)) return false;
-  return s;
+  return HeldUnlessLost(CheckHeld(key));
 }
 
 WatchTargets MysqlAdvisoryStore::GetWatchTargets(Key& key) {

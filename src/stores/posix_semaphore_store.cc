@@ -318,17 +318,13 @@ absl::Status PosixSemaphoreStore::Release(Key& key, bool died) {
 absl::StatusOr<bool> PosixSemaphoreStore::Exists(Key& key) {
   PosixKeyState* st = state(key);
   if (st == nullptr || !st->held || st->registry->attach_pid() != CurrentPid()) return false;
-  absl::Status s = st->registry->CheckHeld();
-  if (absl::IsAborted(s)) return false;
-  if (!s.ok()) return s;
-  return true;
+  return HeldUnlessLost(st->registry->CheckHeld());
 }
 
 absl::Status PosixSemaphoreStore::CheckHeld(Key& key) {
   PosixKeyState* st = state(key);
   if (st == nullptr || !st->held) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "the lock is not held");
+    return NotHeldError(describe_, key.resource());
   }
   if (st->registry->attach_pid() != CurrentPid()) return NotOurs(key);
   absl::Status s = st->registry->CheckHeld();

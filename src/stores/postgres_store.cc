@@ -540,10 +540,7 @@ absl::Status PostgresStore::Delete(Key& key) {
 absl::StatusOr<bool> PostgresStore::Exists(Key& key) {
   auto* st = state(key);
   if (st == nullptr || !st->held) return false;
-  absl::Status s = CheckHeld(key);
-  if (s.ok()) return true;
-  if (absl::IsAborted(s)) return false;  // lost
-  return s;
+  return HeldUnlessLost(CheckHeld(key));
 }
 
 }  // namespace

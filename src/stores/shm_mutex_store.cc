@@ -356,8 +356,7 @@ absl::Status ShmMutexStore::CheckHeld(Key& key) {
   // and locks or unlocks nothing.
   const ShmKeyState* st = state(key);
   if (st == nullptr || !st->held || st->owner_pid != CurrentPid()) {
-    return StoreError(absl::StatusCode::kAborted, Describe(), key.resource(),
-                      "the lock is not held");
+    return NotHeldError(Describe(), key.resource());
   }
   if (!StillOwnsMutex(*st)) return LostWithThread(key, *st);
   absl::StatusOr<Loss> loss = segment_->CheckIdentity(key.resource());

@@ -252,10 +252,7 @@ absl::Status SemaphoreStore::Release(Key& key, bool died) {
 absl::StatusOr<bool> SemaphoreStore::Exists(Key& key) {
   SemKeyState* st = state(key);
   if (st == nullptr || !st->held || st->set->att.attach_pid != CurrentPid()) return false;
-  absl::Status s = CheckSetHeld(Context(key), st->set->att);
-  if (absl::IsAborted(s)) return false;
-  if (!s.ok()) return s;
-  return true;
+  return HeldUnlessLost(CheckSetHeld(Context(key), st->set->att));
 }
 
 // One IPC_STAT and one GETALL. SysV sets give no notification of removal
@@ -264,8 +261,7 @@ absl::StatusOr<bool> SemaphoreStore::Exists(Key& key) {
 absl::Status SemaphoreStore::CheckHeld(Key& key) {
   SemKeyState* st = state(key);
   if (st == nullptr || !st->held) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "the lock is not held");
+    return NotHeldError(describe_, key.resource());
   }
   if (st->set->att.attach_pid != CurrentPid()) return NotOurs(key);
   absl::Status held = CheckSetHeld(Context(key), st->set->att);

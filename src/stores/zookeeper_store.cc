@@ -198,8 +198,7 @@ absl::Status ZooKeeperStore::SessionVerdict(const ZkKeyState& st,
 absl::Status ZooKeeperStore::CheckHeld(Key& key) {
   ZkKeyState* st = state(key);
   if (st == nullptr || !st->held) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "the lock is not held");
+    return NotHeldError(describe_, key.resource());
   }
   if (st->session->pid() != CurrentPid()) {
     return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),

@@ -256,6 +256,13 @@ class StoreWithState : public Store {
   std::unique_ptr<State> TakeState(Key& key) const {
     return std::unique_ptr<State>(static_cast<State*>(TakeStateSlot(key).release()));
   }
+  // `Exists()` from what `CheckHeld()` found: true when OK, false when the
+  // lock was lost (Aborted), the error when the store could not tell.
+  static absl::StatusOr<bool> HeldUnlessLost(const absl::Status& check) {
+    if (check.ok()) return true;
+    if (absl::IsAborted(check)) return false;
+    return check;
+  }
 };
 
 // The base of a store whose release as a holder that died differs from its
