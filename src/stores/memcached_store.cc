@@ -132,6 +132,13 @@ class MemcachedStore final : public StoreWithRelease<MemcachedKeyState> {
   // The server-side key of `resource` (without prefix_key, which
   // libmemcached adds), or InvalidArgument if memcached cannot store it.
   absl::StatusOr<std::string> KeyName(const std::string& resource) const;
+  // The server-side key of `key`'s resource and `key`'s token, once the key
+  // has one.
+  absl::Status NameAndToken(Key& key, std::string* name, absl::string_view* token) const;
+  // gets of key `name` under mu_, the server made ready first (EnsureLocked());
+  // a failure names `what` asked it.
+  absl::StatusOr<MemcachedFound> GetsLocked(const Key& key, const std::string& name,
+                                            absl::string_view what);
 
   // conn_.Ensure(), and in a forked child the parent's pending releases
   // dropped (the parent retries its own).
@@ -277,6 +284,26 @@ absl::Status MemcachedStore::ReleaseLocked(const std::string& name, absl::string
   return conn_.Failure(rc, resource, "release (delete)", name);
 }
 
+absl::Status MemcachedStore::NameAndToken(Key& key, std::string* name,
+                                          absl::string_view* token) const {
+  absl::StatusOr<std::string> named = KeyName(key.resource());
+  if (!named.ok()) return named.status();
+  absl::StatusOr<absl::string_view> own = key.Token();
+  if (!own.ok()) return own.status();
+  *name = *std::move(named);
+  *token = *own;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MemcachedFound> MemcachedStore::GetsLocked(const Key& key, const std::string& name,
+                                                          absl::string_view what) {
+  if (absl::Status s = EnsureLocked(); !s.ok()) return s;
+  MemcachedFound found;
+  memcached_return_t rc = conn_.Gets(name, &found);
+  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), what, name);
+  return found;
+}
+
 absl::Status MemcachedStore::EnsureLocked() {
   bool fresh = false;
   if (absl::Status s = conn_.Ensure(&fresh); !s.ok()) return s;
@@ -418,33 +445,30 @@ absl::Status MemcachedStore::PutOffExpiration(Key& key, absl::Duration ttl) {
                       "cannot refresh: this key never held the lock");
   }
   const int64_t expiry = ExpiryFor(ttl);
-  absl::StatusOr<std::string> name = KeyName(key.resource());
-  if (!name.ok()) return name.status();
-  absl::StatusOr<absl::string_view> token = key.Token();
-  if (!token.ok()) return token.status();
+  std::string name;
+  absl::string_view token;
+  if (absl::Status s = NameAndToken(key, &name, &token); !s.ok()) return s;
   std::lock_guard<std::mutex> guard(mu_);
-  if (absl::Status s = EnsureLocked(); !s.ok()) return s;
-  MemcachedFound found;
-  memcached_return_t rc = conn_.Gets(*name, &found);
-  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "refresh (gets)", *name);
+  absl::StatusOr<MemcachedFound> found = GetsLocked(key, name, "refresh (gets)");
+  if (!found.ok()) return found.status();
   // Symfony adds the key again when it finds it gone; we report the loss:
   // someone may have held the lock in between.
-  if (!found.present) {
+  if (!found->present) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "cannot refresh: the lock's key is gone (evicted, flushed, "
                       "deleted or expired)");
   }
-  if (found.value != *token) {
+  if (found->value != token) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "cannot refresh: the key holds another owner's token (the "
                       "lock was lost and taken over)");
   }
-  rc = conn_.Cas(*name, *token, expiry, found.cas);
+  memcached_return_t rc = conn_.Cas(name, token, expiry, found->cas);
   if (rc == MEMCACHED_DATA_EXISTS || rc == MEMCACHED_NOTFOUND) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "cannot refresh: the key changed between gets and cas");
   }
-  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "refresh (cas)", *name);
+  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "refresh (cas)", name);
   return absl::OkStatus();
 }
 
@@ -455,16 +479,15 @@ absl::Status MemcachedStore::Release(Key& key, bool died) {
   // store saw release holds nothing.
   if (held_state != nullptr && !held_state->held) return absl::OkStatus();
   if (held_state != nullptr) held_state->held = false;
-  absl::StatusOr<std::string> name = KeyName(key.resource());
-  if (!name.ok()) return name.status();
-  absl::StatusOr<absl::string_view> token = key.Token();
-  if (!token.ok()) return token.status();
+  std::string name;
+  absl::string_view token;
+  if (absl::Status s = NameAndToken(key, &name, &token); !s.ok()) return s;
   std::lock_guard<std::mutex> guard(mu_);
-  ForgetHeldLocked(*name, *token);
+  ForgetHeldLocked(name, token);
   if (absl::Status s = EnsureLocked(); !s.ok()) return s;
-  absl::Status released = ReleaseLocked(*name, *token, key.resource(), died);
+  absl::Status released = ReleaseLocked(name, token, key.resource(), died);
   if (absl::IsUnavailable(released) && orphans_.size() < kMaxOrphans) {
-    orphans_.push_back(Orphan{*name, std::string(*token)});
+    orphans_.push_back(Orphan{name, std::string(token)});
     return absl::Status(released.code(),
                         absl::StrCat(released.message(),
                                      " (the release is retried when the server "
@@ -475,16 +498,13 @@ absl::Status MemcachedStore::Release(Key& key, bool died) {
 
 absl::StatusOr<bool> MemcachedStore::Exists(Key& key) {
   if (!key.has_token()) return false;
-  absl::StatusOr<std::string> name = KeyName(key.resource());
-  if (!name.ok()) return name.status();
-  absl::StatusOr<absl::string_view> token = key.Token();
-  if (!token.ok()) return token.status();
+  std::string name;
+  absl::string_view token;
+  if (absl::Status s = NameAndToken(key, &name, &token); !s.ok()) return s;
   std::lock_guard<std::mutex> guard(mu_);
-  if (absl::Status s = EnsureLocked(); !s.ok()) return s;
-  MemcachedFound found;
-  memcached_return_t rc = conn_.Gets(*name, &found);
-  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "get", *name);
-  return found.present && found.value == *token;
+  absl::StatusOr<MemcachedFound> found = GetsLocked(key, name, "get");
+  if (!found.ok()) return found.status();
+  return found->present && found->value == token;
 }
 
 bool MemcachedStore::HeldPerSharedCheckLocked(const std::string& name, absl::string_view token,
@@ -512,27 +532,25 @@ absl::Status MemcachedStore::CheckHeld(Key& key) {
   if (!key.has_token()) {
     return NotHeldError(describe_, key.resource());
   }
-  absl::StatusOr<std::string> name = KeyName(key.resource());
-  if (!name.ok()) return name.status();
-  absl::StatusOr<absl::string_view> token = key.Token();
-  if (!token.ok()) return token.status();
+  std::string name;
+  absl::string_view token;
+  if (absl::Status s = NameAndToken(key, &name, &token); !s.ok()) return s;
   const MemcachedKeyState* held_state = state(key);
   std::lock_guard<std::mutex> guard(mu_);
   if (absl::Status s = EnsureLocked(); !s.ok()) return s;
   if (held_state != nullptr && held_state->held &&
-      HeldPerSharedCheckLocked(*name, *token, held_state->held_since)) {
+      HeldPerSharedCheckLocked(name, token, held_state->held_since)) {
     return absl::OkStatus();
   }
-  MemcachedFound found;
-  memcached_return_t rc = conn_.Gets(*name, &found);
-  if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "check (get)", *name);
-  if (!found.present || found.value != *token) ForgetHeldLocked(*name, *token);
-  if (!found.present) {
+  absl::StatusOr<MemcachedFound> found = GetsLocked(key, name, "check (get)");
+  if (!found.ok()) return found.status();
+  if (!found->present || found->value != token) ForgetHeldLocked(name, token);
+  if (!found->present) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "the lock's key is gone: evicted (memcached was short of "
                       "memory), flushed, deleted, or the server restarted");
   }
-  if (found.value != *token) {
+  if (found->value != token) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "the lock's key holds another owner's token: ours was lost "
                       "(evicted, flushed or expired) and the lock taken over");
