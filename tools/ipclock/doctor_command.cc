@@ -134,14 +134,7 @@ int DoctorCommand(const DoctorOptions& options) {
   check.root = options.root;
   check.user = options.user;
   absl::StatusOr<ipclock::HostReport> report = ipclock::CheckHost(check);
-  if (!report.ok()) {
-    if (absl::IsInvalidArgument(report.status())) {
-      PrintUsageError("doctor", report.status());
-    } else {
-      PrintError("ipclock doctor", report.status());
-    }
-    return ExitCodeForStatus(report.status());
-  }
+  if (!report.ok()) return FailCommand("doctor", report.status());
   if (options.json) {
     PrintJson(*report);
   } else {

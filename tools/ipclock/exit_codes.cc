@@ -75,6 +75,15 @@ void PrintUsageError(absl::string_view command, const absl::Status& status) {
             ipclock::DiagnosticSeverity::kError);
 }
 
+int FailCommand(absl::string_view command, const absl::Status& status) {
+  if (absl::IsInvalidArgument(status)) {
+    PrintUsageError(command, status);
+  } else {
+    PrintError(absl::StrCat("ipclock ", command), status);
+  }
+  return ExitCodeForStatus(status);
+}
+
 void InstallDiagnosticSink() {
   // The library's diagnostics keep their kind, store and resource, with
   // their text escaped.

@@ -76,6 +76,11 @@ void PrintError(absl::string_view who, const absl::Status& status);
 // PrintError(), then "Try 'ipclock COMMAND --help'." on a line of its own.
 void PrintUsageError(absl::string_view command, const absl::Status& status);
 
+// What `ipclock COMMAND` does when its work fails with `status`: a bad
+// argument or configuration (InvalidArgument) is printed as a usage error,
+// anything else as an error; returns the exit status (ExitCodeForStatus()).
+int FailCommand(absl::string_view command, const absl::Status& status);
+
 // Makes the library's diagnostics (diagnostics.h) go to stderr escaped.
 void InstallDiagnosticSink();
 

@@ -236,14 +236,7 @@ absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
 int ListCommand(const ListOptions& options) {
   const absl::string_view dsn =
       options.store_dsn.empty() ? ipclock::kDefaultDsn : absl::string_view(options.store_dsn);
-  if (absl::Status s = CheckListable(dsn); !s.ok()) {
-    if (absl::IsInvalidArgument(s)) {
-      PrintUsageError("list", s);
-    } else {
-      PrintError("ipclock list", s);
-    }
-    return ExitCodeForStatus(s);
-  }
+  if (absl::Status s = CheckListable(dsn); !s.ok()) return FailCommand("list", s);
   ipclock::ListRequest request;
   request.resource = options.key;
   absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "doctor_command.h"
 #include "exit_codes.h"
@@ -18,6 +19,26 @@
 #include "run_command.h"
 #include "run_options.h"
 #include "terminal_text.h"
+
+namespace {
+
+// A subcommand whose options were parsed into `options`: a usage error, its
+// help (--help), or what `run` returns.
+template <typename Options, typename Run>
+int Subcommand(const char* name, const absl::StatusOr<Options>& options,
+               std::string (*help)(), Run run) {
+  if (!options.ok()) {
+    ipclock_cli::PrintUsageError(name, options.status());
+    return ipclock_cli::kExitUsage;
+  }
+  if (options->show_help) {
+    fputs(help().c_str(), stdout);
+    return 0;
+  }
+  return run(*options);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Taken before any lock code runs: timed waits block a signal of their own,
@@ -40,43 +61,18 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "run") {
-    absl::StatusOr<ipclock_cli::RunOptions> options =
-        ipclock_cli::ParseRunOptions(argc - 1, argv + 1);
-    if (!options.ok()) {
-      ipclock_cli::PrintUsageError("run", options.status());
-      return ipclock_cli::kExitUsage;
-    }
-    if (options->show_help) {
-      fputs(ipclock_cli::RunHelp().c_str(), stdout);
-      return 0;
-    }
-    return ipclock_cli::RunCommand(*options, original_mask);
+    return Subcommand("run", ipclock_cli::ParseRunOptions(argc - 1, argv + 1),
+                      ipclock_cli::RunHelp, [&](const ipclock_cli::RunOptions& options) {
+                        return ipclock_cli::RunCommand(options, original_mask);
+                      });
   }
   if (command == "list") {
-    absl::StatusOr<ipclock_cli::ListOptions> options =
-        ipclock_cli::ParseListOptions(argc - 1, argv + 1);
-    if (!options.ok()) {
-      ipclock_cli::PrintUsageError("list", options.status());
-      return ipclock_cli::kExitUsage;
-    }
-    if (options->show_help) {
-      fputs(ipclock_cli::ListHelp().c_str(), stdout);
-      return 0;
-    }
-    return ipclock_cli::ListCommand(*options);
+    return Subcommand("list", ipclock_cli::ParseListOptions(argc - 1, argv + 1),
+                      ipclock_cli::ListHelp, ipclock_cli::ListCommand);
   }
   if (command == "doctor") {
-    absl::StatusOr<ipclock_cli::DoctorOptions> options =
-        ipclock_cli::ParseDoctorOptions(argc - 1, argv + 1);
-    if (!options.ok()) {
-      ipclock_cli::PrintUsageError("doctor", options.status());
-      return ipclock_cli::kExitUsage;
-    }
-    if (options->show_help) {
-      fputs(ipclock_cli::DoctorHelp().c_str(), stdout);
-      return 0;
-    }
-    return ipclock_cli::DoctorCommand(*options);
+    return Subcommand("doctor", ipclock_cli::ParseDoctorOptions(argc - 1, argv + 1),
+                      ipclock_cli::DoctorHelp, ipclock_cli::DoctorCommand);
   }
   fprintf(stderr, "ipclock: unknown command '%s'\nTry 'ipclock --help'.\n",
           ipclock_cli::Printable(command).c_str());
