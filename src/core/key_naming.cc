@@ -173,6 +173,16 @@ absl::StatusOr<KeyNamingOptions> KeyNamingOptionsFromDsn(
   return options;
 }
 
+absl::StatusOr<KeyNamingOptions> PlainKeyNamingOptionsFromDsn(Dsn& dsn, absl::string_view store,
+                                                              absl::string_view names) {
+  absl::StatusOr<KeyNamingOptions> naming = KeyNamingOptionsFromDsn(dsn, store);
+  if (naming.ok() && naming->scheme != KeyNamingOptions::Scheme::kPlain) {
+    return BadDsn(dsn, absl::StrCat("naming=parse-lock is Parse::Lock's Redis naming; ", names,
+                                    " are named plain (prefix=, secret=)"));
+  }
+  return naming;
+}
+
 void WarnIfNoSecret(const KeyNaming& naming, absl::string_view store) {
   if (naming.has_secret() || naming.secret_none()) return;
   static std::atomic<bool> warned{false};

@@ -123,6 +123,21 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path,
 absl::StatusOr<KeyNamingOptions> KeyNamingOptionsFromDsn(Dsn& dsn,
                                                          absl::string_view store);
 
+// The same for a store whose names are plain only: naming=parse-lock
+// (Parse::Lock's Redis naming) is a bad DSN, which says that `names` (e.g.
+// "memcached keys") are named plain.
+absl::StatusOr<KeyNamingOptions> PlainKeyNamingOptionsFromDsn(Dsn& dsn, absl::string_view store,
+                                                              absl::string_view names);
+
+// Copies `naming` into the options of a store that names plain
+// (`name_prefix`, `secret`, `warn_without_secret`).
+template <typename StoreOptions>
+void SetPlainKeyNaming(const KeyNamingOptions& naming, StoreOptions* options) {
+  options->name_prefix = naming.prefix;
+  options->secret = naming.secret;
+  options->warn_without_secret = !naming.secret_none;
+}
+
 // Once per process, writes to stderr that `store` names its keys without a
 // secret (so other clients of the server can see and pin them), unless
 // `naming` has a secret or the user said `secret=none`.

@@ -170,15 +170,10 @@ absl::StatusOr<MemcachedStoreOptions> MemcachedOptionsFromDsn(Dsn& dsn) {
   options.holder_record = *record;
 
   const std::string where = absl::StrCat("memcached://", options.servers[0].host);
-  absl::StatusOr<KeyNamingOptions> naming = KeyNamingOptionsFromDsn(dsn, where);
+  absl::StatusOr<KeyNamingOptions> naming =
+      PlainKeyNamingOptionsFromDsn(dsn, where, "memcached keys");
   if (!naming.ok()) return naming.status();
-  if (naming->scheme != KeyNamingOptions::Scheme::kPlain) {
-    return BadDsn(dsn, "naming=parse-lock is Parse::Lock's Redis naming; memcached "
-                       "keys are named plain (prefix=, secret=)");
-  }
-  options.name_prefix = naming->prefix;
-  options.secret = naming->secret;
-  options.warn_without_secret = !naming->secret_none;
+  SetPlainKeyNaming(*naming, &options);
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return options;
 }

@@ -158,16 +158,10 @@ absl::StatusOr<ZooKeeperStoreOptions> ZooKeeperOptionsFromDsn(Dsn& dsn) {
   }
   options.session_timeout = absl::Seconds(*session_timeout);
   options.connect_timeout = absl::Seconds(*connect_timeout);
-  absl::StatusOr<KeyNamingOptions> naming =
-      KeyNamingOptionsFromDsn(dsn, absl::StrCat("zookeeper://", options.servers));
+  absl::StatusOr<KeyNamingOptions> naming = PlainKeyNamingOptionsFromDsn(
+      dsn, absl::StrCat("zookeeper://", options.servers), "ZooKeeper nodes");
   if (!naming.ok()) return naming.status();
-  if (naming->scheme != KeyNamingOptions::Scheme::kPlain) {
-    return BadDsn(dsn, "naming=parse-lock is Parse::Lock's Redis naming; ZooKeeper "
-                       "nodes are named plain (prefix=, secret=)");
-  }
-  options.name_prefix = naming->prefix;
-  options.secret = naming->secret;
-  options.warn_without_secret = !naming->secret_none;
+  SetPlainKeyNaming(*naming, &options);
   return options;
 }
 
