@@ -433,32 +433,29 @@ uint64_t RedisConnection::connections() {
 
 // --- Client tracking's invalidations --------------------------------------------------
 
+absl::StatusOr<RedisReply> RedisConnection::SubscriptionStepLocked(
+    std::initializer_list<absl::string_view> argv, absl::string_view what, int type,
+    absl::string_view otherwise) {
+  absl::StatusOr<RedisReply> reply =
+      RoundTripLocked([argv](std::string* out) { AppendRequest(out, argv); }, Call{});
+  if (!reply.ok() || (*reply)->type == type) return reply;
+  absl::Status s = (*reply)->type == REDIS_REPLY_ERROR
+                       ? ReplyError(reply->get(), "", what)
+                       : StoreError(absl::StatusCode::kInternal, describe_, "", otherwise);
+  DisconnectLocked();
+  return absl::FailedPreconditionError(s.message());
+}
+
 absl::StatusOr<int64_t> RedisConnection::SubscribeToInvalidations() {
   std::lock_guard<std::mutex> guard(mu_);
   DisconnectLocked();
-  const Call call{};
-  absl::StatusOr<RedisReply> id =
-      RoundTripLocked([](std::string* out) { AppendRequest(out, {"CLIENT", "ID"}); }, call);
+  absl::StatusOr<RedisReply> id = SubscriptionStepLocked(
+      {"CLIENT", "ID"}, "CLIENT ID", REDIS_REPLY_INTEGER, "CLIENT ID did not return a number");
   if (!id.ok()) return id.status();
-  if ((*id)->type != REDIS_REPLY_INTEGER) {
-    absl::Status s = (*id)->type == REDIS_REPLY_ERROR
-                         ? ReplyError(id->get(), "", "CLIENT ID")
-                         : StoreError(absl::StatusCode::kInternal, describe_, "",
-                                      "CLIENT ID did not return a number");
-    DisconnectLocked();
-    return absl::FailedPreconditionError(s.message());
-  }
-  absl::StatusOr<RedisReply> subscribed = RoundTripLocked(
-      [](std::string* out) { AppendRequest(out, {"SUBSCRIBE", "__redis__:invalidate"}); }, call);
+  absl::StatusOr<RedisReply> subscribed =
+      SubscriptionStepLocked({"SUBSCRIBE", "__redis__:invalidate"}, "SUBSCRIBE",
+                             REDIS_REPLY_ARRAY, "SUBSCRIBE was not confirmed");
   if (!subscribed.ok()) return subscribed.status();
-  if ((*subscribed)->type != REDIS_REPLY_ARRAY) {
-    absl::Status s = (*subscribed)->type == REDIS_REPLY_ERROR
-                         ? ReplyError(subscribed->get(), "", "SUBSCRIBE")
-                         : StoreError(absl::StatusCode::kInternal, describe_, "",
-                                      "SUBSCRIBE was not confirmed");
-    DisconnectLocked();
-    return absl::FailedPreconditionError(s.message());
-  }
   subscribed_ = true;
   subscribed_fd_.store(ctx_->fd);
   return static_cast<int64_t>((*id)->integer);

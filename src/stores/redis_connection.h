@@ -136,6 +136,13 @@ class RedisConnection {
   // so it sees the script hashes of the connection that carries it.
   absl::StatusOr<RedisReply> RoundTripLocked(absl::FunctionRef<void(std::string*)> build,
                                              const Call& call);
+  // RoundTripLocked() of the request `argv` (`what`, for messages) that
+  // sets the subscribed connection up, whose reply must be of type `type`:
+  // any other disconnects and is FailedPrecondition, with the server's
+  // error or `otherwise`.
+  absl::StatusOr<RedisReply> SubscriptionStepLocked(std::initializer_list<absl::string_view> argv,
+                                                    absl::string_view what, int type,
+                                                    absl::string_view otherwise);
   absl::StatusOr<RedisReply> EvalLocked(RedisScript script, const RedisNames& names,
                                         std::initializer_list<absl::string_view> argv,
                                         const Call& call);
