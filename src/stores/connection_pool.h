@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "platform/process_id.h"
 
 namespace ipclock {
@@ -47,6 +48,16 @@ class ConnectionPool {
     return std::nullopt;
   }
 
+  // Take(), or else the connection that `connect()` opens (it returns an
+  // absl::StatusOr of a Conn, or of what makes one). `*pooled`, when given,
+  // says whether the connection came from the pool.
+  template <typename Connect>
+  absl::StatusOr<Conn> TakeOrConnect(Connect connect, bool* pooled = nullptr) {
+    std::optional<Conn> idle = Take();
+    if (pooled != nullptr) *pooled = idle.has_value();
+    if (idle) return *std::move(idle);
+    return absl::StatusOr<Conn>(connect());
+  }
   // Keeps `conn` for reuse if it is ours, looks alive and there is room;
   // closes it otherwise. The caller must hand back only connections in a
   // clean state (no statement in flight, no lock held).

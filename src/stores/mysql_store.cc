@@ -191,15 +191,10 @@ absl::StatusOr<bool> MysqlAdvisoryStore::Save(Key& key, LockMode, Deadline deadl
   st->name_sql = MyUtf8Literal(symfony() ? MysqlSymfonyLockName(key.resource())
                                          : MysqlLockName(key.resource()));
   for (int attempt = 0;; ++attempt) {
-    std::optional<MyConnection> pooled = pool_.Take();
-    MyConnection conn;
-    if (pooled) {
-      conn = *std::move(pooled);
-    } else {
-      absl::StatusOr<MyConnection> fresh = Connect();
-      if (!fresh.ok()) return fresh.status();
-      conn = *std::move(fresh);
-    }
+    bool pooled = false;
+    absl::StatusOr<MyConnection> taken = pool_.TakeOrConnect([this] { return Connect(); }, &pooled);
+    if (!taken.ok()) return taken.status();
+    MyConnection conn = *std::move(taken);
     absl::StatusOr<bool> got = LockOn(conn, key, st->name_sql, deadline);
     if (!got.ok()) {
       // A pooled session may have died while idle (a server restart, an

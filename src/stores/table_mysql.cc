@@ -42,14 +42,10 @@ class MyTableBackend final : public TableBackend {
     // A pooled session that the server ended while idle has sent its
     // goodbye: the pool drops it (MyConnection::looks_alive), so no
     // statement is ever sent twice.
-    MyConnection conn;
-    if (std::optional<MyConnection> pooled = pool_.Take()) {
-      conn = *std::move(pooled);
-    } else {
-      absl::StatusOr<MyConnection> fresh = MyConnect(connection_, {}, describe_);
-      if (!fresh.ok()) return fresh.status();
-      conn = *std::move(fresh);
-    }
+    absl::StatusOr<MyConnection> taken =
+        pool_.TakeOrConnect([this] { return MyConnect(connection_, {}, describe_); });
+    if (!taken.ok()) return taken.status();
+    MyConnection conn = *std::move(taken);
     absl::StatusOr<MyResult> r =
         MyQuery(conn, sql, Deadline::In(absl::Seconds(kMyIoTimeoutSeconds)));
     if (!r.ok()) return absl::UnavailableError(r.status().message());

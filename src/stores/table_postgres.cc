@@ -39,6 +39,9 @@ using Conninfo = PgConninfo;
 // it is dropped before a statement is sent on it, so that no statement
 // (a DELETE in particular) is ever sent twice.
 struct PgTableConn {
+  PgTableConn() = default;
+  explicit PgTableConn(PgConnection opened) : conn(std::move(opened)) {}
+
   PgConnection conn;
   bool ours() const { return conn.ours(); }
   bool looks_alive() const {
@@ -57,19 +60,15 @@ class PgTableBackend final : public TableBackend {
   absl::Status Check() {
     absl::StatusOr<PgConnection> conn = PgConnect(conninfo_, describe_);
     if (!conn.ok()) return conn.status();
-    pool_.Put(PgTableConn{*std::move(conn)});
+    pool_.Put(PgTableConn(*std::move(conn)));
     return absl::OkStatus();
   }
 
   absl::StatusOr<TableReply> Run(const std::string& sql) override {
-    PgTableConn c;
-    if (std::optional<PgTableConn> pooled = pool_.Take()) {
-      c = *std::move(pooled);
-    } else {
-      absl::StatusOr<PgConnection> fresh = PgConnect(conninfo_, describe_);
-      if (!fresh.ok()) return fresh.status();
-      c.conn = *std::move(fresh);
-    }
+    absl::StatusOr<PgTableConn> taken =
+        pool_.TakeOrConnect([this] { return PgConnect(conninfo_, describe_); });
+    if (!taken.ok()) return taken.status();
+    PgTableConn c = *std::move(taken);
     absl::StatusOr<PgResult> r = PgExec(c.conn.get(), sql, Deadline::In(kReplyTimeout));
     if (!r.ok()) return absl::UnavailableError(r.status().message());
     TableReply out;
