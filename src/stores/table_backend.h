@@ -44,6 +44,10 @@ class TableBackend {
  public:
   virtual ~TableBackend() = default;
   virtual TableDialect dialect() const = 0;
+  // Opens a connection, kept in the pool, to see that the database can be
+  // reached before the store is made: Unavailable when it cannot, a
+  // configuration fault when it refuses.
+  virtual absl::Status Check() = 0;
   // Runs `sql`, one statement with no parameters, on a connection of the
   // backend's pool; callable from many threads at once. Unavailable when
   // the database cannot be reached or did not answer in time (the

@@ -31,7 +31,7 @@ class MyTableBackend final : public TableBackend {
 
   TableDialect dialect() const override { return TableDialect::kMysql; }
 
-  absl::Status Check() {
+  absl::Status Check() override {
     absl::StatusOr<MyConnection> conn = MyConnect(connection_, {}, describe_);
     if (!conn.ok()) return conn.status();
     pool_.Put(*std::move(conn));
@@ -117,7 +117,6 @@ absl::StatusOr<std::shared_ptr<Store>> MysqlTableStoreFromDsn(Dsn& dsn, const St
   MysqlTableStoreOptions options;
   absl::StatusOr<std::unique_ptr<MyTableBackend>> backend = BackendFromDsn(dsn, &options);
   if (!backend.ok()) return backend.status();
-  if (absl::Status s = (*backend)->Check(); !s.ok()) return s;
   return MakeTableStore(kName, DescribeMysql(kName, options.connection), kMysqlTableEntry.scope,
                         options.table, *std::move(backend));
 }
@@ -139,7 +138,6 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlTableStore(
   if (absl::Status s = CheckMysqlConnection(options.connection, describe); !s.ok()) return s;
   auto backend = std::make_unique<MyTableBackend>(options.connection, options.max_idle,
                                                   describe);
-  if (absl::Status s = backend->Check(); !s.ok()) return s;
   return MakeTableStore(kName, describe, kMysqlTableEntry.scope, options.table, std::move(backend));
 }
 

@@ -57,7 +57,7 @@ class PgTableBackend final : public TableBackend {
 
   TableDialect dialect() const override { return TableDialect::kPgsql; }
 
-  absl::Status Check() {
+  absl::Status Check() override {
     absl::StatusOr<PgConnection> conn = PgConnect(conninfo_, describe_);
     if (!conn.ok()) return conn.status();
     pool_.Put(PgTableConn(*std::move(conn)));
@@ -150,7 +150,6 @@ absl::StatusOr<std::shared_ptr<Store>> PostgresTableStoreFromDsn(Dsn& dsn,
   PostgresTableStoreOptions options;
   absl::StatusOr<std::unique_ptr<PgTableBackend>> backend = BackendFromDsn(dsn, &options);
   if (!backend.ok()) return backend.status();
-  if (absl::Status s = (*backend)->Check(); !s.ok()) return s;
   return MakeTableStore(kName, DescribePg(options.conninfo), kPostgresTableEntry.scope,
                         options.table, *std::move(backend));
 }
@@ -171,7 +170,6 @@ absl::StatusOr<std::shared_ptr<Store>> NewPostgresTableStore(
   const std::string describe = DescribePg(conninfo);
   if (absl::Status s = CheckPgConninfo(conninfo, describe); !s.ok()) return s;
   auto backend = std::make_unique<PgTableBackend>(conninfo, given.max_idle, describe);
-  if (absl::Status s = backend->Check(); !s.ok()) return s;
   return MakeTableStore(kName, describe, kPostgresTableEntry.scope, given.table,
                         std::move(backend));
 }

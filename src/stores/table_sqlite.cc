@@ -158,7 +158,7 @@ class SqliteTableBackend final : public TableBackend {
 
   TableDialect dialect() const override { return TableDialect::kSqlite; }
 
-  absl::Status Check() {
+  absl::Status Check() override {
     absl::StatusOr<SqliteConn> conn = Open();
     if (!conn.ok()) return conn.status();
     pool_.Put(*std::move(conn));
@@ -336,7 +336,6 @@ absl::StatusOr<std::shared_ptr<Store>> SqliteTableStoreFromDsn(Dsn& dsn, const S
   SqliteTableStoreOptions options;
   absl::StatusOr<std::unique_ptr<SqliteTableBackend>> backend = BackendFromDsn(dsn, &options);
   if (!backend.ok()) return backend.status();
-  if (absl::Status s = (*backend)->Check(); !s.ok()) return s;
   return MakeTableStore(kName, absl::StrCat(kName, "://", options.path), kSqliteTableEntry.scope,
                         options.table, *std::move(backend));
 }
@@ -362,7 +361,6 @@ absl::StatusOr<std::shared_ptr<Store>> NewSqliteTableStore(
   if (absl::Status s = CheckSqlitePath(options.path, describe); !s.ok()) return s;
   auto backend =
       std::make_unique<SqliteTableBackend>(options.path, options.busy_timeout, describe);
-  if (absl::Status s = backend->Check(); !s.ok()) return s;
   return MakeTableStore(kName, describe, kSqliteTableEntry.scope, options.table,
                         std::move(backend));
 }

@@ -371,6 +371,7 @@ Capabilities TableCapabilities(Scope scope) {
 absl::StatusOr<std::shared_ptr<Store>> MakeTableStore(
     absl::string_view name, std::string describe, Scope scope,
     const TableStoreOptions& options, std::unique_ptr<TableBackend> backend) {
+  if (absl::Status s = backend->Check(); !s.ok()) return s;
   if (absl::Status s = CheckTableNames(options); !s.ok()) return s;
   if (!(options.gc_probability >= 0 && options.gc_probability <= 1)) {
     return absl::InvalidArgumentError(

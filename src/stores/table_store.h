@@ -24,7 +24,8 @@
 namespace ipclock {
 
 // A table store named `name` ("postgresql", "mysql", "sqlite") over
-// `backend`. Checks the names in `options` (InvalidArgument).
+// `backend`, once `backend->Check()` reached the database. Checks the names
+// in `options` (InvalidArgument).
 absl::StatusOr<std::shared_ptr<Store>> MakeTableStore(
     absl::string_view name, std::string describe, Scope scope,
     const TableStoreOptions& options, std::unique_ptr<TableBackend> backend);
