@@ -148,26 +148,15 @@ absl::Status MemcachedConn::Ensure(bool* fresh) {
       {MEMCACHED_BEHAVIOR_REMOVE_FAILED_SERVERS, 0},
       {MEMCACHED_BEHAVIOR_AUTO_EJECT_HOSTS, 0},
   };
-  if (options_.connect_timeout_ms > 0) {
-    behaviors.push_back({MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
-                         static_cast<uint64_t>(options_.connect_timeout_ms)});
-  }
-  if (options_.poll_timeout_ms > 0) {
-    behaviors.push_back({MEMCACHED_BEHAVIOR_POLL_TIMEOUT,
-                         static_cast<uint64_t>(options_.poll_timeout_ms)});
-  }
-  if (options_.send_timeout_us > 0) {
-    behaviors.push_back({MEMCACHED_BEHAVIOR_SND_TIMEOUT,
-                         static_cast<uint64_t>(options_.send_timeout_us)});
-  }
-  if (options_.recv_timeout_us > 0) {
-    behaviors.push_back({MEMCACHED_BEHAVIOR_RCV_TIMEOUT,
-                         static_cast<uint64_t>(options_.recv_timeout_us)});
-  }
-  if (options_.retry_timeout_s > 0) {
-    behaviors.push_back({MEMCACHED_BEHAVIOR_RETRY_TIMEOUT,
-                         static_cast<uint64_t>(options_.retry_timeout_s)});
-  }
+  // A timeout of 0 leaves libmemcached's own.
+  auto set_timeout = [&behaviors](memcached_behavior_t flag, int value) {
+    if (value > 0) behaviors.push_back({flag, static_cast<uint64_t>(value)});
+  };
+  set_timeout(MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, options_.connect_timeout_ms);
+  set_timeout(MEMCACHED_BEHAVIOR_POLL_TIMEOUT, options_.poll_timeout_ms);
+  set_timeout(MEMCACHED_BEHAVIOR_SND_TIMEOUT, options_.send_timeout_us);
+  set_timeout(MEMCACHED_BEHAVIOR_RCV_TIMEOUT, options_.recv_timeout_us);
+  set_timeout(MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, options_.retry_timeout_s);
   if (options_.libketama_compatible) {
     // What PHP's OPT_LIBKETAMA_COMPATIBLE sets: weighted ketama with MD5.
     behaviors.push_back({MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1});
