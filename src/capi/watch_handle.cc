@@ -59,40 +59,14 @@ namespace ipclock {
 namespace capi {
 namespace {
 
-// Every watch of the process, for the fork() handlers. Never destroyed: a
-// watch may be destroyed by a static destructor at exit.
-std::mutex& WatchesMutex() {
-  static std::mutex* mu = new std::mutex();
-  return *mu;
-}
-std::vector<ipclock_watch*>& Watches() {
-  static std::vector<ipclock_watch*>* watches = new std::vector<ipclock_watch*>();
-  return *watches;
-}
-
-void LockAllWatches() {
-  WatchesMutex().lock();
-  for (ipclock_watch* w : Watches()) w->mu.lock();
-}
-
-void UnlockAllWatches() {
-  for (ipclock_watch* w : Watches()) w->mu.unlock();
-  WatchesMutex().unlock();
-}
+// The watches' mutexes, held across fork().
+struct WatchMutexes;
 
 absl::Status RegisterWatch(ipclock_watch* watch) {
-  static const absl::Status* registered =
-      new absl::Status(RegisterForkHandlers(LockAllWatches, UnlockAllWatches));
-  if (!registered->ok()) return *registered;
-  std::lock_guard<std::mutex> guard(WatchesMutex());
-  Watches().push_back(watch);
-  return absl::OkStatus();
+  return ForkHeldMutexes<WatchMutexes>::Add(&watch->mu);
 }
 
-void UnregisterWatch(ipclock_watch* watch) {
-  std::lock_guard<std::mutex> guard(WatchesMutex());
-  Watches().erase(std::remove(Watches().begin(), Watches().end(), watch), Watches().end());
-}
+void UnregisterWatch(ipclock_watch* watch) { ForkHeldMutexes<WatchMutexes>::Remove(&watch->mu); }
 
 bool InOwner(const ipclock_watch* watch) { return watch->owner == CurrentPid(); }
 

@@ -73,8 +73,6 @@ int64_t Now() { return Deadline::NowNanos(); }
 }  // namespace
 
 class WatchCore;
-void LockAllCoresForFork();
-void UnlockAllCoresAfterFork();
 
 // A loss to report, and the store whose sink gets it when the watch has
 // none of its own.
@@ -208,8 +206,6 @@ class WatchCore : public std::enable_shared_from_this<WatchCore> {
   absl::flat_hash_map<const Store*, Lane*> lanes_;  // guarded by mu_
   int64_t next_probe_ = kNever;                      // guarded by mu_
   bool stop_ = false;                                // guarded by mu_
-  friend void LockAllCoresForFork();
-  friend void UnlockAllCoresAfterFork();
   bool started_ = false;                             // guarded by mu_
   pid_t thread_pid_ = 0;                             // guarded by mu_
   pthread_t thread_{};
@@ -219,38 +215,17 @@ class WatchCore : public std::enable_shared_from_this<WatchCore> {
 // every core's mutex is taken around fork() so that a child finds them free
 // and can watch locks of its own (its Add() then starts afresh, and leaves
 // the parent's lanes, whose threads it does not have, alone).
-std::mutex& CoresMutex() {
-  static std::mutex* mu = new std::mutex();
-  return *mu;
-}
-std::vector<WatchCore*>& Cores() {
-  static std::vector<WatchCore*>* cores = new std::vector<WatchCore*>();
-  return *cores;
-}
-void LockAllCoresForFork() {
-  CoresMutex().lock();
-  for (WatchCore* core : Cores()) core->mu_.lock();
-}
-void UnlockAllCoresAfterFork() {
-  for (WatchCore* core : Cores()) core->mu_.unlock();
-  CoresMutex().unlock();
-}
+namespace {
+struct CoreMutexes;
+}  // namespace
 
 WatchCore::WatchCore() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    // Fails only without memory; a child then finds a mutex as fork()
-    // left it, as it would without the watch.
-    RegisterForkHandlers(LockAllCoresForFork, UnlockAllCoresAfterFork).IgnoreError();
-  });
-  std::lock_guard<std::mutex> guard(CoresMutex());
-  Cores().push_back(this);
+  // Fails only without memory; a child then finds a mutex as fork() left
+  // it, as it would without the watch.
+  ForkHeldMutexes<CoreMutexes>::Add(&mu_).IgnoreError();
 }
 
-WatchCore::~WatchCore() {
-  std::lock_guard<std::mutex> guard(CoresMutex());
-  Cores().erase(std::remove(Cores().begin(), Cores().end(), this), Cores().end());
-}
+WatchCore::~WatchCore() { ForkHeldMutexes<CoreMutexes>::Remove(&mu_); }
 
 namespace {
 

@@ -11,8 +11,11 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <mutex>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -38,6 +41,48 @@ void DetachThread(pthread_t thread);
 // does not have. The OS error (ResourceExhausted) if they cannot be
 // registered.
 absl::Status RegisterForkHandlers(void (*prepare)(), void (*after)());
+
+// The mutexes of one kind of object (`Kind`: a tag type) that a fork()ed
+// child must find free: each object adds its mutex while it lives. Around
+// fork() the list's own mutex and then every mutex on it are taken, and
+// let go in the parent and in the child. The lists live until exit: an
+// object may be destroyed by a static destructor.
+template <typename Kind>
+class ForkHeldMutexes {
+ public:
+  // Adds `mu`, registering the fork handlers the first time (their error,
+  // then and after, if that failed).
+  static absl::Status Add(std::mutex* mu) {
+    static const absl::Status* registered =
+        new absl::Status(RegisterForkHandlers(&LockAll, &UnlockAll));
+    if (!registered->ok()) return *registered;
+    std::lock_guard<std::mutex> guard(ListMutex());
+    List().push_back(mu);
+    return absl::OkStatus();
+  }
+  static void Remove(std::mutex* mu) {
+    std::lock_guard<std::mutex> guard(ListMutex());
+    List().erase(std::remove(List().begin(), List().end(), mu), List().end());
+  }
+
+ private:
+  static std::mutex& ListMutex() {
+    static std::mutex* mu = new std::mutex();
+    return *mu;
+  }
+  static std::vector<std::mutex*>& List() {
+    static std::vector<std::mutex*>* list = new std::vector<std::mutex*>();
+    return *list;
+  }
+  static void LockAll() {
+    ListMutex().lock();
+    for (std::mutex* mu : List()) mu->lock();
+  }
+  static void UnlockAll() {
+    for (std::mutex* mu : List()) mu->unlock();
+    ListMutex().unlock();
+  }
+};
 
 }  // namespace ipclock
 
