@@ -11,6 +11,8 @@
 #ifndef IPCLOCK_CORE_DSN_H_
 #define IPCLOCK_CORE_DSN_H_
 
+#include <sys/types.h>
+
 #include <initializer_list>
 #include <limits>
 #include <optional>
@@ -73,8 +75,28 @@ class Dsn {
   // A number of seconds from 0 to `max`.
   absl::StatusOr<double> TakeSeconds(absl::string_view name, double default_value,
                                      double max = std::numeric_limits<double>::max());
+  // The same into an options field that holds the default, for parsers that
+  // fill a struct: `*value` is kept when the DSN has no such option, and on
+  // an error.
+  absl::Status TakeBoolInto(absl::string_view name, bool* value) {
+    return Into(TakeBool(name, *value), value);
+  }
+  absl::Status TakeModeInto(absl::string_view name, mode_t* value) {
+    return Into(TakeMode(name, *value), value);
+  }
+  template <typename Int>
+  absl::Status TakeIntInto(absl::string_view name, Int* value, long min, long max) {
+    return Into(TakeInt(name, static_cast<long>(*value), min, max), value);
+  }
 
  private:
+  template <typename T, typename Field>
+  static absl::Status Into(const absl::StatusOr<T>& taken, Field* value) {
+    if (!taken.ok()) return taken.status();
+    *value = static_cast<Field>(*taken);
+    return absl::OkStatus();
+  }
+
   struct Option {
     std::string name;
     std::string value;

@@ -83,6 +83,13 @@ absl::StatusOr<RemoveIpcPolicy> TakeRemoveIpcPolicy(Dsn& dsn,
                                   ": expected warn, refuse or ignore"));
 }
 
+absl::Status TakeRemoveIpcPolicy(Dsn& dsn, RemoveIpcPolicy fallback, RemoveIpcPolicy* policy) {
+  absl::StatusOr<RemoveIpcPolicy> taken = TakeRemoveIpcPolicy(dsn, fallback);
+  if (!taken.ok()) return taken.status();
+  *policy = *taken;
+  return absl::OkStatus();
+}
+
 absl::Status GuardRemoveIpc(const StoreEntry& entry, absl::string_view lock_dir,
                             RemoveIpcPolicy policy, absl::string_view store) {
   if (policy == RemoveIpcPolicy::kIgnore || !entry.ipc) return absl::OkStatus();

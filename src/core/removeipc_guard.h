@@ -47,6 +47,8 @@ absl::Status GuardRemoveIpc(const StoreEntry& entry, absl::string_view lock_dir,
 // `fallback` when the DSN has none. InvalidArgument for another value.
 absl::StatusOr<RemoveIpcPolicy> TakeRemoveIpcPolicy(Dsn& dsn,
                                                     RemoveIpcPolicy fallback);
+// The same into a store's options: `*policy` is set on success.
+absl::Status TakeRemoveIpcPolicy(Dsn& dsn, RemoveIpcPolicy fallback, RemoveIpcPolicy* policy);
 
 // $IPCLOCK_REMOVEIPC_ROOT, else "/".
 std::string RemoveIpcRoot();

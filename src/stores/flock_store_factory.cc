@@ -72,29 +72,20 @@ absl::StatusOr<FlockStoreOptions> FlockOptionsFromDsn(Dsn& dsn,
       return BadDsn(dsn, absl::StrCat("option naming=", *naming, ": expected symfony or path"));
     }
   }
-  absl::StatusOr<unsigned> dir_mode = dsn.TakeMode("dir_mode", options.dir_mode);
-  if (!dir_mode.ok()) return dir_mode.status();
-  options.dir_mode = *dir_mode;
-  absl::StatusOr<unsigned> file_mode = dsn.TakeMode("file_mode", options.file_mode);
-  if (!file_mode.ok()) return file_mode.status();
-  options.file_mode = *file_mode;
-  absl::StatusOr<bool> record = dsn.TakeBool("record", options.holder_record);
-  if (!record.ok()) return record.status();
-  options.holder_record = *record;
-  absl::StatusOr<bool> map_record = dsn.TakeBool("map_record", options.map_record);
-  if (!map_record.ok()) return map_record.status();
-  options.map_record = *map_record;
-  absl::StatusOr<bool> fair = dsn.TakeBool("fair", options.fair);
-  if (!fair.ok()) return fair.status();
-  options.fair = *fair;
-  absl::StatusOr<long> idle = dsn.TakeInt("idle_files", static_cast<long>(options.idle_files),
-                                          0, static_cast<long>(kFlockMaxIdleFiles));
-  if (!idle.ok()) return idle.status();
-  options.idle_files = static_cast<size_t>(*idle);
-  absl::StatusOr<RemoveIpcPolicy> remove_ipc =
-      TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
-  if (!remove_ipc.ok()) return remove_ipc.status();
-  options.remove_ipc = *remove_ipc;
+  if (absl::Status s = dsn.TakeModeInto("dir_mode", &options.dir_mode); !s.ok()) return s;
+  if (absl::Status s = dsn.TakeModeInto("file_mode", &options.file_mode); !s.ok()) return s;
+  if (absl::Status s = dsn.TakeBoolInto("record", &options.holder_record); !s.ok()) return s;
+  if (absl::Status s = dsn.TakeBoolInto("map_record", &options.map_record); !s.ok()) return s;
+  if (absl::Status s = dsn.TakeBoolInto("fair", &options.fair); !s.ok()) return s;
+  if (absl::Status s = dsn.TakeIntInto("idle_files", &options.idle_files, 0,
+                                       static_cast<long>(kFlockMaxIdleFiles));
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = TakeRemoveIpcPolicy(dsn, store_options.remove_ipc, &options.remove_ipc);
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return options;
 }

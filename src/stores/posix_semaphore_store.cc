@@ -404,21 +404,17 @@ absl::StatusOr<PosixSemaphoreStoreOptions> PosixSemaphoreOptionsFromDsn(
   if (std::optional<std::string> prefix = dsn.TakeOption("prefix")) {
     options.prefix = *prefix;
   }
-  absl::StatusOr<unsigned> mode = dsn.TakeMode("mode", options.mode);
-  if (!mode.ok()) return mode.status();
-  options.mode = *mode;
-  absl::StatusOr<long> keep_idle =
-      dsn.TakeInt("keep_idle", static_cast<long>(options.keep_idle), 0,
-                  static_cast<long>(PosixSemaphoreStoreOptions::kMaxKeepIdle));
-  if (!keep_idle.ok()) return keep_idle.status();
-  options.keep_idle = static_cast<size_t>(*keep_idle);
-  absl::StatusOr<RemoveIpcPolicy> remove_ipc =
-      TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
-  if (!remove_ipc.ok()) return remove_ipc.status();
-  options.remove_ipc = *remove_ipc;
-  absl::StatusOr<bool> fair = dsn.TakeBool("fair", options.fair);
-  if (!fair.ok()) return fair.status();
-  options.fair = *fair;
+  if (absl::Status s = dsn.TakeModeInto("mode", &options.mode); !s.ok()) return s;
+  if (absl::Status s = dsn.TakeIntInto("keep_idle", &options.keep_idle, 0,
+                                       static_cast<long>(PosixSemaphoreStoreOptions::kMaxKeepIdle));
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = TakeRemoveIpcPolicy(dsn, store_options.remove_ipc, &options.remove_ipc);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = dsn.TakeBoolInto("fair", &options.fair); !s.ok()) return s;
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return options;
 }

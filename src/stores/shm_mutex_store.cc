@@ -458,22 +458,17 @@ absl::StatusOr<ShmStoreOptions> ShmOptionsFromDsn(Dsn& dsn, const StoreOptions& 
   ShmStoreOptions options;
   options.name = dsn.host();
   if (!ValidShmSegmentName(options.name)) return BadShmSegmentName(options.name);
-  absl::StatusOr<unsigned> mode = dsn.TakeMode("mode", options.mode);
-  if (!mode.ok()) return mode.status();
-  options.mode = static_cast<mode_t>(*mode);
-  absl::StatusOr<long> capacity = dsn.TakeInt("capacity", options.capacity, 1, kShmMaxCapacity);
-  if (!capacity.ok()) return capacity.status();
-  options.capacity = static_cast<uint32_t>(*capacity);
-  absl::StatusOr<bool> pi = dsn.TakeBool("pi", options.priority_inheritance);
-  if (!pi.ok()) return pi.status();
-  options.priority_inheritance = *pi;
-  absl::StatusOr<bool> fair = dsn.TakeBool("fair", options.fair);
-  if (!fair.ok()) return fair.status();
-  options.fair = *fair;
-  absl::StatusOr<RemoveIpcPolicy> remove_ipc =
-      TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
-  if (!remove_ipc.ok()) return remove_ipc.status();
-  options.remove_ipc = *remove_ipc;
+  if (absl::Status s = dsn.TakeModeInto("mode", &options.mode); !s.ok()) return s;
+  if (absl::Status s = dsn.TakeIntInto("capacity", &options.capacity, 1, kShmMaxCapacity);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = dsn.TakeBoolInto("pi", &options.priority_inheritance); !s.ok()) return s;
+  if (absl::Status s = dsn.TakeBoolInto("fair", &options.fair); !s.ok()) return s;
+  if (absl::Status s = TakeRemoveIpcPolicy(dsn, store_options.remove_ipc, &options.remove_ipc);
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
   return options;
 }

@@ -348,17 +348,16 @@ absl::StatusOr<SemaphoreStoreOptions> SemaphoreOptionsFromDsn(Dsn& dsn,
                                       "(Symfony 6.3 and later)"));
     }
   }
-  absl::StatusOr<unsigned> mode = dsn.TakeMode("mode", options.mode);
-  if (!mode.ok()) return mode.status();
-  options.mode = *mode;
-  absl::StatusOr<long> keep_idle = dsn.TakeInt("keep_idle", static_cast<long>(options.keep_idle),
-                                          0, static_cast<long>(SemaphoreStoreOptions::kMaxKeepIdle));
-  if (!keep_idle.ok()) return keep_idle.status();
-  options.keep_idle = static_cast<size_t>(*keep_idle);
-  absl::StatusOr<RemoveIpcPolicy> remove_ipc =
-      TakeRemoveIpcPolicy(dsn, store_options.remove_ipc);
-  if (!remove_ipc.ok()) return remove_ipc.status();
-  options.remove_ipc = *remove_ipc;
+  if (absl::Status s = dsn.TakeModeInto("mode", &options.mode); !s.ok()) return s;
+  if (absl::Status s = dsn.TakeIntInto("keep_idle", &options.keep_idle, 0,
+                                       static_cast<long>(SemaphoreStoreOptions::kMaxKeepIdle));
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = TakeRemoveIpcPolicy(dsn, store_options.remove_ipc, &options.remove_ipc);
+      !s.ok()) {
+    return s;
+  }
   // Accepted, so that `fair=true` can be given to every local store; the
   // kernel's queue is fair either way (semaphore_store.h).
   if (absl::StatusOr<bool> fair = dsn.TakeBool("fair", true); !fair.ok()) {
