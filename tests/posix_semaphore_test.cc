@@ -334,17 +334,6 @@ void StolenPostTakesNoPermit(void**) {
   if (back > kReclaimBound + kSlack) fail_msg("waiter woke only after %.3f s", back);
 }
 
-void CountingPermitsAcrossProcesses(void**) { CheckCountingBetweenProcesses(OpenStore()); }
-
-void PermitsMismatchIsRefused(void**) { CheckPermitsMismatchIsRefused(OpenStore()); }
-
-// Full cycles through the store's idle attachments, with kill -9.
-void FullCyclesUnderKills(void**) {
-  const std::string resource = UniqueResource("cycles-kill");
-  CheckFullCyclesUnderKills("posix-semaphore", resource, 3.0, "posix-semaphore:?keep_idle=0");
-  assert_false(ObjectsExist(resource));
-}
-
 // --- The pair deleted or rewritten under a holder ----------------------------------
 
 // Both files deleted (a cleaner, RemoveIPC): CheckAcquired says so, and
@@ -701,6 +690,8 @@ void ScribblerCrashesNothing(void**) {
 }  // namespace
 
 int main() {
+  static SemaphoreSuite kSuite = {"posix-semaphore", "posix-semaphore:?keep_idle=0",
+                                        [](const std::string& r) { return ObjectsExist(r); }};
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(Names),
       cmocka_unit_test(DsnOptions),
@@ -711,9 +702,9 @@ int main() {
       cmocka_unit_test(KilledHolderPermitComesBackToWaiter),
       cmocka_unit_test(LiveHolderIsNeverReclaimed),
       cmocka_unit_test(StolenPostTakesNoPermit),
-      cmocka_unit_test(CountingPermitsAcrossProcesses),
-      cmocka_unit_test(PermitsMismatchIsRefused),
-      cmocka_unit_test(FullCyclesUnderKills),
+      cmocka_unit_test_prestate(CountingPermitsAcrossProcesses, &kSuite),
+      cmocka_unit_test_prestate(PermitsMismatchIsRefused, &kSuite),
+      cmocka_unit_test_prestate(FullCyclesUnderKills, &kSuite),
       cmocka_unit_test(PairDeletedWhileHeld),
       cmocka_unit_test(WatchSeesDeletionAtOnce),
       cmocka_unit_test(HolderRewrittenUnderUs),

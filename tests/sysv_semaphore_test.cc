@@ -245,17 +245,6 @@ void KilledHolderReportedToWaiter(void**) {
   ASSERT_OK(next.Release());
 }
 
-void CountingPermitsAcrossProcesses(void**) { CheckCountingBetweenProcesses(OpenStore()); }
-
-void PermitsMismatchIsRefused(void**) { CheckPermitsMismatchIsRefused(OpenStore()); }
-
-// Full cycles through the store's idle attachments, with kill -9.
-void FullCyclesUnderKills(void**) {
-  const std::string resource = UniqueResource("cycles-kill");
-  CheckFullCyclesUnderKills("semaphore", resource, 3.0, "semaphore:?keep_idle=0");
-  assert_false(SetExists(resource));
-}
-
 // --- A set removed or changed under us -------------------------------------------
 
 // What Symfony's release does to the set: a waiter goes on waiting on the
@@ -655,6 +644,8 @@ void PhpHolderKilledReportedToWaiter(void**) {
 }  // namespace
 
 int main() {
+  static SemaphoreSuite kSuite = {"semaphore", "semaphore:?keep_idle=0",
+                                        [](const std::string& r) { return SetExists(r); }};
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(SymfonyKeyVectors),
       cmocka_unit_test(DsnOptions),
@@ -663,9 +654,9 @@ int main() {
       cmocka_unit_test(ReusedLockKeepsItsSet),
       cmocka_unit_test(ForkedChildCannotReleaseParentsLock),
       cmocka_unit_test(KilledHolderReportedToWaiter),
-      cmocka_unit_test(CountingPermitsAcrossProcesses),
-      cmocka_unit_test(PermitsMismatchIsRefused),
-      cmocka_unit_test(FullCyclesUnderKills),
+      cmocka_unit_test_prestate(CountingPermitsAcrossProcesses, &kSuite),
+      cmocka_unit_test_prestate(PermitsMismatchIsRefused, &kSuite),
+      cmocka_unit_test_prestate(FullCyclesUnderKills, &kSuite),
       cmocka_unit_test(WaiterSurvivesSetRemoval),
       cmocka_unit_test(SetRemovedWhileHeld),
       cmocka_unit_test(SetResetWhileHeld),
