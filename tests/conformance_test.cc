@@ -52,11 +52,9 @@ bool CrossProcess() { return Caps().scope != ipclock::Scope::kProcess; }
 
 namespace {
 
-using ipclock::Capabilities;
 using ipclock::Lock;
 using ipclock::LockMode;
 using ipclock::LockOptions;
-using ipclock::Scope;
 using ipclock::Store;
 using namespace ipclock_test;
 

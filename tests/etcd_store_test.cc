@@ -124,7 +124,6 @@ std::vector<std::string> Run(const std::string& dsn, const std::string& r,
 namespace {
 
 using ipclock::Lock;
-using ipclock::LockMode;
 using ipclock::Store;
 
 // --- Without a server -----------------------------------------------------------------

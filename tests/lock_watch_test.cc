@@ -33,11 +33,8 @@
 
 namespace {
 
-using ipclock::Key;
 using ipclock::Lock;
 using ipclock::Diagnostic;
-using ipclock::LockMode;
-using ipclock::LockOptions;
 using ipclock::LockWatch;
 using ipclock::Store;
 using ipclock::WatchedLock;

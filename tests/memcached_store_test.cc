@@ -11,7 +11,7 @@
 // as Aborted, while a server that is only down is Unavailable.
 //
 // Skipped without the servers (failed under CI=true); PHP's absence fails
-// only with --require-php.
+// only with IPCLOCK_REQUIRE_PHP=1 (Meson: -Dphp_interop=enabled).
 
 #include <signal.h>
 #include <stdlib.h>
@@ -45,7 +45,6 @@ using ipclock::Lock;
 using ipclock::LockOptions;
 using ipclock::Store;
 
-bool g_require_php = false;
 
 const char* Env(const char* name) {
   const char* v = getenv(name);
@@ -191,7 +190,7 @@ std::string PeerScript() { return PhpPeerScript("memcached_peer.php"); }
 #define REQUIRE_PHP()                                                                         \
   REQUIRE_PHP_PEER((PhpPeerNeeds{PeerScript(), true, "memcached",                             \
                                  "php-cli php-memcached php-symfony-lock"}),                  \
-                   g_require_php)
+                   PhpRequired())
 
 std::string PhpTry(const std::string& servers, const char* protocol, const std::string& resource) {
   int code = 0;
@@ -596,9 +595,8 @@ void ForkedChildUsesItsOwnConnection(void**) {
 }  // namespace
 }  // namespace ipclock_test
 
-int main(int argc, char** argv) {
+int main() {
   using namespace ipclock_test;
-  g_require_php = PhpRequired(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(DsnFormsAndBadInput, StopOwnServers),
       cmocka_unit_test_teardown(UnixSocketServer, StopOwnServers),

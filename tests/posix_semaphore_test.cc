@@ -78,7 +78,6 @@ Mapped MapRegistry(const std::string& reg_path) {
 namespace {
 
 using ipclock::Lock;
-using ipclock::LockOptions;
 using ipclock::Store;
 using namespace ipclock_test;
 

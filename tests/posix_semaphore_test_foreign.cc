@@ -37,7 +37,6 @@
 namespace ipclock_test {
 
 using ipclock::Lock;
-using ipclock::LockOptions;
 using ipclock::Store;
 using namespace ipclock_test;
 

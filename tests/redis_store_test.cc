@@ -64,7 +64,6 @@ using ipclock::LockMode;
 using ipclock::LockOptions;
 using ipclock::Store;
 
-bool g_require_php = false;
 
 // --- DSNs and creation ------------------------------------------------------------------
 
@@ -465,7 +464,7 @@ void StringTypeIsConflict(void**) {
 
 // --- PHP's Symfony RedisStore as a peer ------------------------------------------------------
 
-#define REQUIRE_PHP() RequireRedisPhp(g_require_php)
+#define REQUIRE_PHP() RequireRedisPhp(PhpRequired())
 
 void PhpExclusiveBothWays(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
@@ -540,9 +539,8 @@ void PhpAgainstSimpleFormat(void**) {
 }  // namespace
 }  // namespace ipclock_test
 
-int main(int argc, char** argv) {
+int main() {
   using namespace ipclock_test;
-  g_require_php = PhpRequired(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(DsnErrors),
       cmocka_unit_test(ServerDownAtCreation),

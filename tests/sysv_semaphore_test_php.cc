@@ -35,8 +35,6 @@
 namespace ipclock_test {
 
 using ipclock::Lock;
-using ipclock::LockOptions;
-using ipclock::SemaphoreKeyScheme;
 using ipclock::Store;
 using namespace ipclock_test;
 

@@ -46,7 +46,6 @@ namespace ipclock_test {
 namespace {
 
 using ipclock::Lock;
-using ipclock::LockOptions;
 using ipclock::Store;
 
 // --- PHP's PdoStore as a peer ------------------------------------------------------

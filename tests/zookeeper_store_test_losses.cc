@@ -45,8 +45,6 @@
 namespace ipclock_test {
 
 using ipclock::Lock;
-using ipclock::LockMode;
-using ipclock::Store;
 
 // --- Losses ------------------------------------------------------------------------------------
 
