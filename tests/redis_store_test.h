@@ -1,25 +1,20 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The tests of redis_store_test.cc that live in redis_store_test_server.cc, for its table.
+// The table of the tests that live in redis_store_test_server.cc, for
+// redis_store_test.cc's.
 
 #ifndef IPCLOCK_TESTS_REDIS_STORE_TEST_H_
 #define IPCLOCK_TESTS_REDIS_STORE_TEST_H_
 
+#include <vector>
+
+struct CMUnitTest;
+
 namespace ipclock_test {
 
-void SelectDb(void** state);
-void Auth(void** state);
-void AclUser(void** state);
-void UnixSocket(void** state);
-void NoscriptRecovery(void** state);
-void RoundTrips(void** state);
-void SecretHidesNames(void** state);
-void ParseLockNaming(void** state);
-void WarnsOnceWithoutSecret(void** state);
-void ServerKilledWhileHeldAndWaiting(void** state);
-void WaiterRecoversAfterRestart(void** state);
-void LostReplyIsReleasedLater(void** state);
+// The tests of redis_store_test_server.cc, in their order in the suite's table.
+std::vector<CMUnitTest> ServerSideTests();
 
 }  // namespace ipclock_test
 

@@ -123,6 +123,15 @@ std::vector<std::string> HolderArgv(const std::string& dsn, const std::string& r
   return {self, "--hold", dsn, resource};
 }
 
+// A holder started with HolderArgv(), past its "locked".
+class Holder : public PeerProcess {
+ public:
+  Holder(const std::string& dsn, const std::string& resource)
+      : PeerProcess(HolderArgv(dsn, resource)) {
+    assert_string_equal(ReadLine().c_str(), "locked");
+  }
+};
+
 void SessionExpiryIsLoss(void**) {
   REQUIRE_SERVER();
   // The holder is a process that stops (as in a long GC pause or a frozen
@@ -130,8 +139,7 @@ void SessionExpiryIsLoss(void**) {
   const std::string dsn = RecipeDsn();
   auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("expiry");
-  PeerProcess holder(HolderArgv(dsn, r));
-  assert_string_equal(holder.ReadLine().c_str(), "locked");
+  Holder holder(dsn, r);
   kill(holder.pid(), SIGSTOP);
   // The servers expire the stopped holder's session (2 s): its node goes
   // and the next holder gets the lock, told that the previous one died.
@@ -233,8 +241,7 @@ void KilledHolderIsListedThenReported(void**) {
   const std::string dsn = RecipeDsn();
   auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("died");
-  PeerProcess holder(HolderArgv(dsn, r));
-  assert_string_equal(holder.ReadLine().c_str(), "locked");
+  Holder holder(dsn, r);
   ipclock::ListRequest request;
   request.resource = r;
   absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);
