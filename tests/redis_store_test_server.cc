@@ -325,21 +325,36 @@ void WarnsOnceWithoutSecret(void**) {
 
 // --- Killing the server -------------------------------------------------------------------
 
+// A lock held through one store on the suite's own server, and a second
+// store there for a waiter (short timeouts, so that a dead server is found
+// within the tests' waits).
+struct HeldOnOwnServer {
+  explicit HeldOnOwnServer(const char* tag)
+      : own(OwnRedis()),
+        holder_store(OpenStoreOrFail(
+            WithOptions(own.dsn(), "secret=none&connect_timeout=1&command_timeout=2"))),
+        waiter_store(OpenStoreOrFail(
+            WithOptions(own.dsn(), "secret=none&connect_timeout=1&command_timeout=2"))),
+        r(UniqueResource(tag)),
+        holder(MakeLock(holder_store, r)) {
+    assert_true(TryOrFail(holder));
+  }
+  RedisServer& own;
+  std::shared_ptr<Store> holder_store;
+  std::shared_ptr<Store> waiter_store;
+  const std::string r;
+  Lock holder;
+};
+
 void ServerKilledWhileHeldAndWaiting(void**) {
-  RedisServer& own = OwnRedis();
-  const std::string dsn = WithOptions(own.dsn(), "secret=none&connect_timeout=1&command_timeout=2");
-  auto holder_store = OpenStoreOrFail(dsn);
-  auto waiter_store = OpenStoreOrFail(dsn);
-  const std::string r = UniqueResource("killed");
-  Lock holder = MakeLock(holder_store, r);
-  assert_true(TryOrFail(holder));
+  HeldOnOwnServer h("killed");
 
   struct Result {
     absl::Status status;
     bool acquired = false;
     double seconds = 0;
   } result;
-  Lock waiter = MakeLock(waiter_store, r);
+  Lock waiter = MakeLock(h.waiter_store, h.r);
   std::thread t([&] {
     const double t0 = NowSeconds();
     result.status = waiter.Acquire(absl::Seconds(2));
@@ -347,67 +362,61 @@ void ServerKilledWhileHeldAndWaiting(void**) {
     result.acquired = waiter.is_acquired();
   });
   absl::SleepFor(absl::Milliseconds(300));
-  own.Kill();
+  h.own.Kill();
   t.join();
   print_message("waiter: %s after %.2f s\n", result.status.ToString().c_str(), result.seconds);
   // Fails closed: Unavailable, naming the server, after the whole wait.
   ASSERT_CODE(result.status, absl::StatusCode::kUnavailable);
   assert_false(result.acquired);
-  assert_true(Contains(result.status, own.server()));
+  assert_true(Contains(result.status, h.own.server()));
   assert_true(result.seconds >= 1.9);
 
   // The holder learns it cannot know.
-  absl::Status held = holder.CheckAcquired();
+  absl::Status held = h.holder.CheckAcquired();
   ASSERT_CODE(held, absl::StatusCode::kUnavailable);
-  assert_true(Contains(held, own.server()));
-  ASSERT_CODE(holder.Refresh(), absl::StatusCode::kUnavailable);
-  absl::Status released = holder.Release();
+  assert_true(Contains(held, h.own.server()));
+  ASSERT_CODE(h.holder.Refresh(), absl::StatusCode::kUnavailable);
+  absl::Status released = h.holder.Release();
   ASSERT_CODE(released, absl::StatusCode::kUnavailable);
   print_message("release: %s\n", released.ToString().c_str());
   // A try is Unavailable at once, not "busy".
-  Lock probe = MakeLock(waiter_store, r);
+  Lock probe = MakeLock(h.waiter_store, h.r);
   const double t0 = NowSeconds();
   ASSERT_CODE(probe.TryAcquire(), absl::StatusCode::kUnavailable);
   assert_true(NowSeconds() - t0 < 1.5);
   assert_false(probe.is_acquired());
 
   // Back (empty: no persistence): the same stores work again.
-  own.Restart();
-  Lock again = MakeLock(holder_store, r);
+  h.own.Restart();
+  Lock again = MakeLock(h.holder_store, h.r);
   assert_true(TryOrFail(again));
-  Lock rival = MakeLock(waiter_store, r);
+  Lock rival = MakeLock(h.waiter_store, h.r);
   assert_false(TryOrFail(rival));
   ASSERT_OK(again.Release());
   assert_true(TryOrFail(rival));
 }
 
 void WaiterRecoversAfterRestart(void**) {
-  RedisServer& own = OwnRedis();
-  const std::string dsn = WithOptions(own.dsn(), "secret=none&connect_timeout=1&command_timeout=2");
-  auto holder_store = OpenStoreOrFail(dsn);
-  auto waiter_store = OpenStoreOrFail(dsn);
-  const std::string r = UniqueResource("restart");
-  Lock holder = MakeLock(holder_store, r);
-  assert_true(TryOrFail(holder));
+  HeldOnOwnServer h("restart");
   std::atomic<bool> done{false};
   absl::Status status;
-  Lock waiter = MakeLock(waiter_store, r);
+  Lock waiter = MakeLock(h.waiter_store, h.r);
   std::thread t([&] {
     status = waiter.Acquire(absl::Seconds(15));
     done = true;
   });
   absl::SleepFor(absl::Milliseconds(300));
-  own.Kill();
+  h.own.Kill();
   absl::SleepFor(absl::Seconds(1));
   assert_false(done.load());  // still trying, not "acquired", not failed
-  own.Restart();
+  h.own.Restart();
   t.join();
   // The restarted server lost the holder's lock (no persistence), so the
   // waiter gets it, because the server said so. (Fencing is what protects
   // the work of a holder that lost its lock this way.)
   ASSERT_OK(status);
   assert_true(Held(waiter));
-  assert_false(Held(holder));
+  assert_false(Held(h.holder));
 }
 
 // An acquire whose reply is lost (the server stalls past command_timeout)
