@@ -55,6 +55,13 @@ class OwnEtcd : public ScriptedServer {
   }
 };
 
+// A lock taken through a store on `own` with DSN options `query`.
+Lock HeldOn(OwnEtcd& own, const char* query, const char* tag) {
+  Lock lock = LockOrFail(OpenStoreOrFail(own.dsn(query)), UniqueResource(tag));
+  assert_true(TryOrFail(lock));
+  return lock;
+}
+
 // A member that stops answering (SIGSTOP: no quorum, nothing sent back):
 // checks say Unavailable while the lease may live, and Aborted once the
 // TTL has passed since etcd last confirmed a renewal; never "held".
@@ -62,9 +69,7 @@ void UnreachableIsUnavailableThenLost(void**) {
   REQUIRE_SERVER();
   OwnEtcd own;
   START_OWN(own);
-  auto store = OpenStoreOrFail(own.dsn("ttl=3&timeout=0.5"));
-  Lock lock = LockOrFail(store, UniqueResource("frozen"));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOn(own, "ttl=3&timeout=0.5", "frozen");
   ASSERT_OK(lock.Refresh());
   const double renewed = NowSeconds();
   own.Freeze();
@@ -92,9 +97,7 @@ void RenewalGivesUpWhenTheLeaseMayEnd(void**) {
   REQUIRE_SERVER();
   OwnEtcd own;
   START_OWN(own);
-  auto store = OpenStoreOrFail(own.dsn("ttl=2&timeout=60"));
-  Lock lock = LockOrFail(store, UniqueResource("frozen-renewal"));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOn(own, "ttl=2&timeout=60", "frozen-renewal");
   // Read before the renewal is sent: the store counts the lease from the
   // moment it sent its last confirmed renewal, which is no earlier (read
   // after it returned, a loaded machine saw 1.999 s).
