@@ -36,7 +36,6 @@ namespace {
 using ipclock::Lock;
 using ipclock::Diagnostic;
 using ipclock::LockWatch;
-using ipclock::Store;
 using ipclock::WatchedLock;
 using ipclock::WatchOptions;
 using namespace ipclock_test;
@@ -61,7 +60,7 @@ Lock HeldInDir(const std::string& dir, const std::string& resource,
                ipclock::DiagnosticSink sink = nullptr) {
   ipclock::FlockStoreOptions options;
   options.dir = dir;
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::NewFlockStore(options);
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::NewFlockStore(options);
   ASSERT_OK(store);
   (*store)->SetDiagnosticSink(std::move(sink));
   Lock lock = LockOrFail(*store, resource);
@@ -517,7 +516,7 @@ void FlockLockIsCheckedAsASafetyNet(void**) {
   assert_non_null(mkdtemp(tmpl));
   const std::string dir = tmpl;
   {
-    absl::StatusOr<std::shared_ptr<Store>> flock =
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> flock =
         ipclock::StoreFromDsn("flock://" + dir + "?removeipc=ignore");
     ASSERT_OK(flock);
     auto store = std::make_shared<CountedCheckStore>(*flock);
