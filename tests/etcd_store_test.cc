@@ -470,7 +470,7 @@ void DeletedKeyStopsRun(void**) {
 
 int main() {
   using namespace ipclock_test;
-  const struct CMUnitTest tests[] = {
+  std::vector<CMUnitTest> tests = {
       cmocka_unit_test(LayoutAndJson),
       cmocka_unit_test_teardown(DsnFormsAndBadInput, StopOwnServers),
       cmocka_unit_test_teardown(ExcludesEtcdctlBothWays, StopOwnServers),
@@ -480,12 +480,8 @@ int main() {
       cmocka_unit_test_teardown(KilledHolderLockGoesWithItsLease, StopOwnServers),
       cmocka_unit_test_teardown(RevokedLeaseIsLossSeenAtOnce, StopOwnServers),
       cmocka_unit_test_teardown(DeletedKeyStopsRun, StopOwnServers),
-      cmocka_unit_test_teardown(UnreachableIsUnavailableThenLost, StopOwnServers),
-      cmocka_unit_test_teardown(RenewalGivesUpWhenTheLeaseMayEnd, StopOwnServers),
-      cmocka_unit_test_teardown(TlsRefusalsAreConfigurationErrors, StopOwnServers),
-      cmocka_unit_test_teardown(SharedLocksBesideEtcdctl, StopOwnServers),
-      cmocka_unit_test_teardown(ListShowsHolderWaitersAndLease, StopOwnServers),
-      cmocka_unit_test_teardown(ForkedChildHasItsOwnLease, StopOwnServers),
   };
-  return cmocka_run_group_tests_name("etcd_store", tests, nullptr, nullptr);
+  const std::vector<CMUnitTest> members = MemberTests();
+  tests.insert(tests.end(), members.begin(), members.end());
+  return _cmocka_run_group_tests("etcd_store", tests.data(), tests.size(), nullptr, nullptr);
 }

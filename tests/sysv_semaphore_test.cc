@@ -458,7 +458,7 @@ void FailedAttachLeavesNothing(void**) {
 int main() {
   static SemaphoreSuite kSuite = {"semaphore", "semaphore:?keep_idle=0",
                                         [](const std::string& r) { return SetExists(r); }};
-  const struct CMUnitTest tests[] = {
+  std::vector<CMUnitTest> tests = {
       cmocka_unit_test(SymfonyKeyVectors),
       cmocka_unit_test(DsnOptions),
       cmocka_unit_test(SetGoesWithLastLockWhenNothingIsKept),
@@ -475,10 +475,8 @@ int main() {
       cmocka_unit_test(ForeignSetUnderKeyIsRefused),
       cmocka_unit_test(SetReplacedInALoopCrashesNothing),
       cmocka_unit_test(FailedAttachLeavesNothing),
-      cmocka_unit_test(PhpHoldsIpclockWaits),
-      cmocka_unit_test(IpclockHoldsPhpIsRefused),
-      cmocka_unit_test(PhpHolderKilledReportedToLaterProcess),
-      cmocka_unit_test(PhpHolderKilledReportedToWaiter),
   };
-  return cmocka_run_group_tests(tests, nullptr, nullptr);
+  const std::vector<CMUnitTest> php = PhpTests();
+  tests.insert(tests.end(), php.begin(), php.end());
+  return _cmocka_run_group_tests("tests", tests.data(), tests.size(), nullptr, nullptr);
 }
