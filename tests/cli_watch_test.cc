@@ -355,7 +355,7 @@ void test_postgres_restart(void** state) {
 
 int main(void) {
   using namespace ipclock_test;
-  std::vector<CMUnitTest> tests = {
+  const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_flock_lock_file_deleted),
       cmocka_unit_test(test_flock_lock_dir_removed),
       cmocka_unit_test(test_flock_lock_dir_renamed),
@@ -368,8 +368,16 @@ int main(void) {
       cmocka_unit_test(test_redis_lease_runs_out),
       cmocka_unit_test(test_postgres_session_terminated),
       cmocka_unit_test(test_postgres_restart),
+      cmocka_unit_test(test_command_ignoring_sigterm_is_killed),
+      cmocka_unit_test(test_default_kill_after_is_one_second),
+      cmocka_unit_test(test_process_group_is_stopped),
+      cmocka_unit_test(test_group_that_ends_on_sigterm_needs_no_sigkill),
+      cmocka_unit_test(test_lost_by_release_fails_a_successful_run),
+      cmocka_unit_test(test_release_of_removed_set_fails_the_run),
+      cmocka_unit_test(test_release_of_deleted_redis_key_fails_the_run),
+      cmocka_unit_test(test_healthy_locks_report_nothing),
+      cmocka_unit_test(test_watch_options),
+      cmocka_unit_test(test_watch_starts_once_command_runs_a_while),
   };
-  const std::vector<CMUnitTest> stop = StopTests();
-  tests.insert(tests.end(), stop.begin(), stop.end());
-  return _cmocka_run_group_tests("tests", tests.data(), tests.size(), nullptr, nullptr);
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

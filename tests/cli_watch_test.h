@@ -16,10 +16,6 @@
 #include "absl/strings/string_view.h"
 #include "cli_util.h"
 
-#include <vector>
-
-struct CMUnitTest;
-
 namespace ipclock_test {
 
 inline constexpr int kLost = 79;
@@ -78,8 +74,16 @@ std::string LockFileIn(const std::string& dir);
 OwnRedis& Redis();
 OwnPostgres& Postgres();
 
-// The tests of cli_watch_test_stop.cc, in their order in the suite's table.
-std::vector<CMUnitTest> StopTests();
+void test_command_ignoring_sigterm_is_killed(void** state);
+void test_default_kill_after_is_one_second(void** state);
+void test_process_group_is_stopped(void** state);
+void test_group_that_ends_on_sigterm_needs_no_sigkill(void** state);
+void test_lost_by_release_fails_a_successful_run(void** state);
+void test_release_of_removed_set_fails_the_run(void** state);
+void test_release_of_deleted_redis_key_fails_the_run(void** state);
+void test_healthy_locks_report_nothing(void** state);
+void test_watch_options(void** state);
+void test_watch_starts_once_command_runs_a_while(void** state);
 
 }  // namespace ipclock_test
 

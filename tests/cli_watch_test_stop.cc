@@ -31,7 +31,6 @@
 
 namespace ipclock_test {
 
-namespace {
 
 // --- How COMMAND is stopped --------------------------------------------------------
 
@@ -268,23 +267,6 @@ void test_watch_starts_once_command_runs_a_while(void** state) {
     fail_msg("threads and inotify instances of ipclock after 0.5 s: %s, expected 2 (or more) 1",
              later.c_str());
   }
-}
-
-}  // namespace
-
-std::vector<CMUnitTest> StopTests() {
-  return {
-      cmocka_unit_test(test_command_ignoring_sigterm_is_killed),
-      cmocka_unit_test(test_default_kill_after_is_one_second),
-      cmocka_unit_test(test_process_group_is_stopped),
-      cmocka_unit_test(test_group_that_ends_on_sigterm_needs_no_sigkill),
-      cmocka_unit_test(test_lost_by_release_fails_a_successful_run),
-      cmocka_unit_test(test_release_of_removed_set_fails_the_run),
-      cmocka_unit_test(test_release_of_deleted_redis_key_fails_the_run),
-      cmocka_unit_test(test_healthy_locks_report_nothing),
-      cmocka_unit_test(test_watch_options),
-      cmocka_unit_test(test_watch_starts_once_command_runs_a_while),
-  };
 }
 
 }  // namespace ipclock_test

@@ -13,10 +13,6 @@
 #include "ipclock/lock.h"
 #include "ipclock/store.h"
 
-#include <vector>
-
-struct CMUnitTest;
-
 namespace ipclock_test {
 
 // The store under test: argv[1] with {tmpdir} expanded once.
@@ -31,8 +27,21 @@ ipclock::Capabilities Caps();
 // Whether locks of the store exclude other processes.
 bool CrossProcess();
 
-// The tests of conformance_test_capabilities.cc, in their order in the suite's table.
-std::vector<CMUnitTest> CapabilityTests();
+void KilledWaiterDoesNotBlockTheNext(void** state);
+void KilledHolderWithAWaiterIsReported(void** state);
+void FairStoreServesTheWaiterFirst(void** state);
+void FairStoreLetsNoReaderPastAWaitingWriter(void** state);
+void FenceGrows(void** state);
+void ExpiresAfterTtl(void** state);
+void NearZeroRefreshReportsExpiry(void** state);
+void SavingExpiredKeyLeavesNothing(void** state);
+void ReadersCoexist(void** state);
+void ReaderConflictsWithWriter(void** state);
+void SoleReaderPromotes(void** state);
+void TwoReadersCannotPromote(void** state);
+void WriterDemotesAndLetsReadersIn(void** state);
+void PermitsBoundHolders(void** state);
+void PermitsRefusedWithoutCounting(void** state);
 
 }  // namespace ipclock_test
 

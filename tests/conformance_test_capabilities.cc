@@ -41,8 +41,6 @@ using ipclock::LockOptions;
 using ipclock::Scope;
 using ipclock::Store;
 
-namespace {
-
 // --- Waiters killed, holders killed with waiters, order ---------------------------
 
 // Tests that kill waiters and count turns need a store on this host whose
@@ -358,28 +356,6 @@ void PermitsRefusedWithoutCounting(void**) {
   options.permits = 3;
   ASSERT_CODE(Lock::Create(store, UniqueResource("nocount"), options),
               absl::StatusCode::kInvalidArgument);
-}
-
-}  // namespace
-
-std::vector<CMUnitTest> CapabilityTests() {
-  return {
-      cmocka_unit_test(KilledWaiterDoesNotBlockTheNext),
-      cmocka_unit_test(KilledHolderWithAWaiterIsReported),
-      cmocka_unit_test(FairStoreServesTheWaiterFirst),
-      cmocka_unit_test(FairStoreLetsNoReaderPastAWaitingWriter),
-      cmocka_unit_test(FenceGrows),
-      cmocka_unit_test(ExpiresAfterTtl),
-      cmocka_unit_test(NearZeroRefreshReportsExpiry),
-      cmocka_unit_test(SavingExpiredKeyLeavesNothing),
-      cmocka_unit_test(ReadersCoexist),
-      cmocka_unit_test(ReaderConflictsWithWriter),
-      cmocka_unit_test(SoleReaderPromotes),
-      cmocka_unit_test(TwoReadersCannotPromote),
-      cmocka_unit_test(WriterDemotesAndLetsReadersIn),
-      cmocka_unit_test(PermitsBoundHolders),
-      cmocka_unit_test(PermitsRefusedWithoutCounting),
-  };
 }
 
 }  // namespace ipclock_test

@@ -19,10 +19,6 @@
 #define REQUIRE_VAR(var) RequireEnv(var, "tools/test-servers/etcd.sh starts the members")
 #define REQUIRE_SERVER() REQUIRE_VAR("IPCLOCK_TEST_ETCD")
 
-#include <vector>
-
-struct CMUnitTest;
-
 namespace ipclock_test {
 
 // 127.0.0.1:PORT of the plain member.
@@ -63,8 +59,12 @@ void AwaitQueueLength(const std::string& r, size_t n);
 std::vector<std::string> Run(const std::string& dsn, const std::string& r,
                              const std::vector<std::string>& command);
 
-// The tests of etcd_store_test_members.cc, in their order in the suite's table.
-std::vector<CMUnitTest> MemberTests();
+void UnreachableIsUnavailableThenLost(void** state);
+void RenewalGivesUpWhenTheLeaseMayEnd(void** state);
+void TlsRefusalsAreConfigurationErrors(void** state);
+void SharedLocksBesideEtcdctl(void** state);
+void ListShowsHolderWaitersAndLease(void** state);
+void ForkedChildHasItsOwnLease(void** state);
 
 }  // namespace ipclock_test
 

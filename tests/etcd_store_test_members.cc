@@ -41,8 +41,6 @@ using ipclock::Lock;
 using ipclock::LockMode;
 using ipclock::Store;
 
-namespace {
-
 // --- A member of our own, frozen --------------------------------------------------------
 
 // A member on two ports of the test's own (client and peer).
@@ -229,19 +227,6 @@ void ForkedChildHasItsOwnLease(void**) {
   // The inherited Lock is the parent's: releasing it here lets nothing go.
   ForkedChildIsAnotherHolder(OpenStoreOrFail(Dsn()), UniqueResource("fork"),
                              [](Lock& inherited) { return inherited.Release().ok() ? 0 : 4; });
-}
-
-}  // namespace
-
-std::vector<CMUnitTest> MemberTests() {
-  return {
-      cmocka_unit_test_teardown(UnreachableIsUnavailableThenLost, StopOwnServers),
-      cmocka_unit_test_teardown(RenewalGivesUpWhenTheLeaseMayEnd, StopOwnServers),
-      cmocka_unit_test_teardown(TlsRefusalsAreConfigurationErrors, StopOwnServers),
-      cmocka_unit_test_teardown(SharedLocksBesideEtcdctl, StopOwnServers),
-      cmocka_unit_test_teardown(ListShowsHolderWaitersAndLease, StopOwnServers),
-      cmocka_unit_test_teardown(ForkedChildHasItsOwnLease, StopOwnServers),
-  };
 }
 
 }  // namespace ipclock_test

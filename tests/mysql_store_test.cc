@@ -492,7 +492,7 @@ void IpclockTimeoutForms(void**) {
 
 int main() {
   using namespace ipclock_test;
-  std::vector<CMUnitTest> tests = {
+  const struct CMUnitTest tests[] = {
       cmocka_unit_test(LockNameVectors),
       cmocka_unit_test(NamesMatchTheServer),
       cmocka_unit_test(NameTooLongForMariaDbIsInvalidArgument),
@@ -504,8 +504,18 @@ int main() {
       cmocka_unit_test(SymfonyHoldsIpclockWaits),
       cmocka_unit_test(IpclockHoldsSymfonyWaits),
       cmocka_unit_test(SymfonySchemeFromTheCli),
+      cmocka_unit_test(KilledSessionLosesTheLock),
+      cmocka_unit_test(WatchHearsTheKillAtOnce),
+      cmocka_unit_test(IdleSessionEndedByTheServer),
+      cmocka_unit_test(ForkedChildCannotUseParentsKey),
+      cmocka_unit_test(ListShowsTheHolders),
+      cmocka_unit_test(BadDsnsAreRefusedWithoutThePassword),
+      cmocka_unit_test(ConnectionFailures),
+      cmocka_unit_test(TlsConnections),
+      cmocka_unit_test(SigpipeIsKeptFromTheProgram),
+      cmocka_unit_test(CliRunEndToEnd),
+      // Last: it restarts the server under every other session.
+      cmocka_unit_test(ServerRestartLosesTheLock),
   };
-  const std::vector<CMUnitTest> sessions = SessionTests();
-  tests.insert(tests.end(), sessions.begin(), sessions.end());
-  return _cmocka_run_group_tests("tests", tests.data(), tests.size(), nullptr, nullptr);
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -20,10 +20,6 @@
 // Skips the test without $IPCLOCK_TEST_MYSQL (fails it under CI=true).
 #define REQUIRE_SERVER() RequireEnv("IPCLOCK_TEST_MYSQL")
 
-#include <vector>
-
-struct CMUnitTest;
-
 namespace ipclock_test {
 
 // $IPCLOCK_TEST_MYSQL, the server's DSN.
@@ -47,8 +43,17 @@ std::string KillHolder(MYSQL* admin, const std::string& resource);
 // within `wait`: a killed session's locks go a moment after its socket).
 bool OtherProcessGets(const std::string& resource, absl::Duration wait = absl::ZeroDuration());
 
-// The tests of mysql_store_test_sessions.cc, in their order in the suite's table.
-std::vector<CMUnitTest> SessionTests();
+void KilledSessionLosesTheLock(void** state);
+void WatchHearsTheKillAtOnce(void** state);
+void ServerRestartLosesTheLock(void** state);
+void IdleSessionEndedByTheServer(void** state);
+void ForkedChildCannotUseParentsKey(void** state);
+void ListShowsTheHolders(void** state);
+void BadDsnsAreRefusedWithoutThePassword(void** state);
+void ConnectionFailures(void** state);
+void TlsConnections(void** state);
+void SigpipeIsKeptFromTheProgram(void** state);
+void CliRunEndToEnd(void** state);
 
 }  // namespace ipclock_test
 

@@ -48,8 +48,6 @@ using ipclock::Lock;
 using ipclock::Store;
 using Conn = MysqlConn;
 
-namespace {
-
 // --- Lost sessions ------------------------------------------------------------------
 
 SessionStore Sessions() {
@@ -343,25 +341,6 @@ void CliRunEndToEnd(void**) {
   assert_true(FileExists(dir + "/third"));
   assert_int_equal(WaitPlain(holder), 0);
   assert_true(OtherProcessGets(key));
-}
-
-}  // namespace
-
-std::vector<CMUnitTest> SessionTests() {
-  return {
-      cmocka_unit_test(KilledSessionLosesTheLock),
-      cmocka_unit_test(WatchHearsTheKillAtOnce),
-      cmocka_unit_test(IdleSessionEndedByTheServer),
-      cmocka_unit_test(ForkedChildCannotUseParentsKey),
-      cmocka_unit_test(ListShowsTheHolders),
-      cmocka_unit_test(BadDsnsAreRefusedWithoutThePassword),
-      cmocka_unit_test(ConnectionFailures),
-      cmocka_unit_test(TlsConnections),
-      cmocka_unit_test(SigpipeIsKeptFromTheProgram),
-      cmocka_unit_test(CliRunEndToEnd),
-      // Last: it restarts the server under every other session.
-      cmocka_unit_test(ServerRestartLosesTheLock),
-  };
 }
 
 }  // namespace ipclock_test

@@ -448,7 +448,7 @@ void HolderRewrittenUnderUs(void**) {
 int main() {
   static SemaphoreSuite kSuite = {"posix-semaphore", "posix-semaphore:?keep_idle=0",
                                         [](const std::string& r) { return ObjectsExist(r); }};
-  std::vector<CMUnitTest> tests = {
+  const struct CMUnitTest tests[] = {
       cmocka_unit_test(Names),
       cmocka_unit_test(DsnOptions),
       cmocka_unit_test(FairIsFixedPerResource),
@@ -464,8 +464,11 @@ int main() {
       cmocka_unit_test(PairDeletedWhileHeld),
       cmocka_unit_test(WatchSeesDeletionAtOnce),
       cmocka_unit_test(HolderRewrittenUnderUs),
+      cmocka_unit_test(ForeignFilesAreRefused),
+      cmocka_unit_test(FailedCreationLeavesNothing),
+      cmocka_unit_test(FailedRemovalIsFinishedLater),
+      cmocka_unit_test(CreationKilledAtRandomLeavesNothing),
+      cmocka_unit_test(ScribblerCrashesNothing),
   };
-  const std::vector<CMUnitTest> foreign_and_creation = ForeignAndCreationTests();
-  tests.insert(tests.end(), foreign_and_creation.begin(), foreign_and_creation.end());
-  return _cmocka_run_group_tests("tests", tests.data(), tests.size(), nullptr, nullptr);
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

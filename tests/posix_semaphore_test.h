@@ -19,10 +19,6 @@
 #include "ipclock/store.h"
 #include "stores/posix_semaphore_page.h"
 
-#include <vector>
-
-struct CMUnitTest;
-
 namespace ipclock_test {
 
 std::shared_ptr<ipclock::Store> OpenStore(const std::string& dsn = "posix-semaphore");
@@ -53,8 +49,11 @@ inline constexpr size_t kOffHolders = offsetof(ipclock::RegistryPage, holders);
 inline constexpr size_t kOffOrphans = offsetof(ipclock::RegistryPage, orphans);
 inline constexpr size_t kOffSlots = offsetof(ipclock::RegistryPage, slots);
 
-// The tests of posix_semaphore_test_foreign.cc, in their order in the suite's table.
-std::vector<CMUnitTest> ForeignAndCreationTests();
+void ForeignFilesAreRefused(void** state);
+void FailedCreationLeavesNothing(void** state);
+void FailedRemovalIsFinishedLater(void** state);
+void CreationKilledAtRandomLeavesNothing(void** state);
+void ScribblerCrashesNothing(void** state);
 
 }  // namespace ipclock_test
 

@@ -40,8 +40,6 @@ using ipclock::Lock;
 using ipclock::Store;
 using namespace ipclock_test;
 
-namespace {
-
 // --- Files that are not ours --------------------------------------------------------
 
 // A registry of an earlier layout ("ipc2", without the waiters' queue) is
@@ -269,18 +267,6 @@ void ScribblerCrashesNothing(void**) {
   store.reset();
   unlink(p.reg.c_str());
   unlink(p.sem.c_str());
-}
-
-}  // namespace
-
-std::vector<CMUnitTest> ForeignAndCreationTests() {
-  return {
-      cmocka_unit_test(ForeignFilesAreRefused),
-      cmocka_unit_test(FailedCreationLeavesNothing),
-      cmocka_unit_test(FailedRemovalIsFinishedLater),
-      cmocka_unit_test(CreationKilledAtRandomLeavesNothing),
-      cmocka_unit_test(ScribblerCrashesNothing),
-  };
 }
 
 }  // namespace ipclock_test

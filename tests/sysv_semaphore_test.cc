@@ -458,7 +458,7 @@ void FailedAttachLeavesNothing(void**) {
 int main() {
   static SemaphoreSuite kSuite = {"semaphore", "semaphore:?keep_idle=0",
                                         [](const std::string& r) { return SetExists(r); }};
-  std::vector<CMUnitTest> tests = {
+  const struct CMUnitTest tests[] = {
       cmocka_unit_test(SymfonyKeyVectors),
       cmocka_unit_test(DsnOptions),
       cmocka_unit_test(SetGoesWithLastLockWhenNothingIsKept),
@@ -475,8 +475,10 @@ int main() {
       cmocka_unit_test(ForeignSetUnderKeyIsRefused),
       cmocka_unit_test(SetReplacedInALoopCrashesNothing),
       cmocka_unit_test(FailedAttachLeavesNothing),
+      cmocka_unit_test(PhpHoldsIpclockWaits),
+      cmocka_unit_test(IpclockHoldsPhpIsRefused),
+      cmocka_unit_test(PhpHolderKilledReportedToLaterProcess),
+      cmocka_unit_test(PhpHolderKilledReportedToWaiter),
   };
-  const std::vector<CMUnitTest> php = PhpTests();
-  tests.insert(tests.end(), php.begin(), php.end());
-  return _cmocka_run_group_tests("tests", tests.data(), tests.size(), nullptr, nullptr);
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

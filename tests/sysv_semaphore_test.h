@@ -15,10 +15,6 @@
 
 #include "ipclock/store.h"
 
-#include <vector>
-
-struct CMUnitTest;
-
 namespace ipclock_test {
 
 std::shared_ptr<ipclock::Store> OpenStore(const std::string& dsn = "semaphore");
@@ -29,8 +25,10 @@ int32_t KeyOf(const std::string& resource);
 int SemidOf(const std::string& resource);
 bool SetExists(const std::string& resource);
 
-// The tests of sysv_semaphore_test_php.cc, in their order in the suite's table.
-std::vector<CMUnitTest> PhpTests();
+void PhpHoldsIpclockWaits(void** state);
+void IpclockHoldsPhpIsRefused(void** state);
+void PhpHolderKilledReportedToLaterProcess(void** state);
+void PhpHolderKilledReportedToWaiter(void** state);
 
 }  // namespace ipclock_test
 

@@ -38,8 +38,6 @@ using ipclock::Lock;
 using ipclock::Store;
 using namespace ipclock_test;
 
-namespace {
-
 // --- PHP interop ---------------------------------------------------------------
 
 // Symfony's SemaphoreStore in PHP (tests/php/semaphore_peer.php); skipped
@@ -207,17 +205,6 @@ void PhpHolderKilledReportedToWaiter(void**) {
       }
     }
   }
-}
-
-}  // namespace
-
-std::vector<CMUnitTest> PhpTests() {
-  return {
-      cmocka_unit_test(PhpHoldsIpclockWaits),
-      cmocka_unit_test(IpclockHoldsPhpIsRefused),
-      cmocka_unit_test(PhpHolderKilledReportedToLaterProcess),
-      cmocka_unit_test(PhpHolderKilledReportedToWaiter),
-  };
 }
 
 }  // namespace ipclock_test

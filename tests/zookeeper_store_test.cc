@@ -439,7 +439,7 @@ int HoldForTests(const char* dsn, const char* resource) {
 int main(int argc, char** argv) {
   using namespace ipclock_test;
   if (argc == 4 && strcmp(argv[1], "--hold") == 0) return HoldForTests(argv[2], argv[3]);
-  std::vector<CMUnitTest> tests = {
+  const struct CMUnitTest tests[] = {
       cmocka_unit_test(NamesAndOrdering),
       cmocka_unit_test_teardown(DsnFormsAndBadInput, StopOwnServers),
       cmocka_unit_test_teardown(RecipeLayoutOnTheServer, StopOwnServers),
@@ -447,8 +447,16 @@ int main(int argc, char** argv) {
       cmocka_unit_test_teardown(WaitersQueueInOrderWithoutHerd, StopOwnServers),
       cmocka_unit_test_teardown(SharedLocksFollowTheQueue, StopOwnServers),
       cmocka_unit_test_teardown(SymfonyPeerBothWays, StopOwnServers),
+      cmocka_unit_test_teardown(DeletedNodeIsLossSeenByTheWatch, StopOwnServers),
+      cmocka_unit_test_teardown(DisconnectShorterThanSessionIsNotLoss, StopOwnServers),
+      cmocka_unit_test_teardown(SessionExpiryIsLoss, StopOwnServers),
+      cmocka_unit_test_teardown(LostOnceTheSessionCanHaveExpired, StopOwnServers),
+      cmocka_unit_test_teardown(UnreachableEnsembleIsUnavailable, StopOwnServers),
+      cmocka_unit_test_teardown(KilledHolderIsListedThenReported, StopOwnServers),
+      cmocka_unit_test(MultiOnAnExpiredSessionIsRefused),
+      cmocka_unit_test(MultiWhoseFirstPathIsRefusedFreesNothingOfOurs),
+      cmocka_unit_test_teardown(ForkedChildHasItsOwnSession, StopOwnServers),
+      cmocka_unit_test_teardown(CliRunListAndLoss, StopOwnServers),
   };
-  const std::vector<CMUnitTest> losses = LossTests();
-  tests.insert(tests.end(), losses.begin(), losses.end());
-  return _cmocka_run_group_tests("zookeeper_store", tests.data(), tests.size(), nullptr, nullptr);
+  return cmocka_run_group_tests_name("zookeeper_store", tests, nullptr, nullptr);
 }

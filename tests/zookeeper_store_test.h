@@ -16,10 +16,6 @@
 #define REQUIRE_SERVER() \
   RequireEnv("IPCLOCK_TEST_ZOOKEEPER", "tools/test-servers/zookeeper.sh starts one")
 
-#include <vector>
-
-struct CMUnitTest;
-
 namespace ipclock_test {
 
 // 127.0.0.1:PORT of $IPCLOCK_TEST_ZOOKEEPER.
@@ -46,8 +42,16 @@ class OwnZooKeeper : public ScriptedServer {
   }
 };
 
-// The tests of zookeeper_store_test_losses.cc, in their order in the suite's table.
-std::vector<CMUnitTest> LossTests();
+void DeletedNodeIsLossSeenByTheWatch(void** state);
+void DisconnectShorterThanSessionIsNotLoss(void** state);
+void SessionExpiryIsLoss(void** state);
+void LostOnceTheSessionCanHaveExpired(void** state);
+void UnreachableEnsembleIsUnavailable(void** state);
+void KilledHolderIsListedThenReported(void** state);
+void MultiOnAnExpiredSessionIsRefused(void** state);
+void MultiWhoseFirstPathIsRefusedFreesNothingOfOurs(void** state);
+void ForkedChildHasItsOwnSession(void** state);
+void CliRunListAndLoss(void** state);
 
 }  // namespace ipclock_test
 

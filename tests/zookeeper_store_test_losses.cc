@@ -46,8 +46,6 @@ namespace ipclock_test {
 
 using ipclock::Lock;
 
-namespace {
-
 // --- Losses ------------------------------------------------------------------------------------
 
 void DeletedNodeIsLossSeenByTheWatch(void**) {
@@ -424,23 +422,6 @@ void CliRunListAndLoss(void**) {
   const std::string message = ReadFileOrEmpty(err);
   print_message("ipclock run exited %d: %s", code, message.c_str());
   assert_true(absl::StrContains(message, "gone"));
-}
-
-}  // namespace
-
-std::vector<CMUnitTest> LossTests() {
-  return {
-      cmocka_unit_test_teardown(DeletedNodeIsLossSeenByTheWatch, StopOwnServers),
-      cmocka_unit_test_teardown(DisconnectShorterThanSessionIsNotLoss, StopOwnServers),
-      cmocka_unit_test_teardown(SessionExpiryIsLoss, StopOwnServers),
-      cmocka_unit_test_teardown(LostOnceTheSessionCanHaveExpired, StopOwnServers),
-      cmocka_unit_test_teardown(UnreachableEnsembleIsUnavailable, StopOwnServers),
-      cmocka_unit_test_teardown(KilledHolderIsListedThenReported, StopOwnServers),
-      cmocka_unit_test(MultiOnAnExpiredSessionIsRefused),
-      cmocka_unit_test(MultiWhoseFirstPathIsRefusedFreesNothingOfOurs),
-      cmocka_unit_test_teardown(ForkedChildHasItsOwnSession, StopOwnServers),
-      cmocka_unit_test_teardown(CliRunListAndLoss, StopOwnServers),
-  };
 }
 
 }  // namespace ipclock_test
