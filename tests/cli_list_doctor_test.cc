@@ -298,7 +298,7 @@ void test_list_usage_errors(void** state) {
 
 int main(void) {
   using namespace ipclock_test;
-  std::vector<CMUnitTest> tests = {
+  const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_list_flock),
       cmocka_unit_test(test_list_flock_fair_queue),
       cmocka_unit_test(test_list_flock_shared_holders),
@@ -308,8 +308,17 @@ int main(void) {
       cmocka_unit_test(test_list_posix_semaphore),
       cmocka_unit_test(test_list_never_waits_on_fifos),
       cmocka_unit_test(test_list_usage_errors),
+      cmocka_unit_test(test_doctor_removeipc),
+      cmocka_unit_test(test_doctor_unsafe_and_cleaned_dirs),
+      cmocka_unit_test(test_doctor_usage_errors),
+      cmocka_unit_test(test_doctor_never_waits_on_fifos),
+      cmocka_unit_test(test_doctor_checks_every_dir_above_the_lock_dir),
+      cmocka_unit_test(test_cli_uses_public_headers_only),
+      cmocka_unit_test(test_help_lists_every_option),
+      cmocka_unit_test(test_man_page_covers_every_option),
+      cmocka_unit_test(test_help_names_the_stores_of_this_build),
+      cmocka_unit_test(test_exit_statuses_in_help_and_man_page),
+      cmocka_unit_test(test_man_page_renders_cleanly),
   };
-  const std::vector<CMUnitTest> doctor_and_help = DoctorAndHelpTests();
-  tests.insert(tests.end(), doctor_and_help.begin(), doctor_and_help.end());
-  return _cmocka_run_group_tests("tests", tests.data(), tests.size(), nullptr, nullptr);
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -26,8 +26,6 @@
 
 namespace ipclock_test {
 
-namespace {
-
 // --- doctor ------------------------------------------------------------------------
 
 // A uid above SYS_UID_MAX whose lock dirs this process can make "owned by
@@ -399,24 +397,6 @@ void test_man_page_renders_cleanly(void** state) {
   r = RunProgram({man, "--warnings", "-l", page});
   ExpectCode(r, 0, "man --warnings");
   if (!r.err.empty()) fail_msg("man warnings: %s", r.err.c_str());
-}
-
-}  // namespace
-
-std::vector<CMUnitTest> DoctorAndHelpTests() {
-  return {
-      cmocka_unit_test(test_doctor_removeipc),
-      cmocka_unit_test(test_doctor_unsafe_and_cleaned_dirs),
-      cmocka_unit_test(test_doctor_usage_errors),
-      cmocka_unit_test(test_doctor_never_waits_on_fifos),
-      cmocka_unit_test(test_doctor_checks_every_dir_above_the_lock_dir),
-      cmocka_unit_test(test_cli_uses_public_headers_only),
-      cmocka_unit_test(test_help_lists_every_option),
-      cmocka_unit_test(test_man_page_covers_every_option),
-      cmocka_unit_test(test_help_names_the_stores_of_this_build),
-      cmocka_unit_test(test_exit_statuses_in_help_and_man_page),
-      cmocka_unit_test(test_man_page_renders_cleanly),
-  };
 }
 
 }  // namespace ipclock_test

@@ -405,7 +405,7 @@ void test_permits(void** state) {
 
 int main(void) {
   using namespace ipclock_test;
-  std::vector<CMUnitTest> tests = {
+  const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exit_status_passes_through),
       cmocka_unit_test(test_signal_death_is_128_plus_n),
       cmocka_unit_test(test_missing_command),
@@ -425,8 +425,16 @@ int main(void) {
       cmocka_unit_test(test_bad_dsn),
       cmocka_unit_test(test_unsafe_lock_dir),
       cmocka_unit_test(test_permits),
+      cmocka_unit_test(test_exit_status_classes),
+      cmocka_unit_test(test_wait_covers_a_server_that_is_down),
+      cmocka_unit_test(test_wait_covers_a_postgres_server_that_is_down),
+      cmocka_unit_test(test_control_bytes_are_escaped),
+      cmocka_unit_test(test_list_escapes_process_names),
+      cmocka_unit_test(test_process_group_follows_the_terminal),
+      cmocka_unit_test(test_file_refuses_a_fifo),
+      cmocka_unit_test(test_flock1_holds_ipclock_waits),
+      cmocka_unit_test(test_ipclock_holds_flock1_waits),
+      cmocka_unit_test(test_flock1_shared_locks),
   };
-  const std::vector<CMUnitTest> terminal = TerminalTests();
-  tests.insert(tests.end(), terminal.begin(), terminal.end());
-  return _cmocka_run_group_tests("tests", tests.data(), tests.size(), nullptr, nullptr);
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

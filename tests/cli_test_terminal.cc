@@ -30,8 +30,6 @@
 
 namespace ipclock_test {
 
-namespace {
-
 #define REQUIRE_FLOCK1()                                                  \
   do {                                                                    \
     if (FindInPath("flock").empty()) {                                    \
@@ -341,23 +339,6 @@ void test_flock1_shared_locks(void** state) {
   ExpectCode(RunCli({"run", "--file", path, "-n", "-E", "9", "--", "true"}), 9,
              "ipclock -x beside flock -s");
   StopHolder(holder);
-}
-
-}  // namespace
-
-std::vector<CMUnitTest> TerminalTests() {
-  return {
-      cmocka_unit_test(test_exit_status_classes),
-      cmocka_unit_test(test_wait_covers_a_server_that_is_down),
-      cmocka_unit_test(test_wait_covers_a_postgres_server_that_is_down),
-      cmocka_unit_test(test_control_bytes_are_escaped),
-      cmocka_unit_test(test_list_escapes_process_names),
-      cmocka_unit_test(test_process_group_follows_the_terminal),
-      cmocka_unit_test(test_file_refuses_a_fifo),
-      cmocka_unit_test(test_flock1_holds_ipclock_waits),
-      cmocka_unit_test(test_ipclock_holds_flock1_waits),
-      cmocka_unit_test(test_flock1_shared_locks),
-  };
 }
 
 }  // namespace ipclock_test

@@ -74,16 +74,14 @@ std::string LockFileIn(const std::string& dir);
 OwnRedis& Redis();
 OwnPostgres& Postgres();
 
-void test_command_ignoring_sigterm_is_killed(void** state);
-void test_default_kill_after_is_one_second(void** state);
-void test_process_group_is_stopped(void** state);
-void test_group_that_ends_on_sigterm_needs_no_sigkill(void** state);
-void test_lost_by_release_fails_a_successful_run(void** state);
-void test_release_of_removed_set_fails_the_run(void** state);
-void test_release_of_deleted_redis_key_fails_the_run(void** state);
-void test_healthy_locks_report_nothing(void** state);
-void test_watch_options(void** state);
-void test_watch_starts_once_command_runs_a_while(void** state);
+// The tests of cli_watch_test_stop.cc, in one declaration, for the suite's table.
+void test_command_ignoring_sigterm_is_killed(void**), test_default_kill_after_is_one_second(void**),
+    test_process_group_is_stopped(void**), test_group_that_ends_on_sigterm_needs_no_sigkill(void**),
+    test_lost_by_release_fails_a_successful_run(void**),
+    test_release_of_removed_set_fails_the_run(void**),
+    test_release_of_deleted_redis_key_fails_the_run(void**),
+    test_healthy_locks_report_nothing(void**), test_watch_options(void**),
+    test_watch_starts_once_command_runs_a_while(void**);
 
 }  // namespace ipclock_test
 

@@ -27,21 +27,14 @@ ipclock::Capabilities Caps();
 // Whether locks of the store exclude other processes.
 bool CrossProcess();
 
-void KilledWaiterDoesNotBlockTheNext(void** state);
-void KilledHolderWithAWaiterIsReported(void** state);
-void FairStoreServesTheWaiterFirst(void** state);
-void FairStoreLetsNoReaderPastAWaitingWriter(void** state);
-void FenceGrows(void** state);
-void ExpiresAfterTtl(void** state);
-void NearZeroRefreshReportsExpiry(void** state);
-void SavingExpiredKeyLeavesNothing(void** state);
-void ReadersCoexist(void** state);
-void ReaderConflictsWithWriter(void** state);
-void SoleReaderPromotes(void** state);
-void TwoReadersCannotPromote(void** state);
-void WriterDemotesAndLetsReadersIn(void** state);
-void PermitsBoundHolders(void** state);
-void PermitsRefusedWithoutCounting(void** state);
+// The tests of conformance_test_capabilities.cc, in one declaration, for the suite's table.
+void KilledWaiterDoesNotBlockTheNext(void**), KilledHolderWithAWaiterIsReported(void**),
+    FairStoreServesTheWaiterFirst(void**), FairStoreLetsNoReaderPastAWaitingWriter(void**),
+    FenceGrows(void**), ExpiresAfterTtl(void**), NearZeroRefreshReportsExpiry(void**),
+    SavingExpiredKeyLeavesNothing(void**), ReadersCoexist(void**),
+    ReaderConflictsWithWriter(void**), SoleReaderPromotes(void**), TwoReadersCannotPromote(void**),
+    WriterDemotesAndLetsReadersIn(void**), PermitsBoundHolders(void**),
+    PermitsRefusedWithoutCounting(void**);
 
 }  // namespace ipclock_test
 

@@ -59,12 +59,10 @@ void AwaitQueueLength(const std::string& r, size_t n);
 std::vector<std::string> Run(const std::string& dsn, const std::string& r,
                              const std::vector<std::string>& command);
 
-void UnreachableIsUnavailableThenLost(void** state);
-void RenewalGivesUpWhenTheLeaseMayEnd(void** state);
-void TlsRefusalsAreConfigurationErrors(void** state);
-void SharedLocksBesideEtcdctl(void** state);
-void ListShowsHolderWaitersAndLease(void** state);
-void ForkedChildHasItsOwnLease(void** state);
+// The tests of etcd_store_test_members.cc, in one declaration, for the suite's table.
+void UnreachableIsUnavailableThenLost(void**), RenewalGivesUpWhenTheLeaseMayEnd(void**),
+    TlsRefusalsAreConfigurationErrors(void**), SharedLocksBesideEtcdctl(void**),
+    ListShowsHolderWaitersAndLease(void**), ForkedChildHasItsOwnLease(void**);
 
 }  // namespace ipclock_test
 

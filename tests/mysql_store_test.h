@@ -43,17 +43,12 @@ std::string KillHolder(MYSQL* admin, const std::string& resource);
 // within `wait`: a killed session's locks go a moment after its socket).
 bool OtherProcessGets(const std::string& resource, absl::Duration wait = absl::ZeroDuration());
 
-void KilledSessionLosesTheLock(void** state);
-void WatchHearsTheKillAtOnce(void** state);
-void ServerRestartLosesTheLock(void** state);
-void IdleSessionEndedByTheServer(void** state);
-void ForkedChildCannotUseParentsKey(void** state);
-void ListShowsTheHolders(void** state);
-void BadDsnsAreRefusedWithoutThePassword(void** state);
-void ConnectionFailures(void** state);
-void TlsConnections(void** state);
-void SigpipeIsKeptFromTheProgram(void** state);
-void CliRunEndToEnd(void** state);
+// The tests of mysql_store_test_sessions.cc, in one declaration, for the suite's table.
+void KilledSessionLosesTheLock(void**), WatchHearsTheKillAtOnce(void**),
+    ServerRestartLosesTheLock(void**), IdleSessionEndedByTheServer(void**),
+    ForkedChildCannotUseParentsKey(void**), ListShowsTheHolders(void**),
+    BadDsnsAreRefusedWithoutThePassword(void**), ConnectionFailures(void**), TlsConnections(void**),
+    SigpipeIsKeptFromTheProgram(void**), CliRunEndToEnd(void**);
 
 }  // namespace ipclock_test
 

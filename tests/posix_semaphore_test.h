@@ -49,11 +49,10 @@ inline constexpr size_t kOffHolders = offsetof(ipclock::RegistryPage, holders);
 inline constexpr size_t kOffOrphans = offsetof(ipclock::RegistryPage, orphans);
 inline constexpr size_t kOffSlots = offsetof(ipclock::RegistryPage, slots);
 
-void ForeignFilesAreRefused(void** state);
-void FailedCreationLeavesNothing(void** state);
-void FailedRemovalIsFinishedLater(void** state);
-void CreationKilledAtRandomLeavesNothing(void** state);
-void ScribblerCrashesNothing(void** state);
+// The tests of posix_semaphore_test_foreign.cc, in one declaration, for the suite's table.
+void ForeignFilesAreRefused(void**), FailedCreationLeavesNothing(void**),
+    FailedRemovalIsFinishedLater(void**), CreationKilledAtRandomLeavesNothing(void**),
+    ScribblerCrashesNothing(void**);
 
 }  // namespace ipclock_test
 

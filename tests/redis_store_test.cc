@@ -541,7 +541,7 @@ void PhpAgainstSimpleFormat(void**) {
 
 int main() {
   using namespace ipclock_test;
-  std::vector<CMUnitTest> tests = {
+  const struct CMUnitTest tests[] = {
       cmocka_unit_test(DsnErrors),
       cmocka_unit_test(ServerDownAtCreation),
       cmocka_unit_test(SymfonyLayout),
@@ -554,13 +554,21 @@ int main() {
       cmocka_unit_test(FenceOnTheServer),
       cmocka_unit_test(OwnerDeathAfterSigkill),
       cmocka_unit_test(StringTypeIsConflict),
-  };
-  const std::vector<CMUnitTest> server_side = ServerSideTests();
-  tests.insert(tests.end(), server_side.begin(), server_side.end());
-  tests.insert(tests.end(), {
+      cmocka_unit_test(SelectDb),
+      cmocka_unit_test(Auth),
+      cmocka_unit_test(AclUser),
+      cmocka_unit_test(UnixSocket),
+      cmocka_unit_test(NoscriptRecovery),
+      cmocka_unit_test(RoundTrips),
+      cmocka_unit_test(SecretHidesNames),
+      cmocka_unit_test(ParseLockNaming),
+      cmocka_unit_test(WarnsOnceWithoutSecret),
+      cmocka_unit_test(ServerKilledWhileHeldAndWaiting),
+      cmocka_unit_test(WaiterRecoversAfterRestart),
+      cmocka_unit_test(LostReplyIsReleasedLater),
       cmocka_unit_test(PhpExclusiveBothWays),
       cmocka_unit_test(PhpSharedBothWays),
       cmocka_unit_test(PhpAgainstSimpleFormat),
-  });
-  return _cmocka_run_group_tests("redis_store", tests.data(), tests.size(), nullptr, KillOwnRedis);
+  };
+  return cmocka_run_group_tests_name("redis_store", tests, nullptr, KillOwnRedis);
 }

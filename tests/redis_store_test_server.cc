@@ -50,8 +50,6 @@ using ipclock::Store;
 
 namespace {
 
-namespace {
-
 // Vectors from tests/key_naming_test.cc (openssl / python3 hashlib).
 constexpr char kSecret[] = "0123456789abcdef";
 constexpr char kHmacInvoice[] =
@@ -447,25 +445,6 @@ void LostReplyIsReleasedLater(void**) {
   assert_int_equal(raw.Int({"EXISTS", r}), 0);
   Lock rival = MakeLock(store, r);
   assert_true(TryOrFail(rival));
-}
-
-}  // namespace
-
-std::vector<CMUnitTest> ServerSideTests() {
-  return {
-      cmocka_unit_test(SelectDb),
-      cmocka_unit_test(Auth),
-      cmocka_unit_test(AclUser),
-      cmocka_unit_test(UnixSocket),
-      cmocka_unit_test(NoscriptRecovery),
-      cmocka_unit_test(RoundTrips),
-      cmocka_unit_test(SecretHidesNames),
-      cmocka_unit_test(ParseLockNaming),
-      cmocka_unit_test(WarnsOnceWithoutSecret),
-      cmocka_unit_test(ServerKilledWhileHeldAndWaiting),
-      cmocka_unit_test(WaiterRecoversAfterRestart),
-      cmocka_unit_test(LostReplyIsReleasedLater),
-  };
 }
 
 }  // namespace ipclock_test

@@ -25,10 +25,9 @@ int32_t KeyOf(const std::string& resource);
 int SemidOf(const std::string& resource);
 bool SetExists(const std::string& resource);
 
-void PhpHoldsIpclockWaits(void** state);
-void IpclockHoldsPhpIsRefused(void** state);
-void PhpHolderKilledReportedToLaterProcess(void** state);
-void PhpHolderKilledReportedToWaiter(void** state);
+// The tests of sysv_semaphore_test_php.cc, in one declaration, for the suite's table.
+void PhpHoldsIpclockWaits(void**), IpclockHoldsPhpIsRefused(void**),
+    PhpHolderKilledReportedToLaterProcess(void**), PhpHolderKilledReportedToWaiter(void**);
 
 }  // namespace ipclock_test
 

@@ -42,16 +42,13 @@ class OwnZooKeeper : public ScriptedServer {
   }
 };
 
-void DeletedNodeIsLossSeenByTheWatch(void** state);
-void DisconnectShorterThanSessionIsNotLoss(void** state);
-void SessionExpiryIsLoss(void** state);
-void LostOnceTheSessionCanHaveExpired(void** state);
-void UnreachableEnsembleIsUnavailable(void** state);
-void KilledHolderIsListedThenReported(void** state);
-void MultiOnAnExpiredSessionIsRefused(void** state);
-void MultiWhoseFirstPathIsRefusedFreesNothingOfOurs(void** state);
-void ForkedChildHasItsOwnSession(void** state);
-void CliRunListAndLoss(void** state);
+// The tests of zookeeper_store_test_losses.cc, in one declaration, for the suite's table.
+void DeletedNodeIsLossSeenByTheWatch(void**), DisconnectShorterThanSessionIsNotLoss(void**),
+    SessionExpiryIsLoss(void**), LostOnceTheSessionCanHaveExpired(void**),
+    UnreachableEnsembleIsUnavailable(void**), KilledHolderIsListedThenReported(void**),
+    MultiOnAnExpiredSessionIsRefused(void**),
+    MultiWhoseFirstPathIsRefusedFreesNothingOfOurs(void**), ForkedChildHasItsOwnSession(void**),
+    CliRunListAndLoss(void**);
 
 }  // namespace ipclock_test
 
