@@ -90,6 +90,12 @@ void ExpectContains(const std::string& text, absl::string_view needle, const cha
   }
 }
 
+void ExpectLacks(const std::string& text, absl::string_view needle, const char* what) {
+  if (absl::StrContains(text, needle)) {
+    fail_msg("%s: \"%s\" found in: %s", what, std::string(needle).c_str(), text.c_str());
+  }
+}
+
 namespace {
 
 // The command pid each holder's command wrote to its ready file.

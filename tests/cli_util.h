@@ -44,6 +44,7 @@ CliResult RunCli(std::vector<std::string> args, double timeout = 30);
 // Fail the test, showing what the program printed.
 void ExpectCode(const CliResult& r, int code, const char* what);
 void ExpectContains(const std::string& text, absl::string_view needle, const char* what);
+void ExpectLacks(const std::string& text, absl::string_view needle, const char* what);
 
 // Starts `argv` in a session of its own (no controlling terminal); its
 // command must create `ready` once it runs (and so once the lock is held).

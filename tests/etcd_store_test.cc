@@ -12,7 +12,9 @@
 // have expired, Aborted; the layout, the DSN, TLS refusals, shared locks
 // beside etcdctl, `ipclock list`, fork.
 //
-// Skipped without the members (failed under CI=true).
+// Skipped without the members (failed under CI=true). The tests with a
+// member of the suite's own, TLS, shared locks, listing and fork are in
+// etcd_store_test_members.cc, for length.
 
 #include <signal.h>
 #include <stdlib.h>
@@ -42,28 +44,20 @@
 #include "spawn_util.h"
 #include "stores/etcd_json.h"
 #include "stores/etcd_names.h"
+#include "etcd_store_test.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
-namespace {
-
-using ipclock::Lock;
-using ipclock::LockMode;
-using ipclock::Store;
-
-#define REQUIRE_VAR(var) RequireEnv(var, "tools/test-servers/etcd.sh starts the members")
-#define REQUIRE_SERVER() REQUIRE_VAR("IPCLOCK_TEST_ETCD")
 
 std::string Endpoint() {
   return absl::StrCat("127.0.0.1:", DsnPort(EnvOrNull("IPCLOCK_TEST_ETCD")));
 }
 
-// Locks under /etcd-test, with `query` (e.g. "ttl=2").
-std::string Dsn(const std::string& query = "") {
+std::string Dsn(const std::string& query) {
   return absl::StrCat(EnvOrNull("IPCLOCK_TEST_ETCD"), "/etcd-test", query.empty() ? "" : "?",
                       query);
 }
-// What `etcdctl lock` calls resource `r` of Dsn().
+
 std::string EtcdctlName(const std::string& r) { return absl::StrCat("etcd-test/", r); }
 
 std::string Etcdctl() {
@@ -72,42 +66,34 @@ std::string Etcdctl() {
   return path;
 }
 
-// etcdctl's one-shot commands on the plain member; its output, trimmed.
-std::string Ctl(const std::vector<std::string>& args, int* code = nullptr) {
+std::string Ctl(const std::vector<std::string>& args, int* code) {
   std::vector<std::string> argv = {Etcdctl(), "--endpoints", Endpoint()};
   argv.insert(argv.end(), args.begin(), args.end());
   int ignored = 0;
   return RunForOutput(argv, code != nullptr ? code : &ignored);
 }
 
-// Peers the tests start are killed at the test's teardown if it fails
-// before it waited for them (a failing test must leave no etcdctl waiting
-// on a lock forever).
 pid_t Started(pid_t pid) {
   RegisterOwnServer(pid);
   return pid;
 }
-int Reap(pid_t pid, double timeout_sec = 30) {
+
+int Reap(pid_t pid, double timeout_sec) {
   const int code = WaitPlain(pid, timeout_sec);
   ForgetOwnServer(pid);
   return code;
 }
 
-// `etcdctl lock NAME -- sh -c SCRIPT`, started now.
 pid_t CtlLock(const std::string& name, const std::string& script) {
   return Started(
       Spawn({Etcdctl(), "--endpoints", Endpoint(), "lock", name, "--", "sh", "-c", script}));
 }
 
-// A script that says it holds (DIR/MARK) and holds until DIR/go appears,
-// or until DIR is gone: a test that failed before writing DIR/go leaves no
-// holder behind once its dirs are removed.
-std::string HoldUntilGo(const std::string& dir, const std::string& mark = "held") {
+std::string HoldUntilGo(const std::string& dir, const std::string& mark) {
   return absl::StrCat("touch ", dir, "/", mark, "; while [ ! -e ", dir, "/go ] && [ -d ", dir,
                       " ]; do sleep 0.05; done");
 }
 
-// The keys under `prefix` as `etcdctl get --prefix --keys-only` prints them.
 std::vector<std::string> KeysUnder(const std::string& prefix) {
   std::vector<std::string> keys;
   for (absl::string_view l :
@@ -117,7 +103,6 @@ std::vector<std::string> KeysUnder(const std::string& prefix) {
   return keys;
 }
 
-// Polls until the queue of `r` (keys under its P/) holds `n` keys.
 void AwaitQueueLength(const std::string& r, size_t n) {
   const double t0 = NowSeconds();
   while (KeysUnder(EtcdctlName(r) + "/").size() != n) {
@@ -129,13 +114,17 @@ void AwaitQueueLength(const std::string& r, size_t n) {
   }
 }
 
-// `ipclock run` for the suite's DSN.
 std::vector<std::string> Run(const std::string& dsn, const std::string& r,
                              const std::vector<std::string>& command) {
   std::vector<std::string> argv = {IpclockPath(), "run", "--store", dsn, "--key", r, "--"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }
+
+namespace {
+
+using ipclock::Lock;
+using ipclock::Store;
 
 // --- Without a server -----------------------------------------------------------------
 
@@ -474,191 +463,6 @@ void DeletedKeyStopsRun(void**) {
   const std::string err = ReadFileOrEmpty(dir + "/stderr");
   print_message("%s", err.c_str());
   assert_true(absl::StrContains(err, "deleted by another client"));
-}
-
-// --- A member of our own, frozen --------------------------------------------------------
-
-// A member on two ports of the test's own (client and peer).
-class OwnEtcd : public ScriptedServer {
- public:
-  OwnEtcd()
-      : ScriptedServer({"etcd-server", "etcd", "etcd.pid",
-                        "no etcd (apt-get install etcd-server etcd-client)", 90, 2, {"own"}, 1,
-                        30}) {}
-  std::string dsn(const std::string& query) const {
-    return absl::StrCat("etcd://127.0.0.1:", port(), "/own?", query);
-  }
-};
-
-// A member that stops answering (SIGSTOP: no quorum, nothing sent back):
-// checks say Unavailable while the lease may live, and Aborted once the
-// TTL has passed since etcd last confirmed a renewal; never "held".
-void UnreachableIsUnavailableThenLost(void**) {
-  REQUIRE_SERVER();
-  OwnEtcd own;
-  START_OWN(own);
-  auto store = OpenStoreOrFail(own.dsn("ttl=3&timeout=0.5"));
-  Lock lock = LockOrFail(store, UniqueResource("frozen"));
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Refresh());
-  const double renewed = NowSeconds();
-  own.Freeze();
-  ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kUnavailable);
-  ASSERT_CODE(lock.Refresh(), absl::StatusCode::kUnavailable);
-  absl::Status last;
-  while (NowSeconds() - renewed < 8) {
-    last = lock.CheckAcquired();
-    if (!absl::IsUnavailable(last)) break;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  const double after = NowSeconds() - renewed;
-  print_message("Unavailable until %.2f s after the last renewal (TTL 3 s), then: %s\n", after,
-                last.ToString().c_str());
-  ASSERT_CODE(last, absl::StatusCode::kAborted);
-  assert_true(after >= 3);
-  assert_true(absl::StrContains(last.message(), "TTL"));
-  own.Thaw();
-}
-
-// A renewal sent to a member that no longer answers is not waited on for
-// the DSN's whole request timeout: the lock may be another's once its lease
-// could have expired, so the renewal ends there and says Aborted.
-void RenewalGivesUpWhenTheLeaseMayEnd(void**) {
-  REQUIRE_SERVER();
-  OwnEtcd own;
-  START_OWN(own);
-  auto store = OpenStoreOrFail(own.dsn("ttl=2&timeout=60"));
-  Lock lock = LockOrFail(store, UniqueResource("frozen-renewal"));
-  assert_true(TryOrFail(lock));
-  // Read before the renewal is sent: the store counts the lease from the
-  // moment it sent its last confirmed renewal, which is no earlier (read
-  // after it returned, a loaded machine saw 1.999 s).
-  const double renewed = NowSeconds();
-  ASSERT_OK(lock.Refresh());
-  own.Freeze();
-  absl::Status s = lock.Refresh();
-  const double after = NowSeconds() - renewed;
-  print_message("the renewal ended %.2f s after the last one (TTL 2 s, timeout 60 s): %s\n", after,
-                s.ToString().c_str());
-  ASSERT_CODE(s, absl::StatusCode::kAborted);
-  assert_true(after >= 2);
-  assert_true(after < 30);  // not the request timeout
-  own.Thaw();
-}
-
-// --- TLS ------------------------------------------------------------------------------------
-
-void TlsRefusalsAreConfigurationErrors(void**) {
-  REQUIRE_VAR("IPCLOCK_TEST_ETCDS");
-  const std::string certs = EnvOrNull("IPCLOCK_TEST_ETCD_CERTS");
-  const std::string base =
-      absl::StrCat("etcds://127.0.0.1:", DsnPort(EnvOrNull("IPCLOCK_TEST_ETCDS")), "/ipclock-tls");
-  // Without a client certificate the member refuses the handshake.
-  absl::StatusOr<std::shared_ptr<Store>> s =
-      ipclock::StoreFromDsn(absl::StrCat(base, "?cacert=", certs, "/ca.pem"));
-  ASSERT_CODE(s, absl::StatusCode::kPermissionDenied);
-  print_message("no client certificate: %s\n", s.status().ToString().c_str());
-  // A CA that did not sign the member's certificate: we refuse it.
-  s = ipclock::StoreFromDsn(absl::StrCat(base, "?cacert=", certs, "/client.pem&cert=", certs,
-                                         "/client.pem&key=", certs, "/client-key.pem"));
-  // A server certificate that fails is configuration (ipclock/errors.h).
-  ASSERT_CODE(s, absl::StatusCode::kInvalidArgument);
-  print_message("wrong CA: %s\n", s.status().ToString().c_str());
-  // TLS to the plain member: a configuration error too, not a member down.
-  s = ipclock::StoreFromDsn(absl::StrCat("etcds://", Endpoint(), "?cacert=", certs, "/ca.pem&cert=",
-                                         certs, "/client.pem&key=", certs, "/client-key.pem"));
-  ASSERT_CODE(s, absl::StatusCode::kInvalidArgument);
-  print_message("TLS to a plain port: %s\n", s.status().ToString().c_str());
-  // Unverified but with our certificate: accepted, and locks work.
-  auto store = OpenStoreOrFail(absl::StrCat(base, "?insecure_skip_tls_verify=true&cert=", certs,
-                                 "/client.pem&key=", certs, "/client-key.pem"));
-  Lock lock = LockOrFail(store, UniqueResource("tls"));
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
-  // The CLI ends at once with the permission status, without retrying.
-  const double t0 = NowSeconds();
-  int code = 0;
-  RunForOutput({IpclockPath(), "run", "--store", absl::StrCat(base, "?cacert=", certs, "/ca.pem"),
-                "--key", "x", "--", "true"},
-               &code);
-  assert_int_equal(code, 77);
-  assert_true(NowSeconds() - t0 < 5);
-}
-
-// --- Shared locks, list, fork -----------------------------------------------------------
-
-// Readers of ipclock coexist; `etcdctl lock` (an exclusive Mutex) waits
-// for them, and readers queued behind it wait for it.
-void SharedLocksBesideEtcdctl(void**) {
-  REQUIRE_SERVER();
-  auto store = OpenStoreOrFail(Dsn());
-  const std::string r = UniqueResource("shared");
-  const std::string dir = MakeTempDir();
-  Lock r1 = LockOrFail(store, r), r2 = LockOrFail(store, r), late = LockOrFail(store, r);
-  assert_true(TryOrFail(r1, LockMode::kShared));
-  assert_true(TryOrFail(r2, LockMode::kShared));
-  pid_t writer = CtlLock(EtcdctlName(r), HoldUntilGo(dir, "w"));
-  AwaitQueueLength(r, 3);
-  absl::SleepFor(absl::Milliseconds(200));
-  assert_false(FileExists(dir + "/w"));
-  // A reader behind the queued writer waits for it.
-  assert_false(TryOrFail(late, LockMode::kShared));
-  ASSERT_OK(r1.Release());
-  ASSERT_OK(r2.Release());
-  assert_true(WaitForFile(dir + "/w", 20));
-  assert_false(TryOrFail(late, LockMode::kShared));
-  assert_true(WriteFile(dir + "/go", ""));
-  ASSERT_OK(late.Acquire(absl::Seconds(20), LockMode::kShared));
-  assert_int_equal(Reap(writer, 20), 0);
-  ASSERT_OK(late.Release());
-}
-
-// `ipclock list`: holder, waiters of both clients, the lease and its TTL.
-void ListShowsHolderWaitersAndLease(void**) {
-  REQUIRE_SERVER();
-  const std::string dsn = Dsn();
-  auto store = OpenStoreOrFail(dsn);
-  const std::string r = UniqueResource("list");
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
-  pid_t w1 = CtlLock(EtcdctlName(r), "true");
-  AwaitQueueLength(r, 2);
-  pid_t w2 = Started(Spawn(Run(dsn, r, {"true"})));
-  AwaitQueueLength(r, 3);
-  ipclock::ListRequest request;
-  request.resource = r;
-  absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);
-  ASSERT_OK(held);
-  assert_int_equal(held->locks.size(), 1);
-  const ipclock::HeldLock& l = held->locks[0];
-  assert_string_equal(l.resource.c_str(), r.c_str());
-  assert_string_equal(l.mode.c_str(), "exclusive");
-  assert_int_equal(l.pid, getpid());
-  assert_int_equal(*l.waiters, 2);
-  assert_int_equal(*l.fence, static_cast<int64_t>(*holder.fence()));
-  bool lease = false, ttl = false;
-  for (const auto& d : l.text_details) {
-    lease = lease || (d.first == "lease" &&
-                      d.second == ipclock::LeaseHex(ipclock::EtcdHeldKeyOf(holder)->lease));
-  }
-  for (const auto& d : l.number_details) ttl = ttl || (d.first == "lease_ttl_left" && d.second > 0);
-  assert_true(lease && ttl);
-  int code = 0;
-  std::string out = RunForOutput({IpclockPath(), "list", "--json", "--store", dsn, "--key", r}, &code);
-  assert_int_equal(code, 0);
-  assert_true(absl::StrContains(out, "\"waiters\":2"));
-  ASSERT_OK(holder.Release());
-  assert_int_equal(Reap(w1, 20), 0);
-  assert_int_equal(Reap(w2, 20), 0);
-}
-
-// A forked child has its own lease: it neither uses nor releases the
-// parent's lock.
-void ForkedChildHasItsOwnLease(void**) {
-  REQUIRE_SERVER();
-  // The inherited Lock is the parent's: releasing it here lets nothing go.
-  ForkedChildIsAnotherHolder(OpenStoreOrFail(Dsn()), UniqueResource("fork"),
-                             [](Lock& inherited) { return inherited.Release().ok() ? 0 : 4; });
 }
 
 }  // namespace

@@ -16,8 +16,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,16 +26,14 @@
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "flock_test_util.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "loss_log.h"  // last: it pulls in cmocka.h
 
 namespace {
 
 using namespace ipclock_test;
-using ipclock::Diagnostic;
 using ipclock::Lock;
 using ipclock::LockWatch;
 using ipclock::WatchedLock;
-using ipclock::WatchOptions;
 
 void ExpectLost(const absl::Status& s, const std::string& what) {
   if (!absl::IsAborted(s) || !absl::StrContains(s.message(), what)) {
@@ -206,33 +202,6 @@ void ExactPathLost(void**) {
 
 // --- The watch ----------------------------------------------------------------
 
-struct Report {
-  std::mutex mu;
-  std::vector<Diagnostic> losses;
-  std::atomic<int64_t> at_nanos{0};
-  WatchOptions Options(absl::Duration interval) {
-    WatchOptions o;
-    o.check_interval = interval;
-    o.diagnostics = [this](const Diagnostic& loss) {
-      const int64_t now = ipclock::Deadline::NowNanos();
-      {
-        std::lock_guard<std::mutex> guard(mu);
-        losses.push_back(loss);
-      }
-      at_nanos.store(now);  // last: Wait() returning means the loss is in `losses`
-    };
-    return o;
-  }
-  bool Wait(double seconds) {
-    const double until = NowSeconds() + seconds;
-    while (NowSeconds() < until) {
-      if (at_nanos.load() != 0) return true;
-      usleep(100);
-    }
-    return at_nanos.load() != 0;
-  }
-};
-
 // Watches a held lock in `dir` with a one-minute interval, does `lose` to
 // it, and returns how long the watch took to report it (µs). A report
 // within 20 s can only have come from inotify.
@@ -241,23 +210,20 @@ double NoticedAfterMicros(const std::string& dir, const std::string& r,
   auto store = FlockStoreIn(dir);
   Lock lock = LockOrFail(store, r);
   assert_true(TryOrFail(lock));
-  Report report;
+  LossLog report;
   LockWatch watch;
   absl::StatusOr<WatchedLock> watched =
       watch.Watch(std::move(lock), report.Options(absl::Minutes(1)));
   ASSERT_OK(watched);
   usleep(20 * 1000);  // the watch's thread is asleep in poll(2) by now
-  const int64_t start = ipclock::Deadline::NowNanos();
+  const double start = NowSeconds();
   lose();
-  if (!report.Wait(20)) fail_msg("%s: not reported within 20 s", what.c_str());
+  if (!report.WaitUntil(start + 20)) fail_msg("%s: not reported within 20 s", what.c_str());
   ExpectLost(watched->status(), what);
-  {
-    std::lock_guard<std::mutex> guard(report.mu);
-    assert_int_equal(report.losses.size(), 1);
-    ExpectLost(report.losses[0].status, what);
-  }
+  assert_int_equal(report.size(), 1);
+  ExpectLost(report.first().status, what);
   ExpectLost(watched->Release(), what);
-  return static_cast<double>(report.at_nanos.load() - start) / 1000.0;
+  return (report.first_at() - start) * 1e6;
 }
 
 void PrintLatency(const char* what, std::vector<double> micros) {
@@ -305,13 +271,13 @@ void WatchFindsAncestorRenameAtItsInterval(void**) {
   auto store = FlockStoreIn(dir);
   Lock lock = LockOrFail(store, UniqueResource("up"));
   assert_true(TryOrFail(lock));
-  Report report;
+  LossLog report;
   LockWatch watch;
   absl::StatusOr<WatchedLock> watched =
       watch.Watch(std::move(lock), report.Options(absl::Milliseconds(100)));
   ASSERT_OK(watched);
   assert_int_equal(rename((base + "/a").c_str(), (base + "/b").c_str()), 0);
-  assert_true(report.Wait(20));
+  assert_true(report.WaitUntil(NowSeconds() + 20));
   ExpectLost(watched->status(), absl::StrCat("lock dir ", dir, " was renamed or replaced"));
 }
 
@@ -325,12 +291,12 @@ void HolderProcessIsTold(void**) {
     auto store = FlockStoreIn(dir);
     absl::StatusOr<Lock> lock = Lock::Create(store, r);
     if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
-    Report report;
+    LossLog report;
     absl::StatusOr<WatchedLock> watched =
         LockWatch::Default().Watch(*std::move(lock), report.Options(absl::Minutes(1)));
     if (!watched.ok()) return 3;
     holding.Notify();
-    if (!report.Wait(20)) return 4;
+    if (!report.WaitUntil(NowSeconds() + 20)) return 4;
     told.Notify();
     return absl::StrContains(watched->status().message(), dir) ? 0 : 5;
   });

@@ -28,17 +28,14 @@
 #include "ipclock/lock_guard.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/spi/store_interface.h"
+#include "lock_watch_test_stores.h"
 #include "loss_log.h"  // last: it pulls in cmocka.h
 
 namespace {
 
-using ipclock::Key;
 using ipclock::Lock;
 using ipclock::Diagnostic;
-using ipclock::LockMode;
-using ipclock::LockOptions;
 using ipclock::LockWatch;
-using ipclock::Store;
 using ipclock::WatchedLock;
 using ipclock::WatchOptions;
 using namespace ipclock_test;
@@ -57,118 +54,13 @@ bool Eventually(Fn done, double seconds = 10) {
   return done();
 }
 
-// The in-memory store with refreshes that fail on demand, as a store whose
-// server went away would: a fault injected into a real store, for the
-// watch's handling of a renewal that fails and then a lease that runs out.
-// (A real Redis server stopped under a watched lock is in redis_store_test.)
-class FailingRefreshStore final : public ipclock::StoreWithState<ipclock::KeyState> {
- public:
-  FailingRefreshStore() : inner_(ipclock::NewInMemoryStore()) {}
-  absl::string_view name() const override { return "failing-refresh"; }
-  ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, ipclock::Deadline d) override {
-    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
-  }
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
-    ++refreshes;
-    if (fail) return absl::UnavailableError("failing-refresh: connection refused");
-    return ipclock::StoreCalls::PutOffExpiration(*inner_, key, ttl);
-  }
-  absl::Status Delete(Key& key) override { return ipclock::StoreCalls::Delete(*inner_, key); }
-  absl::StatusOr<bool> Exists(Key& key) override {
-    if (gone) return false;
-    return ipclock::StoreCalls::Exists(*inner_, key);
-  }
-
-  std::atomic<bool> fail{false};
-  // The key vanished from the store (as a key deleted on a server does): no
-  // event tells of it, only a check finds it.
-  std::atomic<bool> gone{false};
-  std::atomic<int> refreshes{0};
-
- private:
-  std::shared_ptr<Store> inner_;
-};
-
-// The in-memory store with its checks counted and timed, and, with
-// `tells`, a pipe that stands for a server's word on every loss (as
-// ZooKeeper's node watch and session events): for how often the watch
-// checks, which only the store can see.
-class CountedCheckStore final : public ipclock::StoreWithState<ipclock::KeyState> {
- public:
-  explicit CountedCheckStore(bool tells) : inner_(ipclock::NewInMemoryStore()), tells_(tells) {
-    assert_int_equal(pipe2(bell_, O_NONBLOCK | O_CLOEXEC), 0);
-  }
-  // Counts the checks of a real store, whose watch targets it passes on.
-  explicit CountedCheckStore(std::shared_ptr<Store> inner)
-      : inner_(std::move(inner)), tells_(false), forward_targets_(true) {
-    assert_int_equal(pipe2(bell_, O_NONBLOCK | O_CLOEXEC), 0);
-  }
-  ~CountedCheckStore() override {
-    close(bell_[0]);
-    close(bell_[1]);
-  }
-  absl::string_view name() const override { return "counted-check"; }
-  ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, ipclock::Deadline d) override {
-    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
-  }
-  absl::Status Delete(Key& key) override { return ipclock::StoreCalls::Delete(*inner_, key); }
-  absl::StatusOr<bool> Exists(Key& key) override {
-    return ipclock::StoreCalls::Exists(*inner_, key);
-  }
-  absl::Status CheckHeld(Key& key) override {
-    {
-      std::lock_guard<std::mutex> guard(mu);
-      checks.push_back(NowSeconds());
-    }
-    // Drained first, as a server's bell is: a word from now on fires again.
-    char drained[16];
-    while (read(bell_[0], drained, sizeof(drained)) > 0) {
-    }
-    if (gone) return absl::AbortedError("counted-check: the key is gone");
-    if (unsure) return absl::UnavailableError("counted-check: no answer");
-    return ipclock::StoreCalls::CheckHeld(*inner_, key);
-  }
-  ipclock::WatchTargets GetWatchTargets(Key& key) override {
-    ipclock::WatchTargets targets;
-    if (forward_targets_) targets = ipclock::StoreCalls::GetWatchTargets(*inner_, key);
-    if (tells_) {
-      targets.poll_fds.push_back(bell_[0]);
-      targets.poll_fds_tell_all = true;
-    }
-    return targets;
-  }
-  void Ring() { assert_int_equal(write(bell_[1], "x", 1), 1); }
-  // The checks made from `since` on.
-  std::vector<double> ChecksSince(double since) {
-    std::lock_guard<std::mutex> guard(mu);
-    std::vector<double> out;
-    for (double t : checks) {
-      if (t >= since) out.push_back(t);
-    }
-    return out;
-  }
-
-  std::atomic<bool> gone{false};
-  std::atomic<bool> unsure{false};
-  std::mutex mu;
-  std::vector<double> checks;  // guarded by mu
-
- private:
-  std::shared_ptr<Store> inner_;
-  const bool tells_;
-  const bool forward_targets_ = false;
-  int bell_[2];
-};
-
 // A lock on `resource`, held, in a flock store on `dir`.
 // `sink`, if set, is the store's diagnostic sink.
 Lock HeldInDir(const std::string& dir, const std::string& resource,
                ipclock::DiagnosticSink sink = nullptr) {
   ipclock::FlockStoreOptions options;
   options.dir = dir;
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::NewFlockStore(options);
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::NewFlockStore(options);
   ASSERT_OK(store);
   (*store)->SetDiagnosticSink(std::move(sink));
   Lock lock = LockOrFail(*store, resource);
@@ -624,7 +516,7 @@ void FlockLockIsCheckedAsASafetyNet(void**) {
   assert_non_null(mkdtemp(tmpl));
   const std::string dir = tmpl;
   {
-    absl::StatusOr<std::shared_ptr<Store>> flock =
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> flock =
         ipclock::StoreFromDsn("flock://" + dir + "?removeipc=ignore");
     ASSERT_OK(flock);
     auto store = std::make_shared<CountedCheckStore>(*flock);

@@ -11,7 +11,7 @@
 // as Aborted, while a server that is only down is Unavailable.
 //
 // Skipped without the servers (failed under CI=true); PHP's absence fails
-// only with --require-php.
+// only with IPCLOCK_REQUIRE_PHP=1 (Meson: -Dphp_interop=enabled).
 
 #include <signal.h>
 #include <stdlib.h>
@@ -35,9 +35,8 @@
 #include "ipclock/store_factory.h"
 #include "own_server.h"
 #include "platform/memcached_calls.h"
-#include "peer_process.h"
 #include "spawn_util.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "php_peer.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 namespace {
@@ -46,7 +45,6 @@ using ipclock::Lock;
 using ipclock::LockOptions;
 using ipclock::Store;
 
-bool g_require_php = false;
 
 const char* Env(const char* name) {
   const char* v = getenv(name);
@@ -187,37 +185,12 @@ class OwnMemcached {
 
 // --- PHP ------------------------------------------------------------------------------
 
-std::string PeerScript() {
-  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
-  return absl::StrCat(root != nullptr ? root : ".", "/tests/php/memcached_peer.php");
-}
+std::string PeerScript() { return PhpPeerScript("memcached_peer.php"); }
 
-const char* PhpMissing() {
-  static std::string why;
-  const std::string autoload = "/usr/share/php/Symfony/Component/Lock/autoload.php";
-  int code = 0;
-  if (FindInPath("php").empty()) {
-    why = "php is not installed (apt-get install php-cli php-memcached php-symfony-lock)";
-  } else if (!FileExists(autoload)) {
-    why = "Symfony Lock is not installed (apt-get install php-symfony-lock)";
-  } else if (RunForOutput({"php", "-r", "echo extension_loaded('memcached') ? 'y' : 'n';"},
-                          &code) != "y") {
-    why = "php-memcached is not installed (apt-get install php-memcached)";
-  } else {
-    return nullptr;
-  }
-  return why.c_str();
-}
-
-#define REQUIRE_PHP()                                 \
-  do {                                                \
-    const char* why_missing = PhpMissing();           \
-    if (why_missing != nullptr) {                     \
-      if (g_require_php) fail_msg("%s", why_missing); \
-      print_message("skipped: %s\n", why_missing);    \
-      skip();                                         \
-    }                                                 \
-  } while (0)
+#define REQUIRE_PHP()                                                                         \
+  REQUIRE_PHP_PEER((PhpPeerNeeds{PeerScript(), true, "memcached",                             \
+                                 "php-cli php-memcached php-symfony-lock"}),                  \
+                   PhpRequired())
 
 std::string PhpTry(const std::string& servers, const char* protocol, const std::string& resource) {
   int code = 0;
@@ -350,13 +323,10 @@ void PhpPeerBothWays(void**) {
   for (const char* protocol : {"binary", "text"}) {
     // PHP holds; ipclock is kept out, then gets it once PHP lets go.
     const std::string r = UniqueResource("php");
-    PeerProcess php({"php", PeerScript(), servers, protocol, r, "hold"});
-    assert_string_equal(php.ReadLine().c_str(), "locked");
+    PhpPeerHolder php({"php", PeerScript(), servers, protocol, r, "hold"});
     Lock ours = LockOrFail(store, r);
     assert_false(TryOrFail(ours));
-    php.CloseStdin();
-    assert_string_equal(php.ReadLine().c_str(), "released");
-    assert_int_equal(php.Wait(), 0);
+    php.Release();
     assert_true(TryOrFail(ours));
     // ipclock holds; PHP sees our token and is kept out.
     int code = 0;
@@ -625,11 +595,8 @@ void ForkedChildUsesItsOwnConnection(void**) {
 }  // namespace
 }  // namespace ipclock_test
 
-int main(int argc, char** argv) {
+int main() {
   using namespace ipclock_test;
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--require-php") == 0) g_require_php = true;
-  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(DsnFormsAndBadInput, StopOwnServers),
       cmocka_unit_test_teardown(UnixSocketServer, StopOwnServers),

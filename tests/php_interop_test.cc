@@ -7,7 +7,7 @@
 // through `ipclock run`.
 //
 // Without php-cli or php-symfony-lock the tests are skipped, saying why;
-// with --require-php (Meson: -Dphp_interop=enabled) they fail instead.
+// with IPCLOCK_REQUIRE_PHP=1 (Meson: -Dphp_interop=enabled) they fail instead.
 
 #include <dirent.h>
 #include <signal.h>
@@ -28,7 +28,6 @@
 namespace ipclock_test {
 namespace {
 
-bool g_require_php = false;
 
 constexpr char kPlainResource[] = "invoice-42";
 constexpr char kPlainFile[] = "sf.invoice-42.PDBLwhy.lock";
@@ -39,7 +38,7 @@ std::string PeerScript() { return PhpPeerScript("flock_peer.php"); }
 
 PhpPeerNeeds PeerNeeds() { return {PeerScript(), true, "", "php-cli php-symfony-lock"}; }
 
-#define REQUIRE_PHP() REQUIRE_PHP_PEER(PeerNeeds(), g_require_php)
+#define REQUIRE_PHP() REQUIRE_PHP_PEER(PeerNeeds(), PhpRequired())
 
 // A PHP peer holding a lock until Release().
 class PhpHolder : public PhpPeerHolder {
@@ -189,9 +188,8 @@ void test_shared_locks_with_php(void** state) {
 }  // namespace
 }  // namespace ipclock_test
 
-int main(int argc, char** argv) {
+int main() {
   using namespace ipclock_test;
-  g_require_php = PhpRequired(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_file_names_match_symfony),
       cmocka_unit_test(test_php_holds_ipclock_is_refused),

@@ -45,11 +45,9 @@ const char* PhpPeerMissing(const PhpPeerNeeds& needs) {
   return why.c_str();
 }
 
-bool PhpRequired(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--require-php") == 0) return true;
-  }
-  return false;
+bool PhpRequired() {
+  const char* required = getenv("IPCLOCK_REQUIRE_PHP");
+  return required != nullptr && strcmp(required, "1") == 0;
 }
 
 std::string RunPhpPeer(const std::vector<std::string>& argv) {

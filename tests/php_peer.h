@@ -35,9 +35,10 @@ struct PhpPeerNeeds {
 // static, so that skip()'s longjmp leaves no destructor behind.
 const char* PhpPeerMissing(const PhpPeerNeeds& needs);
 
-// Whether the suite runs with --require-php (-Dphp_interop=enabled): a
-// peer that cannot run then fails the test instead of skipping it.
-bool PhpRequired(int argc, char** argv);
+// Whether $IPCLOCK_REQUIRE_PHP is 1 (tests/meson.build sets it for the
+// interop suites under -Dphp_interop=enabled): a peer that cannot run then
+// fails the test instead of skipping it.
+bool PhpRequired();
 
 // Skips (or fails) the test unless the peer `needs` describes can run. The
 // check ends before the skip, so its temporaries are gone by then.

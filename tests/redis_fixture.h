@@ -35,6 +35,8 @@ struct redisReply;
 
 namespace ipclock_test {
 
+// The store's two formats, for the tests that run in both.
+inline constexpr const char* kRedisFormats[] = {"symfony", "simple"};
 
 // $name (IPCLOCK_TEST_REDIS, _2, _3, _AUTH), or a skip.
 const char* RequireRedis(const char* name = "IPCLOCK_TEST_REDIS");

@@ -46,7 +46,6 @@ using ipclock::LockWatch;
 using ipclock::WatchedLock;
 using ipclock::WatchOptions;
 
-const char* const kFormats[] = {"symfony", "simple"};
 constexpr absl::Duration kLongLease = absl::Seconds(60);
 constexpr absl::Duration kInterval = absl::Milliseconds(250);
 
@@ -179,7 +178,7 @@ void SeenByWatch(const Loss& loss, RedisServer& own, const char* format, Latenci
 void LoseThreeWays(const Loss& loss) {
   RedisServer& own = OwnRedis();
   Latencies latencies;
-  for (const char* format : kFormats) {
+  for (const char* format : kRedisFormats) {
     SeenByCheckAcquired(loss, own, format);
     SeenByRelease(loss, own, format);
     SeenByWatch(loss, own, format, &latencies);
@@ -196,7 +195,7 @@ void ServerRestartedWithoutPersistence(void**) { LoseThreeWays(kRestart); }
 
 void LeaseRanOut(void**) {
   RedisServer& own = OwnRedis();
-  for (const char* format : kFormats) {
+  for (const char* format : kRedisFormats) {
     auto store = OpenStoreOrFail(DsnFor(own, format));
     Lock lock = MakeLock(store, UniqueResource("lease"), absl::Milliseconds(200));
     assert_true(TryOrFail(lock));
@@ -225,7 +224,7 @@ void LeaseRanOut(void**) {
 void TakenOverOrOverwritten(void**) {
   RedisServer& own = OwnRedis();
   RedisClient raw(own.dsn());
-  for (const char* format : kFormats) {
+  for (const char* format : kRedisFormats) {
     auto store = OpenStoreOrFail(DsnFor(own, format));
     const std::string r = UniqueResource("taken");
     Lock lock = MakeLock(store, r, kLongLease);
@@ -336,7 +335,7 @@ void TrackingReportsAtOnce(void**) {
          RedisClient(own.dsn()).Ok({"SET", key, "someone-else"});
        }},
   };
-  for (const char* format : kFormats) {
+  for (const char* format : kRedisFormats) {
     for (const Change& change : changes) {
       auto store = OpenStoreOrFail(DsnFor(own, format));
       const std::string r = UniqueResource("tracked");

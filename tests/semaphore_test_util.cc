@@ -45,7 +45,16 @@ pid_t WaitInChild(const std::shared_ptr<Store>& store, const std::string& resour
   });
 }
 
-void CheckCountingBetweenProcesses(const std::shared_ptr<Store>& store) {
+namespace {
+
+const SemaphoreSuite& SuiteOf(void** state) {
+  return *static_cast<const SemaphoreSuite*>(*state);
+}
+
+}  // namespace
+
+void CountingPermitsAcrossProcesses(void** state) {
+  const std::shared_ptr<Store> store = OpenStoreOrFail(SuiteOf(state).dsn);
   struct Counter {
     std::atomic<int> inside{0};
     std::atomic<int> max_inside{0};
@@ -95,7 +104,8 @@ void CheckCountingBetweenProcesses(const std::shared_ptr<Store>& store) {
   assert_false(TryOrFail(third));  // never a third permit
 }
 
-void CheckPermitsMismatchIsRefused(const std::shared_ptr<Store>& store) {
+void PermitsMismatchIsRefused(void** state) {
+  const std::shared_ptr<Store> store = OpenStoreOrFail(SuiteOf(state).dsn);
   const std::string resource = UniqueResource("mismatch");
   Lock three = MakeLock(store, resource, 3);
   assert_true(TryOrFail(three));
@@ -113,8 +123,11 @@ void CheckPermitsMismatchIsRefused(const std::shared_ptr<Store>& store) {
   ASSERT_OK(two.Release());
 }
 
-void CheckFullCyclesUnderKills(const std::string& dsn, const std::string& resource,
-                               double seconds, const std::string& last_dsn) {
+void FullCyclesUnderKills(void** state) {
+  const SemaphoreSuite& suite = SuiteOf(state);
+  const std::string dsn = suite.dsn;
+  const std::string resource = UniqueResource("cycles-kill");
+  constexpr double seconds = 3.0;
   struct Shared {
     std::atomic<int> overlaps{0};
     std::atomic<int> errors{0};
@@ -179,10 +192,13 @@ void CheckFullCyclesUnderKills(const std::string& dsn, const std::string& resour
   assert_true(sh->cycles.load() > 0);
   // The killed workers' attachments are reclaimed by the next user; the
   // last one to leave removes what is left.
-  std::shared_ptr<Store> last = OpenStoreOrFail(last_dsn);
-  Lock lock = MakeLock(last, resource);
-  ASSERT_OK(lock.Acquire(absl::Seconds(10)));
-  ASSERT_OK(lock.Release());
+  {
+    std::shared_ptr<Store> last = OpenStoreOrFail(suite.keep_nothing_dsn);
+    Lock lock = MakeLock(last, resource);
+    ASSERT_OK(lock.Acquire(absl::Seconds(10)));
+    ASSERT_OK(lock.Release());
+  }
+  assert_false(suite.objects_left(resource));
 }
 
 void CheckWatchReportsLoss(Lock lock, absl::Duration interval,

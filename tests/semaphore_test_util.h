@@ -3,8 +3,8 @@
 //
 // What the two semaphore stores' suites (sysv_semaphore_test.cc,
 // posix_semaphore_test.cc) check alike: counting permits between processes
-// with a holder killed, permits that disagree, and a LockWatch reporting a
-// lost lock. Each takes the store under test.
+// with a holder killed, permits that disagree, full cycles under kills, and
+// a LockWatch reporting a lost lock.
 
 #ifndef IPCLOCK_TESTS_SEMAPHORE_TEST_UTIL_H_
 #define IPCLOCK_TESTS_SEMAPHORE_TEST_UTIL_H_
@@ -51,25 +51,32 @@ struct DeathReport {
 pid_t WaitInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
                   Signal* waiting, DeathReport* report);
 
+// What the tests below need of the store under test, given to each as
+// cmocka's state (cmocka_unit_test_prestate).
+struct SemaphoreSuite {
+  const char* dsn;               // the store's plain DSN
+  const char* keep_nothing_dsn;  // the same store, keeping nothing idle
+  // Whether any object of `resource` (a set, a semaphore, a registry) is left.
+  bool (*objects_left)(const std::string& resource);
+};
+
 // Six processes share three permits: never more holders than permits, and
 // more than one at a time. Then a holder of two permits is killed: its
 // permit, and only its, comes back, reported as an owner's death.
-void CheckCountingBetweenProcesses(const std::shared_ptr<ipclock::Store>& store);
+void CountingPermitsAcrossProcesses(void** state);
 
 // A Lock asking other permits than the holders of the resource made it
 // with is refused, naming both.
-void CheckPermitsMismatchIsRefused(const std::shared_ptr<ipclock::Store>& store);
+void PermitsMismatchIsRefused(void** state);
 
-// Four processes take `resource` through `dsn` with a full cycle each time
-// (a new Lock, so through the store's idle attachments, acquire, a step of
-// work, release, destroy) while one of them is killed with SIGKILL every
-// 20 ms and replaced, for `seconds`. Never two holders at once, no
-// acquisition that waits 10 s, no error; every takeover from a killed
-// holder is reported as an owner's death. Then one more cycle through
-// `last_dsn`, whose store keeps nothing idle: the caller checks that
-// nothing of `resource` is left.
-void CheckFullCyclesUnderKills(const std::string& dsn, const std::string& resource,
-                               double seconds, const std::string& last_dsn);
+// Four processes take a resource with a full cycle each time (a new Lock,
+// so through the store's idle attachments, acquire, a step of work,
+// release, destroy) while one of them is killed with SIGKILL every 20 ms
+// and replaced, for 3 s. Never two holders at once, no acquisition that
+// waits 10 s, no error; every takeover from a killed holder is reported as
+// an owner's death. Then one more cycle through the store that keeps
+// nothing idle, which leaves no object of the resource behind.
+void FullCyclesUnderKills(void** state);
 
 // Watches the held `lock` with `interval` between checks: no report while
 // nothing happens; then `lose` takes the lock away, and the watch must

@@ -10,7 +10,7 @@
 // us in a loop, failed system calls while attaching, and interop with PHP's
 // Symfony SemaphoreStore, including PHP holders killed with SIGKILL
 // (tests/php/semaphore_peer.php; skipped, saying why, without php-cli,
-// sysvsem or php-symfony-lock).
+// sysvsem or php-symfony-lock; in sysv_semaphore_test_php.cc, for length).
 
 #include <errno.h>
 #include <sched.h>
@@ -35,7 +35,25 @@
 #include "peer_process.h"
 #include "platform/faults.h"
 #include "spawn_util.h"
-#include "semaphore_test_util.h"  // last: it pulls in cmocka.h
+#include "semaphore_test_util.h"
+#include "sysv_semaphore_test.h"
+#include "php_peer.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+
+std::shared_ptr<ipclock::Store> OpenStore(const std::string& dsn) {
+  return OpenStoreOrFail(dsn);
+}
+
+int32_t KeyOf(const std::string& resource) {
+  return *ipclock::SemaphoreIpcKey(resource, ipclock::SemaphoreKeyScheme::kMd5);
+}
+
+int SemidOf(const std::string& resource) { return semget(KeyOf(resource), 0, 0); }
+
+bool SetExists(const std::string& resource) { return SemidOf(resource) >= 0; }
+
+}  // namespace ipclock_test
 
 namespace {
 
@@ -44,18 +62,6 @@ using ipclock::LockOptions;
 using ipclock::SemaphoreKeyScheme;
 using ipclock::Store;
 using namespace ipclock_test;
-
-std::shared_ptr<Store> OpenStore(const std::string& dsn = "semaphore") {
-  return OpenStoreOrFail(dsn);
-}
-
-int32_t KeyOf(const std::string& resource) {
-  return *ipclock::SemaphoreIpcKey(resource, SemaphoreKeyScheme::kMd5);
-}
-
-// The id of the set of the resource's key, or -1 (semget without IPC_CREAT).
-int SemidOf(const std::string& resource) { return semget(KeyOf(resource), 0, 0); }
-bool SetExists(const std::string& resource) { return SemidOf(resource) >= 0; }
 
 // --- Keys and options ----------------------------------------------------------
 
@@ -243,17 +249,6 @@ void KilledHolderReportedToWaiter(void**) {
   assert_true(TryOrFail(next));
   assert_false(next.previous_owner_died());
   ASSERT_OK(next.Release());
-}
-
-void CountingPermitsAcrossProcesses(void**) { CheckCountingBetweenProcesses(OpenStore()); }
-
-void PermitsMismatchIsRefused(void**) { CheckPermitsMismatchIsRefused(OpenStore()); }
-
-// Full cycles through the store's idle attachments, with kill -9.
-void FullCyclesUnderKills(void**) {
-  const std::string resource = UniqueResource("cycles-kill");
-  CheckFullCyclesUnderKills("semaphore", resource, 3.0, "semaphore:?keep_idle=0");
-  assert_false(SetExists(resource));
 }
 
 // --- A set removed or changed under us -------------------------------------------
@@ -458,203 +453,11 @@ void FailedAttachLeavesNothing(void**) {
   }
 }
 
-// --- PHP interop ---------------------------------------------------------------
-
-const char* PhpMissing() {
-  static std::string why;
-  if (FindInPath("php").empty()) {
-    why = "php is not installed (apt-get install php-cli php-symfony-lock)";
-    return why.c_str();
-  }
-  const char* autoload = getenv("IPCLOCK_SYMFONY_AUTOLOAD");
-  std::string path = autoload != nullptr
-                         ? autoload
-                         : "/usr/share/php/Symfony/Component/Lock/autoload.php";
-  if (!FileExists(path)) {
-    why = absl::StrCat("Symfony Lock is not at ", path, " (apt-get install php-symfony-lock)");
-    return why.c_str();
-  }
-  pid_t pid = Spawn({"php", "-r", "exit(extension_loaded('sysvsem') ? 0 : 1);"});
-  if (WaitPlain(pid, 30) != 0) {
-    why = "php has no sysvsem extension (Debian builds it into php-cli)";
-    return why.c_str();
-  }
-  return nullptr;
-}
-
-#define SKIP_WITHOUT_PHP()                                  \
-  do {                                                      \
-    if (const char* why_missing = PhpMissing()) {           \
-      print_message("skipped: %s\n", why_missing);          \
-      skip();                                               \
-    }                                                       \
-  } while (0)
-
-std::vector<std::string> PhpPeer(const std::string& resource, const char* mode) {
-  const char* root = getenv("IPCLOCK_SOURCE_ROOT");
-  return {"php", absl::StrCat(root != nullptr ? root : ".", "/tests/php/semaphore_peer.php"),
-          resource, mode};
-}
-
-void PhpHoldsIpclockWaits(void**) {
-  SKIP_WITHOUT_PHP();
-  std::shared_ptr<Store> store = OpenStore();
-  const std::string resource = UniqueResource("php-holds");
-  Lock lock = MakeLock(store, resource);
-  // The waiter is forked before PHP starts: a child forked later would
-  // inherit the pipe to PHP's stdin and keep PHP from seeing its end.
-  Signal go, waiting;
-  pid_t waiter = ForkChild([&] {
-    Lock w = MakeLock(store, resource);
-    if (go.Wait(30) != 'x') return 4;
-    waiting.Notify();
-    absl::Status s = w.Acquire(absl::Seconds(20));
-    if (s.ok() && w.previous_owner_died()) return 5;  // PHP released cleanly
-    if (s.ok()) s = w.Release();
-    if (!s.ok()) fprintf(stderr, "waiter: %s\n", s.ToString().c_str());
-    return s.ok() ? 0 : 2;
-  });
-  {
-    PeerProcess php(PhpPeer(resource, "hold"));
-    assert_string_equal(php.ReadLine().c_str(), "locked");
-    assert_false(TryOrFail(lock));
-    // The waiter must survive Symfony's release, which removes the set.
-    go.Notify();
-    assert_int_equal(waiting.Wait(), 'x');
-    usleep(200 * 1000);
-    php.CloseStdin();
-    assert_int_equal(php.Wait(), 0);
-    assert_int_equal(WaitChild(waiter), 0);
-  }
-  assert_true(TryOrFail(lock));
-  assert_false(lock.previous_owner_died());
-  ASSERT_OK(lock.Release());
-  Drop(lock);
-  store.reset();
-  assert_false(SetExists(resource));
-}
-
-void IpclockHoldsPhpIsRefused(void**) {
-  SKIP_WITHOUT_PHP();
-  std::shared_ptr<Store> store = OpenStore();
-  const std::string resource = UniqueResource("ipclock-holds");
-  Lock lock = MakeLock(store, resource);
-  assert_true(TryOrFail(lock));
-  {
-    PeerProcess php(PhpPeer(resource, "try"));
-    assert_string_equal(php.ReadLine().c_str(), "busy");
-    assert_int_equal(php.Wait(), 0);
-  }
-  {
-    // PHP waits in sem_acquire; our release wakes it.
-    PeerProcess php(PhpPeer(resource, "wait"));
-    usleep(300 * 1000);
-    ASSERT_OK(lock.Release());
-    assert_string_equal(php.ReadLine().c_str(), "acquired");
-    assert_int_equal(php.Wait(), 0);
-  }
-  {
-    // Our Lock is still attached (idle): PHP takes the set as it is.
-    PeerProcess php(PhpPeer(resource, "try"));
-    assert_string_equal(php.ReadLine().c_str(), "acquired");
-    assert_int_equal(php.Wait(), 0);
-  }
-  // Symfony removed the set on its release, attached Lock or not.
-  assert_false(SetExists(resource));
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
-}
-
-// Which process made the set: PHP (three semaphores, SETVAL by PHP), or
-// ipclock (five), attached to it beforehand and idle in this process.
-enum class Maker { kPhp, kIpclock };
-
-// Starts a PHP holder of `resource`, the set made by `maker`.
-std::unique_ptr<PeerProcess> StartPhpHolder(const std::string& resource, Maker maker,
-                                            const std::shared_ptr<Store>& maker_store) {
-  if (maker == Maker::kIpclock) {
-    Lock keeper = MakeLock(maker_store, resource);
-    assert_true(TryOrFail(keeper));
-  }  // released and kept idle by `maker_store`
-  auto php = std::make_unique<PeerProcess>(PhpPeer(resource, "hold"));
-  if (php->ReadLine() != "locked") fail_msg("PHP did not take the lock");
-  struct semid_ds ds;
-  assert_int_equal(semctl(SemidOf(resource), 0, IPC_STAT, &ds), 0);
-  assert_int_equal(static_cast<int>(ds.sem_nsems), maker == Maker::kPhp ? 3 : 5);
-  return php;
-}
-
-// A PHP holder killed with SIGKILL, and an ipclock process that comes
-// after: it must be told (the pid the kernel names as the lock's last user
-// is PHP's, read before our own SETVAL could replace it).
-void PhpHolderKilledReportedToLaterProcess(void**) {
-  SKIP_WITHOUT_PHP();
-  for (Maker maker : {Maker::kPhp, Maker::kIpclock}) {
-    std::shared_ptr<Store> maker_store = OpenStore();
-    const std::string resource = UniqueResource("php-killed-later");
-    std::unique_ptr<PeerProcess> php = StartPhpHolder(resource, maker, maker_store);
-    kill(php->pid(), SIGKILL);
-    assert_int_equal(php->Wait(), 128 + SIGKILL);
-    pid_t later = ForkChild([&] {
-      absl::StatusOr<std::shared_ptr<Store>> own = ipclock::StoreFromDsn("semaphore");
-      if (!own.ok()) return 2;
-      Lock lock = MakeLock(*own, resource);
-      if (!lock.TryAcquire().value_or(false)) return 3;
-      if (!lock.previous_owner_died()) return 4;
-      if (!lock.Release().ok()) return 5;
-      // Released cleanly: the next one is not told.
-      Lock next = MakeLock(*own, resource);
-      if (!next.TryAcquire().value_or(false)) return 6;
-      return next.previous_owner_died() ? 7 : 0;
-    });
-    if (int code = WaitChild(later); code != 0) {
-      fail_msg("set made by %s: check %d failed", maker == Maker::kPhp ? "PHP" : "ipclock",
-               code);
-    }
-  }
-}
-
-// A PHP holder killed with SIGKILL while an ipclock process waits: the
-// kernel gives the permit back while PHP is still exiting (not yet a
-// zombie), and the waiter must be told all the same. Several rounds: the
-// waiter usually runs before PHP has finished dying.
-void PhpHolderKilledReportedToWaiter(void**) {
-  SKIP_WITHOUT_PHP();
-  for (Maker maker : {Maker::kPhp, Maker::kIpclock}) {
-    for (int round = 0; round < 5; ++round) {
-      std::shared_ptr<Store> maker_store = OpenStore();
-      const std::string resource = UniqueResource("php-killed-waiter");
-      auto* report = SharedMemory<DeathReport>();
-      Signal go, waiting;
-      pid_t waiter = ForkChild([&] {
-        absl::StatusOr<std::shared_ptr<Store>> own = ipclock::StoreFromDsn("semaphore");
-        if (!own.ok() || go.Wait(30) != 'x') return 2;
-        Lock lock = MakeLock(*own, resource);
-        waiting.Notify();
-        absl::Status s = lock.Acquire(absl::Seconds(20));
-        report->acquired = s.ok() ? 1 : 0;
-        report->died = lock.previous_owner_died() ? 1 : 0;
-        return s.ok() && lock.Release().ok() ? 0 : 3;
-      });
-      std::unique_ptr<PeerProcess> php = StartPhpHolder(resource, maker, maker_store);
-      go.Notify();
-      assert_int_equal(waiting.Wait(), 'x');
-      usleep(150 * 1000);  // asleep in semop by now
-      kill(php->pid(), SIGKILL);
-      assert_int_equal(WaitChild(waiter), 0);
-      assert_int_equal(php->Wait(), 128 + SIGKILL);
-      assert_int_equal(report->acquired.load(), 1);
-      if (report->died.load() != 1) {
-        fail_msg("round %d, set made by %s: the waiter was not told of PHP's death", round,
-                 maker == Maker::kPhp ? "PHP" : "ipclock");
-      }
-    }
-  }
-}
-
 }  // namespace
 
 int main() {
+  static SemaphoreSuite kSuite = {"semaphore", "semaphore:?keep_idle=0",
+                                        [](const std::string& r) { return SetExists(r); }};
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(SymfonyKeyVectors),
       cmocka_unit_test(DsnOptions),
@@ -663,9 +466,9 @@ int main() {
       cmocka_unit_test(ReusedLockKeepsItsSet),
       cmocka_unit_test(ForkedChildCannotReleaseParentsLock),
       cmocka_unit_test(KilledHolderReportedToWaiter),
-      cmocka_unit_test(CountingPermitsAcrossProcesses),
-      cmocka_unit_test(PermitsMismatchIsRefused),
-      cmocka_unit_test(FullCyclesUnderKills),
+      cmocka_unit_test_prestate(CountingPermitsAcrossProcesses, &kSuite),
+      cmocka_unit_test_prestate(PermitsMismatchIsRefused, &kSuite),
+      cmocka_unit_test_prestate(FullCyclesUnderKills, &kSuite),
       cmocka_unit_test(WaiterSurvivesSetRemoval),
       cmocka_unit_test(SetRemovedWhileHeld),
       cmocka_unit_test(SetResetWhileHeld),

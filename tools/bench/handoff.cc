@@ -82,6 +82,21 @@ void LetWaiterSleep() {
   nanosleep(&ts, nullptr);
 }
 
+// The parent's side of `count` hand-overs: for each, once the waiter is
+// ready and asleep, stamps the release time and calls `release(i)`, which
+// lets the waiter have it and says whether the hand-over went through.
+// False once one did not (or the waiter failed).
+template <typename Release>
+bool HandOver(Board* b, int count, Release release) {
+  for (int i = 0; i < count; ++i) {
+    if (!AwaitCount(*b, b->ready, i + 1)) return false;
+    LetWaiterSleep();
+    b->released_at.store(NowNs());
+    if (!release(i)) return false;
+  }
+  return true;
+}
+
 long Futex(std::atomic<int32_t>* word, int op, int32_t val) {
   return syscall(SYS_futex, reinterpret_cast<int32_t*>(word), op, val, nullptr,
                  nullptr, 0);
@@ -141,19 +156,14 @@ Latency StoreHandoff(const std::string& dsn, const std::string& resource, int co
     { ipclock::Lock gone = *std::move(mine); }
     _exit(0);
   }
-  bool ok = true;
-  for (int i = 0; i < count && ok; ++i) {
-    ok = AwaitCount(*b, b->ready, i + 1);
-    if (!ok) break;
-    LetWaiterSleep();
-    b->released_at.store(NowNs());
+  bool ok = HandOver(b, count, [&](int i) {
     absl::Status released = lock->Release();
-    ok = released.ok() && AwaitCount(*b, b->done, i + 1);
-    absl::Status again = ok ? lock->Acquire() : released;
+    bool handed = released.ok() && AwaitCount(*b, b->done, i + 1);
+    absl::Status again = handed ? lock->Acquire() : released;
     if (!again.ok()) std::fprintf(stderr, "bench: handoff: %s\n", again.ToString().c_str());
-    ok = ok && again.ok();
     b->held.store(i + 2, std::memory_order_release);
-  }
+    return handed && again.ok();
+  });
   if (!ok) b->failed.store(1);  // lets a waiting child go
   lock->Release().IgnoreError();
   int status = 0;
@@ -180,16 +190,11 @@ Latency FutexHandoff(int count) {
     }
     _exit(0);
   }
-  bool ok = true;
-  for (int i = 0; i < count && ok; ++i) {
-    ok = AwaitCount(*b, b->ready, i + 1);
-    if (!ok) break;
-    LetWaiterSleep();
-    b->released_at.store(NowNs());
+  const bool ok = HandOver(b, count, [&](int i) {
     b->word.store(i + 1, std::memory_order_release);
     Futex(&b->word, FUTEX_WAKE, 1);
-    ok = AwaitCount(*b, b->done, i + 1);
-  }
+    return AwaitCount(*b, b->done, i + 1);
+  });
   int status = 0;
   waitpid(pid, &status, 0);
   if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};

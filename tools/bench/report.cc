@@ -4,6 +4,8 @@
 #include "report.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <utility>
 
@@ -82,6 +84,16 @@ Row& Report::Add(const std::string& section, const std::string& figure,
   row.unit = unit;
   rows.push_back(row);
   return rows.back();
+}
+
+const char* Report::Server(const char* variable, const char* section) {
+  const char* dsn = std::getenv(variable);
+  if (dsn == nullptr || *dsn == '\0') {
+    notes.push_back(absl::StrCat(section, " rows skipped: ", variable, " is unset"));
+    return nullptr;
+  }
+  std::fprintf(stderr, "bench: %s\n", section);
+  return dsn;
 }
 
 double Report::Value(const std::string& section, const std::string& figure) const {

@@ -48,6 +48,10 @@ struct Report {
            const std::string& unit);
   // The value of the first row named `figure` in `section`, or -1.
   double Value(const std::string& section, const std::string& figure) const;
+  // $`variable`, the DSN of a test server, saying on stderr that `section`'s
+  // rows start; nullptr, with a note that they were skipped, when it is
+  // unset or empty.
+  const char* Server(const char* variable, const char* section);
 
   // Appends `rounds`' rows, each the median over the rounds of the same row
   // (value and floor), and their notes once. The rounds must have run the

@@ -56,10 +56,7 @@ double ReusedShared(const RunShape& shape, const std::shared_ptr<ipclock::Store>
 
 void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* report) {
   const RunShape shape = Scaled(s.shape, 50);
-  if (const char* mc = std::getenv("IPCLOCK_TEST_MEMCACHED"); mc == nullptr || *mc == '\0') {
-    report->notes.push_back("memcached rows skipped: IPCLOCK_TEST_MEMCACHED is unset");
-  } else {
-    std::fprintf(stderr, "bench: memcached\n");
+  if (const char* mc = report->Server("IPCLOCK_TEST_MEMCACHED", "memcached")) {
     const char* kVersion = "libmemcached version round trip";
     const char* kGet = "libmemcached get (missing key) round trip";
     std::string why;
@@ -70,12 +67,8 @@ void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* r
       Against(*r, *report, kGet, GoalKind::kRatioAtMost, 5);
     }
   }
-  const char* zk = std::getenv("IPCLOCK_TEST_ZOOKEEPER");
-  if (zk == nullptr || *zk == '\0') {
-    report->notes.push_back("zookeeper rows skipped: IPCLOCK_TEST_ZOOKEEPER is unset");
-    return;
-  }
-  std::fprintf(stderr, "bench: zookeeper\n");
+  const char* zk = report->Server("IPCLOCK_TEST_ZOOKEEPER", "zookeeper");
+  if (zk == nullptr) return;
   const char* kExists = "ZooKeeper C client exists() round trip";
   std::string why;
   Row& exists = report->Add("zookeeper", kExists, ZooKeeperExists(shape, zk, &why), kNs);

@@ -41,12 +41,8 @@ double Reused(const RunShape& shape, const std::shared_ptr<ipclock::Store>& stor
 }  // namespace
 
 void EtcdSection(const Settings& s, const Workspace& ws, Report* report) {
-  const char* etcd = std::getenv("IPCLOCK_TEST_ETCD");
-  if (etcd == nullptr || *etcd == '\0') {
-    report->notes.push_back("etcd rows skipped: IPCLOCK_TEST_ETCD is unset");
-    return;
-  }
-  std::fprintf(stderr, "bench: etcd\n");
+  const char* etcd = report->Server("IPCLOCK_TEST_ETCD", "etcd");
+  if (etcd == nullptr) return;
   const RunShape shape = Scaled(s.shape, 50);
   std::string why;
   const char* kRange = "etcd gateway range round trip (raw HTTP/1.1)";

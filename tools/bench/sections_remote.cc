@@ -41,11 +41,7 @@ Row* RemoteRow(const RunShape& shape, const std::string& section,
 void RemoteSections(const Settings& s, const Workspace& ws, Report* report) {
   // A round trip costs tens of microseconds: fewer operations.
   const RunShape shape = Scaled(s.shape, 50);
-  const char* redis = std::getenv("IPCLOCK_TEST_REDIS");
-  if (redis == nullptr || *redis == '\0') {
-    report->notes.push_back("redis rows skipped: IPCLOCK_TEST_REDIS is unset");
-  } else {
-    std::fprintf(stderr, "bench: redis\n");
+  if (const char* redis = report->Server("IPCLOCK_TEST_REDIS", "redis")) {
     const char* kPing = "hiredis PING round trip";
     std::string why;
     RedisResetCommandStats(redis, &why);
@@ -102,12 +98,8 @@ void RemoteSections(const Settings& s, const Workspace& ws, Report* report) {
     lost.note = why;
   }
 
-  const char* pg = std::getenv("IPCLOCK_TEST_POSTGRES");
-  if (pg == nullptr || *pg == '\0') {
-    report->notes.push_back("postgres rows skipped: IPCLOCK_TEST_POSTGRES is unset");
-    return;
-  }
-  std::fprintf(stderr, "bench: postgres\n");
+  const char* pg = report->Server("IPCLOCK_TEST_POSTGRES", "postgres");
+  if (pg == nullptr) return;
   const char* kSelect = "libpq SELECT 1 round trip";
   std::string why;
   Row& sel = report->Add("postgres", kSelect, PostgresSelect1(shape, pg, &why), kNs);

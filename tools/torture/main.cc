@@ -7,8 +7,12 @@
 
 #include <stdio.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "torture/config.h"
 #include "torture/scratch.h"
@@ -81,43 +85,43 @@ void PrintText(const Config& c, const Result& r) {
   for (const std::string& m : r.messages) printf("  %s\n", m.c_str());
 }
 
-void PrintJson(const Config& c, const Result& r) {
-  std::vector<std::string> messages;
-  for (const std::string& m : r.messages) messages.push_back(Quote(m));
-  printf("{\"store\": %s, \"procs\": %d, \"seconds\": %.3f, \"kill_every_ms\": %d, "
-         "\"iterations\": %llu, \"kills\": %llu, \"holder_kills\": %llu, "
-         "\"waiter_kills\": %llu, \"takeovers\": %llu, \"half_steps\": %llu, "
-         "\"violations\": %llu, \"errors\": %llu, \"worst_wait_ms\": %.3f, "
-         "\"worst_handover_after_death_ms\": %.3f, \"messages\": [%s]}\n",
-         Quote(r.store).c_str(), c.procs, r.seconds, c.kill_every_ms,
-         static_cast<unsigned long long>(r.iterations),
-         static_cast<unsigned long long>(r.kills),
-         static_cast<unsigned long long>(r.holder_kills),
-         static_cast<unsigned long long>(r.waiter_kills),
-         static_cast<unsigned long long>(r.takeovers),
-         static_cast<unsigned long long>(r.half_steps),
-         static_cast<unsigned long long>(r.violations),
-         static_cast<unsigned long long>(r.errors), r.worst_wait_ms,
-         r.worst_handover_after_death_ms, absl::StrJoin(messages, ", ").c_str());
-}
+// The counts of a JSON report, in the order written: a torture run names
+// each by its `run` name, a CLI storm by its `storm` name (the same fields
+// count other things there, see Result); nullptr leaves it out.
+struct JsonCount {
+  const char* run;
+  const char* storm;
+  uint64_t Result::*value;
+};
+constexpr JsonCount kJsonCounts[] = {
+    {"iterations", "sections", &Result::iterations},
+    {"kills", "kills", &Result::kills},
+    {"holder_kills", "kills_inside", &Result::holder_kills},
+    {"waiter_kills", nullptr, &Result::waiter_kills},
+    {"takeovers", "deaths", &Result::takeovers},
+    {"half_steps", nullptr, &Result::half_steps},
+    {nullptr, "deaths_told", &Result::deaths_told},
+    {nullptr, "deaths_told_unseen", &Result::deaths_told_unseen},
+    {"violations", "violations", &Result::violations},
+    {"errors", "errors", &Result::errors},
+};
 
-void PrintStormJson(const Config& c, const Result& r) {
+void PrintJson(const Config& c, const Result& r) {
+  std::string out = absl::StrFormat("{\"store\": %s, %s\"procs\": %d, \"seconds\": %.3f, "
+                                    "\"kill_every_ms\": %d",
+                                    Quote(r.store), r.storm ? "\"storm\": true, " : "", c.procs,
+                                    r.seconds, c.kill_every_ms);
+  for (const JsonCount& count : kJsonCounts) {
+    const char* name = r.storm ? count.storm : count.run;
+    if (name != nullptr) absl::StrAppend(&out, ", \"", name, "\": ", r.*count.value);
+  }
+  if (!r.storm) {
+    absl::StrAppendFormat(&out, ", \"worst_wait_ms\": %.3f, \"worst_handover_after_death_ms\": %.3f",
+                          r.worst_wait_ms, r.worst_handover_after_death_ms);
+  }
   std::vector<std::string> messages;
   for (const std::string& m : r.messages) messages.push_back(Quote(m));
-  printf("{\"store\": %s, \"storm\": true, \"procs\": %d, \"seconds\": %.3f, "
-         "\"kill_every_ms\": %d, \"sections\": %llu, \"kills\": %llu, "
-         "\"kills_inside\": %llu, \"deaths\": %llu, \"deaths_told\": %llu, "
-         "\"deaths_told_unseen\": %llu, \"violations\": %llu, \"errors\": %llu, "
-         "\"messages\": [%s]}\n",
-         Quote(r.store).c_str(), c.procs, r.seconds, c.kill_every_ms,
-         static_cast<unsigned long long>(r.iterations),
-         static_cast<unsigned long long>(r.kills),
-         static_cast<unsigned long long>(r.holder_kills),
-         static_cast<unsigned long long>(r.takeovers),
-         static_cast<unsigned long long>(r.deaths_told),
-         static_cast<unsigned long long>(r.deaths_told_unseen),
-         static_cast<unsigned long long>(r.violations),
-         static_cast<unsigned long long>(r.errors), absl::StrJoin(messages, ", ").c_str());
+  printf("%s, \"messages\": [%s]}\n", out.c_str(), absl::StrJoin(messages, ", ").c_str());
 }
 
 }  // namespace
@@ -145,11 +149,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (config->json) {
-    if (result->storm) {
-      PrintStormJson(*config, *result);
-    } else {
-      PrintJson(*config, *result);
-    }
+    PrintJson(*config, *result);
   } else {
     PrintText(*config, *result);
   }

@@ -1,0 +1,21 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The tests of cli_list_doctor_test.cc that live in cli_list_doctor_test_doctor.cc, for its table.
+
+#ifndef IPCLOCK_TESTS_CLI_LIST_DOCTOR_TEST_H_
+#define IPCLOCK_TESTS_CLI_LIST_DOCTOR_TEST_H_
+
+namespace ipclock_test {
+
+// The tests of cli_list_doctor_test_doctor.cc, in one declaration, for the suite's table.
+void test_doctor_removeipc(void**), test_doctor_unsafe_and_cleaned_dirs(void**),
+    test_doctor_usage_errors(void**), test_doctor_never_waits_on_fifos(void**),
+    test_doctor_checks_every_dir_above_the_lock_dir(void**),
+    test_cli_uses_public_headers_only(void**), test_help_lists_every_option(void**),
+    test_man_page_covers_every_option(void**), test_help_names_the_stores_of_this_build(void**),
+    test_exit_statuses_in_help_and_man_page(void**), test_man_page_renders_cleanly(void**);
+
+}  // namespace ipclock_test
+
+#endif  // IPCLOCK_TESTS_CLI_LIST_DOCTOR_TEST_H_

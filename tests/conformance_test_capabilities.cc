@@ -1,0 +1,361 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The conformance suite's tests of killed waiters and holders with waiters,
+// the order of fair stores, fencing, expiring, shared and counting stores,
+// run by conformance_test.cc's table, on the store under test (g_dsn).
+
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/lock_access.h"
+#include "ipclock/lock.h"
+#include "ipclock/spi/store_interface.h"
+#include "ipclock/lock_factory.h"
+#include "ipclock/store.h"
+#include "ipclock/store_factory.h"
+#include "conformance_test.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+
+using ipclock::Capabilities;
+using ipclock::Lock;
+using ipclock::LockMode;
+using ipclock::LockOptions;
+using ipclock::Scope;
+using ipclock::Store;
+
+// --- Waiters killed, holders killed with waiters, order ---------------------------
+
+// Tests that kill waiters and count turns need a store on this host whose
+// waiters sleep until woken: a server's queue or a poll would need timing
+// of its own.
+bool LocalBlocking() {
+  const Capabilities c = Caps();
+  return c.scope == Scope::kLocal && c.blocking;
+}
+
+// Whether `pid` sleeps, from the state field of /proc/PID/stat.
+bool Sleeping(pid_t pid) {
+  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+  std::string line;
+  std::getline(stat, line);
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
+}
+
+// Waits until `pid`, which has told us it is about to wait for a lock, has
+// slept for 200 ms on end: it is in the lock's wait by then, whatever the
+// machine's load (nothing else in an acquisition sleeps that long).
+void AwaitWaiting(pid_t pid) {
+  int asleep = 0;
+  for (int i = 0; i < 3000 && asleep < 20; ++i) {
+    asleep = Sleeping(pid) ? asleep + 1 : 0;
+    usleep(10 * 1000);
+  }
+  if (asleep < 20) fail_msg("process %d never settled into its wait", static_cast<int>(pid));
+}
+
+// Forks a process that waits for `r` and, once it holds the lock, exits
+// with what `then` returns; comes back once that process sleeps in its
+// wait. No timeout: ThreadSanitizer builds wait out a timed lock of a
+// robust mutex with trylock (platform/robust_mutex.h), outside the kernel's
+// queue whose order these tests check; WaitChild's limit ends a wait that
+// would not.
+pid_t StartWaiter(const std::shared_ptr<Store>& store, const std::string& r,
+                  const std::function<int(Lock&)>& then) {
+  Signal started;
+  pid_t waiter = ForkChild([&] {
+    absl::StatusOr<Lock> lock = Lock::Create(store, r);
+    if (!lock.ok()) return 2;
+    started.Notify();
+    if (!lock->Acquire().ok()) return 3;
+    return then(*lock);
+  });
+  assert_int_equal(started.Wait(), 'x');
+  AwaitWaiting(waiter);
+  return waiter;
+}
+
+int ReleaseIt(Lock& lock) { return lock.Release().ok() ? 0 : 4; }
+
+// A waiter killed while it waits (queued in the kernel, in a store's queue,
+// or on its way there) leaves nothing that holds up the waiter behind it.
+void KilledWaiterDoesNotBlockTheNext(void**) {
+  if (!LocalBlocking()) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  std::string r = UniqueResource("deadwaiter");
+  Lock holder = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
+  const pid_t first = StartWaiter(store, r, ReleaseIt);
+  const pid_t second = StartWaiter(store, r, ReleaseIt);
+  kill(first, SIGKILL);
+  assert_int_equal(WaitChild(first), 128 + SIGKILL);
+  const double released = NowSeconds();
+  ASSERT_OK(holder.Release());
+  assert_int_equal(WaitChild(second), 0);
+  print_message("the waiter behind a killed one got the lock %.3f s after the release\n",
+                NowSeconds() - released);
+  Lock after = LockOrFail(store, r);
+  assert_true(TryOrFail(after));
+}
+
+// A holder killed while another process waits: the waiter gets the lock
+// and, where the store reports owner death, is told.
+void KilledHolderWithAWaiterIsReported(void**) {
+  if (!LocalBlocking()) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  std::string r = UniqueResource("deadholder");
+  struct Shared {
+    std::atomic<int> died{-1};
+  };
+  Shared* shared = SharedMemory<Shared>();
+  Signal locked;
+  pid_t holder = HoldInChild(store, r, &locked);
+  assert_int_equal(locked.Wait(), 'x');
+  const pid_t waiter = StartWaiter(store, r, [&](Lock& lock) {
+    shared->died = lock.previous_owner_died() ? 1 : 0;
+    return 0;
+  });
+  kill(holder, SIGKILL);
+  assert_int_equal(WaitChild(holder), 128 + SIGKILL);
+  assert_int_equal(WaitChild(waiter), 0);
+  if (store->capabilities().owner_death) assert_int_equal(shared->died.load(), 1);
+}
+
+// A fair store serves waiters in order: a holder that releases and
+// acquires again at once queues behind the process that was waiting, which
+// gets the lock first. (A store without `fair` usually lets the releaser
+// take it back before the waiter wakes.)
+void FairStoreServesTheWaiterFirst(void**) {
+  if (!LocalBlocking() || !Caps().fair) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  std::string r = UniqueResource("order");
+  struct Shared {
+    std::atomic<int> round{0};
+    std::atomic<int> got_in_round{0};
+  };
+  Shared* shared = SharedMemory<Shared>();
+  Lock holder = LockOrFail(store, r);
+  assert_true(TryOrFail(holder));
+  const pid_t waiter = StartWaiter(store, r, [&](Lock& lock) {
+    shared->got_in_round = shared->round.load();
+    return ReleaseIt(lock);
+  });
+  for (int round = 1; round <= 10 && shared->got_in_round.load() == 0; ++round) {
+    shared->round = round;
+    ASSERT_OK(holder.Release());
+    ASSERT_OK(holder.Acquire(absl::Seconds(30)));
+  }
+  ASSERT_OK(holder.Release());
+  assert_int_equal(WaitChild(waiter), 0);
+  print_message("the waiter got the lock at the holder's release number %d\n",
+                shared->got_in_round.load());
+  assert_int_equal(shared->got_in_round.load(), 1);
+}
+
+// On a fair store with shared locks, a reader that comes while a writer
+// waits queues behind the writer instead of joining the readers who hold
+// the lock: a stream of readers cannot starve a writer.
+void FairStoreLetsNoReaderPastAWaitingWriter(void**) {
+  if (!LocalBlocking() || !Caps().fair || !Caps().shared) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  std::string r = UniqueResource("writer");
+  Lock reader = LockOrFail(store, r);
+  assert_true(TryOrFail(reader, LockMode::kShared));
+  const pid_t writer = StartWaiter(store, r, ReleaseIt);
+  Lock late_reader = LockOrFail(store, r);
+  assert_false(TryOrFail(late_reader, LockMode::kShared));
+  ASSERT_OK(reader.Release());
+  assert_int_equal(WaitChild(writer), 0);
+  assert_true(TryOrFail(late_reader, LockMode::kShared));
+}
+
+// --- Fencing -----------------------------------------------------------------
+
+void FenceGrows(void**) {
+  if (!Caps().fencing) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  std::string r = UniqueResource("fence");
+  Lock lock = LockOrFail(store, r);
+  assert_true(TryOrFail(lock));
+  assert_true(lock.fence().has_value());
+  uint64_t first = *lock.fence();
+  ASSERT_OK(lock.Release());
+  Lock other = LockOrFail(store, r);
+  assert_true(TryOrFail(other));
+  assert_true(*other.fence() > first);
+  uint64_t second = *other.fence();
+  ASSERT_OK(other.Release());
+  if (!CrossProcess()) return;
+  struct Shared {
+    std::atomic<uint64_t> fence{0};
+  };
+  Shared* shared = SharedMemory<Shared>();
+  pid_t child = ForkChild([&] {
+    absl::StatusOr<Lock> l = Lock::Create(store, r);
+    if (!l.ok() || !l->TryAcquire().value_or(false) || !l->fence()) return 2;
+    shared->fence = *l->fence();
+    return 0;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  assert_true(shared->fence.load() > second);
+}
+
+// --- Expiring stores -------------------------------------------------------------
+
+void ExpiresAfterTtl(void**) {
+  if (!Caps().expiring) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  LockOptions options;
+  options.ttl = absl::Milliseconds(400);
+  std::string r = UniqueResource("ttl");
+  Lock lock = LockOrFail(store, r, options);
+  assert_true(TryOrFail(lock));
+  absl::Duration left = lock.RemainingLifetime();
+  assert_true(left > absl::ZeroDuration() && left <= absl::Milliseconds(400));
+  ASSERT_OK(lock.Refresh(absl::Milliseconds(400)));
+  assert_true(Held(lock));
+  assert_false(lock.IsExpired());
+  absl::SleepFor(absl::Milliseconds(700));
+  assert_true(lock.IsExpired());
+  assert_false(Held(lock));
+  // Stores whose server keeps leases in whole seconds (the SQL table
+  // stores: the lease rounded up, plus one) free the lock up to two seconds
+  // after the holder's own count ended; a wait covers them.
+  Lock other = LockOrFail(store, r);
+  ASSERT_OK(other.Acquire(absl::Seconds(5)));
+}
+
+void NearZeroRefreshReportsExpiry(void**) {
+  if (!Caps().expiring) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  Lock lock = LockOrFail(store, UniqueResource("zero"));
+  assert_true(TryOrFail(lock));
+  absl::Status s = lock.Refresh(absl::Nanoseconds(1));
+  assert_true(lock.IsExpired());
+  ASSERT_CODE(s, absl::StatusCode::kAborted);
+}
+
+void SavingExpiredKeyLeavesNothing(void**) {
+  if (!Caps().expiring) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  LockOptions options;
+  options.ttl = absl::Nanoseconds(1);
+  std::string r = UniqueResource("expired");
+  Lock lock = LockOrFail(store, r, options);
+  ASSERT_CODE(lock.TryAcquire(), absl::StatusCode::kAborted);
+  assert_false(lock.is_acquired());
+  Lock other = LockOrFail(store, r);
+  assert_true(TryOrFail(other));
+}
+
+// --- Shared locks ------------------------------------------------------------------
+
+void ReadersCoexist(void**) {
+  if (!Caps().shared) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  std::string r = UniqueResource("readers");
+  Lock a = LockOrFail(store, r), b = LockOrFail(store, r), c = LockOrFail(store, r);
+  assert_true(TryOrFail(a, LockMode::kShared));
+  assert_true(TryOrFail(b, LockMode::kShared));
+  assert_true(TryOrFail(c, LockMode::kShared));
+  Lock writer = LockOrFail(store, r);
+  assert_false(TryOrFail(writer));  // a writer conflicts with readers...
+  assert_true(Held(a));       // ...and does not disturb them
+  assert_true(Held(b));
+  assert_true(Held(c));
+}
+
+void ReaderConflictsWithWriter(void**) {
+  if (!Caps().shared) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  std::string r = UniqueResource("rw");
+  Lock writer = LockOrFail(store, r), reader = LockOrFail(store, r);
+  assert_true(TryOrFail(writer));
+  assert_false(TryOrFail(reader, LockMode::kShared));
+  assert_true(Held(writer));
+  ASSERT_OK(writer.Release());
+  assert_true(TryOrFail(reader, LockMode::kShared));
+}
+
+void SoleReaderPromotes(void**) {
+  if (!Caps().shared) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  std::string r = UniqueResource("promote");
+  Lock reader = LockOrFail(store, r);
+  assert_true(TryOrFail(reader, LockMode::kShared));
+  assert_true(TryOrFail(reader, LockMode::kExclusive));
+  assert_int_equal(static_cast<int>(reader.mode()), static_cast<int>(LockMode::kExclusive));
+  Lock other = LockOrFail(store, r);
+  assert_false(TryOrFail(other, LockMode::kShared));
+}
+
+void TwoReadersCannotPromote(void**) {
+  if (!Caps().shared) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  std::string r = UniqueResource("nopromote");
+  Lock a = LockOrFail(store, r), b = LockOrFail(store, r);
+  assert_true(TryOrFail(a, LockMode::kShared));
+  assert_true(TryOrFail(b, LockMode::kShared));
+  assert_false(TryOrFail(a, LockMode::kExclusive));
+  assert_true(Held(b));
+  Lock writer = LockOrFail(store, r);
+  assert_false(TryOrFail(writer));
+}
+
+void WriterDemotesAndLetsReadersIn(void**) {
+  if (!Caps().shared) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  std::string r = UniqueResource("demote");
+  Lock writer = LockOrFail(store, r), reader = LockOrFail(store, r);
+  assert_true(TryOrFail(writer));
+  assert_false(TryOrFail(reader, LockMode::kShared));
+  assert_true(TryOrFail(writer, LockMode::kShared));
+  assert_true(TryOrFail(reader, LockMode::kShared));
+  assert_true(Held(writer));
+}
+
+// --- Counting stores ------------------------------------------------------------------
+
+void PermitsBoundHolders(void**) {
+  if (!Caps().counting) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  LockOptions options;
+  options.permits = 2;
+  std::string r = UniqueResource("permits");
+  Lock a = LockOrFail(store, r, options), b = LockOrFail(store, r, options),
+       c = LockOrFail(store, r, options);
+  assert_true(TryOrFail(a));
+  assert_true(TryOrFail(b));
+  assert_false(TryOrFail(c));
+  ASSERT_OK(a.Release());
+  assert_true(TryOrFail(c));
+}
+
+void PermitsRefusedWithoutCounting(void**) {
+  if (Caps().counting) skip();
+  auto store = OpenStoreOrFail(g_dsn);
+  LockOptions options;
+  options.permits = 3;
+  ASSERT_CODE(Lock::Create(store, UniqueResource("nocount"), options),
+              absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace ipclock_test

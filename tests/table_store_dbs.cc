@@ -1,0 +1,180 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The databases of table_store_test and the test's raw connections to them
+// (table_store_dbs.h).
+
+#include "table_store_dbs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/dsn.h"
+#include "ipclock/store_factory.h"
+#include "ipclock_config.h"
+#include "test_util.h"  // pulls in cmocka.h
+
+#if IPCLOCK_HAVE_POSTGRES
+#include "postgres_fixture.h"
+#endif
+#if IPCLOCK_HAVE_MYSQL
+#include "mysql_fixture.h"
+#endif
+#if IPCLOCK_HAVE_SQLITE
+#include <sqlite3.h>
+#endif
+
+namespace ipclock_test {
+
+using ipclock::Lock;
+using ipclock::LockOptions;
+using ipclock::Store;
+
+Db g_dbs[3];
+
+std::string Table() {
+  std::string r = UniqueResource("t");
+  std::string out = "t_";
+  for (char c : r) out += absl::ascii_isalnum(c) ? c : '_';
+  return out.substr(0, 60);
+}
+
+std::string WithOptions(const std::string& dsn, const std::string& options) {
+  if (options.empty()) return dsn;
+  return absl::StrCat(dsn, dsn.find('?') == std::string::npos ? "?" : "&", options);
+}
+
+std::shared_ptr<Store> NewStore(const Db& db, const std::string& options) {
+  absl::StatusOr<std::shared_ptr<Store>> store =
+      ipclock::StoreFromDsn(WithOptions(db.dsn, options));
+  ASSERT_OK(store);
+  return *store;
+}
+
+Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& resource,
+              absl::Duration ttl) {
+  LockOptions options;
+  options.ttl = ttl;
+  absl::StatusOr<Lock> lock = Lock::Create(store, resource, options);
+  ASSERT_OK(lock);
+  return *std::move(lock);
+}
+
+bool Try(Lock& lock) {
+  absl::StatusOr<bool> got = lock.TryAcquire();
+  ASSERT_OK(got);
+  return *got;
+}
+
+int64_t Number(const std::string& text) {
+  int64_t n = 0;
+  if (!absl::SimpleAtoi(text, &n)) fail_msg("not a number: '%s'", text.c_str());
+  return n;
+}
+
+// --- Raw connections -----------------------------------------------------------
+
+#if IPCLOCK_HAVE_POSTGRES
+RawQuery PgQuery(const std::string& uri) {
+  // Connected here, outside any test: a failure shows at the first query.
+  std::shared_ptr<PGconn> conn(PQconnectdb(uri.c_str()), PQfinish);
+  return [conn](const std::string& sql) { return Query(conn.get(), sql); };
+}
+
+#else
+RawQuery PgQuery(const std::string&) { return nullptr; }
+#endif
+
+#if IPCLOCK_HAVE_MYSQL
+RawQuery MyQuery(const ipclock::Dsn& dsn) {
+  // Connected here, outside any test: a failure shows at the first query.
+  std::shared_ptr<MYSQL> conn(MysqlConnect(dsn).release(), mysql_close);
+  return [conn](const std::string& sql) { return MysqlQuery(conn.get(), sql); };
+}
+
+#else
+RawQuery MyQuery(const ipclock::Dsn&) { return nullptr; }
+#endif
+
+#if IPCLOCK_HAVE_SQLITE
+RawQuery LiteQuery(const std::string& path) {
+  sqlite3* raw = nullptr;
+  sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::shared_ptr<sqlite3> conn(raw, sqlite3_close_v2);
+  sqlite3_busy_timeout(raw, 5000);
+  return [conn](const std::string& sql) {
+    std::string value;
+    bool first = true;
+    char* err = nullptr;
+    auto cb = [](void* out, int, char** values, char**) {
+      auto* v = static_cast<std::pair<std::string*, bool*>*>(out);
+      if (*v->second) *v->first = values[0] != nullptr ? values[0] : "NULL";
+      *v->second = false;
+      return 0;
+    };
+    std::pair<std::string*, bool*> out(&value, &first);
+    if (sqlite3_exec(conn.get(), sql.c_str(), cb, &out, &err) != SQLITE_OK) {
+      std::string msg = err != nullptr ? err : "?";
+      sqlite3_free(err);
+      fail_msg("%s: %s", sql.c_str(), msg.c_str());
+    }
+    return value;
+  };
+}
+
+#else
+RawQuery LiteQuery(const std::string&) { return nullptr; }
+#endif
+
+void SetUpDatabases() {
+  Db& pg = g_dbs[0];
+  pg.built = IPCLOCK_HAVE_POSTGRES;
+  pg.name = "postgresql";
+  pg.env = "IPCLOCK_TEST_POSTGRES_TABLE";
+  pg.pdo_ext = "pdo_pgsql";
+  pg.now_sql = "CAST(EXTRACT(epoch FROM NOW()) AS INT)";
+  Db& my = g_dbs[1];
+  my.built = IPCLOCK_HAVE_MYSQL;
+  my.name = "mysql";
+  my.env = "IPCLOCK_TEST_MYSQL_TABLE";
+  my.pdo_ext = "pdo_mysql";
+  my.now_sql = "UNIX_TIMESTAMP()";
+  for (Db* db : {&pg, &my}) {
+    const char* dsn = getenv(db->env);
+    if (!db->built) continue;
+    if (dsn == nullptr || dsn[0] == '\0') continue;
+    absl::StatusOr<ipclock::Dsn> parsed = ipclock::Dsn::Parse(dsn);
+    if (!parsed.ok()) continue;
+    db->dsn = dsn;
+    db->user = parsed->user();
+    db->password = parsed->password();
+    const std::string where = absl::StrCat("host=", parsed->host(), ";port=", parsed->port(),
+                                           ";dbname=", parsed->path().substr(1));
+    const bool is_pg = db == &pg;
+    db->pdo_dsn = absl::StrCat(is_pg ? "pgsql:" : "mysql:", where);
+    db->pdo_form = absl::StrCat(db->pdo_dsn, "?user=", db->user, "&password=", db->password);
+    db->query = is_pg ? PgQuery(absl::StrCat("postgresql://", std::string(dsn).substr(
+                                                                   strlen("postgresql://"))))
+                      : MyQuery(*parsed);
+  }
+  Db& lite = g_dbs[2];
+  lite.built = IPCLOCK_HAVE_SQLITE;
+  lite.name = "sqlite";
+  lite.env = nullptr;
+  lite.pdo_ext = "pdo_sqlite";
+  lite.now_sql = "strftime('%s','now')";
+  const std::string path = MakeTempDir() + "/locks.db";
+  lite.dsn = absl::StrCat("sqlite://", path);
+  lite.pdo_form = absl::StrCat("sqlite:", path);
+  lite.pdo_dsn = absl::StrCat("sqlite:", path);
+  lite.query = LiteQuery(path);
+}
+
+}  // namespace ipclock_test
