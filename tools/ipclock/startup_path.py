@@ -6,7 +6,7 @@ Why: every page of the command that a run touches stays resident, and the
 kernel maps a file in 64 KiB runs around each page fault. Spread over the
 3 MiB of text, the ~400 functions a run executes (about 220 KiB of code)
 touched some twenty such runs; gathered in one output section they touch
-five, and the command's peak RSS drops by about 1 MiB (doc/performance.md,
+six, and the command's peak RSS drops by about 1 MiB (doc/performance.md,
 "Start-up").
 
 How: the command is linked again with a map file, run under valgrind's
