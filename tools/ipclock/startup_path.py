@@ -5,9 +5,9 @@ the local stores, placed together at the start of the command's text.
 Why: every page of the command that a run touches stays resident, and the
 kernel maps a file in 64 KiB runs around each page fault. Spread over the
 3 MiB of text, the ~540 functions a run executes on the three stores
-(about 350 KiB, counting whole archive members) touched some twenty; gathered in one output section they touch
-six, and the command's peak RSS drops by about 1 MiB (doc/performance.md,
-"Start-up").
+(about 350 KiB, counting whole archive members) touched some twenty;
+gathered in one output section they touch six, and the command's peak
+RSS drops by about 1 MiB (doc/performance.md, "Start-up").
 
 How: the command is linked again with a map file, run under valgrind's
 callgrind on the flock, shm and semaphore stores, and each function it
