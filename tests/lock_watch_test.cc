@@ -3,11 +3,12 @@
 //
 // The watch on held locks (ipclock/lock_watch.h): leases renewed for many
 // TTLs, a loss found and reported once, no report when nothing was lost,
-// the Lock handed back, and the watch in a fork()ed child. The losses of each
-// store's own objects (a deleted lock file, a removed segment, a flushed
-// key, a terminated session) are tested with that store, and through
-// `ipclock run` in cli_watch_test. Bounds are generous: the checks are about
-// several intervals or TTLs, never about milliseconds.
+// the Lock handed back, and the watch in a fork()ed child
+// (lock_watch_test_fork.cc). The losses of each store's own objects (a
+// deleted lock file, a removed segment, a flushed key, a terminated
+// session) are tested with that store, and through `ipclock run` in
+// cli_watch_test. Bounds are generous: the checks are about several
+// intervals or TTLs, never about milliseconds.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "ipclock/lock_guard.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/spi/store_interface.h"
+#include "lock_watch_test.h"
 #include "lock_watch_test_stores.h"
 #include "loss_log.h"  // last: it pulls in cmocka.h
 
@@ -400,38 +402,6 @@ void DestroyedWatchedLockReleases(void**) {
   assert_true(TryOrFail(rival));
 }
 
-// A child of a process whose default watch runs gets a watch of its own.
-void ForkedChildWatchesItsOwnLocks(void**) {
-  const std::string dir = MakeTempDir();
-  ipclock::FlockStoreOptions options;
-  options.dir = dir;
-  auto store = ipclock::NewFlockStore(options);
-  ASSERT_OK(store);
-  Lock parent_lock = LockOrFail(*store, "parent");
-  assert_true(TryOrFail(parent_lock));
-  WatchOptions fast;
-  fast.check_interval = absl::Milliseconds(50);
-  fast.diagnostics = [](const Diagnostic&) {};
-  absl::StatusOr<WatchedLock> parent = LockWatch::Default().Watch(std::move(parent_lock), fast);
-  ASSERT_OK(parent);
-  pid_t child = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(*store, "child");
-    if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
-    absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(*std::move(lock), fast);
-    if (!watched.ok()) return 3;
-    if (unlink((dir + "/" + ipclock::FlockFileName("child")).c_str()) != 0) return 4;
-    for (int i = 0; i < 500 && !watched->lost(); ++i) usleep(10 * 1000);
-    if (!watched->lost()) return 5;
-    watched->Release().IgnoreError();
-    return 0;  // the parent's WatchedLock is left alone: it is the parent's
-  });
-  assert_int_equal(WaitChild(child), 0);
-  absl::SleepFor(absl::Milliseconds(200));
-  assert_false(parent->lost());
-  ASSERT_OK(parent->Release());
-}
-
-
 // Locks watched one after another, 50 ms apart, are soon checked together:
 // a check that is due takes along those due within half an interval, so the
 // watch wakes once an interval rather than once a lock. None is checked
@@ -563,6 +533,7 @@ int main() {
       cmocka_unit_test(TakeHandsTheLockBack),
       cmocka_unit_test(DestroyedWatchedLockReleases),
       cmocka_unit_test(ForkedChildWatchesItsOwnLocks),
+      cmocka_unit_test(ForkedChildsCopyNeverWaitsForTheWatch),
       cmocka_unit_test(ChecksOfManyLocksFallIntoStep),
       cmocka_unit_test(StoreThatTellsIsCheckedLessOften),
   };

@@ -111,6 +111,13 @@ struct WatchOptions {
 // A lock handed to a `LockWatch`. Movable, not copyable. Its methods may be
 // called from any thread. Destroying it ends the watching and destroys the
 // Lock, which releases it unless `LockOptions::auto_release` is off.
+//
+// A fork()ed child's copy of a WatchedLock is the parent's, as a Lock's is:
+// the watch's threads stayed with the parent, so the copy is not watched
+// (`CheckNow()` is FailedPrecondition there), and its `lost()`, `Release()`,
+// `Take()` and destructor neither wait for the parent's watch nor let go of
+// what the parent holds (`Lock::Release()` says what a child's copy of a
+// Lock does).
 class WatchedLock {
  public:
   WatchedLock() = default;

@@ -84,6 +84,14 @@ struct LossReport {
 struct WatchEntry {
   WatchEntry(Lock l, WatchOptions o) : lock(std::move(l)), options(std::move(o)) {}
 
+  // The process that handed the lock to the watch. In a fork()ed child the
+  // copy of the entry is the parent's: the watch's threads stayed with the
+  // parent, and if one of them held a mutex below at the fork, the child's
+  // copy of it stays locked for good. No thread of the child but the
+  // WatchedLock's caller uses the copy, so the child reads it without them
+  // (WatchedLock below).
+  const pid_t owner = CurrentPid();
+
   std::mutex mu;             // the owner's calls and the checks take turns
   std::optional<Lock> lock;  // guarded by mu; empty once released or taken back
   const WatchOptions options;
@@ -874,8 +882,30 @@ WatchedLock& WatchedLock::operator=(WatchedLock&& other) noexcept {
 
 WatchedLock::~WatchedLock() { Finish(); }
 
+namespace {
+
+// The entry's mutex `mu`, but not in a fork()ed child's copy of the entry
+// (WatchEntry::owner says why).
+std::unique_lock<std::mutex> EntryTurn(const internal::WatchEntry& entry, std::mutex& mu) {
+  if (entry.owner != CurrentPid()) return std::unique_lock<std::mutex>(mu, std::defer_lock);
+  return std::unique_lock<std::mutex>(mu);
+}
+
+}  // namespace
+
 std::optional<Lock> WatchedLock::Finish(absl::Status* found_lost) {
   if (entry_ == nullptr) return std::nullopt;
+  if (entry_->owner != CurrentPid()) {
+    // A fork()ed child's copy: the child's watch never had it, and its
+    // reports are the parent's. The Lock, a child's copy too, lets go of
+    // nothing the parent holds (Lock::Release()).
+    std::optional<Lock> lock;
+    lock.swap(entry_->lock);
+    if (found_lost != nullptr && entry_->lost) *found_lost = entry_->error;
+    entry_.reset();
+    core_.reset();
+    return lock;
+  }
   // Out of the watch first, so that no check starts on a lock being released.
   core_->Remove(entry_.get());
   std::optional<Lock> lock;
@@ -902,13 +932,13 @@ std::optional<Lock> WatchedLock::Finish(absl::Status* found_lost) {
 
 bool WatchedLock::lost() const {
   if (entry_ == nullptr) return false;
-  std::lock_guard<std::mutex> guard(entry_->state_mu);
+  std::unique_lock<std::mutex> guard = EntryTurn(*entry_, entry_->state_mu);
   return entry_->lost;
 }
 
 absl::Status WatchedLock::status() const {
   if (entry_ == nullptr) return absl::OkStatus();
-  std::lock_guard<std::mutex> guard(entry_->state_mu);
+  std::unique_lock<std::mutex> guard = EntryTurn(*entry_, entry_->state_mu);
   return entry_->error;
 }
 
@@ -916,6 +946,12 @@ absl::Status WatchedLock::CheckNow() {
   if (entry_ == nullptr) {
     return absl::FailedPreconditionError(
         "ipclock: WatchedLock::CheckNow on a moved-from WatchedLock");
+  }
+  if (entry_->owner != CurrentPid()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "ipclock: WatchedLock::CheckNow: resource ", QuoteResource(entry_->resource),
+        ": the lock is watched by process ", entry_->owner,
+        "; this fork()ed child's copy is not watched (Take() it and check the Lock)"));
   }
   // The sink of a loss found here runs inside this call and may release
   // this WatchedLock, which drops entry_ and core_: the call keeps its own.
@@ -956,7 +992,7 @@ std::optional<uint64_t> WatchedLock::fence() const {
 
 absl::Duration WatchedLock::RemainingLifetime() const {
   if (entry_ == nullptr) return absl::ZeroDuration();
-  std::lock_guard<std::mutex> guard(entry_->state_mu);
+  std::unique_lock<std::mutex> guard = EntryTurn(*entry_, entry_->state_mu);
   if (entry_->lost) return absl::ZeroDuration();
   if (entry_->lease_end == internal::kNever) return absl::InfiniteDuration();
   return absl::Nanoseconds(std::max<int64_t>(0, entry_->lease_end - internal::Now()));
