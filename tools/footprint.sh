@@ -4,8 +4,8 @@
 #   tools/footprint.sh [--arch ARCH]... [--out DIR]   (also `tools/dev footprint`)
 #
 # ARCH: x86_64 (the host), aarch64, armhf; default: x86_64 and aarch64. For each, two
-# builds of the local stores (no Redis, no PostgreSQL; io_uring and XXH3
-# keys included), in build-footprint-ARCH-CONFIG/:
+# builds of the local stores (no remote store; io_uring and XXH3 keys
+# included), in build-footprint-ARCH-CONFIG/:
 #
 #   baseline  -O2, static, stripped
 #   small     -Os, LTO, --gc-sections (with -ffunction-sections
@@ -52,8 +52,8 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 common_opts=(-Dredis=disabled -Dpostgres=disabled -Dmysql=disabled -Dsqlite=disabled
-             -Dmemcached=disabled -Dzookeeper=disabled -Dtests=disabled -Dbench=disabled
-             -Dphp_interop=disabled -Dcli=enabled -Dprefer_static=true -Ddebug=false)
+             -Dmemcached=disabled -Dzookeeper=disabled -Detcd=disabled -Dtests=disabled
+             -Dbench=disabled -Dphp_interop=disabled -Dcli=enabled -Dprefer_static=true -Ddebug=false)
 baseline_cflags=""
 baseline_ldflags="-static"
 small_cflags="-ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables -fno-pie"
