@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/capability_flags.h"
 #include "platform/errors.h"
 #include "stores/etcd_lock.h"
 #include "stores/etcd_store.h"
@@ -69,15 +70,12 @@ EtcdStore::~EtcdStore() {
 Capabilities EtcdStore::capabilities() const { return EtcdCapabilities(); }
 
 Capabilities EtcdCapabilities() {
-  Capabilities c;
-  c.blocking = true;      // a waiter sleeps on a watch of the key before it
-  c.expiring = true;      // the lease: renewed, or the locks go
-  c.shared = true;        // recipe.RWMutex's readers
-  c.serializable = false;  // tied to this process's lease
-  c.fencing = true;       // the key's create revision
-  c.owner_death = true;   // the owner record
-  c.scope = kEtcdEntry.scope;
-  return c;
+  // Blocking: a waiter sleeps on a watch of the key before it. Expiring:
+  // the lease, renewed, or the locks go; and the locks are tied to it (not
+  // serializable). Shared: recipe.RWMutex's readers. Fencing: the key's
+  // create revision. Owner death: the owner record.
+  return MakeCapabilities(kEtcdEntry.scope, kCanBlock | kCanExpire | kCanShare | kCanFence |
+                                                kSeesOwnerDeath);
 }
 
 absl::Status EtcdStore::Start() { return leases_.Start(); }

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/capability_flags.h"
 #include "ipclock/spi/store_interface.h"
 #include "core/platform_deadline.h"
 #include "platform/errors.h"
@@ -556,14 +557,9 @@ Capabilities FlockCapabilities(const FlockStoreOptions& options) {
   // Holder records (fences, owner deaths) are kept in Symfony-named files.
   const bool record =
       options.holder_record && options.naming == FlockStoreOptions::Naming::kSymfony;
-  Capabilities c;
-  c.blocking = true;
-  c.shared = true;
-  c.fencing = record;
-  c.owner_death = record;
-  c.fair = options.fair;
-  c.scope = kFlockEntry.scope;
-  return c;
+  return MakeCapabilities(kFlockEntry.scope, kCanBlock | kCanShare |
+                                                When(record, kCanFence | kSeesOwnerDeath) |
+                                                When(options.fair, kIsFair));
 }
 
 std::shared_ptr<Store> MakeFlockStore(const FlockStoreOptions& options,

@@ -20,6 +20,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/capability_flags.h"
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
 
@@ -46,16 +47,8 @@ struct Entry {
 };
 
 Capabilities InMemoryCapabilities() {
-  Capabilities c;
-  c.blocking = true;
-  c.expiring = true;
-  c.shared = true;
-  c.serializable = false;
-  c.fencing = true;
-  c.owner_death = false;
-  c.counting = true;
-  c.scope = kInMemoryEntry.scope;
-  return c;
+  return MakeCapabilities(kInMemoryEntry.scope,
+                          kCanBlock | kCanExpire | kCanShare | kCanFence | kCanCount);
 }
 
 class InMemoryStore final : public StoreWithState<Holder> {

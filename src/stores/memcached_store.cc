@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/backoff.h"
+#include "core/capability_flags.h"
 #include "core/key_naming.h"
 #include "core/named_file.h"
 #include "ipclock/spi/store_interface.h"
@@ -561,15 +562,12 @@ absl::Status MemcachedStore::CheckHeld(Key& key) {
 }  // namespace
 
 Capabilities MemcachedCapabilities(const MemcachedStoreOptions& options) {
-  Capabilities c;
-  c.blocking = false;     // waits poll
-  c.expiring = true;
-  c.serializable = true;  // the token alone refreshes or releases
-  c.owner_death = options.holder_record;
-  c.scope = kMemcachedEntry.scope;
-  // ExpiryFor(): ceil(ttl) + 1 seconds, which must stay relative.
-  c.max_lease = absl::Seconds(kMaxRelativeExpiry - 1);
-  return c;
+  // Waits poll; the token alone refreshes or releases (serializable). The
+  // longest lease: ExpiryFor() sends ceil(ttl) + 1 seconds, which must stay
+  // relative.
+  return MakeCapabilities(kMemcachedEntry.scope,
+                          kCanExpire | kCanSerialize | When(options.holder_record, kSeesOwnerDeath),
+                          absl::Seconds(kMaxRelativeExpiry - 1));
 }
 
 namespace {

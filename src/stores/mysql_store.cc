@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/capability_flags.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "stores/connection_pool.h"
@@ -44,10 +45,7 @@ struct MyKeyState final : KeyState {
 };
 
 Capabilities MysqlAdvisoryCapabilities() {
-  Capabilities c;
-  c.blocking = true;
-  c.scope = kMysqlAdvisoryEntry.scope;
-  return c;
+  return MakeCapabilities(kMysqlAdvisoryEntry.scope, kCanBlock);
 }
 
 class MysqlAdvisoryStore final : public StoreWithState<MyKeyState> {

@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "core/capability_flags.h"
 #include "core/hashing.h"
 #include "core/removeipc_guard.h"
 #include "ipclock/spi/store_interface.h"
@@ -99,13 +100,8 @@ bool ValidPrefix(absl::string_view prefix) {
 }
 
 Capabilities PosixSemaphoreCapabilities(const PosixSemaphoreStoreOptions& options) {
-  Capabilities c;
-  c.blocking = true;
-  c.counting = true;
-  c.owner_death = true;
-  c.fair = options.fair;
-  c.scope = kPosixSemaphoreEntry.scope;
-  return c;
+  return MakeCapabilities(kPosixSemaphoreEntry.scope, kCanBlock | kCanCount | kSeesOwnerDeath |
+                                                         When(options.fair, kIsFair));
 }
 
 class PosixSemaphoreStore final : public StoreWithRelease<PosixKeyState> {

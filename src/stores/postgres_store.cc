@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "core/capability_flags.h"
 #include "platform/errors.h"
 #include "platform/libpq_calls.h"
 #include "platform/process_id.h"
@@ -90,11 +91,7 @@ std::string DescribeOptions(const PostgresStoreOptions& options) {
 }
 
 Capabilities PostgresCapabilities() {
-  Capabilities c;
-  c.blocking = true;
-  c.shared = true;
-  c.scope = kPostgresEntry.scope;
-  return c;
+  return MakeCapabilities(kPostgresEntry.scope, kCanBlock | kCanShare);
 }
 
 class PostgresStore final : public StoreWithState<PgKeyState> {

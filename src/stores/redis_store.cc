@@ -21,6 +21,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/capability_flags.h"
 #include "core/key_naming.h"
 #include "core/named_file.h"
 #include "ipclock/spi/store_interface.h"
@@ -448,17 +449,13 @@ absl::StatusOr<KeyNaming> NamingOf(const RedisStoreOptions& options) {
 }  // namespace
 
 Capabilities RedisCapabilities(const RedisStoreOptions& options) {
-  Capabilities c;
-  c.blocking = false;  // waits poll
-  c.expiring = true;
-  c.shared = options.format == RedisStoreOptions::Format::kSymfony;
-  c.serializable = true;  // the token alone releases or refreshes
-  c.fencing = options.fencing;
-  c.owner_death = options.fencing;
-  c.counting = false;
-  c.scope = kRedisEntry.scope;
-  c.max_lease = kLongestServerLease;
-  return c;
+  // Waits poll; the token alone releases or refreshes (serializable).
+  return MakeCapabilities(
+      kRedisEntry.scope,
+      kCanExpire | kCanSerialize |
+          When(options.format == RedisStoreOptions::Format::kSymfony, kCanShare) |
+          When(options.fencing, kCanFence | kSeesOwnerDeath),
+      kLongestServerLease);
 }
 
 absl::Status CheckRedisOptions(const RedisStoreOptions& options) {

@@ -21,6 +21,7 @@
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/capability_flags.h"
 #include "core/dsn.h"
 #include "core/removeipc_guard.h"
 #include "ipclock/spi/store_interface.h"
@@ -80,17 +81,11 @@ struct ShmKeyState final : KeyState {
 
 // `pi`: the segment's mutexes inherit priority.
 Capabilities ShmCapabilities(bool pi) {
-  Capabilities c;
-  c.blocking = true;
-  c.fencing = true;
-  c.owner_death = true;
-  // The kernel hands a priority-inheritance mutex to its top waiter at
-  // the release (FUTEX_UNLOCK_PI): the releaser cannot take it back, and
-  // waiters of one priority are queued in arrival order.
-  c.fair = pi;
-  c.priority_inheritance = pi;
-  c.scope = kShmEntry.scope;
-  return c;
+  // Fair with `pi`: the kernel hands a priority-inheritance mutex to its
+  // top waiter at the release (FUTEX_UNLOCK_PI): the releaser cannot take
+  // it back, and waiters of one priority are queued in arrival order.
+  return MakeCapabilities(kShmEntry.scope, kCanBlock | kCanFence | kSeesOwnerDeath |
+                                              When(pi, kIsFair | kInheritsPriority));
 }
 
 class ShmMutexStore final : public StoreWithRelease<ShmKeyState> {

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/capability_flags.h"
 #include "core/removeipc_guard.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/coarse_clock.h"
@@ -85,16 +86,11 @@ struct SemKeyState final : KeyState {
 };
 
 Capabilities SemaphoreCapabilities() {
-  Capabilities c;
-  c.blocking = true;
-  c.counting = true;
-  c.owner_death = true;
-  // The kernel performs a queued semop itself when a release makes it
+  // Fair: the kernel performs a queued semop itself when a release makes it
   // possible, first queued first: the permit never comes free for the
   // releaser to take back (semaphore_store.h, "Fairness").
-  c.fair = true;
-  c.scope = kSemaphoreEntry.scope;
-  return c;
+  return MakeCapabilities(kSemaphoreEntry.scope,
+                          kCanBlock | kCanCount | kSeesOwnerDeath | kIsFair);
 }
 
 class SemaphoreStore final : public StoreWithRelease<SemKeyState> {

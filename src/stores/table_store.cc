@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "core/capability_flags.h"
 #include "core/hashing.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
@@ -357,15 +358,10 @@ WatchTargets TableStore::GetWatchTargets(Key& key) {
 }  // namespace
 
 Capabilities TableCapabilities(Scope scope) {
-  Capabilities c;
-  c.expiring = true;
-  c.serializable = true;
-  c.owner_death = true;
-  c.scope = scope;
   // The expiry column is a 32-bit Unix time (Symfony's INTEGER), which
   // ends in 2038: a year's lease keeps well inside it.
-  c.max_lease = absl::Hours(24 * 365);
-  return c;
+  return MakeCapabilities(scope, kCanExpire | kCanSerialize | kSeesOwnerDeath,
+                          absl::Hours(24 * 365));
 }
 
 absl::StatusOr<std::shared_ptr<Store>> MakeTableStore(

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/backoff.h"
+#include "core/capability_flags.h"
 #include "platform/errors.h"
 #include "stores/holder_note.h"
 #include "stores/zookeeper_lock.h"
@@ -63,17 +64,12 @@ Capabilities ZooKeeperStore::capabilities() const { return ZooKeeperCapabilities
 
 Capabilities ZooKeeperCapabilities(const ZooKeeperStoreOptions& options) {
   const bool symfony = options.format == ZooKeeperStoreOptions::Format::kSymfony;
-  Capabilities c;
   // Waits sleep until a watch fires: on the predecessor (recipe), or on
-  // the node (symfony, where every waiter wakes).
-  c.blocking = true;
-  c.expiring = false;  // locks live as long as the session
-  c.shared = !symfony;
-  c.serializable = false;  // tied to this process's session
-  c.fencing = true;        // the node's creation zxid
-  c.owner_death = !symfony;
-  c.scope = kZooKeeperEntry.scope;
-  return c;
+  // the node (symfony, where every waiter wakes). Locks live as long as the
+  // session (not expiring) and are tied to it (not serializable); the
+  // fencing token is the node's creation zxid.
+  return MakeCapabilities(kZooKeeperEntry.scope,
+                          kCanBlock | kCanFence | When(!symfony, kCanShare | kSeesOwnerDeath));
 }
 
 absl::StatusOr<std::string> ZooKeeperStore::NodeName(absl::string_view resource) const {
