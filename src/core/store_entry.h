@@ -69,6 +69,30 @@ struct StoreEntry {
   const StoreDriver* driver;
 };
 
+// Declares a store's driver and entry, in its header:
+//
+//   IPCLOCK_STORE_ENTRY(Redis, Scope::kRemote, std::nullopt, "redis",
+//                       IPCLOCK_HAVE_REDIS, "redis", "rediss");
+//
+// declares its driver `kRedisDriver` (which the store's .cc defines), its
+// schemes `kRedisSchemes` (the canonical one first) and its entry
+// `kRedisEntry`. `built` is 1 for a store in every build, else the
+// IPCLOCK_HAVE_ macro of the Meson `feature` that builds it (0 or 1, from
+// ipclock_config.h): at 0 the entry's driver is null and nothing refers to
+// the undefined driver.
+#define IPCLOCK_STORE_ENTRY(Id, scope, ipc, feature, built, ...)                        \
+  extern const StoreDriver k##Id##Driver;                                             \
+  inline constexpr absl::string_view k##Id##Schemes[] = {__VA_ARGS__};                \
+  inline constexpr StoreEntry k##Id##Entry = {k##Id##Schemes[0], k##Id##Schemes, scope, \
+                                              ipc, feature,                            \
+                                              IPCLOCK_STORE_DRIVER_IF_(built, k##Id##Driver)}
+
+// `&driver` if `built` expands to 1, null if it expands to 0.
+#define IPCLOCK_STORE_DRIVER_IF_(built, driver) IPCLOCK_STORE_DRIVER_IF_EXPANDED_(built, driver)
+#define IPCLOCK_STORE_DRIVER_IF_EXPANDED_(built, driver) IPCLOCK_STORE_DRIVER_IF_##built(driver)
+#define IPCLOCK_STORE_DRIVER_IF_1(driver) (&driver)
+#define IPCLOCK_STORE_DRIVER_IF_0(driver) nullptr
+
 }  // namespace ipclock
 
 #endif  // IPCLOCK_CORE_STORE_ENTRY_H_

@@ -29,10 +29,7 @@ absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
 // capabilities they give the combined store), and its entry
 // (core/store_entry.h). The scope is the widest a combined store can have;
 // each one's capabilities say its own (the narrowest member's).
-extern const StoreDriver kCombinedDriver;
-inline constexpr absl::string_view kCombinedSchemes[] = {"combined"};
-inline constexpr StoreEntry kCombinedEntry = {
-    "combined", kCombinedSchemes, Scope::kRemote, std::nullopt, "", &kCombinedDriver};
+IPCLOCK_STORE_ENTRY(Combined, Scope::kRemote, std::nullopt, "", 1, "combined");
 
 }  // namespace ipclock
 

@@ -30,18 +30,9 @@ absl::StatusOr<std::shared_ptr<Store>> EtcdStoreFromDsn(Dsn& dsn,
 // of its own (etcd_list.cc): holders, waiters, their leases' TTL left.
 absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request);
 
-// Its entry's driver; null in a build without it.
-#if IPCLOCK_HAVE_ETCD
-extern const StoreDriver kEtcdDriver;
-inline constexpr const StoreDriver* kEtcdDriverIfBuilt = &kEtcdDriver;
-#else
-inline constexpr const StoreDriver* kEtcdDriverIfBuilt = nullptr;
-#endif
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kEtcdSchemes[] = {"etcd", "etcds"};
-inline constexpr StoreEntry kEtcdEntry = {"etcd", kEtcdSchemes, Scope::kRemote, std::nullopt,
-                                          "etcd", kEtcdDriverIfBuilt};
+// Its driver and entry (core/store_entry.h), which the registry lists;
+// the entry's driver is null in a build without it.
+IPCLOCK_STORE_ENTRY(Etcd, Scope::kRemote, std::nullopt, "etcd", IPCLOCK_HAVE_ETCD, "etcd", "etcds");
 
 }  // namespace ipclock
 

@@ -60,13 +60,8 @@ size_t FlockHolderRecordSize();
 int64_t FlockQueueLength(absl::string_view head);
 size_t FlockQueueHeadSize();
 
-// Its entry's driver.
-extern const StoreDriver kFlockDriver;
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kFlockSchemes[] = {"flock"};
-inline constexpr StoreEntry kFlockEntry = {
-    "flock", kFlockSchemes, Scope::kLocal, IpcKind::kLockDir, "", &kFlockDriver};
+// Its driver and entry (core/store_entry.h), which the registry lists.
+IPCLOCK_STORE_ENTRY(Flock, Scope::kLocal, IpcKind::kLockDir, "", 1, "flock");
 
 }  // namespace ipclock
 

@@ -10,12 +10,8 @@
 namespace ipclock {
 
 // `in-memory` (alias `memory`): no address, no options.
-extern const StoreDriver kInMemoryDriver;
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kInMemorySchemes[] = {"in-memory", "memory"};
-inline constexpr StoreEntry kInMemoryEntry = {
-    "in-memory", kInMemorySchemes, Scope::kProcess, std::nullopt, "", &kInMemoryDriver};
+// Its driver and entry (core/store_entry.h), which the registry lists.
+IPCLOCK_STORE_ENTRY(InMemory, Scope::kProcess, std::nullopt, "", 1, "in-memory", "memory");
 
 }  // namespace ipclock
 

@@ -40,19 +40,10 @@ absl::Status CheckMemcachedOptions(const MemcachedStoreOptions& options);
 Capabilities MemcachedCapabilities(const MemcachedStoreOptions& options);
 #endif
 
-// Its entry's driver; null in a build without it.
-#if IPCLOCK_HAVE_MEMCACHED
-extern const StoreDriver kMemcachedDriver;
-inline constexpr const StoreDriver* kMemcachedDriverIfBuilt = &kMemcachedDriver;
-#else
-inline constexpr const StoreDriver* kMemcachedDriverIfBuilt = nullptr;
-#endif
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kMemcachedSchemes[] = {"memcached"};
-inline constexpr StoreEntry kMemcachedEntry = {
-    "memcached", kMemcachedSchemes, Scope::kRemote, std::nullopt, "memcached",
-    kMemcachedDriverIfBuilt};
+// Its driver and entry (core/store_entry.h), which the registry lists;
+// the entry's driver is null in a build without it.
+IPCLOCK_STORE_ENTRY(Memcached, Scope::kRemote, std::nullopt, "memcached", IPCLOCK_HAVE_MEMCACHED,
+                    "memcached");
 
 }  // namespace ipclock
 

@@ -31,19 +31,10 @@ absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
 absl::StatusOr<HeldLocks> ListMysqlAdvisoryLocks(
     Dsn& dsn, const ListRequest& request);
 
-// Its entry's driver; null in a build without it.
-#if IPCLOCK_HAVE_MYSQL
-extern const StoreDriver kMysqlAdvisoryDriver;
-inline constexpr const StoreDriver* kMysqlAdvisoryDriverIfBuilt = &kMysqlAdvisoryDriver;
-#else
-inline constexpr const StoreDriver* kMysqlAdvisoryDriverIfBuilt = nullptr;
-#endif
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kMysqlAdvisorySchemes[] = {"mysql+advisory"};
-inline constexpr StoreEntry kMysqlAdvisoryEntry = {
-    "mysql+advisory", kMysqlAdvisorySchemes, Scope::kRemote, std::nullopt, "mysql",
-    kMysqlAdvisoryDriverIfBuilt};
+// Its driver and entry (core/store_entry.h), which the registry lists;
+// the entry's driver is null in a build without it.
+IPCLOCK_STORE_ENTRY(MysqlAdvisory, Scope::kRemote, std::nullopt, "mysql", IPCLOCK_HAVE_MYSQL,
+                    "mysql+advisory");
 
 }  // namespace ipclock
 

@@ -18,14 +18,8 @@ namespace ipclock {
 absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 
-// Its entry's driver.
-extern const StoreDriver kPosixSemaphoreDriver;
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kPosixSemaphoreSchemes[] = {"posix-semaphore"};
-inline constexpr StoreEntry kPosixSemaphoreEntry = {
-    "posix-semaphore", kPosixSemaphoreSchemes, Scope::kLocal, IpcKind::kPosixShm, "",
-    &kPosixSemaphoreDriver};
+// Its driver and entry (core/store_entry.h), which the registry lists.
+IPCLOCK_STORE_ENTRY(PosixSemaphore, Scope::kLocal, IpcKind::kPosixShm, "", 1, "posix-semaphore");
 
 }  // namespace ipclock
 

@@ -20,20 +20,10 @@ namespace ipclock {
 absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 
-// Its entry's driver; null in a build without it.
-#if IPCLOCK_HAVE_POSTGRES
-extern const StoreDriver kPostgresDriver;
-inline constexpr const StoreDriver* kPostgresDriverIfBuilt = &kPostgresDriver;
-#else
-inline constexpr const StoreDriver* kPostgresDriverIfBuilt = nullptr;
-#endif
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kPostgresSchemes[] = {
-    "postgresql+advisory", "pgsql+advisory", "postgres+advisory"};
-inline constexpr StoreEntry kPostgresEntry = {
-    "postgresql+advisory", kPostgresSchemes, Scope::kRemote, std::nullopt, "postgres",
-    kPostgresDriverIfBuilt};
+// Its driver and entry (core/store_entry.h), which the registry lists;
+// the entry's driver is null in a build without it.
+IPCLOCK_STORE_ENTRY(Postgres, Scope::kRemote, std::nullopt, "postgres", IPCLOCK_HAVE_POSTGRES,
+                    "postgresql+advisory", "pgsql+advisory", "postgres+advisory");
 
 }  // namespace ipclock
 

@@ -33,18 +33,10 @@ Capabilities RedisCapabilities(const RedisStoreOptions& options);
 // The longest connect or command timeout.
 inline constexpr absl::Duration kRedisMaxTimeout = absl::Hours(1);
 
-// Its entry's driver; null in a build without it.
-#if IPCLOCK_HAVE_REDIS
-extern const StoreDriver kRedisDriver;
-inline constexpr const StoreDriver* kRedisDriverIfBuilt = &kRedisDriver;
-#else
-inline constexpr const StoreDriver* kRedisDriverIfBuilt = nullptr;
-#endif
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kRedisSchemes[] = {"redis", "rediss"};
-inline constexpr StoreEntry kRedisEntry = {
-    "redis", kRedisSchemes, Scope::kRemote, std::nullopt, "redis", kRedisDriverIfBuilt};
+// Its driver and entry (core/store_entry.h), which the registry lists;
+// the entry's driver is null in a build without it.
+IPCLOCK_STORE_ENTRY(Redis, Scope::kRemote, std::nullopt, "redis", IPCLOCK_HAVE_REDIS,
+                    "redis", "rediss");
 
 }  // namespace ipclock
 

@@ -136,13 +136,8 @@ inline constexpr uint64_t ShmSegmentSize(uint32_t capacity) {
 absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(
     Dsn& dsn, const StoreOptions& store_options);
 
-// Its entry's driver.
-extern const StoreDriver kShmDriver;
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kShmSchemes[] = {"shm"};
-inline constexpr StoreEntry kShmEntry = {
-    "shm", kShmSchemes, Scope::kLocal, IpcKind::kPosixShm, "", &kShmDriver};
+// Its driver and entry (core/store_entry.h), which the registry lists.
+IPCLOCK_STORE_ENTRY(Shm, Scope::kLocal, IpcKind::kPosixShm, "", 1, "shm");
 
 }  // namespace ipclock
 

@@ -41,13 +41,8 @@ struct SemaphoreSetInfo {
 // apart, and it is a hash of the resource.
 absl::StatusOr<std::vector<SemaphoreSetInfo>> ListSemaphoreSets();
 
-// Its entry's driver.
-extern const StoreDriver kSemaphoreDriver;
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kSemaphoreSchemes[] = {"semaphore"};
-inline constexpr StoreEntry kSemaphoreEntry = {
-    "semaphore", kSemaphoreSchemes, Scope::kLocal, IpcKind::kSysV, "", &kSemaphoreDriver};
+// Its driver and entry (core/store_entry.h), which the registry lists.
+IPCLOCK_STORE_ENTRY(Semaphore, Scope::kLocal, IpcKind::kSysV, "", 1, "semaphore");
 
 }  // namespace ipclock
 

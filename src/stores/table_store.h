@@ -45,39 +45,15 @@ absl::StatusOr<HeldLocks> ListTableLocks(TableBackend& backend, absl::string_vie
                                          const TableStoreOptions& options,
                                          const ListRequest& request);
 
-// The drivers of its entries; null in a build without the database's
-// library.
-#if IPCLOCK_HAVE_POSTGRES
-extern const StoreDriver kPostgresTableDriver;
-inline constexpr const StoreDriver* kPostgresTableDriverIfBuilt = &kPostgresTableDriver;
-#else
-inline constexpr const StoreDriver* kPostgresTableDriverIfBuilt = nullptr;
-#endif
-#if IPCLOCK_HAVE_MYSQL
-extern const StoreDriver kMysqlTableDriver;
-inline constexpr const StoreDriver* kMysqlTableDriverIfBuilt = &kMysqlTableDriver;
-#else
-inline constexpr const StoreDriver* kMysqlTableDriverIfBuilt = nullptr;
-#endif
-#if IPCLOCK_HAVE_SQLITE
-extern const StoreDriver kSqliteTableDriver;
-inline constexpr const StoreDriver* kSqliteTableDriverIfBuilt = &kSqliteTableDriver;
-#else
-inline constexpr const StoreDriver* kSqliteTableDriverIfBuilt = nullptr;
-#endif
-
-// Their entries: one store, three databases.
-inline constexpr absl::string_view kPostgresTableSchemes[] = {"postgresql", "postgres", "pgsql"};
-inline constexpr StoreEntry kPostgresTableEntry = {
-    "postgresql", kPostgresTableSchemes, Scope::kRemote, std::nullopt, "postgres",
-    kPostgresTableDriverIfBuilt};
-inline constexpr absl::string_view kMysqlTableSchemes[] = {"mysql", "mysql2"};
-inline constexpr StoreEntry kMysqlTableEntry = {
-    "mysql", kMysqlTableSchemes, Scope::kRemote, std::nullopt, "mysql", kMysqlTableDriverIfBuilt};
-inline constexpr absl::string_view kSqliteTableSchemes[] = {"sqlite", "sqlite3"};
-inline constexpr StoreEntry kSqliteTableEntry = {
-    "sqlite", kSqliteTableSchemes, Scope::kLocal, std::nullopt, "sqlite",
-    kSqliteTableDriverIfBuilt};
+// Its drivers and entries (core/store_entry.h), which the registry lists:
+// one store, three databases; an entry's driver is null in a build without
+// the database's library.
+IPCLOCK_STORE_ENTRY(PostgresTable, Scope::kRemote, std::nullopt, "postgres", IPCLOCK_HAVE_POSTGRES,
+                    "postgresql", "postgres", "pgsql");
+IPCLOCK_STORE_ENTRY(MysqlTable, Scope::kRemote, std::nullopt, "mysql", IPCLOCK_HAVE_MYSQL,
+                    "mysql", "mysql2");
+IPCLOCK_STORE_ENTRY(SqliteTable, Scope::kLocal, std::nullopt, "sqlite", IPCLOCK_HAVE_SQLITE,
+                    "sqlite", "sqlite3");
 
 }  // namespace ipclock
 

@@ -41,19 +41,10 @@ absl::Status CheckZooKeeperOptions(const ZooKeeperStoreOptions& options);
 Capabilities ZooKeeperCapabilities(const ZooKeeperStoreOptions& options);
 #endif
 
-// Its entry's driver; null in a build without it.
-#if IPCLOCK_HAVE_ZOOKEEPER
-extern const StoreDriver kZooKeeperDriver;
-inline constexpr const StoreDriver* kZooKeeperDriverIfBuilt = &kZooKeeperDriver;
-#else
-inline constexpr const StoreDriver* kZooKeeperDriverIfBuilt = nullptr;
-#endif
-
-// Its entry (core/store_entry.h), which the registry lists.
-inline constexpr absl::string_view kZooKeeperSchemes[] = {"zookeeper"};
-inline constexpr StoreEntry kZooKeeperEntry = {
-    "zookeeper", kZooKeeperSchemes, Scope::kRemote, std::nullopt, "zookeeper",
-    kZooKeeperDriverIfBuilt};
+// Its driver and entry (core/store_entry.h), which the registry lists;
+// the entry's driver is null in a build without it.
+IPCLOCK_STORE_ENTRY(ZooKeeper, Scope::kRemote, std::nullopt, "zookeeper", IPCLOCK_HAVE_ZOOKEEPER,
+                    "zookeeper");
 
 }  // namespace ipclock
 
