@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "core/lock_access.h"
 #include "core/named_file.h"
+#include "core/options_driver.h"
 #include "platform/errors.h"
 #include "stores/etcd_store.h"
 #if IPCLOCK_HAVE_ETCD
@@ -251,33 +252,12 @@ absl::StatusOr<EtcdStoreOptions> EtcdOptionsFromDsn(Dsn& dsn) {
   return options;
 }
 
-absl::StatusOr<std::shared_ptr<Store>> EtcdStoreFromDsn(Dsn& dsn,
-                                                        const StoreOptions& /*store_options*/) {
-  absl::StatusOr<EtcdStoreOptions> options = EtcdOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return NewEtcdStore(*options);
-}
-
 #if IPCLOCK_HAVE_ETCD
-namespace {
-
-// The store's DSN check (StoreDriver::check): the options as
-// EtcdStoreFromDsn() reads them, each endpoint and certificate file,
-// without connecting or loading a certificate.
-absl::StatusOr<Capabilities> CheckEtcdDsn(Dsn& dsn, const StoreOptions&) {
-  absl::StatusOr<EtcdStoreOptions> options = EtcdOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  if (absl::StatusOr<EtcdSetup> setup = CheckEtcdOptions(*options); !setup.ok()) {
-    return setup.status();
-  }
-  return EtcdCapabilities();
-}
-
-}  // namespace
-
-const StoreDriver kEtcdDriver = {&EtcdStoreFromDsn, &ListEtcdLocks, &CheckEtcdDsn};
+// Its DSN check reads each endpoint and certificate file, without
+// connecting or loading a certificate (CheckEtcdOptions()).
+const StoreDriver kEtcdDriver = {
+    &StoreFromOptions<&EtcdOptionsFromDsn, &NewEtcdStore>, &ListEtcdLocks,
+    &CheckOptions<&EtcdOptionsFromDsn, &CheckEtcdOptions, &EtcdCapabilities>};
 #endif
 
 }  // namespace ipclock

@@ -23,9 +23,6 @@ namespace ipclock {
 // Reads an `etcd` or `etcds` DSN (include/ipclock/stores/etcd_store.h).
 absl::StatusOr<EtcdStoreOptions> EtcdOptionsFromDsn(Dsn& dsn);
 
-absl::StatusOr<std::shared_ptr<Store>> EtcdStoreFromDsn(Dsn& dsn,
-                                                        const StoreOptions& store_options);
-
 // `ipclock list`: the lock keys under the DSN's prefix, read with a client
 // of its own (etcd_list.cc): holders, waiters, their leases' TTL left.
 absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request);

@@ -17,7 +17,7 @@
 
 namespace ipclock {
 
-// Where a `flock` DSN keeps its locks, read as FlockStoreFromDsn() reads it
+// Where a `flock` DSN keeps its locks, read as the flock driver reads it
 // but without building the store (which would create the dir).
 struct FlockDsnTarget {
   // Absolute, without trailing slashes; empty for the default lock dir.

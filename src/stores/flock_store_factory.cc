@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/named_file.h"
+#include "core/options_driver.h"
 #include "core/removeipc_guard.h"
 #include "platform/environment.h"
 #include "platform/errors.h"
@@ -90,13 +91,6 @@ absl::StatusOr<FlockStoreOptions> FlockOptionsFromDsn(Dsn& dsn,
   return options;
 }
 
-absl::StatusOr<std::shared_ptr<Store>> FlockStoreFromDsn(Dsn& dsn,
-                                                         const StoreOptions& store_options) {
-  absl::StatusOr<FlockStoreOptions> options = FlockOptionsFromDsn(dsn, store_options);
-  if (!options.ok()) return options.status();
-  return NewFlockStore(*options);
-}
-
 absl::StatusOr<Capabilities> CheckFlockDsn(Dsn& dsn, const StoreOptions& store_options) {
   absl::StatusOr<FlockStoreOptions> options = FlockOptionsFromDsn(dsn, store_options);
   if (!options.ok()) return options.status();
@@ -141,6 +135,7 @@ absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& op
   return MakeFlockStore(options, std::move(dir), std::move(opened));
 }
 
-const StoreDriver kFlockDriver = {&FlockStoreFromDsn, &ListFlockLocks, &CheckFlockDsn};
+const StoreDriver kFlockDriver = {&StoreFromOptions<&FlockOptionsFromDsn, &NewFlockStore>,
+                                  &ListFlockLocks, &CheckFlockDsn};
 
 }  // namespace ipclock

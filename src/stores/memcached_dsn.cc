@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/key_naming.h"
+#include "core/options_driver.h"
 #include "stores/memcached_store.h"
 #if IPCLOCK_HAVE_MEMCACHED
 #include "platform/memcached_calls.h"
@@ -178,24 +179,12 @@ absl::StatusOr<MemcachedStoreOptions> MemcachedOptionsFromDsn(Dsn& dsn) {
   return options;
 }
 
-absl::StatusOr<Capabilities> CheckMemcachedDsn(Dsn& dsn, const StoreOptions&) {
-  absl::StatusOr<MemcachedStoreOptions> options = MemcachedOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = CheckMemcachedOptions(*options); !s.ok()) return s;
-  return MemcachedCapabilities(*options);
-}
-
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
-    Dsn& dsn, const StoreOptions& /*store_options*/) {
-  absl::StatusOr<MemcachedStoreOptions> options = MemcachedOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  return NewMemcachedStore(*options);
-}
-
-const StoreDriver kMemcachedDriver = {&MemcachedStoreFromDsn, nullptr, &CheckMemcachedDsn,
-                                     &MemcachedLibrary};
+const StoreDriver kMemcachedDriver = {
+    &StoreFromOptions<&MemcachedOptionsFromDsn, &NewMemcachedStore>, nullptr,
+    &CheckOptions<&MemcachedOptionsFromDsn, &CheckMemcachedOptions, &MemcachedCapabilities>,
+    &MemcachedLibrary};
 
 #endif  // IPCLOCK_HAVE_MEMCACHED
 

@@ -20,11 +20,6 @@
 
 namespace ipclock {
 
-// Builds a MemcachedStore from a parsed `memcached` DSN (see
-// include/ipclock/stores/memcached_store.h for the forms and options).
-absl::StatusOr<std::shared_ptr<Store>> MemcachedStoreFromDsn(
-    Dsn& dsn, const StoreOptions& store_options);
-
 // A limit of libmemcached, checked before it sees the servers: past 100
 // servers its consistent hashing aborts the process (an assertion). (It
 // also refuses host names over 1024 bytes; IsHostName() takes 253.)
@@ -40,8 +35,10 @@ absl::Status CheckMemcachedOptions(const MemcachedStoreOptions& options);
 Capabilities MemcachedCapabilities(const MemcachedStoreOptions& options);
 #endif
 
-// Its driver and entry (core/store_entry.h), which the registry lists;
-// the entry's driver is null in a build without it.
+// Its driver and entry (core/store_entry.h), which the registry lists; the
+// entry's driver is null in a build without it. The driver builds a
+// MemcachedStore from a parsed `memcached` DSN (see
+// include/ipclock/stores/memcached_store.h for the forms and options).
 IPCLOCK_STORE_ENTRY(Memcached, Scope::kRemote, std::nullopt, "memcached", IPCLOCK_HAVE_MEMCACHED,
                     "memcached");
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/capability_flags.h"
+#include "core/options_driver.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "stores/connection_pool.h"
@@ -380,14 +381,8 @@ absl::StatusOr<Capabilities> CheckMysqlAdvisoryDsn(Dsn& dsn, const StoreOptions&
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
-    Dsn& dsn, const StoreOptions& /*store_options*/) {
-  absl::StatusOr<MysqlAdvisoryStoreOptions> options = MysqlAdvisoryOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  return NewMysqlAdvisoryStore(*options);
-}
-
-const StoreDriver kMysqlAdvisoryDriver = {&MysqlAdvisoryStoreFromDsn, &ListMysqlAdvisoryLocks,
-                                          &CheckMysqlAdvisoryDsn, &MariadbLibrary};
+const StoreDriver kMysqlAdvisoryDriver = {
+    &StoreFromOptions<&MysqlAdvisoryOptionsFromDsn, &NewMysqlAdvisoryStore>,
+    &ListMysqlAdvisoryLocks, &CheckMysqlAdvisoryDsn, &MariadbLibrary};
 
 }  // namespace ipclock

@@ -18,11 +18,6 @@
 
 namespace ipclock {
 
-// Builds a MySQL advisory store from a parsed `mysql+advisory` DSN (forms
-// and options in include/ipclock/stores/mysql_store.h).
-absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
-    Dsn& dsn, const StoreOptions& store_options);
-
 // The named locks held on the server, for `ipclock list`: from
 // information_schema.METADATA_LOCK_INFO (the metadata_lock_info plugin) or
 // performance_schema.metadata_locks when the server has either; otherwise,
@@ -31,8 +26,10 @@ absl::StatusOr<std::shared_ptr<Store>> MysqlAdvisoryStoreFromDsn(
 absl::StatusOr<HeldLocks> ListMysqlAdvisoryLocks(
     Dsn& dsn, const ListRequest& request);
 
-// Its driver and entry (core/store_entry.h), which the registry lists;
-// the entry's driver is null in a build without it.
+// Its driver and entry (core/store_entry.h), which the registry lists; the
+// entry's driver is null in a build without it. The driver builds a MySQL
+// advisory store from a parsed `mysql+advisory` DSN (forms and options in
+// include/ipclock/stores/mysql_store.h).
 IPCLOCK_STORE_ENTRY(MysqlAdvisory, Scope::kRemote, std::nullopt, "mysql", IPCLOCK_HAVE_MYSQL,
                     "mysql+advisory");
 

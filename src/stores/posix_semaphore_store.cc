@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 #include "core/capability_flags.h"
 #include "core/hashing.h"
+#include "core/options_driver.h"
 #include "core/removeipc_guard.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/coarse_clock.h"
@@ -415,26 +416,12 @@ absl::StatusOr<PosixSemaphoreStoreOptions> PosixSemaphoreOptionsFromDsn(
   return options;
 }
 
-absl::StatusOr<Capabilities> CheckPosixSemaphoreDsn(Dsn& dsn,
-                                                    const StoreOptions& store_options) {
-  absl::StatusOr<PosixSemaphoreStoreOptions> options =
-      PosixSemaphoreOptionsFromDsn(dsn, store_options);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = CheckPosixSemaphoreOptions(*options); !s.ok()) return s;
-  return PosixSemaphoreCapabilities(*options);
-}
-
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(
-    Dsn& dsn, const StoreOptions& store_options) {
-  absl::StatusOr<PosixSemaphoreStoreOptions> options =
-      PosixSemaphoreOptionsFromDsn(dsn, store_options);
-  if (!options.ok()) return options.status();
-  return NewPosixSemaphoreStore(*options);
-}
-
-const StoreDriver kPosixSemaphoreDriver = {&PosixSemaphoreStoreFromDsn, &ListPosixSemaphoreLocks,
-                                           &CheckPosixSemaphoreDsn};
+const StoreDriver kPosixSemaphoreDriver = {
+    &StoreFromOptions<&PosixSemaphoreOptionsFromDsn, &NewPosixSemaphoreStore>,
+    &ListPosixSemaphoreLocks,
+    &CheckOptions<&PosixSemaphoreOptionsFromDsn, &CheckPosixSemaphoreOptions,
+                  &PosixSemaphoreCapabilities>};
 
 }  // namespace ipclock

@@ -13,12 +13,9 @@
 
 namespace ipclock {
 
-// Builds a PosixSemaphoreStore from a parsed `posix-semaphore` DSN (no
+// Its driver and entry (core/store_entry.h), which the registry lists. The
+// driver builds a PosixSemaphoreStore from a parsed `posix-semaphore` DSN (no
 // address; options mode and prefix).
-absl::StatusOr<std::shared_ptr<Store>> PosixSemaphoreStoreFromDsn(
-    Dsn& dsn, const StoreOptions& store_options);
-
-// Its driver and entry (core/store_entry.h), which the registry lists.
 IPCLOCK_STORE_ENTRY(PosixSemaphore, Scope::kLocal, IpcKind::kPosixShm, "", 1, "posix-semaphore");
 
 }  // namespace ipclock

@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/capability_flags.h"
+#include "core/options_driver.h"
 #include "platform/errors.h"
 #include "platform/libpq_calls.h"
 #include "platform/process_id.h"
@@ -611,14 +612,8 @@ absl::StatusOr<Capabilities> CheckPostgresDsn(Dsn& dsn, const StoreOptions& /*st
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(Dsn& dsn,
-                                                            const StoreOptions& /*store_options*/) {
-  absl::StatusOr<PostgresStoreOptions> options = PostgresOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  return NewPostgresStore(*options);
-}
-
-const StoreDriver kPostgresDriver = {&PostgresStoreFromDsn, nullptr, &CheckPostgresDsn,
-                                     &LibpqLibrary};
+const StoreDriver kPostgresDriver = {
+    &StoreFromOptions<&PostgresOptionsFromDsn, &NewPostgresStore>, nullptr, &CheckPostgresDsn,
+    &LibpqLibrary};
 
 }  // namespace ipclock

@@ -14,14 +14,11 @@
 
 namespace ipclock {
 
-// Builds a PostgreSQL store from a parsed `postgresql+advisory`,
-// `pgsql+advisory` or `postgres+advisory` DSN (options in
-// include/ipclock/stores/postgres_store.h and doc/stores.md).
-absl::StatusOr<std::shared_ptr<Store>> PostgresStoreFromDsn(
-    Dsn& dsn, const StoreOptions& store_options);
-
-// Its driver and entry (core/store_entry.h), which the registry lists;
-// the entry's driver is null in a build without it.
+// Its driver and entry (core/store_entry.h), which the registry lists; the
+// entry's driver is null in a build without it. The driver builds a PostgreSQL
+// store from a parsed `postgresql+advisory`, `pgsql+advisory` or
+// `postgres+advisory` DSN (options in include/ipclock/stores/postgres_store.h
+// and doc/stores.md).
 IPCLOCK_STORE_ENTRY(Postgres, Scope::kRemote, std::nullopt, "postgres", IPCLOCK_HAVE_POSTGRES,
                     "postgresql+advisory", "pgsql+advisory", "postgres+advisory");
 

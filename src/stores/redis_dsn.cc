@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/key_naming.h"
+#include "core/options_driver.h"
 #include "platform/hiredis_calls.h"
 #include "stores/redis_store.h"
 
@@ -111,22 +112,10 @@ absl::StatusOr<RedisStoreOptions> RedisOptionsFromDsn(Dsn& dsn) {
   return options;
 }
 
-absl::StatusOr<Capabilities> CheckRedisDsn(Dsn& dsn, const StoreOptions& /*store_options*/) {
-  absl::StatusOr<RedisStoreOptions> options = RedisOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = CheckRedisOptions(*options); !s.ok()) return s;
-  return RedisCapabilities(*options);
-}
-
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(Dsn& dsn,
-                                                         const StoreOptions& /*store_options*/) {
-  absl::StatusOr<RedisStoreOptions> options = RedisOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  return NewRedisStore(*options);
-}
-
-const StoreDriver kRedisDriver = {&RedisStoreFromDsn, nullptr, &CheckRedisDsn, &HiredisLibrary};
+const StoreDriver kRedisDriver = {
+    &StoreFromOptions<&RedisOptionsFromDsn, &NewRedisStore>, nullptr,
+    &CheckOptions<&RedisOptionsFromDsn, &CheckRedisOptions, &RedisCapabilities>, &HiredisLibrary};
 
 }  // namespace ipclock

@@ -17,12 +17,6 @@
 
 namespace ipclock {
 
-// Builds a RedisStore from a parsed `redis` DSN (see
-// include/ipclock/stores/redis_store.h for the forms and options). `rediss` is
-// Unimplemented.
-absl::StatusOr<std::shared_ptr<Store>> RedisStoreFromDsn(
-    Dsn& dsn, const StoreOptions& store_options);
-
 // NewRedisStore()'s checks of `options`, made before it connects: values,
 // the Unix socket's path and type (core/named_file.h), the key naming.
 absl::Status CheckRedisOptions(const RedisStoreOptions& options);
@@ -33,8 +27,10 @@ Capabilities RedisCapabilities(const RedisStoreOptions& options);
 // The longest connect or command timeout.
 inline constexpr absl::Duration kRedisMaxTimeout = absl::Hours(1);
 
-// Its driver and entry (core/store_entry.h), which the registry lists;
-// the entry's driver is null in a build without it.
+// Its driver and entry (core/store_entry.h), which the registry lists; the
+// entry's driver is null in a build without it. The driver builds a RedisStore
+// from a parsed `redis` DSN (see include/ipclock/stores/redis_store.h for the
+// forms and options). `rediss` is Unimplemented.
 IPCLOCK_STORE_ENTRY(Redis, Scope::kRemote, std::nullopt, "redis", IPCLOCK_HAVE_REDIS,
                     "redis", "rediss");
 

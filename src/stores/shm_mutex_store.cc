@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "core/capability_flags.h"
 #include "core/dsn.h"
+#include "core/options_driver.h"
 #include "core/removeipc_guard.h"
 #include "ipclock/spi/store_interface.h"
 #include "core/platform_deadline.h"
@@ -477,13 +478,7 @@ absl::StatusOr<Capabilities> CheckShmDsn(Dsn& dsn, const StoreOptions& store_opt
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(Dsn& dsn,
-                                                       const StoreOptions& store_options) {
-  absl::StatusOr<ShmStoreOptions> options = ShmOptionsFromDsn(dsn, store_options);
-  if (!options.ok()) return options.status();
-  return NewShmStore(*options);
-}
-
-const StoreDriver kShmDriver = {&ShmStoreFromDsn, &ListShmLocks, &CheckShmDsn};
+const StoreDriver kShmDriver = {&StoreFromOptions<&ShmOptionsFromDsn, &NewShmStore>,
+                                &ListShmLocks, &CheckShmDsn};
 
 }  // namespace ipclock

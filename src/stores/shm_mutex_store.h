@@ -132,11 +132,8 @@ inline constexpr uint64_t ShmSegmentSize(uint32_t capacity) {
   return ShmSlotsOffset(capacity) + static_cast<uint64_t>(capacity) * sizeof(ShmSlot);
 }
 
-// Builds a store from a parsed `shm://NAME[?mode=&capacity=&pi=]` DSN.
-absl::StatusOr<std::shared_ptr<Store>> ShmStoreFromDsn(
-    Dsn& dsn, const StoreOptions& store_options);
-
-// Its driver and entry (core/store_entry.h), which the registry lists.
+// Its driver and entry (core/store_entry.h), which the registry lists. The
+// driver builds a store from a parsed `shm://NAME[?mode=&capacity=&pi=]` DSN.
 IPCLOCK_STORE_ENTRY(Shm, Scope::kLocal, IpcKind::kPosixShm, "", 1, "shm");
 
 }  // namespace ipclock

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/capability_flags.h"
+#include "core/options_driver.h"
 #include "core/removeipc_guard.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/coarse_clock.h"
@@ -363,23 +364,10 @@ absl::StatusOr<SemaphoreStoreOptions> SemaphoreOptionsFromDsn(Dsn& dsn,
   return options;
 }
 
-absl::StatusOr<Capabilities> CheckSemaphoreDsn(Dsn& dsn, const StoreOptions& store_options) {
-  absl::StatusOr<SemaphoreStoreOptions> options = SemaphoreOptionsFromDsn(dsn, store_options);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = CheckSemaphoreOptions(*options); !s.ok()) return s;
-  return SemaphoreCapabilities();
-}
-
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(Dsn& dsn,
-                                                             const StoreOptions& store_options) {
-  absl::StatusOr<SemaphoreStoreOptions> options = SemaphoreOptionsFromDsn(dsn, store_options);
-  if (!options.ok()) return options.status();
-  return NewSemaphoreStore(*options);
-}
-
-const StoreDriver kSemaphoreDriver = {&SemaphoreStoreFromDsn, &ListSemaphoreLocks,
-                                      &CheckSemaphoreDsn};
+const StoreDriver kSemaphoreDriver = {
+    &StoreFromOptions<&SemaphoreOptionsFromDsn, &NewSemaphoreStore>, &ListSemaphoreLocks,
+    &CheckOptions<&SemaphoreOptionsFromDsn, &CheckSemaphoreOptions, &SemaphoreCapabilities>};
 
 }  // namespace ipclock

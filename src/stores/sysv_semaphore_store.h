@@ -17,11 +17,6 @@
 
 namespace ipclock {
 
-// Builds a SemaphoreStore from a parsed `semaphore` DSN (no address; options
-// key_scheme=md5|xxh3 and mode).
-absl::StatusOr<std::shared_ptr<Store>> SemaphoreStoreFromDsn(
-    Dsn& dsn, const StoreOptions& store_options);
-
 // One SysV semaphore set with PHP's layout (3 semaphores) or ipclock's (5),
 // as ListSemaphoreSets() found it.
 struct SemaphoreSetInfo {
@@ -41,7 +36,9 @@ struct SemaphoreSetInfo {
 // apart, and it is a hash of the resource.
 absl::StatusOr<std::vector<SemaphoreSetInfo>> ListSemaphoreSets();
 
-// Its driver and entry (core/store_entry.h), which the registry lists.
+// Its driver and entry (core/store_entry.h), which the registry lists. The
+// driver builds a SemaphoreStore from a parsed `semaphore` DSN (no address;
+// options key_scheme=md5|xxh3 and mode).
 IPCLOCK_STORE_ENTRY(Semaphore, Scope::kLocal, IpcKind::kSysV, "", 1, "semaphore");
 
 }  // namespace ipclock

@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/key_naming.h"
+#include "core/options_driver.h"
 #include "platform/errors.h"
 #include "stores/zookeeper_store.h"
 #if IPCLOCK_HAVE_ZOOKEEPER
@@ -165,29 +166,11 @@ absl::StatusOr<ZooKeeperStoreOptions> ZooKeeperOptionsFromDsn(Dsn& dsn) {
   return options;
 }
 
-absl::StatusOr<std::shared_ptr<Store>> ZooKeeperStoreFromDsn(
-    Dsn& dsn, const StoreOptions& /*store_options*/) {
-  absl::StatusOr<ZooKeeperStoreOptions> options = ZooKeeperOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return NewZooKeeperStore(*options);
-}
-
 #if IPCLOCK_HAVE_ZOOKEEPER
-namespace {
-
-absl::StatusOr<Capabilities> CheckZooKeeperDsn(Dsn& dsn, const StoreOptions&) {
-  absl::StatusOr<ZooKeeperStoreOptions> options = ZooKeeperOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  if (absl::Status s = CheckZooKeeperOptions(*options); !s.ok()) return s;
-  return ZooKeeperCapabilities(*options);
-}
-
-}  // namespace
-
-const StoreDriver kZooKeeperDriver = {&ZooKeeperStoreFromDsn, &ListZooKeeperLocks,
-                                      &CheckZooKeeperDsn, &ZooKeeperLibrary};
+const StoreDriver kZooKeeperDriver = {
+    &StoreFromOptions<&ZooKeeperOptionsFromDsn, &NewZooKeeperStore>, &ListZooKeeperLocks,
+    &CheckOptions<&ZooKeeperOptionsFromDsn, &CheckZooKeeperOptions, &ZooKeeperCapabilities>,
+    &ZooKeeperLibrary};
 #endif
 
 }  // namespace ipclock

@@ -25,9 +25,6 @@ namespace ipclock {
 // Reads a `zookeeper` DSN (include/ipclock/stores/zookeeper_store.h).
 absl::StatusOr<ZooKeeperStoreOptions> ZooKeeperOptionsFromDsn(Dsn& dsn);
 
-absl::StatusOr<std::shared_ptr<Store>> ZooKeeperStoreFromDsn(
-    Dsn& dsn, const StoreOptions& store_options);
-
 // `ipclock list`: the lock nodes under the DSN's path, read with a session
 // of its own (zookeeper_list.cc).
 absl::StatusOr<HeldLocks> ListZooKeeperLocks(Dsn& dsn, const ListRequest& request);
