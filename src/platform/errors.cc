@@ -98,4 +98,11 @@ absl::Status NotHeldError(absl::string_view store, absl::string_view resource) {
   return StoreError(absl::StatusCode::kAborted, store, resource, "the lock is not held");
 }
 
+absl::Status ParentAcquiredError(absl::string_view store, absl::string_view resource,
+                                 absl::string_view what, absl::string_view consequence) {
+  return StoreError(absl::StatusCode::kFailedPrecondition, store, resource,
+                    absl::StrCat("this ", what, " was acquired by the parent of this forked "
+                                 "process; ", consequence));
+}
+
 }  // namespace ipclock

@@ -42,6 +42,12 @@ absl::Status StoreError(absl::StatusCode code, absl::string_view store,
 // The Aborted of a key that holds nothing: "the lock is not held".
 absl::Status NotHeldError(absl::string_view store, absl::string_view resource);
 
+// The FailedPrecondition of a forked child that uses what its parent
+// acquired before the fork: "this <what> was acquired by the parent of this
+// forked process; <consequence>".
+absl::Status ParentAcquiredError(absl::string_view store, absl::string_view resource,
+                                 absl::string_view what, absl::string_view consequence);
+
 }  // namespace ipclock
 
 #endif  // IPCLOCK_PLATFORM_ERRORS_H_

@@ -84,9 +84,8 @@ class MysqlAdvisoryStore final : public StoreWithState<MyKeyState> {
   // Closes the key's session and records why the lock is gone; Aborted.
   absl::Status MarkLost(Key& key, MyKeyState* st, absl::string_view why);
   absl::Status Foreign(const Key& key) const {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
-                      "this key was acquired by the parent of this forked "
-                      "process; its session and lock belong to the parent");
+    return ParentAcquiredError(describe_, key.resource(), "key",
+                               "its session and lock belong to the parent");
   }
   absl::Status Error(const Key& key, absl::StatusCode code, absl::string_view what) const {
     return StoreError(code, describe_, key.resource(), what);

@@ -144,9 +144,8 @@ class PosixSemaphoreStore final : public StoreWithRelease<PosixKeyState> {
                                   Deadline deadline, bool* previous_owner_died,
                                   bool* waited);
   absl::Status NotOurs(const Key& key) const {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
-                      "this lock was acquired by the parent of this forked process; "
-                      "only that process can release it");
+    return ParentAcquiredError(describe_, key.resource(), "lock",
+                               "only that process can release it");
   }
 
   const PosixSemaphoreStoreOptions options_;

@@ -129,10 +129,8 @@ class PostgresStore final : public StoreWithState<PgKeyState> {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), st->lost);
   }
   absl::Status Foreign(const Key& key) const {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
-                      key.resource(),
-                      "this key was acquired by the parent of this forked "
-                      "process; its session and lock belong to the parent");
+    return ParentAcquiredError(describe_, key.resource(), "key",
+                               "its session and lock belong to the parent");
   }
 
   // One granted advisory lock of a session: its server process, the lock

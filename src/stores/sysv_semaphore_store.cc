@@ -124,9 +124,8 @@ class SemaphoreStore final : public StoreWithRelease<SemKeyState> {
   absl::Status TakeOrAttach(const Key& key, SemKeyState* st);
   absl::Status Attach(const Key& key, CachedSet* set);
   absl::Status NotOurs(const Key& key) const {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
-                      "this lock was acquired by the parent of this forked process; "
-                      "only that process can release it");
+    return ParentAcquiredError(describe_, key.resource(), "lock",
+                               "only that process can release it");
   }
 
   const SemaphoreStoreOptions options_;
