@@ -469,16 +469,14 @@ absl::StatusOr<ShmStoreOptions> ShmOptionsFromDsn(Dsn& dsn, const StoreOptions& 
   return options;
 }
 
-absl::StatusOr<Capabilities> CheckShmDsn(Dsn& dsn, const StoreOptions& store_options) {
-  absl::StatusOr<ShmStoreOptions> options = ShmOptionsFromDsn(dsn, store_options);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = CheckShmOptions(*options); !s.ok()) return s;
-  return ShmCapabilities(options->priority_inheritance);
+Capabilities ShmCapabilitiesOf(const ShmStoreOptions& options) {
+  return ShmCapabilities(options.priority_inheritance);
 }
 
 }  // namespace
 
-const StoreDriver kShmDriver = {&StoreFromOptions<&ShmOptionsFromDsn, &NewShmStore>,
-                                &ListShmLocks, &CheckShmDsn};
+const StoreDriver kShmDriver = {
+    &StoreFromOptions<&ShmOptionsFromDsn, &NewShmStore>, &ListShmLocks,
+    &CheckOptions<&ShmOptionsFromDsn, &CheckShmOptions, &ShmCapabilitiesOf>};
 
 }  // namespace ipclock
