@@ -82,6 +82,10 @@ class MyTableBackend final : public TableBackend {
   ConnectionPool<MyConnection> pool_;
 };
 
+std::string Describe(const MysqlTableStoreOptions& options) {
+  return DescribeMysql(kName, options.connection);
+}
+
 absl::StatusOr<MysqlTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
   MysqlTableStoreOptions options;
   absl::StatusOr<MysqlConnectionOptions> connection = MysqlConnectionFromDsn(dsn);
@@ -103,7 +107,7 @@ absl::StatusOr<std::unique_ptr<MyTableBackend>> BackendFromDsn(
   if (!read.ok()) return read.status();
   *options = *std::move(read);
   return std::make_unique<MyTableBackend>(options->connection, options->max_idle,
-                                          DescribeMysql(kName, options->connection));
+                                          Describe(*options));
 }
 
 // MysqlConnectionFromDsn() has checked the connection.
@@ -111,22 +115,6 @@ absl::StatusOr<Capabilities> CheckMysqlTableDsn(Dsn& dsn, const StoreOptions&) {
   absl::StatusOr<MysqlTableStoreOptions> options = OptionsFromDsn(dsn);
   if (!options.ok()) return options.status();
   return TableCapabilities(kMysqlTableEntry.scope);
-}
-
-absl::StatusOr<std::shared_ptr<Store>> MysqlTableStoreFromDsn(Dsn& dsn, const StoreOptions&) {
-  MysqlTableStoreOptions options;
-  absl::StatusOr<std::unique_ptr<MyTableBackend>> backend = BackendFromDsn(dsn, &options);
-  if (!backend.ok()) return backend.status();
-  return MakeTableStore(kName, DescribeMysql(kName, options.connection), kMysqlTableEntry.scope,
-                        options.table, *std::move(backend));
-}
-
-absl::StatusOr<HeldLocks> ListMysqlTableLocks(Dsn& dsn, const ListRequest& request) {
-  MysqlTableStoreOptions options;
-  absl::StatusOr<std::unique_ptr<MyTableBackend>> backend = BackendFromDsn(dsn, &options);
-  if (!backend.ok()) return backend.status();
-  return ListTableLocks(**backend, DescribeMysql(kName, options.connection), options.table,
-                        request);
 }
 
 }  // namespace
@@ -141,7 +129,9 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlTableStore(
   return MakeTableStore(kName, describe, kMysqlTableEntry.scope, options.table, std::move(backend));
 }
 
-const StoreDriver kMysqlTableDriver = {&MysqlTableStoreFromDsn, &ListMysqlTableLocks,
-                                       &CheckMysqlTableDsn, &MariadbLibrary};
+const StoreDriver kMysqlTableDriver = {
+    &TableStoreFromDsn<MysqlTableStoreOptions, &BackendFromDsn, &Describe, kMysqlTableEntry>,
+    &ListTableLocksFromDsn<MysqlTableStoreOptions, &BackendFromDsn, &Describe>,
+    &CheckMysqlTableDsn, &MariadbLibrary};
 
 }  // namespace ipclock

@@ -109,6 +109,9 @@ class PgTableBackend final : public TableBackend {
 };
 
 std::string DescribePg(const Conninfo& conninfo) { return DescribePgConninfo(kName, conninfo); }
+std::string Describe(const PostgresTableStoreOptions& options) {
+  return DescribePg(options.conninfo);
+}
 
 absl::StatusOr<PostgresTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
   PostgresTableStoreOptions options;
@@ -131,7 +134,7 @@ absl::StatusOr<std::unique_ptr<PgTableBackend>> BackendFromDsn(
   if (!read.ok()) return read.status();
   *options = *std::move(read);
   return std::make_unique<PgTableBackend>(options->conninfo, options->max_idle,
-                                          DescribePg(options->conninfo));
+                                          Describe(*options));
 }
 
 absl::StatusOr<Capabilities> CheckPostgresTableDsn(Dsn& dsn, const StoreOptions&) {
@@ -143,22 +146,6 @@ absl::StatusOr<Capabilities> CheckPostgresTableDsn(Dsn& dsn, const StoreOptions&
     return s;
   }
   return TableCapabilities(kPostgresTableEntry.scope);
-}
-
-absl::StatusOr<std::shared_ptr<Store>> PostgresTableStoreFromDsn(Dsn& dsn,
-                                                                 const StoreOptions&) {
-  PostgresTableStoreOptions options;
-  absl::StatusOr<std::unique_ptr<PgTableBackend>> backend = BackendFromDsn(dsn, &options);
-  if (!backend.ok()) return backend.status();
-  return MakeTableStore(kName, DescribePg(options.conninfo), kPostgresTableEntry.scope,
-                        options.table, *std::move(backend));
-}
-
-absl::StatusOr<HeldLocks> ListPostgresTableLocks(Dsn& dsn, const ListRequest& request) {
-  PostgresTableStoreOptions options;
-  absl::StatusOr<std::unique_ptr<PgTableBackend>> backend = BackendFromDsn(dsn, &options);
-  if (!backend.ok()) return backend.status();
-  return ListTableLocks(**backend, DescribePg(options.conninfo), options.table, request);
 }
 
 }  // namespace
@@ -174,7 +161,10 @@ absl::StatusOr<std::shared_ptr<Store>> NewPostgresTableStore(
                         std::move(backend));
 }
 
-const StoreDriver kPostgresTableDriver = {&PostgresTableStoreFromDsn, &ListPostgresTableLocks,
-                                          &CheckPostgresTableDsn, &LibpqLibrary};
+const StoreDriver kPostgresTableDriver = {
+    &TableStoreFromDsn<PostgresTableStoreOptions, &BackendFromDsn, &Describe,
+                       kPostgresTableEntry>,
+    &ListTableLocksFromDsn<PostgresTableStoreOptions, &BackendFromDsn, &Describe>,
+    &CheckPostgresTableDsn, &LibpqLibrary};
 
 }  // namespace ipclock

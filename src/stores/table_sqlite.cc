@@ -316,14 +316,22 @@ absl::StatusOr<SqliteTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
   return options;
 }
 
+std::string Describe(const SqliteTableStoreOptions& options) {
+  return absl::StrCat(kName, "://", options.path);
+}
+
 absl::StatusOr<std::unique_ptr<SqliteTableBackend>> BackendFromDsn(
-    Dsn& dsn, SqliteTableStoreOptions* options, bool read_only = false) {
+    Dsn& dsn, SqliteTableStoreOptions* options, bool read_only) {
   absl::StatusOr<SqliteTableStoreOptions> read = OptionsFromDsn(dsn);
   if (!read.ok()) return read.status();
   *options = *std::move(read);
   return std::make_unique<SqliteTableBackend>(options->path, options->busy_timeout,
-                                              absl::StrCat(kName, "://", options->path),
-                                              read_only);
+                                              Describe(*options), read_only);
+}
+
+absl::StatusOr<std::unique_ptr<SqliteTableBackend>> WritableBackendFromDsn(
+    Dsn& dsn, SqliteTableStoreOptions* options) {
+  return BackendFromDsn(dsn, options, /*read_only=*/false);
 }
 
 absl::StatusOr<Capabilities> CheckSqliteTableDsn(Dsn& dsn, const StoreOptions&) {
@@ -332,20 +340,12 @@ absl::StatusOr<Capabilities> CheckSqliteTableDsn(Dsn& dsn, const StoreOptions&) 
   return TableCapabilities(kSqliteTableEntry.scope);
 }
 
-absl::StatusOr<std::shared_ptr<Store>> SqliteTableStoreFromDsn(Dsn& dsn, const StoreOptions&) {
-  SqliteTableStoreOptions options;
-  absl::StatusOr<std::unique_ptr<SqliteTableBackend>> backend = BackendFromDsn(dsn, &options);
-  if (!backend.ok()) return backend.status();
-  return MakeTableStore(kName, absl::StrCat(kName, "://", options.path), kSqliteTableEntry.scope,
-                        options.table, *std::move(backend));
-}
-
 absl::StatusOr<HeldLocks> ListSqliteTableLocks(Dsn& dsn, const ListRequest& request) {
   SqliteTableStoreOptions options;
   absl::StatusOr<std::unique_ptr<SqliteTableBackend>> backend =
       BackendFromDsn(dsn, &options, /*read_only=*/true);
   if (!backend.ok()) return backend.status();
-  const std::string describe = absl::StrCat(kName, "://", options.path);
+  const std::string describe = Describe(options);
   absl::StatusOr<HeldLocks> locks = ListTableLocks(**backend, describe, options.table, request);
   // No database file: nothing was ever locked there.
   if (absl::IsNotFound(locks.status())) return HeldLocks{describe, {}};
@@ -357,7 +357,7 @@ absl::StatusOr<HeldLocks> ListSqliteTableLocks(Dsn& dsn, const ListRequest& requ
 absl::StatusOr<std::shared_ptr<Store>> NewSqliteTableStore(
     const SqliteTableStoreOptions& options) {
   if (absl::Status s = SqliteLibrary().Load(kSqliteTableEntry.name); !s.ok()) return s;
-  const std::string describe = absl::StrCat(kName, "://", options.path);
+  const std::string describe = Describe(options);
   if (absl::Status s = CheckSqlitePath(options.path, describe); !s.ok()) return s;
   auto backend =
       std::make_unique<SqliteTableBackend>(options.path, options.busy_timeout, describe);
@@ -365,7 +365,9 @@ absl::StatusOr<std::shared_ptr<Store>> NewSqliteTableStore(
                         std::move(backend));
 }
 
-const StoreDriver kSqliteTableDriver = {&SqliteTableStoreFromDsn, &ListSqliteTableLocks,
-                                        &CheckSqliteTableDsn, &SqliteLibrary};
+const StoreDriver kSqliteTableDriver = {
+    &TableStoreFromDsn<SqliteTableStoreOptions, &WritableBackendFromDsn, &Describe,
+                       kSqliteTableEntry>,
+    &ListSqliteTableLocks, &CheckSqliteTableDsn, &SqliteLibrary};
 
 }  // namespace ipclock
