@@ -442,4 +442,17 @@ absl::StatusOr<std::vector<DsnServer>> ServerListOf(const Dsn& dsn, int default_
   return servers;
 }
 
+absl::StatusOr<std::string> ServerListText(const Dsn& dsn, int default_port) {
+  absl::StatusOr<std::vector<DsnServer>> servers = ServerListOf(dsn, default_port);
+  if (!servers.ok()) return servers.status();
+  std::vector<std::string> parts;
+  for (const DsnServer& s : *servers) parts.push_back(HostPort(s.host, s.port));
+  return absl::StrJoin(parts, ",");
+}
+
+std::string HostPort(absl::string_view host, int port) {
+  return host.find(':') != absl::string_view::npos ? absl::StrCat("[", host, "]:", port)
+                                                   : absl::StrCat(host, ":", port);
+}
+
 }  // namespace ipclock

@@ -132,6 +132,13 @@ struct DsnServer {
 // for an empty entry or a port outside 1..65535.
 absl::StatusOr<std::vector<DsnServer>> ServerListOf(const Dsn& dsn, int default_port);
 
+// The same servers as "host:port,host:port" (HostPort() each), the form
+// client libraries take.
+absl::StatusOr<std::string> ServerListText(const Dsn& dsn, int default_port);
+
+// "host:port", an IPv6 address in brackets ("[::1]:2379").
+std::string HostPort(absl::string_view host, int port);
+
 // Whether `host` is what client libraries resolve: a host name (labels of
 // letters, digits, '-' and '_' between dots, at most 253 bytes) or an IPv4
 // or IPv6 address. Anything else (a '/', a '%', a ',') some of them read as

@@ -20,7 +20,9 @@
 #include <memory>
 #include <optional>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/dsn.h"
@@ -68,6 +70,17 @@ struct StoreEntry {
   // nullptr when this build left the store out.
   const StoreDriver* driver;
 };
+
+// The Unimplemented of a store's New...Store() in a build without it:
+// "ipclock: the <name> store is not in this build (Meson option
+// -D<feature>=enabled, with <needs> installed, builds it)", without the
+// "with" where the store needs no library.
+inline absl::Status StoreNotInThisBuild(const StoreEntry& entry, absl::string_view needs) {
+  return absl::UnimplementedError(absl::StrCat(
+      "ipclock: the ", entry.name, " store is not in this build (Meson option -D", entry.feature,
+      "=enabled", needs.empty() ? " " : absl::StrCat(", with ", needs, " installed, "),
+      "builds it)"));
+}
 
 // Declares a store's driver and entry, in its header:
 //

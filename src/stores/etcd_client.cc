@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/dsn.h"
 #include "core/platform_deadline.h"
 #include "ipclock_config.h"
 #include "platform/net_stream.h"
@@ -202,8 +203,7 @@ EtcdClient::~EtcdClient() = default;
 
 std::string EtcdClient::CurrentEndpoint() const {
   const EtcdEndpoint& e = settings_.endpoints[current_.load() % settings_.endpoints.size()];
-  return e.host.find(':') != std::string::npos ? absl::StrCat("[", e.host, "]:", e.port)
-                                               : absl::StrCat(e.host, ":", e.port);
+  return HostPort(e.host, e.port);
 }
 
 void EtcdClient::MoveOn(size_t from) {
@@ -257,10 +257,7 @@ absl::StatusOr<std::unique_ptr<HttpConnection>> EtcdClient::Connect(size_t endpo
   stream = ConnectTcp(e.host, e.port, ForPlatform(connect_by));
 #endif
   if (!stream.ok()) return stream.status();
-  const std::string host = e.host.find(':') != std::string::npos
-                               ? absl::StrCat("[", e.host, "]:", e.port)
-                               : absl::StrCat(e.host, ":", e.port);
-  return std::make_unique<HttpConnection>(*std::move(stream), host);
+  return std::make_unique<HttpConnection>(*std::move(stream), HostPort(e.host, e.port));
 }
 
 absl::StatusOr<JsonValue> EtcdClient::Call(absl::string_view path, const std::string& body,

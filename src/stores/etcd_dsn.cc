@@ -12,7 +12,6 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/lock_access.h"
 #include "core/named_file.h"
@@ -40,9 +39,7 @@ constexpr absl::Duration kMaxTimeout = absl::Hours(1);
 
 #if !IPCLOCK_HAVE_ETCD
 absl::StatusOr<std::shared_ptr<Store>> NewEtcdStore(const EtcdStoreOptions&) {
-  return absl::UnimplementedError(
-      "ipclock: the etcd store is not in this build (Meson option -Detcd=enabled "
-      "builds it)");
+  return StoreNotInThisBuild(kEtcdEntry, "");
 }
 
 std::optional<EtcdHeldKey> EtcdHeldKeyOf(const Lock&) { return std::nullopt; }
@@ -203,15 +200,9 @@ absl::StatusOr<EtcdStoreOptions> EtcdOptionsFromDsn(Dsn& dsn) {
   }
   EtcdStoreOptions options;
   options.tls = tls;
-  absl::StatusOr<std::vector<DsnServer>> servers = ServerListOf(dsn, kDefaultPort);
-  if (!servers.ok()) return servers.status();
-  std::vector<std::string> parts;
-  for (const DsnServer& s : *servers) {
-    parts.push_back(s.host.find(':') != std::string::npos
-                        ? absl::StrCat("[", s.host, "]:", s.port)
-                        : absl::StrCat(s.host, ":", s.port));
-  }
-  options.endpoints = absl::StrJoin(parts, ",");
+  absl::StatusOr<std::string> endpoints = ServerListText(dsn, kDefaultPort);
+  if (!endpoints.ok()) return endpoints.status();
+  options.endpoints = *std::move(endpoints);
   // No path: the default prefix; "/" alone: no prefix.
   if (!dsn.path().empty()) {
     std::string prefix = dsn.path();

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/dsn.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
 
@@ -45,10 +46,8 @@ std::string MemcachedServerList(const MemcachedStoreOptions& options) {
   for (const MemcachedStoreOptions::Server& s : options.servers) {
     if (!s.host.empty() && s.host[0] == '/') {
       parts.push_back(s.host);
-    } else if (s.host.find(':') != std::string::npos) {
-      parts.push_back(absl::StrCat("[", s.host, "]:", s.port));
     } else {
-      parts.push_back(absl::StrCat(s.host, ":", s.port));
+      parts.push_back(HostPort(s.host, s.port));
     }
   }
   return absl::StrJoin(parts, ",");

@@ -24,9 +24,7 @@ namespace ipclock {
 
 #if !IPCLOCK_HAVE_MEMCACHED
 absl::StatusOr<std::shared_ptr<Store>> NewMemcachedStore(const MemcachedStoreOptions&) {
-  return absl::UnimplementedError(
-      "ipclock: the memcached store is not in this build (Meson option "
-      "-Dmemcached=enabled, with libmemcached-dev installed, builds it)");
+  return StoreNotInThisBuild(kMemcachedEntry, "libmemcached-dev");
 }
 #else
 

@@ -13,7 +13,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/key_naming.h"
@@ -34,9 +33,7 @@ constexpr int kDefaultPort = 2181;
 
 #if !IPCLOCK_HAVE_ZOOKEEPER
 absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOptions&) {
-  return absl::UnimplementedError(
-      "ipclock: the zookeeper store is not in this build (Meson option "
-      "-Dzookeeper=enabled, with libzookeeper-mt-dev installed, builds it)");
+  return StoreNotInThisBuild(kZooKeeperEntry, "libzookeeper-mt-dev");
 }
 #else
 
@@ -134,15 +131,9 @@ absl::StatusOr<ZooKeeperStoreOptions> ZooKeeperOptionsFromDsn(Dsn& dsn) {
     return BadDsn(dsn, "ZooKeeper authentication (user:password@) is not supported");
   }
   ZooKeeperStoreOptions options;
-  absl::StatusOr<std::vector<DsnServer>> list = ServerListOf(dsn, kDefaultPort);
-  if (!list.ok()) return list.status();
-  std::vector<std::string> servers;
-  for (const DsnServer& s : *list) {
-    servers.push_back(s.host.find(':') != std::string::npos
-                          ? absl::StrCat("[", s.host, "]:", s.port)
-                          : absl::StrCat(s.host, ":", s.port));
-  }
-  options.servers = absl::StrJoin(servers, ",");
+  absl::StatusOr<std::string> servers = ServerListText(dsn, kDefaultPort);
+  if (!servers.ok()) return servers.status();
+  options.servers = *std::move(servers);
   options.path = dsn.path();
 
   std::optional<std::string> format = dsn.TakeOption("format");
