@@ -35,6 +35,7 @@
 #include "stores/posix_semaphore_registry.h"
 #include "stores/posix_semaphore_inspect.h"
 #include "stores/semaphore_idle_cache.h"
+#include "stores/semaphore_options.h"
 #include "stores/ticket_queue.h"
 
 namespace ipclock {
@@ -357,15 +358,7 @@ std::string PosixSemaphoreName(absl::string_view resource, absl::string_view pre
 namespace {
 
 absl::Status CheckPosixSemaphoreOptions(const PosixSemaphoreStoreOptions& options) {
-  if ((options.mode & ~0777u) != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "posix-semaphore: mode %o is not a permission mode", options.mode));
-  }
-  if (options.keep_idle > PosixSemaphoreStoreOptions::kMaxKeepIdle) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("posix-semaphore: keep_idle=", options.keep_idle, ": at most ",
-                     PosixSemaphoreStoreOptions::kMaxKeepIdle));
-  }
+  if (absl::Status s = CheckCommonSemaphoreOptions(kName, options); !s.ok()) return s;
   if (!ValidPrefix(options.prefix)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "posix-semaphore: prefix \"", absl::CHexEscape(options.prefix),
@@ -400,14 +393,7 @@ absl::StatusOr<PosixSemaphoreStoreOptions> PosixSemaphoreOptionsFromDsn(
   if (std::optional<std::string> prefix = dsn.TakeOption("prefix")) {
     options.prefix = *prefix;
   }
-  if (absl::Status s = dsn.TakeModeInto("mode", &options.mode); !s.ok()) return s;
-  if (absl::Status s = dsn.TakeIntInto("keep_idle", &options.keep_idle, 0,
-                                       static_cast<long>(PosixSemaphoreStoreOptions::kMaxKeepIdle));
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = TakeRemoveIpcPolicy(dsn, store_options.remove_ipc, &options.remove_ipc);
-      !s.ok()) {
+  if (absl::Status s = TakeCommonSemaphoreOptions(dsn, store_options, &options); !s.ok()) {
     return s;
   }
   if (absl::Status s = dsn.TakeBoolInto("fair", &options.fair); !s.ok()) return s;

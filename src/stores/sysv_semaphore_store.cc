@@ -27,6 +27,7 @@
 #include "platform/process_id.h"
 #include "platform/sysv_sem.h"
 #include "stores/semaphore_idle_cache.h"
+#include "stores/semaphore_options.h"
 #include "stores/sysv_semaphore_inspect.h"
 #include "stores/sysv_semaphore_set.h"
 
@@ -297,14 +298,7 @@ WatchTargets SemaphoreStore::GetWatchTargets(Key& key) {
 namespace {
 
 absl::Status CheckSemaphoreOptions(const SemaphoreStoreOptions& options) {
-  if ((options.mode & ~0777u) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("semaphore: mode %o is not a permission mode", options.mode));
-  }
-  if (options.keep_idle > SemaphoreStoreOptions::kMaxKeepIdle) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "semaphore: keep_idle=", options.keep_idle, ": at most ", SemaphoreStoreOptions::kMaxKeepIdle));
-  }
+  if (absl::Status s = CheckCommonSemaphoreOptions(kName, options); !s.ok()) return s;
   if (options.key_scheme == SemaphoreKeyScheme::kXxh3) {
     // Refuse now rather than at the first lock.
     absl::StatusOr<int32_t> probe = SemaphoreIpcKey("x", options.key_scheme);
@@ -344,14 +338,7 @@ absl::StatusOr<SemaphoreStoreOptions> SemaphoreOptionsFromDsn(Dsn& dsn,
                                       "(Symfony 6.3 and later)"));
     }
   }
-  if (absl::Status s = dsn.TakeModeInto("mode", &options.mode); !s.ok()) return s;
-  if (absl::Status s = dsn.TakeIntInto("keep_idle", &options.keep_idle, 0,
-                                       static_cast<long>(SemaphoreStoreOptions::kMaxKeepIdle));
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = TakeRemoveIpcPolicy(dsn, store_options.remove_ipc, &options.remove_ipc);
-      !s.ok()) {
+  if (absl::Status s = TakeCommonSemaphoreOptions(dsn, store_options, &options); !s.ok()) {
     return s;
   }
   // Accepted, so that `fair=true` can be given to every local store; the
