@@ -38,6 +38,11 @@ struct TableReply {
   uint64_t affected = 0;
   // A SELECT's rows; NULL as "".
   std::vector<std::vector<std::string>> rows;
+
+  // The code of a failure: `code`, or Internal where the backend gave none.
+  absl::StatusCode ErrorCode() const {
+    return code == absl::StatusCode::kOk ? absl::StatusCode::kInternal : code;
+  }
 };
 
 class TableBackend {

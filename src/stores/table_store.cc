@@ -107,6 +107,10 @@ class TableStore final : public StoreWithRelease<TableKeyState> {
   absl::Status Error(const Key& key, absl::StatusCode code, absl::string_view what) const {
     return StoreError(code, describe_, key.resource(), what);
   }
+  // The error of a statement the database failed: "<what>: <its message>".
+  absl::Status Failed(const Key& key, const TableReply& reply, absl::string_view what) const {
+    return Error(key, reply.ErrorCode(), absl::StrCat(what, ": ", reply.error));
+  }
 
   const std::string name_;
   const std::string describe_;
@@ -175,16 +179,14 @@ absl::StatusOr<bool> TableStore::TryOnce(const Key& key, const std::string& id,
   }
   if (r->failure == TableReply::Failure::kNone) return true;
   if (r->failure != TableReply::Failure::kDuplicateKey) {
-    return Error(key, r->code == absl::StatusCode::kOk ? absl::StatusCode::kInternal : r->code,
-                 absl::StrCat("insert into ", options_.table, ": ", r->error));
+    return Failed(key, *r, absl::StrCat("insert into ", options_.table));
   }
   // The row exists: ours (a save of a held key), expired (taken over), or
   // another holder's (the UPDATE matches nothing).
   r = Run(key, TakeOverSql(dialect_, options_, id, token, lease), "take over");
   if (!r.ok()) return r.status();
   if (r->failure != TableReply::Failure::kNone) {
-    return Error(key, r->code == absl::StatusCode::kOk ? absl::StatusCode::kInternal : r->code,
-                 absl::StrCat("update ", options_.table, ": ", r->error));
+    return Failed(key, *r, absl::StrCat("update ", options_.table));
   }
   *took_over = r->affected > 0;
   return r->affected > 0;
@@ -266,8 +268,7 @@ absl::Status TableStore::PutOffExpiration(Key& key, absl::Duration ttl) {
                  "(its lease ran out and it was taken over, or it was deleted)");
   }
   if (r->failure != TableReply::Failure::kNone) {
-    return Error(key, r->code == absl::StatusCode::kOk ? absl::StatusCode::kInternal : r->code,
-                 absl::StrCat("refresh: ", r->error));
+    return Failed(key, *r, "refresh");
   }
   return absl::OkStatus();
 }
@@ -299,8 +300,7 @@ absl::Status TableStore::Release(Key& key, bool died) {
                  "deleted)");
   }
   if (r->failure != TableReply::Failure::kNone) {
-    return Error(key, r->code == absl::StatusCode::kOk ? absl::StatusCode::kInternal : r->code,
-                 absl::StrCat("release: ", r->error));
+    return Failed(key, *r, "release");
   }
   return absl::OkStatus();
 }
@@ -312,8 +312,7 @@ absl::StatusOr<bool> TableStore::RowIsOurs(Key& key) {
   if (!r.ok()) return r.status();
   if (r->failure == TableReply::Failure::kNoTable) return false;
   if (r->failure != TableReply::Failure::kNone) {
-    return Error(key, r->code == absl::StatusCode::kOk ? absl::StatusCode::kInternal : r->code,
-                 absl::StrCat("check: ", r->error));
+    return Failed(key, *r, "check");
   }
   return !r->rows.empty();
 }
@@ -410,7 +409,7 @@ absl::StatusOr<HeldLocks> ListTableLocks(TableBackend& backend, absl::string_vie
   out.store = std::string(store);
   if (r->failure == TableReply::Failure::kNoTable) return out;
   if (r->failure != TableReply::Failure::kNone) {
-    return absl::Status(r->code == absl::StatusCode::kOk ? absl::StatusCode::kInternal : r->code,
+    return absl::Status(r->ErrorCode(),
                         absl::StrCat("ipclock: list the rows of ", options.table, ": ",
                                      r->error));
   }
