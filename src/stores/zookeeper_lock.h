@@ -87,6 +87,9 @@ class ZooKeeperStore final : public StoreWithRelease<ZkKeyState> {
   // Aborted once the session expired (or may have), Unavailable while
   // disconnected, OK while connected.
   absl::Status SessionVerdict(const ZkKeyState& st, absl::string_view resource) const;
+  // A release the servers did not answer (`rc`), whose delete the session
+  // retries: Aborted if the session's verdict is, else Unavailable saying so.
+  absl::Status UnansweredRelease(const ZkKeyState& st, absl::string_view resource, int rc) const;
   absl::Duration CallWait(const ZkSession& session) const { return session.timeout(); }
 
   // zookeeper_recipe.cc

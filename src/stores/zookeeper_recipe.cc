@@ -331,12 +331,7 @@ absl::Status ZooKeeperStore::DeleteRecipe(Key& key, ZkKeyState& st, bool died) {
   }
   if (!r.answered) {
     s.DeleteLater(ops);
-    absl::Status verdict = SessionVerdict(st, key.resource());
-    if (absl::IsAborted(verdict)) return verdict;
-    return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                      absl::StrCat("release: ", ZkErrorText(r.rc), " (the release is "
-                                   "retried when the connection is back; the session's "
-                                   "end removes the node otherwise)"));
+    return UnansweredRelease(st, key.resource(), r.rc);
   }
   return Failure(r, key.resource(), "release");
 }

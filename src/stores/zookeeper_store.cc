@@ -191,6 +191,16 @@ absl::Status ZooKeeperStore::SessionVerdict(const ZkKeyState& st,
                    absl::FormatDuration(s.timeout()), ") passes without an answer"));
 }
 
+absl::Status ZooKeeperStore::UnansweredRelease(const ZkKeyState& st, absl::string_view resource,
+                                               int rc) const {
+  absl::Status verdict = SessionVerdict(st, resource);
+  if (absl::IsAborted(verdict)) return verdict;
+  return StoreError(absl::StatusCode::kUnavailable, describe_, resource,
+                    absl::StrCat("release: ", ZkErrorText(rc), " (the release is "
+                                 "retried when the connection is back; the session's "
+                                 "end removes the node otherwise)"));
+}
+
 absl::Status ZooKeeperStore::CheckHeld(Key& key) {
   ZkKeyState* st = state(key);
   if (st == nullptr || !st->held) {
@@ -379,12 +389,7 @@ absl::Status ZooKeeperStore::DeleteSymfony(Key& key, ZkKeyState& st) {
   if (!d.answered) {
     absl::StatusOr<absl::string_view> token = key.Token();
     if (token.ok()) s.DeleteIfDataLater(st.node, std::string(*token));
-    absl::Status verdict = SessionVerdict(st, key.resource());
-    if (absl::IsAborted(verdict)) return verdict;
-    return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                      absl::StrCat("release: ", ZkErrorText(d.rc), " (the release is "
-                                   "retried when the connection is back; the session's "
-                                   "end removes the node otherwise)"));
+    return UnansweredRelease(st, key.resource(), d.rc);
   }
   return Failure(d, key.resource(), "release (delete)");
 }
