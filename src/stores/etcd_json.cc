@@ -78,63 +78,57 @@ class JsonParser {
     }
   }
 
+  // Consumes `c` if it comes next.
+  bool Take(char c) {
+    if (pos_ >= s_.size() || s_[pos_] != c) return false;
+    ++pos_;
+    return true;
+  }
+  // What follows a member or an item: ',' (`*more`) or `close`, else a
+  // failure saying `at_end` or `expected`.
+  bool Separator(char close, const char* at_end, const char* expected, bool* more) {
+    SkipSpace();
+    if (pos_ >= s_.size()) return Fail(at_end);
+    *more = Take(',');
+    return *more || Take(close) || Fail(expected);
+  }
+
   bool Object(JsonValue* v, int depth) {
     v->type_ = JsonValue::Type::kObject;
     ++pos_;
     SkipSpace();
-    if (pos_ < s_.size() && s_[pos_] == '}') {
-      ++pos_;
-      return true;
-    }
-    for (;;) {
+    if (Take('}')) return true;
+    for (bool more = true; more;) {
       SkipSpace();
       if (pos_ >= s_.size() || s_[pos_] != '"') return Fail("expected a member name");
       std::string name;
       if (!String(&name)) return false;
       SkipSpace();
-      if (pos_ >= s_.size() || s_[pos_] != ':') return Fail("expected ':'");
-      ++pos_;
+      if (!Take(':')) return Fail("expected ':'");
       JsonValue member;
       if (!Value(&member, depth + 1)) return false;
       v->members_.emplace_back(std::move(name), std::move(member));
-      SkipSpace();
-      if (pos_ >= s_.size()) return Fail("unexpected end in an object");
-      if (s_[pos_] == ',') {
-        ++pos_;
-        continue;
+      if (!Separator('}', "unexpected end in an object", "expected ',' or '}'", &more)) {
+        return false;
       }
-      if (s_[pos_] == '}') {
-        ++pos_;
-        return true;
-      }
-      return Fail("expected ',' or '}'");
     }
+    return true;
   }
 
   bool Array(JsonValue* v, int depth) {
     v->type_ = JsonValue::Type::kArray;
     ++pos_;
     SkipSpace();
-    if (pos_ < s_.size() && s_[pos_] == ']') {
-      ++pos_;
-      return true;
-    }
-    for (;;) {
+    if (Take(']')) return true;
+    for (bool more = true; more;) {
       JsonValue item;
       if (!Value(&item, depth + 1)) return false;
       v->items_.push_back(std::move(item));
-      SkipSpace();
-      if (pos_ >= s_.size()) return Fail("unexpected end in an array");
-      if (s_[pos_] == ',') {
-        ++pos_;
-        continue;
+      if (!Separator(']', "unexpected end in an array", "expected ',' or ']'", &more)) {
+        return false;
       }
-      if (s_[pos_] == ']') {
-        ++pos_;
-        return true;
-      }
-      return Fail("expected ',' or ']'");
     }
+    return true;
   }
 
   bool Number(JsonValue* v) {
@@ -146,15 +140,8 @@ class JsonParser {
       return pos_ > from;
     };
     if (s_[pos_] == '-') ++pos_;
-    if (pos_ < s_.size() && s_[pos_] == '0') {
-      ++pos_;
-    } else if (!digits()) {
-      return Fail("bad number");
-    }
-    if (pos_ < s_.size() && s_[pos_] == '.') {
-      ++pos_;
-      if (!digits()) return Fail("bad fraction");
-    }
+    if (!Take('0') && !digits()) return Fail("bad number");
+    if (Take('.') && !digits()) return Fail("bad fraction");
     if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
       ++pos_;
       if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
