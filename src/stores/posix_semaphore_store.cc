@@ -65,17 +65,9 @@ void DetachAll(std::vector<std::unique_ptr<SemaphoreRegistry>> registries) {
   for (std::unique_ptr<SemaphoreRegistry>& r : registries) r->Detach().IgnoreError();
 }
 
-// A Lock's attachment (a registry slot and the mapped semaphore), taken from
-// the store's cache or made at its first acquisition, kept while the Lock
-// lives (held or not) and given back to the cache when it is destroyed.
-struct PosixKeyState final : KeyState {
-  std::shared_ptr<RegistryCache> cache;
+// A Lock's attachment: a registry slot and the mapped semaphore.
+struct PosixKeyState final : CachedAttachmentState<SemaphoreRegistry> {
   std::unique_ptr<SemaphoreRegistry> registry;
-  size_t resource_hash = 0;  // for the cache (RegistryCache::Name)
-  bool held = false;
-  // What CheckHeld() found when it found the held permit lost; the release
-  // reports it.
-  absl::Status loss;
   // The semaphore, opened for the watch on held locks while it watches.
   ScopedFd semaphore_watched;
 
@@ -85,9 +77,7 @@ struct PosixKeyState final : KeyState {
   // copy of its parent's attachment.
   ~PosixKeyState() override {
     if (registry == nullptr || held || registry->attach_pid() != CurrentPid()) return;
-    // The view stays valid: the registry object itself does not move.
-    const RegistryCache::Name name{registry->resource(), resource_hash};
-    DetachAll(cache->Put(name, std::move(registry)));
+    DetachAll(GiveBack(std::move(registry)));
   }
 };
 

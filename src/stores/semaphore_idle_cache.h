@@ -47,7 +47,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/spi/key_state.h"
 #include "platform/coarse_clock.h"
 #include "platform/process_id.h"
 
@@ -230,6 +232,29 @@ class SemaphoreIdleCache {
   const size_t capacity_;
   const int64_t max_idle_nanos_;
   std::atomic<Core*> core_;
+};
+
+// What both semaphore stores keep in a Key besides its attachment (which
+// is taken from the store's cache or made at its first acquisition, kept
+// while the Lock lives, held or not, and given back to the cache when it
+// is destroyed): the cache, the resource's hash for it, whether the key
+// holds a permit, and what CheckHeld() found when it found the held permit
+// lost (the release reports it).
+template <typename Attachment>
+struct CachedAttachmentState : KeyState {
+  std::shared_ptr<SemaphoreIdleCache<Attachment>> cache;
+  size_t resource_hash = 0;  // for the cache's Name
+  bool held = false;
+  absl::Status loss;
+
+  // Gives `attachment` back to the cache; what must be ended now as
+  // SemaphoreIdleCache::Put() returns it.
+  std::vector<std::unique_ptr<Attachment>> GiveBack(std::unique_ptr<Attachment> attachment) {
+    // The view stays valid: the attachment itself does not move.
+    const typename SemaphoreIdleCache<Attachment>::Name name{attachment->resource(),
+                                                             resource_hash};
+    return cache->Put(name, std::move(attachment));
+  }
 };
 
 }  // namespace ipclock

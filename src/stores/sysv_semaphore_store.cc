@@ -58,17 +58,9 @@ void EndAll(std::vector<std::unique_ptr<CachedSet>> sets) {
   for (std::unique_ptr<CachedSet>& set : sets) DetachSet(&set->att);
 }
 
-// A Lock's use of its resource's set: the attachment, taken from the
-// store's cache or made at the first acquisition, kept while the Lock
-// lives (held or not) and given back to the cache when it is destroyed.
-struct SemKeyState final : KeyState {
-  std::shared_ptr<SetCache> cache;
+// A Lock's use of its resource's set: the attachment.
+struct SemKeyState final : CachedAttachmentState<CachedSet> {
   std::unique_ptr<CachedSet> set;
-  size_t resource_hash = 0;  // for the cache (SetCache::Name)
-  bool held = false;
-  // What CheckHeld() found when it found the held permit lost; the release
-  // reports it.
-  absl::Status loss;
 
   // A Key destroyed while it holds a permit (a lock kept past its Lock
   // object) keeps its attachment for good: detaching could make us the
@@ -81,9 +73,7 @@ struct SemKeyState final : KeyState {
         set->att.attach_pid != CurrentPid()) {
       return;
     }
-    // The view stays valid: the CachedSet itself does not move.
-    const SetCache::Name name{set->resource(), resource_hash};
-    EndAll(cache->Put(name, std::move(set)));
+    EndAll(GiveBack(std::move(set)));
   }
 };
 
