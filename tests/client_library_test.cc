@@ -243,8 +243,7 @@ void test_fault_injected_into_one_sqlite_call(void** state) {
   ASSERT_OK(store);
   ipclock::Lock lock = LockOrFail(*store, "fault");
   // Once first, so that the table exists.
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
+  TakeAndRelease(lock);
   g_real_step = ipclock::Sqlite().sqlite3_step.Replace(&FullOnce);
   g_full_steps = 1;
   absl::StatusOr<bool> got = lock.TryAcquire();
@@ -254,8 +253,7 @@ void test_fault_injected_into_one_sqlite_call(void** state) {
   ExpectContains(std::string(got.status().message()), "fault", "names the resource");
   assert_int_equal(g_full_steps, 0);
   // Nothing was held: the next try takes the lock.
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
+  TakeAndRelease(lock);
 }
 #endif
 
@@ -283,8 +281,7 @@ void test_fault_injected_into_one_redis_call(void** state) {
   ExpectContains(std::string(got.status().message()), "Connection reset by peer", "says why");
   assert_false(lock.is_acquired());
   // The request may have run: the same Lock takes it again (its token).
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
+  TakeAndRelease(lock);
 }
 #endif
 

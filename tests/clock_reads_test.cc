@@ -70,8 +70,7 @@ void CountReusedHandle(const std::string& dsn, int allowed) {
   absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
   ASSERT_OK(store);
   ipclock::Lock lock = LockOrFail(*store, UniqueResource("clock"));
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
+  TakeAndRelease(lock);
   // The counting itself is checked: one read of each kind, counted.
   t_counting = true;
   struct timespec ts;

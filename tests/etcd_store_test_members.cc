@@ -141,8 +141,7 @@ void TlsRefusalsAreConfigurationErrors(void**) {
   auto store = OpenStoreOrFail(absl::StrCat(base, "?insecure_skip_tls_verify=true&cert=", certs,
                                  "/client.pem&key=", certs, "/client-key.pem"));
   Lock lock = LockOrFail(store, UniqueResource("tls"));
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
+  TakeAndRelease(lock);
   // The CLI ends at once with the permission status, without retrying.
   const double t0 = NowSeconds();
   int code = 0;

@@ -70,8 +70,7 @@ void FileDeletedWhileHeld(void**) {
   ExpectLost(released.Release(), "was deleted");
   // Nothing is left held: a new Lock gets the path's new file.
   Lock again = LockOrFail(store, r);
-  assert_true(TryOrFail(again));
-  ASSERT_OK(again.Release());
+  TakeAndRelease(again);
 }
 
 // A file renamed over ours (a new file replaces it at the path).

@@ -306,8 +306,7 @@ void RacingWriterNeverTakesFencesBack(void**) {
   const std::string path = FlockFileOf(dir, r);
   Lock lock = LockOrFail(store, r);
   for (int i = 0; i < 2; ++i) {
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
   }
   assert_true(IsMapped(path));
   std::atomic<int>* stop = SharedMemory<std::atomic<int>>();
@@ -359,8 +358,7 @@ struct Faulted {
   // Takes and releases once, for a record with fence 1.
   void Seed() {
     Lock l = LockOrFail(store, r);
-    assert_true(TryOrFail(l));
-    ASSERT_OK(l.Release());
+    TakeAndRelease(l);
   }
   void ExpectFailure(const absl::Status& s, absl::StatusCode code, const char* call) {
     ipclock::ClearFaults();

@@ -111,8 +111,7 @@ void DestructorReportsToo(void**) {
   // A release in time says nothing.
   {
     Lock lock = LockOrFail(store, r, Ttl(kTtl));
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
   }
   assert_int_equal(recorder.seen().size(), 1);
 }

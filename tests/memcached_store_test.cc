@@ -214,8 +214,7 @@ void DsnFormsAndBadInput(void**) {
                            "libketama_compatible=1&binary_protocol=0&secret=none")}) {
     auto store = Open(dsn);
     Lock lock = LockOrFail(store, UniqueResource("dsn"));
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
   }
   // Bad input: each one a clear InvalidArgument, nothing made.
   for (const std::string& dsn :

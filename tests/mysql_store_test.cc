@@ -349,11 +349,9 @@ void SymfonyHoldsIpclockWaits(void**) {
     // Laravel's name for the same resource is another lock: the schemes
     // never meet.
     Lock other = LockOrFail(laravel, key);
-    assert_true(TryOrFail(other));
-    ASSERT_OK(other.Release());
+    TakeAndRelease(other);
     php.Release();
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
   }
   // An ipclock wait (server-side slices) ends with Symfony's release.
   const std::string key = UniqueResource("sf-wait");
@@ -437,8 +435,7 @@ void IpclockTimeoutForms(void**) {
     if (NowSeconds() - t0 < 0.29) fail_msg("a 0.3 s wait ended after %.3f s", NowSeconds() - t0);
     ASSERT_CODE(lock.Acquire(absl::Milliseconds(750)), absl::StatusCode::kDeadlineExceeded);
     php.Release();
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
   }
   Conn admin = Connect();
   const std::string name_hex = absl::BytesToHexString(ipclock::MysqlLockName(key));

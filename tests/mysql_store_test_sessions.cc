@@ -280,8 +280,7 @@ void TlsConnections(void**) {
     Conn admin = Connect();
     KillHolder(admin.get(), r);
     ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kAborted);
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
   }
   // Another CA does not vouch for the server's certificate.
   const std::string dir = MakeTempDir();

@@ -159,8 +159,7 @@ void PairGoesWithLastLockWhenNothingIsKept(void**) {
   ASSERT_OK(a.Release());
   Drop(a);
   assert_true(ObjectsExist(resource, "ipclock-left"));  // b still exists
-  assert_true(TryOrFail(b));
-  ASSERT_OK(b.Release());
+  TakeAndRelease(b);
   Drop(b);
   assert_false(ObjectsExist(resource, "ipclock-left"));
 }
@@ -179,8 +178,7 @@ void IdlePairIsKeptForTheNextLock(void**) {
   const ino_t sem_ino = InodeOf(p.sem), reg_ino = InodeOf(p.reg);
   for (int i = 0; i < 200; ++i) {
     Lock lock = MakeLock(store, resource);
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
   }
   assert_int_equal(InodeOf(p.sem), sem_ino);
   assert_int_equal(InodeOf(p.reg), reg_ino);
@@ -206,8 +204,7 @@ void ForkedChildLeavesParentsAttachment(void**) {
   std::shared_ptr<Store> store = OpenStore("posix-semaphore:?keep_idle=0");
   const std::string resource = UniqueResource("fork");
   Lock lock = MakeLock(store, resource);
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
+  TakeAndRelease(lock);
   pid_t child = ForkChild([&] {
     Lock copy = std::move(lock);
     return 0;
@@ -312,8 +309,7 @@ void StolenPostTakesNoPermit(void**) {
   const std::string resource = UniqueResource("stolen-post");
   const std::string name = ipclock::PosixSemaphoreName(resource);
   Lock keeper = MakeLock(store, resource);  // keeps the pair in /dev/shm
-  assert_true(TryOrFail(keeper));
-  ASSERT_OK(keeper.Release());
+  TakeAndRelease(keeper);
   pid_t thief = ForkChild([&] {
     sem_t* sem = sem_open(name.c_str(), 0);
     if (sem == SEM_FAILED) return 2;
@@ -398,8 +394,7 @@ void PairDeletedWhileHeld(void**) {
   absl::Status released = lock.Release();
   ASSERT_CODE(released, absl::StatusCode::kAborted);
   AssertMessageHas(released, "was deleted while the lock was held");
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
+  TakeAndRelease(lock);
 }
 
 // A LockWatch learns of the registry's deletion from inotify, at once: with

@@ -156,16 +156,14 @@ void FailedRemovalIsFinishedLater(void**) {
     const std::string resource = UniqueResource("unlink-fault");
     {
       Lock lock = MakeLock(store, resource);
-      assert_true(TryOrFail(lock));
-      ASSERT_OK(lock.Release());
+      TakeAndRelease(lock);
       ipclock::InjectFault(ipclock::FaultPoint::kUnlink, EPERM, 1, skip);
     }
     ipclock::ClearFaults();
     assert_true(ObjectsExist(resource, "ipclock-fault"));
     {
       Lock lock = MakeLock(store, resource);
-      assert_true(TryOrFail(lock));
-      ASSERT_OK(lock.Release());
+      TakeAndRelease(lock);
     }
     assert_false(ObjectsExist(resource, "ipclock-fault"));
   }
@@ -215,8 +213,7 @@ void ScribblerCrashesNothing(void**) {
   const Paths p = PathsOf(resource);
   std::shared_ptr<Store> store = OpenStore();
   Lock keeper = MakeLock(store, resource);
-  assert_true(TryOrFail(keeper));
-  ASSERT_OK(keeper.Release());
+  TakeAndRelease(keeper);
   auto* stop = SharedMemory<std::atomic<int>>();
   pid_t scribbler = ForkChild([&] {
     Mapped m = MapRegistry(p.reg);

@@ -262,8 +262,7 @@ void NoStacking(void**) {
   // session, or one unlock would leave it held.
   assert_true(TryOrFail(lock));
   ASSERT_OK(ipclock::StoreCalls::Save(*store, ipclock::internal::LockAccess::key(lock), LockMode::kExclusive, ipclock::Deadline::Past()));
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
+  TakeAndRelease(lock);
   assert_true(OtherProcessGets(r));
   // Two stores in one process are two sessions: they exclude each other,
   // as do two Locks of one store (one session per held key).
@@ -280,8 +279,7 @@ void NoStacking(void**) {
   ASSERT_OK(b.Release());
   // Released sessions go back to the pool and serve the next key without
   // carrying anything over.
-  assert_true(TryOrFail(c));
-  ASSERT_OK(c.Release());
+  TakeAndRelease(c);
   assert_true(OtherProcessGets(r));
 }
 
@@ -401,8 +399,7 @@ void AcquireReleaseIsTwoRoundTrips(void**) {
       ASSERT_OK(store);
       Lock lock = LockOrFail(*store, UniqueResource("pg-rtt"));
       for (int i = 0; i < cycles; ++i) {
-        assert_true(TryOrFail(lock));
-        ASSERT_OK(lock.Release());
+        TakeAndRelease(lock);
       }
     }
     const double until = NowSeconds() + 30;
@@ -433,8 +430,7 @@ void AcquireReleaseIsTwoRoundTrips(void**) {
   const double select_us = (NowSeconds() - t0) / kRounds * 1e6;
   t0 = NowSeconds();
   for (int i = 0; i < kRounds; ++i) {
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
   }
   const double lock_us = (NowSeconds() - t0) / kRounds * 1e6;
   print_message("SELECT 1: %.1f us; TryAcquire+Release: %.1f us (%.2f times)\n", select_us,
@@ -484,8 +480,7 @@ void TransactionLock(void**) {
   Query(b.get(), "RELEASE SAVEPOINT s1");
   assert_false(TryOrFail(session_lock));
   Query(b.get(), "ROLLBACK");
-  assert_true(TryOrFail(session_lock));
-  ASSERT_OK(session_lock.Release());
+  TakeAndRelease(session_lock);
 
   // Shared transaction locks coexist with each other only.
   Query(a.get(), "BEGIN");

@@ -115,8 +115,7 @@ void AclUser(void**) {
         absl::StrCat("redis://locker:locker-pass-1234@", own.server(), "?secret=none"));
     assert_true(absl::StrContains(store->Describe(), "locker@"));
     Lock lock = MakeLock(store, UniqueResource("acl"));
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
   }
   absl::StatusOr<std::shared_ptr<Store>> s = ipclock::StoreFromDsn(
       absl::StrCat("redis://locker:not-the-pass-9876@", own.server(), "?secret=none"));
@@ -150,8 +149,7 @@ void NoscriptRecovery(void**) {
         OpenStoreOrFail(WithOptions(own.dsn(), absl::StrCat("format=", format, "&secret=none")));
     const std::string r = UniqueResource("noscript");
     Lock lock = MakeLock(store, r);
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
     raw.Ok({"SCRIPT", "FLUSH"});
     assert_true(TryOrFail(lock));  // NOSCRIPT, SCRIPT LOAD, EVALSHA again
     raw.Ok({"SCRIPT", "FLUSH"});
@@ -202,8 +200,7 @@ void RoundTrips(void**) {
 
     const long long evalsha_before = raw.Info("commandstats", "cmdstat_evalsha");
     counter.Start();
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
     const long long n = counter.Stop();
     const long long evalsha = raw.Info("commandstats", "cmdstat_evalsha") - evalsha_before;
     print_message("format=%s: acquire + release = %lld round trips (%lld EVALSHA)\n", format, n,

@@ -119,8 +119,7 @@ void PermitsMismatchIsRefused(void** state) {
   // Nobody uses the resource but the store's idle attachment, made for 3:
   // that binds nobody, as objects already removed would not (keep_idle=0);
   // a Lock asking 2 gets objects of its own.
-  assert_true(TryOrFail(two));
-  ASSERT_OK(two.Release());
+  TakeAndRelease(two);
 }
 
 void FullCyclesUnderKills(void** state) {

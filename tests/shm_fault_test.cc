@@ -86,7 +86,8 @@ void InjectedCreationFaults(void**) {
 // A fault while opening a segment that another store uses leaves it as it
 // was: still there, its lock still held.
 void FaultsNeverHarmAnExistingSegment(void**) {
-  const std::string name = UniqueShmName("existing");
+  const ScratchSegment segment("existing");
+  const std::string& name = segment.name();
   absl::StatusOr<std::shared_ptr<Store>> first = Open(name);
   ASSERT_OK(first);
   Lock held = LockOrFail(*first, "job");
@@ -107,7 +108,6 @@ void FaultsNeverHarmAnExistingSegment(void**) {
   assert_false(TryOrFail(rival));
   ASSERT_OK(held.Release());
   assert_true(TryOrFail(rival));
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 // Out of descriptors for real: a child lowers RLIMIT_NOFILE and uses up
@@ -208,7 +208,8 @@ void RealFullDevShm(void**) {
 
 // Locking and unlocking that fail leave the lock exactly as it was.
 void MutexLockFaults(void**) {
-  const std::string name = UniqueShmName("lockfault");
+  const ScratchSegment segment("lockfault");
+  const std::string& name = segment.name();
   absl::StatusOr<std::shared_ptr<Store>> store = Open(name);
   ASSERT_OK(store);
   Lock lock = LockOrFail(*store, "job");
@@ -225,8 +226,7 @@ void MutexLockFaults(void**) {
     assert_true(TryOrFail(rival));  // nothing was left held
     ASSERT_OK(rival.Release());
     if (round == 0) {
-      assert_true(TryOrFail(lock));
-      ASSERT_OK(lock.Release());
+      TakeAndRelease(lock);
     }
   }
   // An unlock that fails keeps the lock held, by this Lock: the next
@@ -238,11 +238,8 @@ void MutexLockFaults(void**) {
   ASSERT_CODE(released, absl::StatusCode::kPermissionDenied);
   AssertMessageHas(released, "pthread_mutex_unlock");
   assert_false(TryOrFail(rival));
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
-  assert_true(TryOrFail(rival));
-  ASSERT_OK(rival.Release());
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
+  TakeAndRelease(lock);
+  TakeAndRelease(rival);
 }
 
 }  // namespace

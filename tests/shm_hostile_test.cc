@@ -131,7 +131,8 @@ int UseSegment(const std::string& name, int rounds, int* opened) {
 }
 
 void RacingHeaderWriterCannotCrashOpenersOrListers(void**) {
-  const std::string name = UniqueShmName("flip");
+  const ScratchSegment segment("flip");
+  const std::string& name = segment.name();
   {
     absl::StatusOr<std::shared_ptr<Store>> store =
         ipclock::StoreFromDsn(absl::StrCat("shm://", name, "?capacity=64"));
@@ -166,11 +167,11 @@ void RacingHeaderWriterCannotCrashOpenersOrListers(void**) {
   absl::StatusOr<Lock> lock = Lock::Create(*store, "after");
   ASSERT_OK(lock);
   assert_true(*lock->TryAcquire());
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 void ScribbledSlotsCannotCrashLockersOrListers(void**) {
-  const std::string name = UniqueShmName("scribble");
+  const ScratchSegment segment("scribble");
+  const std::string& name = segment.name();
   absl::StatusOr<std::shared_ptr<Store>> store =
       ipclock::StoreFromDsn(absl::StrCat("shm://", name, "?capacity=32"));
   ASSERT_OK(store);
@@ -198,7 +199,6 @@ void ScribbledSlotsCannotCrashLockersOrListers(void**) {
     fail_msg("the segment's user ended with status %d%s", status,
              status > 128 ? absl::StrCat(" (", strsignal(status - 128), ")").c_str() : "");
   }
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 }  // namespace

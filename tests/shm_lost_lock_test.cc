@@ -71,7 +71,8 @@ void CopyMessage(const absl::Status& s, char (&out)[1024]) {
 // CheckAcquired() and from the release of "job2"; its releases must still
 // let go of segment 1's mutexes, which the waiter then gets.
 void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
-  const std::string name = UniqueShmName("rm");
+  const ScratchSegment segment("rm");
+  const std::string& name = segment.name();
   const std::string path = ShmSegmentPath(name);
   Report* report = SharedMemory<Report>();
   Signal held, waiting, told;
@@ -162,7 +163,6 @@ void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
   assert_int_equal(report->waiter_got.load(), 1);
   assert_int_equal(report->waiter_check_code.load(),
                    static_cast<int>(absl::StatusCode::kAborted));
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 // Without a watch, a holder in another process learns of the removal from
@@ -235,24 +235,24 @@ void ReplacedOrRenamedSegmentIsALoss(void**) {
 
 // A healthy segment is never reported, however often it is asked.
 void NoFalseAlarmOnAHealthySegment(void**) {
-  const std::string name = UniqueShmName("healthy");
+  const ScratchSegment segment("healthy");
+  const std::string& name = segment.name();
   std::shared_ptr<Store> store = OpenShmStore(absl::StrCat("shm://", name));
   Lock lock = LockOrFail(store, "job");
   assert_true(TryOrFail(lock));
   for (int i = 0; i < 10000; ++i) ASSERT_OK(lock.CheckAcquired());
   ASSERT_OK(lock.Release());
   for (int i = 0; i < 1000; ++i) {
-    assert_true(TryOrFail(lock));
-    ASSERT_OK(lock.Release());
+    TakeAndRelease(lock);
   }
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 // The owner thread exits holding the lock: the kernel hands the mutex to
 // the next holder as an owner death, so this Lock no longer holds it, and
 // a check from another thread (the watch's, here the test's) says so.
 void OwnerThreadExitIsALoss(void**) {
-  const std::string name = UniqueShmName("thread");
+  const ScratchSegment segment("thread");
+  const std::string& name = segment.name();
   std::shared_ptr<Store> store = OpenShmStore(absl::StrCat("shm://", name));
   Lock lock = LockOrFail(store, "job");
   absl::StatusOr<bool> got;
@@ -267,9 +267,7 @@ void OwnerThreadExitIsALoss(void**) {
   assert_true(next.previous_owner_died());
   ASSERT_OK(next.Release());
   // The first Lock can be used again, from this thread.
-  assert_true(TryOrFail(lock));
-  ASSERT_OK(lock.Release());
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
+  TakeAndRelease(lock);
 }
 
 }  // namespace

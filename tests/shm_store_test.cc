@@ -37,7 +37,8 @@ using ipclock::Store;
 using namespace ipclock_test;
 
 void KilledHolderReportsOwnerDeath(void**) {
-  const std::string name = UniqueShmName("kill");
+  const ScratchSegment segment("kill");
+  const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name));
   Signal locked;
   pid_t child = HoldInChild(store, "job", &locked);
@@ -82,11 +83,11 @@ void KilledHolderReportsOwnerDeath(void**) {
   ASSERT_OK(next.Release());
   assert_true(TryOrFail(after));
   assert_false(after.previous_owner_died());
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 void ProcessesCountWithoutLostUpdates(void**) {
-  const std::string name = UniqueShmName("count");
+  const ScratchSegment segment("count");
+  const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name));
   OverlapCheck check;
   check.iters = 2000;
@@ -104,11 +105,11 @@ void ProcessesCountWithoutLostUpdates(void**) {
   };
   check.take = [](Lock& lock, int) { return lock.Acquire(absl::Seconds(30)).ok(); };
   CheckProcessesNeverOverlap(check);
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 void FenceGrowsAcrossSlotReuse(void**) {
-  const std::string name = UniqueShmName("fence");
+  const ScratchSegment segment("fence");
+  const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=2"));
   uint64_t last = 0;
   {
@@ -129,11 +130,11 @@ void FenceGrowsAcrossSlotReuse(void**) {
   Lock again = LockOrFail(store, "a");
   assert_true(TryOrFail(again));
   assert_true(*again.fence() > last);
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 void FullTableIsResourceExhausted(void**) {
-  const std::string name = UniqueShmName("full");
+  const ScratchSegment segment("full");
+  const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=4"));
   std::vector<Lock> held;
   for (int i = 0; i < 4; ++i) {
@@ -149,11 +150,11 @@ void FullTableIsResourceExhausted(void**) {
   assert_false(TryOrFail(rival));
   ASSERT_OK(held[2].Release());
   assert_true(TryOrFail(extra));
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 void SlotsAreReclaimed(void**) {
-  const std::string name = UniqueShmName("reclaim");
+  const ScratchSegment segment("reclaim");
+  const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=4"));
   // Far more names than slots, one after another.
   for (int i = 0; i < 200; ++i) {
@@ -172,8 +173,7 @@ void SlotsAreReclaimed(void**) {
   // The idle Locks notice that their slots moved on and find new ones.
   ASSERT_OK(newcomer.Release());
   for (Lock& l : idle) {
-    assert_true(TryOrFail(l));
-    ASSERT_OK(l.Release());
+    TakeAndRelease(l);
   }
   // References of a killed process never come back; its slots still do.
   pid_t child = ForkChild([&] {
@@ -191,13 +191,13 @@ void SlotsAreReclaimed(void**) {
     Lock lock = LockOrFail(store, absl::StrCat("after-", i));
     assert_true(TryOrFail(lock));
   }
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 // More names than slots, used by several processes at once: slots move
 // between names all the time, and each name must still exclude.
 void ExclusionWhileSlotsMove(void**) {
-  const std::string name = UniqueShmName("churn");
+  const ScratchSegment segment("churn");
+  const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=4"));
   constexpr int kNames = 7, kProcs = 3, kIters = 3000;
   struct Shared {
@@ -235,11 +235,11 @@ void ExclusionWhileSlotsMove(void**) {
   for (pid_t pid : pids) assert_int_equal(WaitChild(pid, 90), 0);
   assert_int_equal(shared->violations.load(), 0);
   assert_int_equal(shared->errors.load(), 0);
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 void LongNamesAreDistinct(void**) {
-  const std::string name = UniqueShmName("long");
+  const ScratchSegment segment("long");
+  const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name));
   std::string a(300, 'x'), b(300, 'x');
   b.back() = 'y';
@@ -255,7 +255,6 @@ void LongNamesAreDistinct(void**) {
   assert_false(TryOrFail(rival));
   Lock rival2 = LockOrFail(store, inline_max);
   assert_false(TryOrFail(rival2));
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 void LayoutMismatchIsRefused(void**) {
@@ -332,8 +331,7 @@ void RemovedSegmentIsDetected(void**) {
   const std::string name = UniqueShmName("removed");
   auto store = OpenShmStore(absl::StrCat("shm://", name));
   Lock reused = LockOrFail(store, "job");
-  assert_true(TryOrFail(reused));
-  ASSERT_OK(reused.Release());
+  TakeAndRelease(reused);
 
   ASSERT_OK(ipclock::RemoveShmSegment(name));  // what RemoveIPC does
   // First acquisitions check the link at most once per coarse clock tick.
@@ -355,7 +353,8 @@ void RemovedSegmentIsDetected(void**) {
 }
 
 void OwnerThreadRule(void**) {
-  const std::string name = UniqueShmName("thread");
+  const ScratchSegment segment("thread");
+  const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name));
   Lock lock = LockOrFail(store, "job");
   assert_true(TryOrFail(lock));
@@ -400,7 +399,6 @@ void OwnerThreadRule(void**) {
   assert_false(TryOrFail(second));
   ASSERT_OK(lock.Release());
   assert_true(TryOrFail(second));
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 // A Lock destroyed on another thread than the one holding it leaves the
@@ -492,13 +490,14 @@ void WaitsOn(const std::string& dsn) {
 }
 
 void TimedAndBlockingWaits(void**) {
-  const std::string name = UniqueShmName("waits");
+  const ScratchSegment segment("waits");
+  const std::string& name = segment.name();
   WaitsOn(absl::StrCat("shm://", name));
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 void PriorityInheritanceWaits(void**) {
-  const std::string name = UniqueShmName("pi");
+  const ScratchSegment segment("pi");
+  const std::string& name = segment.name();
   WaitsOn(absl::StrCat("shm://", name, "?pi=true"));
   // Owner death works on PI mutexes too.
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?pi=true"));
@@ -510,7 +509,6 @@ void PriorityInheritanceWaits(void**) {
   Lock next = LockOrFail(store, "job");
   ASSERT_OK(next.Acquire(absl::Seconds(10)));
   assert_true(next.previous_owner_died());
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 // Fairness is the kernel's queue of priority-inheritance mutexes: fair=true

@@ -56,7 +56,8 @@ void AssertEachNameOnce(const std::string& name) {
 // segment could have before; one more than the capacity is refused, naming
 // it; another process sees every one of them held.
 void HoldsMoreThan65536Resources(void**) {
-  const std::string name = UniqueShmName("big");
+  const ScratchSegment segment("big");
+  const std::string& name = segment.name();
   constexpr int kCapacity = 100000;
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=", kCapacity));
   std::vector<Lock> held;
@@ -82,16 +83,15 @@ void HoldsMoreThan65536Resources(void**) {
   });
   assert_int_equal(WaitChild(child, 120), 0);
   ASSERT_OK(held[4242].Release());
-  assert_true(TryOrFail(extra));
-  ASSERT_OK(extra.Release());
+  TakeAndRelease(extra);
   held.clear();
   AssertEachNameOnce(name);
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 // A segment of the layout before this one (version 1) is refused, not read.
 void PreviousLayoutIsRefused(void**) {
-  const std::string name = UniqueShmName("v1");
+  const ScratchSegment segment("v1");
+  const std::string& name = segment.name();
   OpenShmStore(absl::StrCat("shm://", name));
   size_t size = 0;
   auto* h = static_cast<ShmHeader*>(MapShmSegment(name, &size));
@@ -102,7 +102,6 @@ void PreviousLayoutIsRefused(void**) {
   AssertMessageHas(s.status(), "layout version 1 where this build has 2");
   ASSERT_CODE(ipclock::ListShmSlots(name), absl::StatusCode::kFailedPrecondition);
   munmap(h, size);
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 // What a binder killed between binding a name and publishing its index
@@ -111,7 +110,8 @@ void PreviousLayoutIsRefused(void**) {
 // entry before it looks, or it would bind the name a second time while a
 // Key holds it in its first slot.
 void KilledBinderIsRepaired(void**) {
-  const std::string name = UniqueShmName("repair");
+  const ScratchSegment segment("repair");
+  const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=64"));
   Lock holder = LockOrFail(store, "a");
   assert_true(TryOrFail(holder));
@@ -173,7 +173,6 @@ void KilledBinderIsRepaired(void**) {
   ASSERT_OK(holder.Release());
   assert_true(TryOrFail(rival));
   munmap(base, size);
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 // Far more names than slots, so that nearly every first acquisition
@@ -181,7 +180,8 @@ void KilledBinderIsRepaired(void**) {
 // wherever they are (in a bind, holding a lock, releasing). Exclusion must
 // hold for every name, and no name may end up in two slots.
 void KillsWhileSlotsMove(void**) {
-  const std::string name = UniqueShmName("churnkill");
+  const ScratchSegment segment("churnkill");
+  const std::string& name = segment.name();
   OpenShmStore(absl::StrCat("shm://", name, "?capacity=8"));
   constexpr int kNames = 24, kProcs = 3;
   struct Shared {
@@ -237,7 +237,6 @@ void KillsWhileSlotsMove(void**) {
   assert_int_equal(shared->violations.load(), 0);
   assert_true(shared->acquisitions.load() > 100);
   AssertEachNameOnce(name);
-  ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "absl/strings/string_view.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
+#include "ipclock/stores/shm_store.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
@@ -39,6 +40,24 @@ inline std::shared_ptr<ipclock::Store> OpenShmStoreOrNull(const std::string& dsn
   absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
   return store.ok() ? *store : nullptr;
 }
+
+// A segment name unique to this run (UniqueShmName), whose segment is
+// removed when the test's scope ends. The removal must succeed: a test
+// that holds one also asserts that its segment is still there at its end.
+// Declare it before the stores and locks on the segment, so that they are
+// gone when it goes.
+class ScratchSegment {
+ public:
+  explicit ScratchSegment(absl::string_view tag) : name_(UniqueShmName(tag)) {}
+  ~ScratchSegment() { ASSERT_OK(ipclock::RemoveShmSegment(name_)); }
+  ScratchSegment(const ScratchSegment&) = delete;
+  ScratchSegment& operator=(const ScratchSegment&) = delete;
+
+  const std::string& name() const { return name_; }
+
+ private:
+  const std::string name_;
+};
 
 inline std::string ShmSegmentPath(const std::string& name) {
   return absl::StrCat("/dev/shm/ipclock.", name);

@@ -207,6 +207,11 @@ bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode) {
   return *got;
 }
 
+void TakeAndRelease(ipclock::Lock& lock) {
+  if (!TryOrFail(lock)) fail_msg("%s is held, expected it free", lock.resource().c_str());
+  ASSERT_OK(lock.Release());
+}
+
 pid_t HoldInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
                   Signal* locked, const ipclock::LockOptions& options) {
   return ForkChild([&] {

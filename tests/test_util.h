@@ -161,6 +161,10 @@ ipclock::Lock LockOrFail(const std::shared_ptr<ipclock::Store>& store,
                          const ipclock::LockOptions& options = ipclock::LockOptions());
 bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode = ipclock::LockMode::kExclusive);
 
+// Takes `lock` at once (failing the test if its resource is held) and
+// releases it: the check that a resource is free again.
+void TakeAndRelease(ipclock::Lock& lock);
+
 // A forked child that takes `resource` (TryAcquire), notifies `locked` and
 // holds it until killed; it exits 2 if it could not take it.
 pid_t HoldInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
