@@ -112,8 +112,7 @@ void MajorityAcquiresWithOneBrokenMember(void**) {
                                        "&store3=", FlockDsn(d3)));
   BreakDir(d1);
   std::string r = UniqueResource("majority");
-  Lock lock = LockOrFail(combined, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(combined, r);
   assert_true(ipclock_test::IsStillHeld(lock));
   // The two working members really hold it...
   auto s2 = OpenStoreOrFail(FlockDsn(d2)), s3 = OpenStoreOrFail(FlockDsn(d3));
@@ -157,8 +156,7 @@ void StopsOnceTheStrategyCannotBeMet(void**) {
   std::string r = UniqueResource("early");
   {
     Counted c = MakeCounted(3, CombineStrategy::kConsensus);
-    Lock h1 = LockOrFail(c.members[0], r), h2 = LockOrFail(c.members[1], r);
-    assert_true(TryOrFail(h1));
+    Lock h1 = HeldOrFail(c.members[0], r), h2 = LockOrFail(c.members[1], r);
     assert_true(TryOrFail(h2));
     Lock lock = LockOrFail(c.combined, r);
     assert_false(TryOrFail(lock));
@@ -168,8 +166,7 @@ void StopsOnceTheStrategyCannotBeMet(void**) {
   }
   {
     Counted c = MakeCounted(3, CombineStrategy::kUnanimous);
-    Lock h1 = LockOrFail(c.members[0], r);
-    assert_true(TryOrFail(h1));
+    Lock h1 = HeldOrFail(c.members[0], r);
     Lock lock = LockOrFail(c.combined, r);
     assert_false(TryOrFail(lock));
     assert_int_equal(c.members[1]->saves.load(), 0);
@@ -179,8 +176,7 @@ void StopsOnceTheStrategyCannotBeMet(void**) {
     // Met after two members, but the third is still asked: the more members
     // hold the lock, the more of them may fail later.
     Counted c = MakeCounted(3, CombineStrategy::kConsensus);
-    Lock lock = LockOrFail(c.combined, r);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(c.combined, r);
     for (auto& m : c.members) assert_int_equal(m->saves.load(), 1);
   }
 }
@@ -188,8 +184,7 @@ void StopsOnceTheStrategyCannotBeMet(void**) {
 void FailedAttemptGivesBackWhatItTook(void**) {
   std::string r = UniqueResource("partial");
   Counted c = MakeCounted(3, CombineStrategy::kConsensus);
-  Lock h2 = LockOrFail(c.members[1], r), h3 = LockOrFail(c.members[2], r);
-  assert_true(TryOrFail(h2));
+  Lock h2 = HeldOrFail(c.members[1], r), h3 = LockOrFail(c.members[2], r);
   assert_true(TryOrFail(h3));
   Lock lock = LockOrFail(c.combined, r);
   assert_false(TryOrFail(lock));  // member 1 said yes, members 2 and 3 no
@@ -208,8 +203,7 @@ void FailedAttemptGivesBackWhatItTook(void**) {
 void WaiterGetsTheLockWhenReleased(void**) {
   std::string r = UniqueResource("poll");
   Counted c = MakeCounted(3, CombineStrategy::kConsensus);
-  Lock holder = LockOrFail(c.combined, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(c.combined, r);
   std::atomic<int> result{-1};
   std::thread waiter([&] {
     absl::StatusOr<Lock> lock = Lock::Create(c.combined, r);
@@ -230,8 +224,7 @@ void RefreshReachesEveryMember(void**) {
   Counted c = MakeCounted(3, CombineStrategy::kConsensus);
   LockOptions options;
   options.ttl = absl::Seconds(30);
-  Lock lock = LockOrFail(c.combined, r, options);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(c.combined, r, options);
   ASSERT_OK(lock.Refresh());
   for (auto& m : c.members) assert_int_equal(m->refreshes.load(), 1);
   // One member loses the key: a majority still refreshes.
@@ -260,8 +253,7 @@ void MemberDownAtStartCountsAsRefusing(void**) {
                                     "&store3=", b));
   assert_true(store->Describe().find("down at start") != std::string::npos);
   std::string r = UniqueResource("down");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   Lock rival = LockOrFail(store, r);
   assert_false(TryOrFail(rival));
   ASSERT_OK(lock.Release());
@@ -454,8 +446,7 @@ void MemberOptionsArePercentDecoded(void**) {
   auto store = OpenStoreOrFail(absl::StrCat("combined:?store1=", FlockDsn(d),
                                     "/x?record=false%26file_mode=0644"));
   assert_false(store->capabilities().fencing);
-  Lock lock = LockOrFail(store, UniqueResource("decoded"));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, UniqueResource("decoded"));
 }
 
 void BadDsnsAndMembers(void**) {

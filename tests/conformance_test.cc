@@ -102,13 +102,11 @@ void SecondKeyConflicts(void**) {
 void SaveTwiceIsIdempotent(void**) {
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("twice");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   assert_true(TryOrFail(lock));
   assert_true(Held(lock));
   ASSERT_OK(lock.Release());
-  Lock other = LockOrFail(store, r);
-  assert_true(TryOrFail(other));
+  Lock other = HeldOrFail(store, r);
 }
 
 void DeletingUnheldKeyTouchesNothing(void**) {
@@ -128,16 +126,14 @@ void DestructorReleases(void**) {
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("dtor");
   {
-    Lock lock = LockOrFail(store, r);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, r);
     Lock moved = std::move(lock);  // the moved-to lock owns it now
     assert_false(lock.is_acquired());
     assert_true(moved.is_acquired());
     Lock probe = LockOrFail(store, r);
     assert_false(TryOrFail(probe));
   }
-  Lock after = LockOrFail(store, r);
-  assert_true(TryOrFail(after));
+  Lock after = HeldOrFail(store, r);
 }
 
 void RunLockedRunsOrReports(void**) {
@@ -147,8 +143,7 @@ void RunLockedRunsOrReports(void**) {
   absl::StatusOr<int> v = ipclock::RunLocked(factory, r, absl::Seconds(1), [] { return 42; });
   ASSERT_OK(v);
   assert_int_equal(*v, 42);
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, r);
   bool ran = false;
   absl::Status s = ipclock::RunLocked(factory, r, absl::Milliseconds(50), [&] { ran = true; });
   ASSERT_CODE(s, absl::StatusCode::kDeadlineExceeded);
@@ -162,12 +157,10 @@ void BadResourceNames(void**) {
   // Any bytes are allowed, up to the limit.
   std::string odd = UniqueResource("odd");
   odd += std::string("\0\xff/../\n<?php %", 15);
-  Lock lock = LockOrFail(store, odd);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, odd);
   std::string longest = UniqueResource("long");
   longest.resize(1024, 'z');
-  Lock long_lock = LockOrFail(store, longest);
-  assert_true(TryOrFail(long_lock));
+  Lock long_lock = HeldOrFail(store, longest);
   Lock long_rival = LockOrFail(store, longest);
   assert_false(TryOrFail(long_rival));
 }
@@ -175,8 +168,7 @@ void BadResourceNames(void**) {
 void TimedWaitGivesUp(void**) {
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("timed");
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, r);
   Lock waiter = LockOrFail(store, r);
   double t0 = NowSeconds();
   absl::Status s = waiter.Acquire(absl::Milliseconds(300));
@@ -197,8 +189,7 @@ void SharedOnlyWhereDeclared(void**) {
 
 void SerializationMatchesCapability(void**) {
   auto store = OpenStoreOrFail(g_dsn);
-  Lock lock = LockOrFail(store, UniqueResource("serial"));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, UniqueResource("serial"));
   absl::StatusOr<std::string> text = lock.Serialize();
   if (!store->capabilities().serializable) {
     ASSERT_CODE(text, absl::StatusCode::kFailedPrecondition);
@@ -254,8 +245,7 @@ void WaiterInAnotherProcessIsWoken(void**) {
   if (!CrossProcess()) skip();
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("wake");
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, r);
   struct Shared {
     std::atomic<int64_t> acquired_ns{0};
   };
@@ -335,8 +325,7 @@ void BlockingWaiterSleepsInTheKernel(void**) {
     skip();
   }
   std::string r = UniqueResource("sleeps");
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, r);
   Signal started;
   pid_t child = ForkChild([&] {
     absl::StatusOr<Lock> lock = Lock::Create(store, r);
@@ -384,8 +373,7 @@ void KilledHolderFreesLock(void**) {
   if (store->capabilities().owner_death) {
     assert_true(next.previous_owner_died());
     ASSERT_OK(next.Release());
-    Lock after = LockOrFail(store, r);
-    assert_true(TryOrFail(after));
+    Lock after = HeldOrFail(store, r);
     assert_false(after.previous_owner_died());  // a clean release clears it
   }
 }
@@ -430,8 +418,7 @@ void ForkedChildLeavesTheParentsLock(void**) {
   if (!CrossProcess()) skip();
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("fork");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   enum Way { kRelease, kReleaseAsDead, kDestructor, kExit };
   for (Way way : {kRelease, kReleaseAsDead, kDestructor, kExit}) {
     pid_t child = ForkChild([&] {
@@ -449,8 +436,7 @@ void ForkedChildLeavesTheParentsLock(void**) {
     if (!Held(lock)) fail_msg("the parent lost its lock to a forked child's way %d", way);
   }
   ASSERT_OK(lock.Release());
-  Lock next = LockOrFail(store, r);
-  assert_true(TryOrFail(next));
+  Lock next = HeldOrFail(store, r);
   if (Caps().owner_death) assert_false(next.previous_owner_died());
   ASSERT_OK(next.Release());
 }

@@ -101,8 +101,7 @@ void KilledWaiterDoesNotBlockTheNext(void**) {
   if (!LocalBlocking()) skip();
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("deadwaiter");
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, r);
   const pid_t first = StartWaiter(store, r, ReleaseIt);
   const pid_t second = StartWaiter(store, r, ReleaseIt);
   kill(first, SIGKILL);
@@ -112,8 +111,7 @@ void KilledWaiterDoesNotBlockTheNext(void**) {
   assert_int_equal(WaitChild(second), 0);
   print_message("the waiter behind a killed one got the lock %.3f s after the release\n",
                 NowSeconds() - released);
-  Lock after = LockOrFail(store, r);
-  assert_true(TryOrFail(after));
+  Lock after = HeldOrFail(store, r);
 }
 
 // A holder killed while another process waits: the waiter gets the lock
@@ -152,8 +150,7 @@ void FairStoreServesTheWaiterFirst(void**) {
     std::atomic<int> got_in_round{0};
   };
   Shared* shared = SharedMemory<Shared>();
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, r);
   const pid_t waiter = StartWaiter(store, r, [&](Lock& lock) {
     shared->got_in_round = shared->round.load();
     return ReleaseIt(lock);
@@ -193,13 +190,11 @@ void FenceGrows(void**) {
   if (!Caps().fencing) skip();
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("fence");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   assert_true(lock.fence().has_value());
   uint64_t first = *lock.fence();
   ASSERT_OK(lock.Release());
-  Lock other = LockOrFail(store, r);
-  assert_true(TryOrFail(other));
+  Lock other = HeldOrFail(store, r);
   assert_true(*other.fence() > first);
   uint64_t second = *other.fence();
   ASSERT_OK(other.Release());
@@ -226,8 +221,7 @@ void ExpiresAfterTtl(void**) {
   LockOptions options;
   options.ttl = absl::Milliseconds(400);
   std::string r = UniqueResource("ttl");
-  Lock lock = LockOrFail(store, r, options);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r, options);
   absl::Duration left = lock.RemainingLifetime();
   assert_true(left > absl::ZeroDuration() && left <= absl::Milliseconds(400));
   ASSERT_OK(lock.Refresh(absl::Milliseconds(400)));
@@ -246,8 +240,7 @@ void ExpiresAfterTtl(void**) {
 void NearZeroRefreshReportsExpiry(void**) {
   if (!Caps().expiring) skip();
   auto store = OpenStoreOrFail(g_dsn);
-  Lock lock = LockOrFail(store, UniqueResource("zero"));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, UniqueResource("zero"));
   absl::Status s = lock.Refresh(absl::Nanoseconds(1));
   assert_true(lock.IsExpired());
   ASSERT_CODE(s, absl::StatusCode::kAborted);
@@ -262,8 +255,7 @@ void SavingExpiredKeyLeavesNothing(void**) {
   Lock lock = LockOrFail(store, r, options);
   ASSERT_CODE(lock.TryAcquire(), absl::StatusCode::kAborted);
   assert_false(lock.is_acquired());
-  Lock other = LockOrFail(store, r);
-  assert_true(TryOrFail(other));
+  Lock other = HeldOrFail(store, r);
 }
 
 // --- Shared locks ------------------------------------------------------------------
@@ -287,8 +279,7 @@ void ReaderConflictsWithWriter(void**) {
   if (!Caps().shared) skip();
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("rw");
-  Lock writer = LockOrFail(store, r), reader = LockOrFail(store, r);
-  assert_true(TryOrFail(writer));
+  Lock writer = HeldOrFail(store, r), reader = LockOrFail(store, r);
   assert_false(TryOrFail(reader, LockMode::kShared));
   assert_true(Held(writer));
   ASSERT_OK(writer.Release());
@@ -324,8 +315,7 @@ void WriterDemotesAndLetsReadersIn(void**) {
   if (!Caps().shared) skip();
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("demote");
-  Lock writer = LockOrFail(store, r), reader = LockOrFail(store, r);
-  assert_true(TryOrFail(writer));
+  Lock writer = HeldOrFail(store, r), reader = LockOrFail(store, r);
   assert_false(TryOrFail(reader, LockMode::kShared));
   assert_true(TryOrFail(writer, LockMode::kShared));
   assert_true(TryOrFail(reader, LockMode::kShared));

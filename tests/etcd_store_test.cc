@@ -184,8 +184,7 @@ void DsnFormsAndBadInput(void**) {
     auto store = OpenStoreOrFail(dsn);
     assert_string_equal(std::string(store->name()).c_str(), "etcd");
     const std::string r = UniqueResource("dsn");
-    Lock lock = LockOrFail(store, r);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, r);
     std::optional<ipclock::EtcdHeldKey> held = ipclock::EtcdHeldKeyOf(lock);
     assert_true(held.has_value());
     const std::string want = absl::EndsWith(dsn, "/")  ? absl::StrCat(r, "/")
@@ -232,8 +231,7 @@ void ExcludesEtcdctlBothWays(void**) {
   const std::string dir = MakeTempDir();
 
   // ipclock holds: `etcdctl lock` waits, and gets in once ipclock lets go.
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   const std::optional<ipclock::EtcdHeldKey> ours = ipclock::EtcdHeldKeyOf(lock);
   assert_true(ours.has_value());
   assert_true(absl::StartsWith(ours->key, EtcdctlName(r) + "/"));
@@ -267,8 +265,7 @@ void FifoWithWaitersFromBoth(void**) {
   auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("fifo");
   const std::string order = MakeTempDir() + "/order";
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, r);
   std::vector<pid_t> waiters;
   for (int i = 0; i < 4; ++i) {
     const std::string append = absl::StrCat("echo w", i, " >> ", order, "; sleep 0.1");
@@ -399,8 +396,7 @@ void RevokedLeaseIsLossSeenAtOnce(void**) {
   REQUIRE_SERVER();
   auto store = OpenStoreOrFail(Dsn());
   const std::string a = UniqueResource("revoke-a"), b = UniqueResource("revoke-b");
-  Lock la = LockOrFail(store, a), lb = LockOrFail(store, b);
-  assert_true(TryOrFail(la));
+  Lock la = HeldOrFail(store, a), lb = LockOrFail(store, b);
   assert_true(TryOrFail(lb));
   const ipclock::EtcdHeldKey ka = *ipclock::EtcdHeldKeyOf(la);
   assert_int_equal(ka.lease, ipclock::EtcdHeldKeyOf(lb)->lease);  // one lease per process
@@ -435,8 +431,7 @@ void RevokedLeaseIsLossSeenAtOnce(void**) {
   ASSERT_CODE(wa->Release(), absl::StatusCode::kAborted);
   ASSERT_CODE(wb->Release(), absl::StatusCode::kAborted);
   // The store grants itself another lease for what comes next.
-  Lock again = LockOrFail(store, a);
-  assert_true(TryOrFail(again));
+  Lock again = HeldOrFail(store, a);
   assert_true(ipclock::EtcdHeldKeyOf(again)->lease != ka.lease);
 }
 

@@ -57,8 +57,7 @@ class OwnEtcd : public ScriptedServer {
 
 // A lock taken through a store on `own` with DSN options `query`.
 Lock HeldOn(OwnEtcd& own, const char* query, const char* tag) {
-  Lock lock = LockOrFail(OpenStoreOrFail(own.dsn(query)), UniqueResource(tag));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(OpenStoreOrFail(own.dsn(query)), UniqueResource(tag));
   return lock;
 }
 
@@ -186,8 +185,7 @@ void ListShowsHolderWaitersAndLease(void**) {
   const std::string dsn = Dsn();
   auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("list");
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, r);
   pid_t w1 = CtlLock(EtcdctlName(r), "true");
   AwaitQueueLength(r, 2);
   pid_t w2 = Started(Spawn(Run(dsn, r, {"true"})));

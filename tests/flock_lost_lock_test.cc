@@ -49,8 +49,7 @@ void FileDeletedWhileHeld(void**) {
   const std::string dir = MakeTempDir();
   auto store = FlockStoreIn(dir);
   const std::string r = UniqueResource("deleted");
-  Lock held = LockOrFail(store, r);
-  assert_true(TryOrFail(held));
+  Lock held = HeldOrFail(store, r);
   assert_true(Shell(absl::StrCat("rm '", FlockFileOf(dir, r), "'")));
   // The deletion broke exclusion: another process locks a new file at the
   // path beside us.
@@ -78,13 +77,11 @@ void FileReplacedWhileHeld(void**) {
   const std::string dir = MakeTempDir();
   auto store = FlockStoreIn(dir);
   const std::string r = UniqueResource("replaced");
-  Lock held = LockOrFail(store, r);
-  assert_true(TryOrFail(held));
+  Lock held = HeldOrFail(store, r);
   assert_true(Shell(absl::StrCat("touch '", dir, "/new' && mv '", dir, "/new' '", FlockFileOf(dir, r), "'")));
   ExpectLost(held.CheckAcquired(), "was deleted");  // the old one has no name left
 
-  Lock moved = LockOrFail(store, r);
-  assert_true(TryOrFail(moved));
+  Lock moved = HeldOrFail(store, r);
   assert_true(Shell(absl::StrCat("mv '", FlockFileOf(dir, r), "' '", dir, "/elsewhere'")));
   ExpectLost(moved.CheckAcquired(), "was renamed or replaced");
 }
@@ -93,8 +90,7 @@ void DirRemovedWhileHeld(void**) {
   const std::string dir = MakeTempDir() + "/locks";
   auto store = FlockStoreIn(dir);
   const std::string r = UniqueResource("rm-rf");
-  Lock held = LockOrFail(store, r);
-  assert_true(TryOrFail(held));
+  Lock held = HeldOrFail(store, r);
   assert_true(Shell(absl::StrCat("rm -rf '", dir, "'")));
   // While a lock of this store is held in the removed dir, the store does
   // not make a new one: its own locks would not exclude the held one.
@@ -112,8 +108,7 @@ void DirRemovedWhileHeld(void**) {
   assert_int_equal(st.st_mode & 0777, 0700);
   ASSERT_OK(other.Release());
 
-  Lock released = LockOrFail(store, r);
-  assert_true(TryOrFail(released));
+  Lock released = HeldOrFail(store, r);
   assert_true(Shell(absl::StrCat("rm -rf '", dir, "'")));
   PastTheCheckInterval();
   ExpectLost(released.Release(), "was removed");
@@ -131,10 +126,8 @@ void DirRenamedAwayByOwnerOfParent(void**) {
   const std::string dir = parent + "/locks";
   auto store = FlockStoreIn(dir);
   const std::string r = UniqueResource("renamed");
-  Lock held = LockOrFail(store, r);
-  assert_true(TryOrFail(held));
-  Lock released = LockOrFail(store, UniqueResource("released"));
-  assert_true(TryOrFail(released));
+  Lock held = HeldOrFail(store, r);
+  Lock released = HeldOrFail(store, UniqueResource("released"));
   assert_int_equal(chown(parent.c_str(), kNobodyUid, kNobodyUid), 0);
   assert_int_equal(AsNobody([&] {
                      return rename(dir.c_str(), (parent + "/away").c_str()) == 0 ? 0 : 1;
@@ -156,14 +149,12 @@ void AncestorRenamedWhileHeld(void**) {
   const std::string dir = base + "/a/locks";
   auto store = FlockStoreIn(dir);
   const std::string r = UniqueResource("ancestor");
-  Lock held = LockOrFail(store, r);
-  assert_true(TryOrFail(held));
+  Lock held = HeldOrFail(store, r);
   assert_true(Shell(absl::StrCat("mv '", base, "/a' '", base, "/b'")));
   ExpectLost(held.CheckAcquired(),
              absl::StrCat("lock dir ", dir, " was renamed or replaced"));
   // The path is free: a new dir is made there; the moved one is left alone.
-  Lock next = LockOrFail(store, r);
-  assert_true(TryOrFail(next));
+  Lock next = HeldOrFail(store, r);
   struct stat st;
   assert_int_equal(stat(FlockFileOf(dir, r).c_str(), &st), 0);
   assert_int_equal(stat(FlockFileOf(base + "/b/locks", r).c_str(), &st), 0);
@@ -181,20 +172,17 @@ void ExactPathLost(void**) {
   options.naming = ipclock::FlockStoreOptions::Naming::kPath;
   auto anywhere = FlockStoreIn("", options);
   const std::string path = dir + "/job.lock";
-  Lock absolute = LockOrFail(anywhere, path);
-  assert_true(TryOrFail(absolute));
+  Lock absolute = HeldOrFail(anywhere, path);
   assert_true(Shell(absl::StrCat("rm '", path, "'")));
   ExpectLost(absolute.CheckAcquired(), absl::StrCat("lock file ", path, " was deleted"));
 
   const std::string sub = dir + "/sub";
   auto under = FlockStoreIn(sub, options);
-  Lock relative = LockOrFail(under, "job.lock");
-  assert_true(TryOrFail(relative));
+  Lock relative = HeldOrFail(under, "job.lock");
   assert_true(Shell(absl::StrCat("mv '", sub, "/job.lock' '", sub, "/moved.lock'")));
   PastTheCheckInterval();
   ExpectLost(relative.Release(), absl::StrCat("lock file ", sub, "/job.lock was renamed or replaced"));
-  Lock again = LockOrFail(under, "job.lock");
-  assert_true(TryOrFail(again));
+  Lock again = HeldOrFail(under, "job.lock");
   assert_true(Shell(absl::StrCat("mv '", sub, "' '", dir, "/sub2'")));
   ExpectLost(again.CheckAcquired(), absl::StrCat("lock dir ", sub, " was renamed or replaced"));
 }
@@ -207,8 +195,7 @@ void ExactPathLost(void**) {
 double NoticedAfterMicros(const std::string& dir, const std::string& r,
                           const std::function<void()>& lose, const std::string& what) {
   auto store = FlockStoreIn(dir);
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   LossLog report;
   LockWatch watch;
   absl::StatusOr<WatchedLock> watched =
@@ -268,8 +255,7 @@ void WatchFindsAncestorRenameAtItsInterval(void**) {
   const std::string base = MakeTempDir();
   const std::string dir = base + "/a/locks";
   auto store = FlockStoreIn(dir);
-  Lock lock = LockOrFail(store, UniqueResource("up"));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, UniqueResource("up"));
   LossLog report;
   LockWatch watch;
   absl::StatusOr<WatchedLock> watched =

@@ -172,8 +172,7 @@ void KilledMappedHolderIsReported(void**) {
   assert_int_equal(kill(holder, SIGKILL), 0);
   assert_int_equal(WaitChild(holder), 128 + SIGKILL);
   auto store = FlockStoreIn(dir);
-  Lock next = LockOrFail(store, r);
-  assert_true(TryOrFail(next));
+  Lock next = HeldOrFail(store, r);
   assert_true(next.previous_owner_died());
   assert_int_equal(*next.fence(), 4);
 }

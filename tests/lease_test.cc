@@ -75,12 +75,10 @@ void OverrunIsReportedOnRelease(void**) {
   OverrunRecorder recorder;
   auto store = ipclock::NewInMemoryStore();
   std::string r = UniqueResource("overrun");
-  Lock lock = LockOrFail(store, r, Ttl(absl::Milliseconds(100)));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r, Ttl(absl::Milliseconds(100)));
   absl::SleepFor(absl::Milliseconds(400));
   // The store let a rival in meanwhile; the late release must not touch it.
-  Lock rival = LockOrFail(store, r, Ttl(kTtl));
-  assert_true(TryOrFail(rival));
+  Lock rival = HeldOrFail(store, r, Ttl(kTtl));
   absl::Status s = lock.Release();
   ASSERT_CODE(s, absl::StatusCode::kAborted);
   assert_true(absl::StrContains(s.message(), "before release"));
@@ -103,8 +101,7 @@ void DestructorReportsToo(void**) {
   auto store = ipclock::NewInMemoryStore();
   std::string r = UniqueResource("dtor");
   {
-    Lock lock = LockOrFail(store, r, Ttl(absl::Milliseconds(50)));
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, r, Ttl(absl::Milliseconds(50)));
     absl::SleepFor(absl::Milliseconds(200));
   }
   assert_int_equal(recorder.seen().size(), 1);
@@ -128,8 +125,7 @@ void StoreSinkGetsItsOverruns(void**) {
   };
   absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn("in-memory", options);
   ASSERT_OK(store.status());
-  Lock lock = LockOrFail(*store, UniqueResource("own-sink"), Ttl(absl::Milliseconds(50)));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(*store, UniqueResource("own-sink"), Ttl(absl::Milliseconds(50)));
   absl::SleepFor(absl::Milliseconds(200));
   ASSERT_CODE(lock.Release(), absl::StatusCode::kAborted);
   assert_int_equal(own.load(), 1);
@@ -138,8 +134,7 @@ void StoreSinkGetsItsOverruns(void**) {
   std::shared_ptr<Store> typed = ipclock::NewInMemoryStore();
   typed->SetDiagnosticSink(OverrunRecorder::Record);
   ipclock::SetDefaultDiagnosticSink(nullptr);
-  Lock other = LockOrFail(typed, UniqueResource("set-sink"), Ttl(absl::Milliseconds(50)));
-  assert_true(TryOrFail(other));
+  Lock other = HeldOrFail(typed, UniqueResource("set-sink"), Ttl(absl::Milliseconds(50)));
   absl::SleepFor(absl::Milliseconds(200));
   ASSERT_CODE(other.Release(), absl::StatusCode::kAborted);
   assert_int_equal(recorder.seen().size(), 1);
@@ -149,8 +144,7 @@ void DefaultSinkWritesOneLine(void**) {
   ipclock::SetDefaultDiagnosticSink(ipclock::WriteDiagnosticToStderr);
   auto store = ipclock::NewInMemoryStore();
   std::string r = UniqueResource("stderr");
-  Lock lock = LockOrFail(store, r, Ttl(absl::Milliseconds(50)));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r, Ttl(absl::Milliseconds(50)));
   absl::SleepFor(absl::Milliseconds(200));
   absl::Status s;
   std::string out = CaptureStderr([&] {

@@ -111,8 +111,7 @@ void MovedOntoEndsTheGuard(void**) {
   const std::string second = UniqueResource("second");
   Lock lock = LockOrFail(store, first);
   LockGuard guard = GuardOrFail(lock);
-  Lock other = LockOrFail(store, second);
-  assert_true(TryOrFail(other));
+  Lock other = HeldOrFail(store, second);
   lock = std::move(other);
   assert_false(guard.holds());
   assert_true(IsFree(store, first));

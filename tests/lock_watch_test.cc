@@ -65,8 +65,7 @@ Lock HeldInDir(const std::string& dir, const std::string& resource,
   absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::NewFlockStore(options);
   ASSERT_OK(store);
   (*store)->SetDiagnosticSink(std::move(sink));
-  Lock lock = LockOrFail(*store, resource);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(*store, resource);
   return lock;
 }
 
@@ -80,14 +79,12 @@ void RenewsLeasesForManyTtls(void**) {
   LockWatch watch;
   LossLog losses;
   std::string r = UniqueResource("kept");
-  Lock lock = LockOrFail(store, r, Ttl(kTtl));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r, Ttl(kTtl));
   absl::StatusOr<WatchedLock> kept = watch.Watch(std::move(lock), losses.Options(absl::Seconds(1)));
   ASSERT_OK(kept);
   // A second lock on the same watch, so that one thread serves two.
   std::string r2 = UniqueResource("kept2");
-  Lock lock2 = LockOrFail(store, r2, Ttl(absl::Milliseconds(900)));
-  assert_true(TryOrFail(lock2));
+  Lock lock2 = HeldOrFail(store, r2, Ttl(absl::Milliseconds(900)));
   absl::StatusOr<WatchedLock> kept2 = watch.Watch(std::move(lock2), losses.Options(absl::Seconds(1)));
   ASSERT_OK(kept2);
   absl::SleepFor(kTtl * 4);
@@ -111,8 +108,7 @@ void FailedRenewalsLoseTheLockWhenTheLeaseRunsOut(void**) {
   LockWatch watch;
   LossLog losses;
   std::string r = UniqueResource("lost");
-  Lock lock = LockOrFail(store, r, Ttl(kTtl));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r, Ttl(kTtl));
   absl::StatusOr<WatchedLock> kept = watch.Watch(std::move(lock), losses.Options(absl::Seconds(5)));
   ASSERT_OK(kept);
   assert_true(Eventually([&] { return store->refreshes.load() >= 2; }));
@@ -264,8 +260,7 @@ void OnLostMayReleaseItsOwnLock(void**) {
 // runs inside that call and releases the WatchedLock the call was made on.
 void OnLostFoundByCheckNowMayReleaseItsOwnLock(void**) {
   auto store = std::make_shared<FailingRefreshStore>();
-  Lock lock = LockOrFail(store, "self-release-in-check");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, "self-release-in-check");
   WatchedLock* self = nullptr;
   int reports = 0;
   WatchOptions o;
@@ -333,10 +328,8 @@ void NoFalseAlarm(void**) {
   ASSERT_OK(store);
   auto memory = ipclock::NewInMemoryStore();
   LossLog losses;
-  Lock file_lock = LockOrFail(*store, "healthy");
-  assert_true(TryOrFail(file_lock));
-  Lock leased = LockOrFail(memory, "healthy", Ttl(absl::Milliseconds(300)));
-  assert_true(TryOrFail(leased));
+  Lock file_lock = HeldOrFail(*store, "healthy");
+  Lock leased = HeldOrFail(memory, "healthy", Ttl(absl::Milliseconds(300)));
   LockWatch watch;
   absl::StatusOr<WatchedLock> a = watch.Watch(std::move(file_lock), losses.Options(absl::Milliseconds(20)));
   absl::StatusOr<WatchedLock> b = watch.Watch(std::move(leased), losses.Options(absl::Milliseconds(20)));
@@ -344,8 +337,7 @@ void NoFalseAlarm(void**) {
   ASSERT_OK(b);
   // Other files in the lock dir come and go meanwhile.
   for (int i = 0; i < 20; ++i) {
-    Lock other = LockOrFail(*store, absl::StrCat("other-", i));
-    assert_true(TryOrFail(other));
+    Lock other = HeldOrFail(*store, absl::StrCat("other-", i));
     absl::SleepFor(absl::Milliseconds(100));
   }
   assert_false(a->lost());
@@ -361,8 +353,7 @@ void TakeHandsTheLockBack(void**) {
   std::string r = UniqueResource("take");
   Lock unheld = LockOrFail(store, r, Ttl(kTtl));
   ASSERT_CODE(watch.Watch(std::move(unheld)), absl::StatusCode::kFailedPrecondition);
-  Lock lock = LockOrFail(store, r, Ttl(kTtl));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r, Ttl(kTtl));
   WatchOptions zero;
   zero.check_interval = absl::ZeroDuration();
   Lock lock2 = LockOrFail(store, UniqueResource("take2"), Ttl(kTtl));
@@ -393,13 +384,11 @@ void DestroyedWatchedLockReleases(void**) {
   std::string r = UniqueResource("kdtor");
   LockWatch watch;
   {
-    Lock lock = LockOrFail(store, r, Ttl(kTtl));
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, r, Ttl(kTtl));
     absl::StatusOr<WatchedLock> kept = watch.Watch(std::move(lock));
     ASSERT_OK(kept);
   }
-  Lock rival = LockOrFail(store, r, Ttl(kTtl));
-  assert_true(TryOrFail(rival));
+  Lock rival = HeldOrFail(store, r, Ttl(kTtl));
 }
 
 // Locks watched one after another, 50 ms apart, are soon checked together:
@@ -412,8 +401,7 @@ void ChecksOfManyLocksFallIntoStep(void**) {
   LossLog losses;
   std::vector<WatchedLock> held;
   for (int i = 0; i < 8; ++i) {
-    Lock lock = LockOrFail(store, UniqueResource("step"));
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, UniqueResource("step"));
     absl::StatusOr<WatchedLock> w =
         watch.Watch(std::move(lock), losses.Options(absl::Milliseconds(500)));
     ASSERT_OK(w);
@@ -444,8 +432,7 @@ void StoreThatTellsIsCheckedLessOften(void**) {
   auto store = std::make_shared<CountedCheckStore>(/*tells=*/true);
   LockWatch watch;
   LossLog losses;
-  Lock lock = LockOrFail(store, UniqueResource("told"));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, UniqueResource("told"));
   absl::StatusOr<WatchedLock> w =
       watch.Watch(std::move(lock), losses.Options(absl::Milliseconds(100)));
   ASSERT_OK(w);
@@ -493,8 +480,7 @@ void FlockLockIsCheckedAsASafetyNet(void**) {
     LockWatch watch;
     LossLog losses;
     const std::string r = UniqueResource("safety-net");
-    Lock lock = LockOrFail(store, r);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, r);
     absl::StatusOr<WatchedLock> w =
         watch.Watch(std::move(lock), losses.Options(absl::Milliseconds(100)));
     ASSERT_OK(w);

@@ -90,8 +90,7 @@ std::shared_ptr<Store> StoreOrFail(const std::string& dsn) {
 void MeasureLoss(const char* what, const std::string& dsn, const std::string& resource,
                  const std::function<void()>& lose) {
   std::shared_ptr<Store> store = StoreOrFail(dsn);
-  Lock lock = LockOrFail(store, resource);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, resource);
   FirstLoss loss;
   LockWatch watch;
   absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), loss.Options());

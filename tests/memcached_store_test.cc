@@ -250,8 +250,7 @@ void UnixSocketServer(void**) {
   }
   auto store = Open(absl::StrCat("memcached://", own.socket_path(), "?secret=none"));
   std::string r = UniqueResource("sock");
-  Lock a = LockOrFail(store, r), b = LockOrFail(store, r);
-  assert_true(TryOrFail(a));
+  Lock a = HeldOrFail(store, r), b = LockOrFail(store, r);
   assert_false(TryOrFail(b));
   ASSERT_OK(a.Release());
   assert_true(TryOrFail(b));
@@ -263,8 +262,7 @@ void SymfonyFormatOnTheWire(void**) {
   LockOptions options;
   options.ttl = absl::Seconds(10);
   const std::string r = UniqueResource("wire");
-  Lock lock = LockOrFail(store, r, options);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r, options);
   Raw raw = MetaGet(Port(), r);
   assert_true(raw.present);
   // The key is the resource, the value the 44-byte token, flags 0.
@@ -302,16 +300,14 @@ void KeysMemcachedCannotStoreAreRefused(void**) {
   }
   std::string longest = tag;
   longest.resize(250, 'y');
-  Lock ok = LockOrFail(plain, longest);
-  assert_true(TryOrFail(ok));
+  Lock ok = HeldOrFail(plain, longest);
   // prefix_key counts: 2 + 250 bytes.
   auto prefixed = Open(Dsn("prefix_key=p_&secret=none"));
   Lock over = LockOrFail(prefixed, longest);
   ASSERT_CODE(over.TryAcquire(), absl::StatusCode::kInvalidArgument);
   // With a secret any name is a 64-digit key.
   auto hashed = Open(Dsn("secret=memcached-test-0123456789"));
-  Lock odd = LockOrFail(hashed, tag + " space\n\x01");
-  assert_true(TryOrFail(odd));
+  Lock odd = HeldOrFail(hashed, tag + " space\n\x01");
 }
 
 void PhpPeerBothWays(void**) {
@@ -376,22 +372,19 @@ void LostLockIsReported(void**) {
   const int port = Port();
   // Deleted behind our back.
   std::string r = UniqueResource("gone");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   assert_true(absl::StrContains(Command(port, absl::StrCat("delete ", r, "\r\n")), "DELETED"));
   absl::Status held = lock.CheckAcquired();
   ASSERT_CODE(held, absl::StatusCode::kAborted);
   assert_non_null(strstr(held.message().data(), "gone"));
   // A release that finds it gone says so.
   r = UniqueResource("gone-release");
-  Lock second = LockOrFail(store, r);
-  assert_true(TryOrFail(second));
+  Lock second = HeldOrFail(store, r);
   Command(port, absl::StrCat("delete ", r, "\r\n"));
   ASSERT_CODE(second.Release(), absl::StatusCode::kAborted);
   // Taken over: another token in the key.
   r = UniqueResource("taken");
-  Lock third = LockOrFail(store, r);
-  assert_true(TryOrFail(third));
+  Lock third = HeldOrFail(store, r);
   const std::string other(44, 'Z');
   assert_true(absl::StrContains(
       Command(port, absl::StrCat("set ", r, " 0 60 44\r\n", other, "\r\n")), "STORED"));
@@ -403,8 +396,7 @@ void LostLockIsReported(void**) {
   assert_string_equal(MetaGet(port, r).value.c_str(), other.c_str());
   // A lock handed to another process (serialized) and lost there too.
   r = UniqueResource("handed");
-  Lock handed = LockOrFail(store, r);
-  assert_true(TryOrFail(handed));
+  Lock handed = HeldOrFail(store, r);
   absl::StatusOr<std::string> text = handed.Serialize();
   ASSERT_OK(text);
   auto elsewhere = Open(Dsn());
@@ -418,8 +410,7 @@ void WatchReportsDeletedKey(void**) {
   REQUIRE_SERVER();
   auto store = Open(Dsn());
   const std::string r = UniqueResource("watched");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   std::atomic<int> lost{0};
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
@@ -465,8 +456,7 @@ void LocksOfAStoreAreCheckedByOneRequest(void**) {
   ipclock::LockWatch watch;
   for (int i = 0; i < kLocks; ++i) {
     names.push_back(UniqueResource("mc-shared"));
-    Lock lock = LockOrFail(store, names.back());
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, names.back());
     ipclock::WatchOptions options;
     options.check_interval = absl::Milliseconds(200);
     std::atomic<int>* mine = &lost[i];
@@ -525,8 +515,7 @@ void EvictionLosesTheLock(void**) {
   const std::string r = UniqueResource("evicted");
   LockOptions options;
   options.ttl = absl::Seconds(120);
-  Lock lock = LockOrFail(store, r, options);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r, options);
   // Fill the 2 MB (about 17,000 keys of the lock's size) fifteen times over
   // with keys and values of the lock's sizes, so that they share its slab
   // class (memcached evicts within a class). The lock's key is not read
@@ -557,8 +546,7 @@ void ServerDownIsUnavailableRestartIsLoss(void**) {
   }
   auto store = Open(absl::StrCat(own.dsn(), "?secret=none&connect_timeout=300&retry_timeout=1"));
   const std::string r = UniqueResource("down");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   own.Stop();
   // Down is not lost: the key may be back when the server is.
   ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kUnavailable);

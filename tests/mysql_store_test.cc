@@ -273,8 +273,7 @@ void IpclockHoldsLaravelWaits(void**) {
   REQUIRE_PHP();
   auto store = NewStore();
   for (const std::string& key : Names("ip-holds")) {
-    Lock lock = LockOrFail(store, key);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, key);
     double took = 0;
     const std::string said = LaravelTry(key, "0", &took);
     if (said != "busy") {
@@ -294,8 +293,7 @@ void LaravelTimeoutForms(void**) {
   REQUIRE_PHP();
   auto store = NewStore();
   const std::string key = UniqueResource("lv-timeouts");
-  Lock lock = LockOrFail(store, key);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, key);
   double took = 0;
   assert_string_equal(LaravelTry(key, "0", &took).c_str(), "busy");
   assert_string_equal(LaravelTry(key, "1", &took).c_str(), "busy");
@@ -373,8 +371,7 @@ void IpclockHoldsSymfonyWaits(void**) {
   REQUIRE_PHP();
   auto store = NewStore("scheme=symfony");
   for (const std::string& key : Names("ip-sf-holds")) {
-    Lock lock = LockOrFail(store, key);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, key);
     const std::string said = SymfonyOnce(key, "try");
     if (said != "busy") {
       fail_msg("Symfony said %s for %s held by ipclock", said.c_str(),
@@ -386,8 +383,7 @@ void IpclockHoldsSymfonyWaits(void**) {
   // Symfony's blocking save is GET_LOCK(name, -1): MariaDB refuses it
   // (NULL), MySQL waits forever. Either way it never takes a held lock.
   const std::string key = UniqueResource("sf-blocking");
-  Lock lock = LockOrFail(store, key);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, key);
   const std::string said = SymfonyOnce(key, "wait");
   print_message("Symfony's blocking save on a held lock: %s\n", said.c_str());
   assert_string_equal(said.c_str(), "null");

@@ -75,8 +75,7 @@ void WatchHearsTheKillAtOnce(void**) {
   REQUIRE_SERVER();
   auto store = NewStore();
   const std::string r = UniqueResource("my-watch");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   ipclock::LockWatch watch;
   // Only the socket can tell the watch in time: no interval check before
   // the test gives up.
@@ -123,14 +122,12 @@ void IdleSessionEndedByTheServer(void**) {
   REQUIRE_SERVER();
   auto store = NewStore("wait_timeout=1");
   const std::string r = UniqueResource("my-idle");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   absl::SleepFor(absl::Milliseconds(2500));
   ASSERT_CODE(lock.CheckAcquired(), absl::StatusCode::kAborted);
   // With the default, an idle holder keeps its lock.
   auto kept = NewStore();
-  Lock lasting = LockOrFail(kept, r);
-  assert_true(TryOrFail(lasting));
+  Lock lasting = HeldOrFail(kept, r);
   absl::SleepFor(absl::Milliseconds(2500));
   ASSERT_OK(lasting.CheckAcquired());
 }
@@ -274,8 +271,7 @@ void TlsConnections(void**) {
   for (const std::string& options : {std::string("ssl_mode=required"), verified}) {
     auto store = NewStore(options);
     const std::string r = UniqueResource("my-tls");
-    Lock lock = LockOrFail(store, r);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, r);
     assert_false(OtherProcessGets(r));
     Conn admin = Connect();
     KillHolder(admin.get(), r);

@@ -224,8 +224,7 @@ void ExclusionBetweenProcesses(void**) {
   REQUIRE_SERVER();
   auto store = NewStore();
   const std::string r = UniqueResource("pg-excl");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   assert_false(OtherProcessGets(r));
   assert_false(OtherProcessGets(r, LockMode::kShared));
   // Other schemes are other ids: no exclusion across them.
@@ -355,8 +354,7 @@ void KilledPooledSessionIsReplaced(void**) {
   REQUIRE_SERVER();
   auto store = NewStore("application_name=ipclock-pool-test");
   const std::string r = UniqueResource("pg-pool");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   ASSERT_OK(lock.Release());  // its session is idle in the pool now
   Conn admin = Connect();
   const std::string ended = Query(
@@ -542,8 +540,7 @@ void PhpHoldsIpclockWaits(void**) {
   // The native scheme is another id: it does not meet PHP's locks.
   PhpHolder php(r, "hold");
   auto native = NewStore();
-  Lock other = LockOrFail(native, r);
-  assert_true(TryOrFail(other));
+  Lock other = HeldOrFail(native, r);
 }
 
 void IpclockHoldsPhpWaits(void**) {

@@ -50,8 +50,7 @@ void KilledSessionLosesTheLock(const SessionStore& s) {
 void ForkedChildCannotUseParentsKey(const SessionStore& s) {
   auto store = OpenStoreOrFail(s.dsn);
   const std::string r = UniqueResource(s.tag + "-fork");
-  Lock lock = LockOrFail(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, r);
   pid_t child = ForkChild([&] {
     ipclock::Key& key = ipclock::internal::LockAccess::key(lock);
     if (ipclock::StoreCalls::Delete(*store, key).code() != absl::StatusCode::kFailedPrecondition) {

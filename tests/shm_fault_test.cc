@@ -60,8 +60,7 @@ void RefusedCreation(FaultPoint point, int err, int skip, absl::StatusCode code,
   if (ShmSegmentExists(name)) fail_msg("a half-made segment was left: %s", name.c_str());
   store = Open(name, "?capacity=16");
   ASSERT_OK(store);
-  Lock lock = LockOrFail(*store, "after");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(*store, "after");
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
@@ -90,8 +89,7 @@ void FaultsNeverHarmAnExistingSegment(void**) {
   const std::string& name = segment.name();
   absl::StatusOr<std::shared_ptr<Store>> first = Open(name);
   ASSERT_OK(first);
-  Lock held = LockOrFail(*first, "job");
-  assert_true(TryOrFail(held));
+  Lock held = HeldOrFail(*first, "job");
   for (FaultPoint point : {FaultPoint::kOpen, FaultPoint::kStat, FaultPoint::kMmap}) {
     for (int skip = 0; skip < 3; ++skip) {
       ipclock::InjectFault(point, EIO, 1, skip);

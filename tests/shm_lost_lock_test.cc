@@ -210,8 +210,7 @@ void ReplacedOrRenamedSegmentIsALoss(void**) {
   const std::string path = ShmSegmentPath(name);
   {
     std::shared_ptr<Store> store = OpenShmStore(absl::StrCat("shm://", name));
-    Lock lock = LockOrFail(store, "job");
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, "job");
     ASSERT_OK(lock.CheckAcquired());
     assert_int_equal(unlink(path.c_str()), 0);
     std::shared_ptr<Store> newer = OpenShmStore(absl::StrCat("shm://", name));  // a new segment there
@@ -224,8 +223,7 @@ void ReplacedOrRenamedSegmentIsALoss(void**) {
 
   const std::string other = UniqueShmName("moved");
   std::shared_ptr<Store> store = OpenShmStore(absl::StrCat("shm://", name));
-  Lock lock = LockOrFail(store, "job");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, "job");
   assert_int_equal(rename(path.c_str(), ShmSegmentPath(other).c_str()), 0);
   absl::Status s = lock.CheckAcquired();
   ASSERT_CODE(s, absl::StatusCode::kAborted);
@@ -238,8 +236,7 @@ void NoFalseAlarmOnAHealthySegment(void**) {
   const ScratchSegment segment("healthy");
   const std::string& name = segment.name();
   std::shared_ptr<Store> store = OpenShmStore(absl::StrCat("shm://", name));
-  Lock lock = LockOrFail(store, "job");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, "job");
   for (int i = 0; i < 10000; ++i) ASSERT_OK(lock.CheckAcquired());
   ASSERT_OK(lock.Release());
   for (int i = 0; i < 1000; ++i) {
@@ -262,8 +259,7 @@ void OwnerThreadExitIsALoss(void**) {
   absl::Status s = lock.CheckAcquired();
   ASSERT_CODE(s, absl::StatusCode::kAborted);
   AssertMessageHas(s, "exited");
-  Lock next = LockOrFail(store, "job");
-  assert_true(TryOrFail(next));
+  Lock next = HeldOrFail(store, "job");
   assert_true(next.previous_owner_died());
   ASSERT_OK(next.Release());
   // The first Lock can be used again, from this thread.

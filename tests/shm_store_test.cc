@@ -64,8 +64,7 @@ void KilledHolderReportsOwnerDeath(void**) {
   assert_int_equal(WaitChild(waiter), 0);
   assert_int_equal(shared->died.load(), 1);
   // The waiter released cleanly: nobody is told again.
-  Lock after = LockOrFail(store, "job");
-  assert_true(TryOrFail(after));
+  Lock after = HeldOrFail(store, "job");
   assert_false(after.previous_owner_died());
   ASSERT_OK(after.Release());
 
@@ -124,11 +123,9 @@ void FenceGrowsAcrossSlotReuse(void**) {
   }
   // Push "a" out of the two slots, then bring it back.
   for (const char* other : {"b", "c", "d"}) {
-    Lock lock = LockOrFail(store, other);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, other);
   }
-  Lock again = LockOrFail(store, "a");
-  assert_true(TryOrFail(again));
+  Lock again = HeldOrFail(store, "a");
   assert_true(*again.fence() > last);
 }
 
@@ -158,8 +155,7 @@ void SlotsAreReclaimed(void**) {
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=4"));
   // Far more names than slots, one after another.
   for (int i = 0; i < 200; ++i) {
-    Lock lock = LockOrFail(store, absl::StrCat("name-", i));
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, absl::StrCat("name-", i));
   }
   // Released Locks that stay alive keep a reference but not their slot.
   std::vector<Lock> idle;
@@ -168,8 +164,7 @@ void SlotsAreReclaimed(void**) {
     assert_true(TryOrFail(idle.back()));
     ASSERT_OK(idle.back().Release());
   }
-  Lock newcomer = LockOrFail(store, "newcomer");
-  assert_true(TryOrFail(newcomer));
+  Lock newcomer = HeldOrFail(store, "newcomer");
   // The idle Locks notice that their slots moved on and find new ones.
   ASSERT_OK(newcomer.Release());
   for (Lock& l : idle) {
@@ -188,8 +183,7 @@ void SlotsAreReclaimed(void**) {
   });
   assert_int_equal(WaitChild(child), 128 + SIGKILL);
   for (int i = 0; i < 8; ++i) {
-    Lock lock = LockOrFail(store, absl::StrCat("after-", i));
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, absl::StrCat("after-", i));
   }
 }
 
@@ -299,8 +293,7 @@ void LayoutMismatchIsRefused(void**) {
   assert_true(fd >= 0);
   close(fd);
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=8"));
-  Lock lock = LockOrFail(store, "works");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, "works");
   ASSERT_OK(ipclock::RemoveShmSegment(name));
 }
 
@@ -338,8 +331,7 @@ void RemovedSegmentIsDetected(void**) {
   usleep(25 * 1000);
   // A process started afterwards makes a new segment and takes the lock.
   auto newer = OpenShmStore(absl::StrCat("shm://", name));
-  Lock theirs = LockOrFail(newer, "job");
-  assert_true(TryOrFail(theirs));
+  Lock theirs = HeldOrFail(newer, "job");
   // The old store must not hand out a second "job".
   Lock ours = LockOrFail(store, "job");
   absl::StatusOr<bool> got = ours.TryAcquire();
@@ -356,8 +348,7 @@ void OwnerThreadRule(void**) {
   const ScratchSegment segment("thread");
   const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name));
-  Lock lock = LockOrFail(store, "job");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, "job");
   absl::Status from_other;
   std::thread([&] { from_other = ipclock::StoreCalls::Delete(ipclock::internal::LockAccess::store(lock), ipclock::internal::LockAccess::key(lock)); }).join();
   ASSERT_CODE(from_other, absl::StatusCode::kFailedPrecondition);
@@ -440,8 +431,7 @@ void MappingOutlivesAHeldLockWhoseStoreIsGone(void**) {
   });
   assert_int_equal(WaitChild(child), 0);
   auto store = OpenShmStore(absl::StrCat("shm://", name));
-  Lock next = LockOrFail(store, "job");
-  assert_true(TryOrFail(next));
+  Lock next = HeldOrFail(store, "job");
   assert_true(next.previous_owner_died());
   ASSERT_OK(next.Release());
   ASSERT_OK(ipclock::RemoveShmSegment(name));

@@ -113,8 +113,7 @@ void KilledBinderIsRepaired(void**) {
   const ScratchSegment segment("repair");
   const std::string& name = segment.name();
   auto store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=64"));
-  Lock holder = LockOrFail(store, "a");
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, "a");
   size_t size = 0;
   void* base = MapShmSegment(name, &size);
   assert_non_null(base);
@@ -159,8 +158,7 @@ void KilledBinderIsRepaired(void**) {
     return 3;
   });
   assert_int_equal(WaitChild(binder), 128 + SIGKILL);
-  Lock fresh = LockOrFail(other, "b-never-seen");
-  assert_true(TryOrFail(fresh));
+  Lock fresh = HeldOrFail(other, "b-never-seen");
   assert_true(h->next_unused >= unused + 1);
   for (uint32_t i = 0; i < h->capacity; ++i) {
     for (uint32_t j = i + 1; j < h->capacity; ++j) {

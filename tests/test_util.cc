@@ -207,6 +207,14 @@ bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode) {
   return *got;
 }
 
+ipclock::Lock HeldOrFail(const std::shared_ptr<ipclock::Store>& store,
+                         const std::string& resource,
+                         const ipclock::LockOptions& options) {
+  ipclock::Lock lock = LockOrFail(store, resource, options);
+  if (!TryOrFail(lock)) fail_msg("%s is held, expected it free", resource.c_str());
+  return lock;
+}
+
 void TakeAndRelease(ipclock::Lock& lock) {
   if (!TryOrFail(lock)) fail_msg("%s is held, expected it free", lock.resource().c_str());
   ASSERT_OK(lock.Release());

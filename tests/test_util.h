@@ -161,6 +161,12 @@ ipclock::Lock LockOrFail(const std::shared_ptr<ipclock::Store>& store,
                          const ipclock::LockOptions& options = ipclock::LockOptions());
 bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode = ipclock::LockMode::kExclusive);
 
+// LockOrFail, then TryOrFail that must acquire (failing the test if
+// `resource` is held): a Lock that holds `resource`.
+ipclock::Lock HeldOrFail(const std::shared_ptr<ipclock::Store>& store,
+                         const std::string& resource,
+                         const ipclock::LockOptions& options = ipclock::LockOptions());
+
 // Takes `lock` at once (failing the test if its resource is held) and
 // releases it: the check that a resource is free again.
 void TakeAndRelease(ipclock::Lock& lock);

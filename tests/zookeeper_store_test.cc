@@ -176,8 +176,7 @@ void DsnFormsAndBadInput(void**) {
         absl::StrCat("zookeeper://", server, "/deep/er/path?format=symfony&secret=none"),
         absl::StrCat("zookeeper://", server, "/ipclock-test?prefix=app:&secret=none")}) {
     auto store = OpenStoreOrFail(dsn);
-    Lock lock = LockOrFail(store, UniqueResource("dsn"));
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, UniqueResource("dsn"));
   }
   for (const std::string& dsn :
        {absl::StrCat("zookeeper://user:pw@", server), absl::StrCat("zookeeper://", server, "?format=bogus"),
@@ -207,8 +206,7 @@ void RecipeLayoutOnTheServer(void**) {
   auto store = OpenStoreOrFail(RecipeDsn());
   const std::string r = UniqueResource("lay/out x");
   const std::string parent = absl::StrCat("/ipclock-test/", ipclock::EncodeResourceNode(r));
-  Lock writer = LockOrFail(store, r);
-  assert_true(TryOrFail(writer));
+  Lock writer = HeldOrFail(store, r);
   std::vector<std::string> children = Lines(Peer(server, "ls", parent));
   assert_int_equal(children.size(), 2);
   assert_string_equal(children[0].c_str(), "owner");
@@ -296,8 +294,7 @@ void WaitersQueueInOrderWithoutHerd(void**) {
   auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("fifo");
   const std::string parent = absl::StrCat("/ipclock-test/", ipclock::EncodeResourceNode(r));
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, r);
   // Each waiter is `ipclock run` (a session of its own), appending its
   // number to a file once it holds the lock.
   const std::string order = MakeTempDir() + "/order";

@@ -53,8 +53,7 @@ void DeletedNodeIsLossSeenByTheWatch(void**) {
   for (const std::string& dsn : {RecipeDsn(), SymfonyDsn()}) {
     auto store = OpenStoreOrFail(dsn);
     const std::string r = UniqueResource("deleted");
-    Lock lock = LockOrFail(store, r);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, r);
     const std::string node = NodeOf(dsn, r);
     std::atomic<int64_t> lost_at{0};
     ipclock::LockWatch watch;
@@ -87,8 +86,7 @@ void DisconnectShorterThanSessionIsNotLoss(void**) {
   OwnZooKeeper own;
   START_OWN(own);
   auto store = OpenStoreOrFail(own.dsn("session_timeout=6"));
-  Lock lock = LockOrFail(store, UniqueResource("blip"));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, UniqueResource("blip"));
   std::atomic<int> lost{0};
   ipclock::LockWatch watch;
   ipclock::WatchOptions options;
@@ -166,8 +164,7 @@ void LostOnceTheSessionCanHaveExpired(void**) {
   OwnZooKeeper own;
   START_OWN(own);
   auto store = OpenStoreOrFail(own.dsn("session_timeout=3"));
-  Lock lock = LockOrFail(store, UniqueResource("unreachable"));
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, UniqueResource("unreachable"));
   std::atomic<int> lost{0};
   std::atomic<double> lost_at{0};
   std::string lost_message;  // written once, before `lost`
@@ -389,8 +386,7 @@ void CliRunListAndLoss(void**) {
   assert_true(out.size() > strlen("fence="));
   // Busy: held here, `ipclock run -n` gives the conflict status.
   auto store = OpenStoreOrFail(dsn);
-  Lock holder = LockOrFail(store, r);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, r);
   RunForOutput({cli, "run", "-n", "--store", dsn, "--key", r, "--", "true"}, &code);
   assert_int_equal(code, 1);
   // `ipclock list` reads the node.
