@@ -366,8 +366,7 @@ void KilledHolderFreesLock(void**) {
   assert_int_equal(locked.Wait(), 'x');
   Lock probe = LockOrFail(store, r);
   assert_false(TryOrFail(probe));
-  kill(child, SIGKILL);
-  assert_int_equal(WaitChild(child), 128 + SIGKILL);
+  KillChild(child);
   Lock next = LockOrFail(store, r);
   ASSERT_OK(next.Acquire(absl::Seconds(10)));
   if (store->capabilities().owner_death) {
@@ -396,8 +395,7 @@ void DeathOutlivesTheLastUser(void**) {
   std::shared_ptr<Store> child_store = OpenStoreOrFail(g_dsn);
   pid_t child = HoldInChild(child_store, r, &locked, child_options);
   assert_int_equal(locked.Wait(), 'x');
-  kill(child, SIGKILL);
-  assert_int_equal(WaitChild(child), 128 + SIGKILL);
+  KillChild(child);
   // Every live user leaves: the last one to go must keep the death.
   used.reset();
   user.reset();
@@ -502,8 +500,7 @@ void ReusedHandleKeepsGuarantees(void**) {
   });
   assert_int_equal(locked.Wait(), 'x');
   assert_false(TryOrFail(lock));
-  kill(child, SIGKILL);
-  assert_int_equal(WaitChild(child), 128 + SIGKILL);
+  KillChild(child);
   // Tried, not waited for: a reused handle's try is the path under test.
   bool got = false;
   for (int i = 0; i < 10000 && !got; ++i) {

@@ -104,8 +104,7 @@ void KilledWaiterDoesNotBlockTheNext(void**) {
   Lock holder = HeldOrFail(store, r);
   const pid_t first = StartWaiter(store, r, ReleaseIt);
   const pid_t second = StartWaiter(store, r, ReleaseIt);
-  kill(first, SIGKILL);
-  assert_int_equal(WaitChild(first), 128 + SIGKILL);
+  KillChild(first);
   const double released = NowSeconds();
   ASSERT_OK(holder.Release());
   assert_int_equal(WaitChild(second), 0);
@@ -131,8 +130,7 @@ void KilledHolderWithAWaiterIsReported(void**) {
     shared->died = lock.previous_owner_died() ? 1 : 0;
     return 0;
   });
-  kill(holder, SIGKILL);
-  assert_int_equal(WaitChild(holder), 128 + SIGKILL);
+  KillChild(holder);
   assert_int_equal(WaitChild(waiter), 0);
   if (store->capabilities().owner_death) assert_int_equal(shared->died.load(), 1);
 }

@@ -41,12 +41,6 @@ std::shared_ptr<Store> StoreIn(const std::string& dir) {
   return *s;
 }
 
-Lock MakeLock(const std::shared_ptr<Store>& store, const std::string& r) {
-  absl::StatusOr<Lock> l = Lock::Create(store, r);
-  if (!l.ok()) fail_msg("%s", l.status().ToString().c_str());
-  return *std::move(l);
-}
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -72,7 +66,7 @@ void SymfonyFileNames(void**) {
 void LockFileAtSymfonyPath(void**) {
   std::string dir = MakeTempDir();
   auto store = StoreIn(dir);
-  Lock lock = MakeLock(store, "invoice-42");
+  Lock lock = LockOrFail(store, "invoice-42");
   assert_true(*lock.TryAcquire());
   struct stat st;
   std::string path = dir + "/sf.invoice-42.PDBLwhy.lock";
@@ -84,7 +78,7 @@ void HolderRecordAndFence(void**) {
   std::string dir = MakeTempDir();
   auto store = StoreIn(dir);
   std::string path = dir + "/" + ipclock::FlockFileName("rec");
-  Lock lock = MakeLock(store, "rec");
+  Lock lock = LockOrFail(store, "rec");
   assert_true(*lock.TryAcquire());
   std::string held = ReadFile(path);
   assert_int_equal(held.size(), 64);
@@ -136,7 +130,7 @@ void MissingDirIsCreatedPrivate(void**) {
   auto shared = ipclock::StoreFromDsn("flock://" + MakeTempDir() +
                                       "/s?dir_mode=0750&file_mode=0666");
   ASSERT_OK(shared);
-  Lock lock = MakeLock(*shared, "m");
+  Lock lock = LockOrFail(*shared, "m");
   assert_true(*lock.TryAcquire());
 }
 
@@ -147,7 +141,7 @@ void HostileLockFilesRefused(void**) {
   close(open(target.c_str(), O_CREAT | O_WRONLY, 0600));
   std::string path = dir + "/" + ipclock::FlockFileName("planted-link");
   assert_int_equal(symlink(target.c_str(), path.c_str()), 0);
-  Lock lock = MakeLock(store, "planted-link");
+  Lock lock = LockOrFail(store, "planted-link");
   absl::StatusOr<bool> got = lock.TryAcquire();
   ASSERT_CODE(got, absl::StatusCode::kInvalidArgument);
   assert_true(Contains(got.status(), "symbolic link"));
@@ -155,7 +149,7 @@ void HostileLockFilesRefused(void**) {
 
   std::string fifo = dir + "/" + ipclock::FlockFileName("planted-fifo");
   assert_int_equal(mkfifo(fifo.c_str(), 0600), 0);
-  Lock on_fifo = MakeLock(store, "planted-fifo");
+  Lock on_fifo = LockOrFail(store, "planted-fifo");
   // Must not hang in open(2) and must not lock a FIFO.
   ASSERT_CODE(on_fifo.TryAcquire(), absl::StatusCode::kInvalidArgument);
 }
@@ -182,7 +176,7 @@ void UnlinkedWhileWaitingIsReopened(void**) {
 void HeldLockOnUnlinkedFileIsReportedLost(void**) {
   std::string dir = MakeTempDir();
   auto store = StoreIn(dir);
-  Lock lock = MakeLock(store, "lost");
+  Lock lock = LockOrFail(store, "lost");
   assert_true(*lock.TryAcquire());
   assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("lost")).c_str()), 0);
   absl::Status held = lock.CheckAcquired();
@@ -192,12 +186,12 @@ void HeldLockOnUnlinkedFileIsReportedLost(void**) {
 void VanishedDirIsRecreated(void**) {
   std::string dir = MakeTempDir() + "/vanishing";
   auto store = StoreIn(dir);
-  Lock first = MakeLock(store, "v1");
+  Lock first = LockOrFail(store, "v1");
   assert_true(*first.TryAcquire());
   ASSERT_OK(first.Release());
   std::string cmd = "rm -rf '" + dir + "'";
   assert_int_equal(system(cmd.c_str()), 0);
-  Lock second = MakeLock(store, "v2");
+  Lock second = LockOrFail(store, "v2");
   assert_true(*second.TryAcquire());
   struct stat st;
   assert_int_equal(stat(dir.c_str(), &st), 0);
@@ -216,22 +210,22 @@ void ExactPathMode(void**) {
   auto store = ipclock::NewFlockStore(options);
   ASSERT_OK(store);
   assert_false((*store)->capabilities().fencing);
-  Lock lock = MakeLock(*store, data);
+  Lock lock = LockOrFail(*store, data);
   assert_true(*lock.TryAcquire());
-  Lock rival = MakeLock(*store, data);
+  Lock rival = LockOrFail(*store, data);
   assert_false(*rival.TryAcquire());
   ASSERT_OK(lock.Release());
   assert_string_equal(ReadFile(data).c_str(), "user data");  // never written
   // A directory can be locked, as with flock(1).
-  Lock on_dir = MakeLock(*store, dir);
+  Lock on_dir = LockOrFail(*store, dir);
   assert_true(*on_dir.TryAcquire());
   // A missing file is created.
-  Lock fresh = MakeLock(*store, dir + "/new.lock");
+  Lock fresh = LockOrFail(*store, dir + "/new.lock");
   assert_true(*fresh.TryAcquire());
   // Symlinks are refused.
   std::string link = dir + "/link";
   assert_int_equal(symlink(data.c_str(), link.c_str()), 0);
-  Lock via_link = MakeLock(*store, link);
+  Lock via_link = LockOrFail(*store, link);
   ASSERT_CODE(via_link.TryAcquire(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -240,7 +234,7 @@ void ErrorsNameStoreResourceAndErrno(void**) {
   auto store = StoreIn(dir);
   std::string path = dir + "/" + ipclock::FlockFileName("enoent-dir");
   assert_int_equal(mkdir(path.c_str(), 0700), 0);  // a dir where the file goes
-  Lock lock = MakeLock(store, "enoent-dir");
+  Lock lock = LockOrFail(store, "enoent-dir");
   absl::StatusOr<bool> got = lock.TryAcquire();
   assert_false(got.ok());
   const std::string msg(got.status().message());
@@ -260,7 +254,7 @@ void ExactPathRefusesOtherFileTypes(void**) {
   auto store = ipclock::NewFlockStore(options);
   ASSERT_OK(store);
   for (const std::string& path : {fifo, std::string("/dev/null")}) {
-    Lock lock = MakeLock(*store, path);
+    Lock lock = LockOrFail(*store, path);
     const double start = NowSeconds();
     absl::StatusOr<bool> got = lock.TryAcquire();
     ASSERT_CODE(got, absl::StatusCode::kInvalidArgument);
@@ -285,12 +279,12 @@ void TwoLocksNeverShareAFile(void**) {
   auto store = StoreIn(dir);
   const std::string r = UniqueResource("two");
   {
-    Lock first = MakeLock(store, r);
+    Lock first = LockOrFail(store, r);
     assert_true(*first.TryAcquire());
     ASSERT_OK(first.Release());
   }  // its file is idle in the store now
-  Lock a = MakeLock(store, r);
-  Lock b = MakeLock(store, r);
+  Lock a = LockOrFail(store, r);
+  Lock b = LockOrFail(store, r);
   assert_true(*a.TryAcquire());
   assert_false(*b.TryAcquire());
   ASSERT_OK(a.Release());
@@ -315,14 +309,14 @@ void IdleFilesAreReusedAndBounded(void**) {
   auto store = FlockStoreIn(dir, options);
   const int before = OpenDescriptors();
   for (int i = 0; i < 100; ++i) {
-    Lock lock = MakeLock(store, "same");
+    Lock lock = LockOrFail(store, "same");
     assert_true(*lock.TryAcquire());
     assert_int_equal(*lock.fence(), i + 1);
     ASSERT_OK(lock.Release());
   }
   assert_int_equal(OpenDescriptors(), before + 1);
   for (int i = 0; i < 10; ++i) {
-    Lock lock = MakeLock(store, absl::StrCat("many-", i));
+    Lock lock = LockOrFail(store, absl::StrCat("many-", i));
     assert_true(*lock.TryAcquire());
   }
   assert_int_equal(OpenDescriptors(), before + 4);
@@ -330,7 +324,7 @@ void IdleFilesAreReusedAndBounded(void**) {
   auto closing = FlockStoreIn(dir, options);
   const int now = OpenDescriptors();
   {
-    Lock lock = MakeLock(closing, "same");
+    Lock lock = LockOrFail(closing, "same");
     assert_true(*lock.TryAcquire());
   }
   assert_int_equal(OpenDescriptors(), now);
@@ -371,7 +365,7 @@ void ForkedChildOpensItsOwnFile(void**) {
   auto store = StoreIn(dir);
   const std::string r = UniqueResource("fork");
   {
-    Lock idle = MakeLock(store, r);
+    Lock idle = LockOrFail(store, r);
     assert_true(*idle.TryAcquire());
   }
   Signal holding, done;
@@ -383,7 +377,7 @@ void ForkedChildOpensItsOwnFile(void**) {
     return 0;
   });
   assert_int_equal(holding.Wait(), 'x');
-  Lock mine = MakeLock(store, r);  // the parent's idle file
+  Lock mine = LockOrFail(store, r);  // the parent's idle file
   assert_false(*mine.TryAcquire());
   done.Notify();
   assert_int_equal(WaitChild(child), 0);
@@ -396,7 +390,7 @@ void ChildReleaseLeavesParentsLock(void**) {
   std::string dir = MakeTempDir();
   auto store = StoreIn(dir);
   const std::string r = UniqueResource("inherited");
-  Lock held = MakeLock(store, r);
+  Lock held = LockOrFail(store, r);
   assert_true(*held.TryAcquire());
   assert_int_equal(WaitChild(ForkChild([&] { return held.Release().ok() ? 0 : 1; })), 0);
   assert_int_equal(WaitChild(ForkChild([&] {
@@ -464,12 +458,11 @@ void FairNeedsAWritableSharedLockFile(void**) {
 void FairQueueSurvivesTruncation(void**) {
   const std::string dir = MakeTempDir();
   auto store = ipclock::StoreFromDsn("flock://" + dir + "?fair=true").value();
-  Lock holder = MakeLock(store, "cut");
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, "cut");
   std::vector<pid_t> waiters;
   for (int i = 0; i < 3; ++i) {
     waiters.push_back(ForkChild([&] {
-      Lock mine = MakeLock(store, "cut");
+      Lock mine = LockOrFail(store, "cut");
       return mine.Acquire(absl::Seconds(30)).ok() && mine.Release().ok() ? 0 : 3;
     }));
   }
@@ -483,7 +476,7 @@ void FairQueueSurvivesTruncation(void**) {
   assert_true(TryOrFail(holder));
   Signal started;
   pid_t next = ForkChild([&] {
-    Lock mine = MakeLock(store, "cut");
+    Lock mine = LockOrFail(store, "cut");
     started.Notify();
     return mine.Acquire(absl::Seconds(30)).ok() ? 0 : 3;
   });

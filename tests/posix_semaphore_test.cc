@@ -126,8 +126,7 @@ void FairIsFixedPerResource(void**) {
   assert_true(fair->capabilities().fair);
   assert_false(plain->capabilities().fair);
   const std::string resource = UniqueResource("fair");
-  Lock held = MakeLock(fair, resource);
-  assert_true(TryOrFail(held));
+  Lock held = HeldOrFail(fair, resource);
   Lock other = MakeLock(plain, resource);
   absl::StatusOr<bool> got = other.TryAcquire();
   ASSERT_CODE(got, absl::StatusCode::kInvalidArgument);
@@ -172,8 +171,7 @@ void IdlePairIsKeptForTheNextLock(void**) {
   const std::string resource = UniqueResource("idle");
   const Paths p = PathsOf(resource, "ipclock-idle");
   {
-    Lock first = MakeLock(store, resource);
-    assert_true(TryOrFail(first));
+    Lock first = HeldOrFail(store, resource);
   }
   const ino_t sem_ino = InodeOf(p.sem), reg_ino = InodeOf(p.reg);
   for (int i = 0; i < 200; ++i) {
@@ -188,8 +186,7 @@ void IdlePairIsKeptForTheNextLock(void**) {
   std::shared_ptr<Store> two = OpenStore("posix-semaphore:?prefix=ipclock-idle&keep_idle=2");
   const std::string r[3] = {UniqueResource("lru"), UniqueResource("lru"), UniqueResource("lru")};
   for (const std::string& name : r) {
-    Lock lock = MakeLock(two, name);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(two, name);
   }
   assert_false(ObjectsExist(r[0], "ipclock-idle"));
   assert_true(ObjectsExist(r[1], "ipclock-idle") && ObjectsExist(r[2], "ipclock-idle"));
@@ -252,8 +249,7 @@ void KilledHolderPermitComesBackToWaiter(void**) {
   const double back = static_cast<double>(report->acquired_at_ns.load() - killed_at) / 1e9;
   print_message("permit back %.3f s after kill -9 (bound %.1f s)\n", back, kReclaimBound);
   if (back > kReclaimBound + kSlack) fail_msg("permit came back only after %.3f s", back);
-  Lock next = MakeLock(store, resource);
-  assert_true(TryOrFail(next));
+  Lock next = HeldOrFail(store, resource);
   assert_false(next.previous_owner_died());
 }
 
@@ -270,8 +266,7 @@ void LiveHolderIsNeverReclaimed(void**) {
   ASSERT_CODE(lock.Acquire(absl::Milliseconds(500)), absl::StatusCode::kDeadlineExceeded);
   kill(holder, SIGSTOP);
   ASSERT_CODE(lock.Acquire(absl::Milliseconds(500)), absl::StatusCode::kDeadlineExceeded);
-  kill(holder, SIGKILL);
-  assert_int_equal(WaitChild(holder), 128 + SIGKILL);
+  KillChild(holder);
   ASSERT_OK(lock.Acquire(absl::Seconds(5)));
   assert_true(lock.previous_owner_died());
   ASSERT_OK(lock.Release());
@@ -293,8 +288,7 @@ void LiveHolderIsNeverReclaimed(void**) {
   usleep(100 * 1000);
   Lock rival = MakeLock(store, other);
   ASSERT_CODE(rival.Acquire(absl::Milliseconds(500)), absl::StatusCode::kDeadlineExceeded);
-  kill(holder, SIGKILL);
-  assert_int_equal(WaitChild(holder), 128 + SIGKILL);
+  KillChild(holder);
   ASSERT_OK(rival.Acquire(absl::Seconds(5)));
   assert_true(rival.previous_owner_died());
 }
@@ -317,8 +311,7 @@ void StolenPostTakesNoPermit(void**) {
     _exit(0);  // dies with the post, as if killed
   });
   assert_int_equal(WaitChild(thief), 0);
-  Lock a = MakeLock(store, resource);
-  assert_true(TryOrFail(a));
+  Lock a = HeldOrFail(store, resource);
   assert_false(a.previous_owner_died());
   Lock b = MakeLock(store, resource);
   assert_false(TryOrFail(b));
@@ -350,8 +343,7 @@ void PairDeletedWhileHeld(void**) {
   std::shared_ptr<Store> store = OpenStore();
   const std::string resource = UniqueResource("deleted");
   const Paths p = PathsOf(resource);
-  Lock lock = MakeLock(store, resource);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, resource);
   ASSERT_OK(lock.CheckAcquired());
   assert_int_equal(unlink(p.sem.c_str()), 0);
   assert_int_equal(unlink(p.reg.c_str()), 0);
@@ -404,8 +396,7 @@ void WatchSeesDeletionAtOnce(void**) {
   std::shared_ptr<Store> store = OpenStore();
   const std::string resource = UniqueResource("watched");
   const Paths p = PathsOf(resource);
-  Lock lock = MakeLock(store, resource);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, resource);
   CheckWatchReportsLoss(std::move(lock), absl::Hours(1),
                         [&] { assert_int_equal(unlink(p.reg.c_str()), 0); }, "was deleted");
   unlink(p.sem.c_str());
@@ -416,8 +407,7 @@ void WatchSeesDeletionAtOnce(void**) {
 void HolderRewrittenUnderUs(void**) {
   std::shared_ptr<Store> store = OpenStore();
   const std::string resource = UniqueResource("rewritten");
-  Lock lock = MakeLock(store, resource);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, resource);
   Mapped m = MapRegistry(PathsOf(resource).reg);
   assert_non_null(m.bytes);
   uint32_t stranger = 77;

@@ -98,8 +98,7 @@ void ForeignFilesAreRefused(void**) {
     return r.status().message().find("is not a semaphore") != absl::string_view::npos ? 0 : 3;
   });
   assert_int_equal(WaitChild(child, 10), 0);
-  kill(maker, SIGKILL);
-  assert_int_equal(WaitChild(maker), 128 + SIGKILL);
+  KillChild(maker);
   unlink(p.reg.c_str());
   unlink(p.sem.c_str());
 }
@@ -187,8 +186,7 @@ void CreationKilledAtRandomLeavesNothing(void**) {
       }
     });
     usleep(static_cast<useconds_t>(rng() % 3000));
-    kill(victim, SIGKILL);
-    assert_int_equal(WaitChild(victim), 128 + SIGKILL);
+    KillChild(victim);
     {
       std::shared_ptr<Store> store =
           OpenStore("posix-semaphore:?prefix=ipclock-crash&keep_idle=0");

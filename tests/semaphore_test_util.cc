@@ -95,8 +95,7 @@ void CountingPermitsAcrossProcesses(void** state) {
   Lock mine = MakeLock(store, two, 2);
   assert_true(TryOrFail(mine));
   assert_false(mine.previous_owner_died());
-  kill(holder, SIGKILL);
-  assert_int_equal(WaitChild(holder), 128 + SIGKILL);
+  KillChild(holder);
   Lock second = MakeLock(store, two, 2);
   assert_true(TryOrFail(second));
   assert_true(second.previous_owner_died());

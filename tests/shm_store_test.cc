@@ -59,8 +59,7 @@ void KilledHolderReportsOwnerDeath(void**) {
   });
   assert_int_equal(waiting.Wait(), 'x');
   usleep(100 * 1000);
-  kill(child, SIGKILL);
-  assert_int_equal(WaitChild(child), 128 + SIGKILL);
+  KillChild(child);
   assert_int_equal(WaitChild(waiter), 0);
   assert_int_equal(shared->died.load(), 1);
   // The waiter released cleanly: nobody is told again.
@@ -73,8 +72,7 @@ void KilledHolderReportsOwnerDeath(void**) {
   child = HoldInChild(store, "job", &locked);
   assert_int_equal(locked.Wait(), 'x');
   assert_false(TryOrFail(after));
-  kill(child, SIGKILL);
-  assert_int_equal(WaitChild(child), 128 + SIGKILL);
+  KillChild(child);
   auto fresh = OpenShmStore(absl::StrCat("shm://", name));
   Lock next = LockOrFail(fresh, "job");
   ASSERT_OK(next.Acquire(absl::Seconds(10)));
@@ -494,8 +492,7 @@ void PriorityInheritanceWaits(void**) {
   Signal locked;
   pid_t child = HoldInChild(store, "job", &locked);
   assert_int_equal(locked.Wait(), 'x');
-  kill(child, SIGKILL);
-  assert_int_equal(WaitChild(child), 128 + SIGKILL);
+  KillChild(child);
   Lock next = LockOrFail(store, "job");
   ASSERT_OK(next.Acquire(absl::Seconds(10)));
   assert_true(next.previous_owner_died());

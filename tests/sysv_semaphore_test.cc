@@ -139,16 +139,14 @@ void IdleSetIsKeptForTheNextLock(void**) {
   std::shared_ptr<Store> store = OpenStore();
   const std::string resource = UniqueResource("idle");
   {
-    Lock first = MakeLock(store, resource);
-    assert_true(TryOrFail(first));
+    Lock first = HeldOrFail(store, resource);
   }
   const int semid = SemidOf(resource);
   assert_true(semid >= 0);
   struct semid_ds before;
   assert_int_equal(semctl(semid, 0, IPC_STAT, &before), 0);
   for (int i = 0; i < 200; ++i) {
-    Lock lock = MakeLock(store, resource);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, resource);
     assert_int_equal(semctl(semid, 1, GETVAL), 1);
     ASSERT_OK(lock.Release());
   }
@@ -164,8 +162,7 @@ void IdleSetIsKeptForTheNextLock(void**) {
   std::shared_ptr<Store> two = OpenStore("semaphore:?keep_idle=2");
   const std::string r[3] = {UniqueResource("lru"), UniqueResource("lru"), UniqueResource("lru")};
   for (const std::string& name : r) {
-    Lock lock = MakeLock(two, name);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(two, name);
   }
   assert_false(SetExists(r[0]));
   assert_true(SetExists(r[1]) && SetExists(r[2]));
@@ -180,8 +177,7 @@ void ReusedLockKeepsItsSet(void**) {
   std::shared_ptr<Store> store = OpenStore("semaphore:?keep_idle=0");
   const std::string resource = UniqueResource("reuse");
   {
-    Lock lock = MakeLock(store, resource);
-    assert_true(TryOrFail(lock));
+    Lock lock = HeldOrFail(store, resource);
     const int semid = SemidOf(resource);
     assert_true(semid >= 0);
     ASSERT_OK(lock.Release());
@@ -206,8 +202,7 @@ void ReusedLockKeepsItsSet(void**) {
 void ForkedChildCannotReleaseParentsLock(void**) {
   std::shared_ptr<Store> store = OpenStore();
   const std::string resource = UniqueResource("fork-held");
-  Lock lock = MakeLock(store, resource);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, resource);
   pid_t child = ForkChild([&] {
     absl::Status s = lock.Release();
     if (!absl::IsFailedPrecondition(s)) return 2;
@@ -238,13 +233,11 @@ void KilledHolderReportedToWaiter(void**) {
   pid_t waiter = WaitInChild(store, resource, &waiting, report);
   assert_int_equal(waiting.Wait(), 'x');
   usleep(100 * 1000);
-  kill(holder, SIGKILL);
-  assert_int_equal(WaitChild(holder), 128 + SIGKILL);
+  KillChild(holder);
   assert_int_equal(WaitChild(waiter), 0);
   assert_int_equal(report->acquired.load(), 1);
   assert_int_equal(report->died.load(), 1);
-  Lock next = MakeLock(store, resource);
-  assert_true(TryOrFail(next));
+  Lock next = HeldOrFail(store, resource);
   assert_false(next.previous_owner_died());
   ASSERT_OK(next.Release());
 }
@@ -256,8 +249,7 @@ void KilledHolderReportedToWaiter(void**) {
 void WaiterSurvivesSetRemoval(void**) {
   std::shared_ptr<Store> store = OpenStore();
   const std::string resource = UniqueResource("rmid");
-  Lock holder = MakeLock(store, resource);
-  assert_true(TryOrFail(holder));
+  Lock holder = HeldOrFail(store, resource);
   const int semid = SemidOf(resource);
   Signal waiting;
   pid_t waiter = ForkChild([&] {
@@ -297,8 +289,7 @@ void SetRemovedWhileHeld(void**) {
   }
   std::shared_ptr<Store> store = OpenStore();
   const std::string resource = UniqueResource("ipcrm");
-  Lock lock = MakeLock(store, resource);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, resource);
   ASSERT_OK(lock.CheckAcquired());
   int semid = SemidOf(resource);
   assert_int_equal(RunIpcrm(semid), 0);
@@ -331,8 +322,7 @@ void SetRemovedWhileHeld(void**) {
 void SetResetWhileHeld(void**) {
   std::shared_ptr<Store> store = OpenStore();
   const std::string resource = UniqueResource("setval");
-  Lock lock = MakeLock(store, resource);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, resource);
   pid_t resetter = ForkChild([&] { return semctl(SemidOf(resource), 0, SETVAL, 1) == 0 ? 0 : 2; });
   assert_int_equal(WaitChild(resetter), 0);
   absl::Status checked = lock.CheckAcquired();

@@ -93,8 +93,7 @@ void IpclockHoldsPhpIsRefused(void**) {
   SKIP_WITHOUT_PHP();
   std::shared_ptr<Store> store = OpenStore();
   const std::string resource = UniqueResource("ipclock-holds");
-  Lock lock = MakeLock(store, resource);
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, resource);
   {
     PeerProcess php(PhpPeer(resource, "try"));
     assert_string_equal(php.ReadLine().c_str(), "busy");
@@ -127,8 +126,7 @@ enum class Maker { kPhp, kIpclock };
 std::unique_ptr<PeerProcess> StartPhpHolder(const std::string& resource, Maker maker,
                                             const std::shared_ptr<Store>& maker_store) {
   if (maker == Maker::kIpclock) {
-    Lock keeper = MakeLock(maker_store, resource);
-    assert_true(TryOrFail(keeper));
+    Lock keeper = HeldOrFail(maker_store, resource);
   }  // released and kept idle by `maker_store`
   auto php = std::make_unique<PeerProcess>(PhpPeer(resource, "hold"));
   if (php->ReadLine() != "locked") fail_msg("PHP did not take the lock");

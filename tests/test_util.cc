@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/random.h>
@@ -148,6 +149,11 @@ int WaitChild(pid_t pid, double timeout_sec) {
   if (timed_out) fail_msg("child %d still running after %.1f s", pid, timeout_sec);
   if (code < 0) fail_msg("waitpid(%d): %s", pid, strerror(errno));
   return code;
+}
+
+void KillChild(pid_t pid) {
+  if (kill(pid, SIGKILL) != 0) fail_msg("kill(%d): %s", pid, strerror(errno));
+  assert_int_equal(WaitChild(pid), 128 + SIGKILL);
 }
 
 int AsNobody(const std::function<int()>& body) {

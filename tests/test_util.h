@@ -119,6 +119,10 @@ pid_t ForkChild(const std::function<int()>& body);
 // report. Fails the test if it takes longer than `timeout_sec`.
 int WaitChild(pid_t pid, double timeout_sec = 30);
 
+// kill -9 on a forked child, and WaitChild, failing the test unless the
+// child ended by that signal (it had not exited on its own before).
+void KillChild(pid_t pid);
+
 // The uid and gid of `nobody`, the other user of the tests that play an
 // attacker or a second user (as root).
 constexpr uid_t kNobodyUid = 65534;
