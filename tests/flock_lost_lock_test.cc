@@ -198,17 +198,15 @@ double NoticedAfterMicros(const std::string& dir, const std::string& r,
   Lock lock = HeldOrFail(store, r);
   LossLog report;
   LockWatch watch;
-  absl::StatusOr<WatchedLock> watched =
-      watch.Watch(std::move(lock), report.Options(absl::Minutes(1)));
-  ASSERT_OK(watched);
+  WatchedLock watched = report.Watch(watch, std::move(lock), absl::Minutes(1));
   usleep(20 * 1000);  // the watch's thread is asleep in poll(2) by now
   const double start = NowSeconds();
   lose();
   if (!report.WaitUntil(start + 20)) fail_msg("%s: not reported within 20 s", what.c_str());
-  ExpectLost(watched->status(), what);
+  ExpectLost(watched.status(), what);
   assert_int_equal(report.size(), 1);
   ExpectLost(report.first().status, what);
-  ExpectLost(watched->Release(), what);
+  ExpectLost(watched.Release(), what);
   return (report.first_at() - start) * 1e6;
 }
 
@@ -258,12 +256,10 @@ void WatchFindsAncestorRenameAtItsInterval(void**) {
   Lock lock = HeldOrFail(store, UniqueResource("up"));
   LossLog report;
   LockWatch watch;
-  absl::StatusOr<WatchedLock> watched =
-      watch.Watch(std::move(lock), report.Options(absl::Milliseconds(100)));
-  ASSERT_OK(watched);
+  WatchedLock watched = report.Watch(watch, std::move(lock), absl::Milliseconds(100));
   assert_int_equal(rename((base + "/a").c_str(), (base + "/b").c_str()), 0);
   assert_true(report.WaitUntil(NowSeconds() + 20));
-  ExpectLost(watched->status(), absl::StrCat("lock dir ", dir, " was renamed or replaced"));
+  ExpectLost(watched.status(), absl::StrCat("lock dir ", dir, " was renamed or replaced"));
 }
 
 // The holder is another process, watching its lock as a daemon would; a

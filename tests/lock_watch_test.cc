@@ -80,27 +80,25 @@ void RenewsLeasesForManyTtls(void**) {
   LossLog losses;
   std::string r = UniqueResource("kept");
   Lock lock = HeldOrFail(store, r, Ttl(kTtl));
-  absl::StatusOr<WatchedLock> kept = watch.Watch(std::move(lock), losses.Options(absl::Seconds(1)));
-  ASSERT_OK(kept);
+  WatchedLock kept = losses.Watch(watch, std::move(lock), absl::Seconds(1));
   // A second lock on the same watch, so that one thread serves two.
   std::string r2 = UniqueResource("kept2");
   Lock lock2 = HeldOrFail(store, r2, Ttl(absl::Milliseconds(900)));
-  absl::StatusOr<WatchedLock> kept2 = watch.Watch(std::move(lock2), losses.Options(absl::Seconds(1)));
-  ASSERT_OK(kept2);
+  WatchedLock kept2 = losses.Watch(watch, std::move(lock2), absl::Seconds(1));
   absl::SleepFor(kTtl * 4);
   Lock rival = LockOrFail(store, r, Ttl(kTtl)), rival2 = LockOrFail(store, r2, Ttl(kTtl));
   assert_false(TryOrFail(rival));
   assert_false(TryOrFail(rival2));
-  assert_false(kept->lost());
-  ASSERT_OK(kept->status());
-  ASSERT_OK(kept->CheckNow());
-  assert_true(kept->RemainingLifetime() > absl::ZeroDuration());
-  assert_true(kept->fence().has_value());
-  ASSERT_OK(kept->Release());
-  ASSERT_OK(kept2->Release());
+  assert_false(kept.lost());
+  ASSERT_OK(kept.status());
+  ASSERT_OK(kept.CheckNow());
+  assert_true(kept.RemainingLifetime() > absl::ZeroDuration());
+  assert_true(kept.fence().has_value());
+  ASSERT_OK(kept.Release());
+  ASSERT_OK(kept2.Release());
   assert_true(TryOrFail(rival));
   assert_int_equal(losses.size(), 0);
-  ASSERT_CODE(kept->Release(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_CODE(kept.Release(), absl::StatusCode::kFailedPrecondition);
 }
 
 void FailedRenewalsLoseTheLockWhenTheLeaseRunsOut(void**) {
@@ -109,19 +107,18 @@ void FailedRenewalsLoseTheLockWhenTheLeaseRunsOut(void**) {
   LossLog losses;
   std::string r = UniqueResource("lost");
   Lock lock = HeldOrFail(store, r, Ttl(kTtl));
-  absl::StatusOr<WatchedLock> kept = watch.Watch(std::move(lock), losses.Options(absl::Seconds(5)));
-  ASSERT_OK(kept);
+  WatchedLock kept = losses.Watch(watch, std::move(lock), absl::Seconds(5));
   assert_true(Eventually([&] { return store->refreshes.load() >= 2; }));
-  assert_false(kept->lost());
+  assert_false(kept.lost());
   store->fail = true;
   // Renewals are retried while the lease lasts; once it has run out, the
   // lock is lost, well before the 5 s check interval.
   const double failed_at = NowSeconds();
-  assert_true(Eventually([&] { return kept->lost(); }));
+  assert_true(Eventually([&] { return kept.lost(); }));
   assert_true(NowSeconds() - failed_at < 4);
   assert_true(store->refreshes.load() >= 3);
-  ASSERT_CODE(kept->status(), absl::StatusCode::kAborted);
-  assert_true(absl::StrContains(kept->status().message(), "connection refused"));
+  ASSERT_CODE(kept.status(), absl::StatusCode::kAborted);
+  assert_true(absl::StrContains(kept.status().message(), "connection refused"));
   // The report runs on a thread of its own: it may come a moment after
   // lost() turned true.
   assert_true(Eventually([&] { return losses.size() == 1; }));
@@ -134,7 +131,7 @@ void FailedRenewalsLoseTheLockWhenTheLeaseRunsOut(void**) {
   assert_int_equal(store->refreshes.load(), refreshes);
   assert_int_equal(losses.size(), 1);
   ipclock::DiagnosticSink quiet = ipclock::SetDefaultDiagnosticSink(nullptr);
-  ASSERT_CODE(kept->Release(), absl::StatusCode::kAborted);
+  ASSERT_CODE(kept.Release(), absl::StatusCode::kAborted);
   ipclock::SetDefaultDiagnosticSink(quiet);
 }
 
@@ -142,19 +139,18 @@ void DeletedLockFileIsReportedOnce(void**) {
   const std::string dir = MakeTempDir();
   LossLog losses;
   Lock lock = HeldInDir(dir, "deleted");
-  absl::StatusOr<WatchedLock> watched =
-      LockWatch::Default().Watch(std::move(lock), losses.Options(absl::Milliseconds(100)));
-  ASSERT_OK(watched);
+  WatchedLock watched =
+      losses.Watch(LockWatch::Default(), std::move(lock), absl::Milliseconds(100));
   absl::SleepFor(absl::Milliseconds(300));
-  assert_false(watched->lost());
+  assert_false(watched.lost());
   DeleteLockFile(dir, "deleted");
-  assert_true(Eventually([&] { return watched->lost(); }));
-  ASSERT_CODE(watched->status(), absl::StatusCode::kAborted);
-  assert_true(absl::StrContains(watched->status().message(), "deleted"));
+  assert_true(Eventually([&] { return watched.lost(); }));
+  ASSERT_CODE(watched.status(), absl::StatusCode::kAborted);
+  assert_true(absl::StrContains(watched.status().message(), "deleted"));
   absl::SleepFor(absl::Milliseconds(300));
   assert_int_equal(losses.size(), 1);
   // A release of a lost lock says so.
-  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+  ASSERT_CODE(watched.Release(), absl::StatusCode::kAborted);
 }
 
 // Once a WatchedLock is released, no report of it runs or is still running:
@@ -402,10 +398,8 @@ void ChecksOfManyLocksFallIntoStep(void**) {
   std::vector<WatchedLock> held;
   for (int i = 0; i < 8; ++i) {
     Lock lock = HeldOrFail(store, UniqueResource("step"));
-    absl::StatusOr<WatchedLock> w =
-        watch.Watch(std::move(lock), losses.Options(absl::Milliseconds(500)));
-    ASSERT_OK(w);
-    held.push_back(*std::move(w));
+    WatchedLock w = losses.Watch(watch, std::move(lock), absl::Milliseconds(500));
+    held.push_back(std::move(w));
     absl::SleepFor(absl::Milliseconds(50));
   }
   absl::SleepFor(absl::Seconds(1));
@@ -433,9 +427,7 @@ void StoreThatTellsIsCheckedLessOften(void**) {
   LockWatch watch;
   LossLog losses;
   Lock lock = HeldOrFail(store, UniqueResource("told"));
-  absl::StatusOr<WatchedLock> w =
-      watch.Watch(std::move(lock), losses.Options(absl::Milliseconds(100)));
-  ASSERT_OK(w);
+  WatchedLock w = losses.Watch(watch, std::move(lock), absl::Milliseconds(100));
   // The first check finds it held; the next is a second away.
   assert_true(Eventually([&] { return store->ChecksSince(0).size() >= 1; }));
   double since = NowSeconds();
@@ -454,13 +446,13 @@ void StoreThatTellsIsCheckedLessOften(void**) {
   // The descriptor's word is checked at once, however rare the safety net.
   store->gone = true;
   store->Ring();
-  assert_true(Eventually([&] { return w->lost(); }, 2));
+  assert_true(Eventually([&] { return w.lost(); }, 2));
   // lost() turns true before the report, which runs on a thread of its own.
   assert_true(losses.WaitUntil(NowSeconds() + 2));
   absl::SleepFor(absl::Milliseconds(100));  // room for a second report, which must not come
   assert_int_equal(losses.size(), 1);
   ipclock::DiagnosticSink quiet = ipclock::SetDefaultDiagnosticSink(nullptr);
-  ASSERT_CODE(w->Release(), absl::StatusCode::kAborted);
+  ASSERT_CODE(w.Release(), absl::StatusCode::kAborted);
   ipclock::SetDefaultDiagnosticSink(quiet);
 }
 
@@ -481,9 +473,7 @@ void FlockLockIsCheckedAsASafetyNet(void**) {
     LossLog losses;
     const std::string r = UniqueResource("safety-net");
     Lock lock = HeldOrFail(store, r);
-    absl::StatusOr<WatchedLock> w =
-        watch.Watch(std::move(lock), losses.Options(absl::Milliseconds(100)));
-    ASSERT_OK(w);
+    WatchedLock w = losses.Watch(watch, std::move(lock), absl::Milliseconds(100));
     assert_true(Eventually([&] { return store->ChecksSince(0).size() >= 1; }));
     const double since = NowSeconds();
     absl::SleepFor(absl::Milliseconds(700));
@@ -491,12 +481,12 @@ void FlockLockIsCheckedAsASafetyNet(void**) {
     assert_true(store->ChecksSince(since).size() <= 2);
     const std::string file = dir + "/" + ipclock::FlockFileName(r);
     assert_int_equal(unlink(file.c_str()), 0);
-    assert_true(Eventually([&] { return w->lost(); }, 2));
+    assert_true(Eventually([&] { return w.lost(); }, 2));
     // The report comes on a thread of its own, a moment after lost().
     assert_true(losses.WaitUntil(NowSeconds() + 2));
     assert_int_equal(losses.size(), 1);
     ipclock::DiagnosticSink quiet = ipclock::SetDefaultDiagnosticSink(nullptr);
-    ASSERT_CODE(w->Release(), absl::StatusCode::kAborted);
+    ASSERT_CODE(w.Release(), absl::StatusCode::kAborted);
     ipclock::SetDefaultDiagnosticSink(quiet);
   }
   assert_int_equal(system(("rm -rf " + dir).c_str()), 0);

@@ -33,6 +33,14 @@ class LossLog {
     };
     return o;
   }
+  // `lock`, held, handed to `watch` with Options(interval): the watched
+  // lock, or a failed test if the watch refuses it.
+  ipclock::WatchedLock Watch(ipclock::LockWatch& watch, ipclock::Lock lock,
+                             absl::Duration interval) {
+    absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(lock), Options(interval));
+    if (!watched.ok()) fail_msg("LockWatch::Watch: %s", watched.status().ToString().c_str());
+    return *std::move(watched);
+  }
   // Waits until a loss is reported or `until` (seconds, NowSeconds) passes.
   bool WaitUntil(double until) {
     std::unique_lock<std::mutex> lock(mu_);

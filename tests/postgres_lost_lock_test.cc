@@ -119,8 +119,7 @@ void LoseThreeWays(const Loss& loss, const std::string& dsn) {
     Lock lock = Locked(store, r);
     LossLog first;
     LockWatch watch;
-    absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), first.Options(kInterval));
-    ASSERT_OK(watched);
+    WatchedLock watched = first.Watch(watch, std::move(lock), kInterval);
     absl::SleepFor(absl::Milliseconds(200));
     assert_int_equal(first.size(), 0);
     const double before = NowSeconds();
@@ -133,7 +132,7 @@ void LoseThreeWays(const Loss& loss, const std::string& dsn) {
         "%s: reported %.1f ms after the cause began (it took %.1f ms)", loss.name,
         (first.first_at() - before) * 1e3, (after - before) * 1e3));
     ExpectReport(first.first().status, loss, "");
-    ExpectReport(watched->Release(), loss, "");
+    ExpectReport(watched.Release(), loss, "");
     assert_int_equal(first.size(), 1);
   }
   // The same store takes locks again on fresh sessions: none of the dead

@@ -115,8 +115,7 @@ const Loss kRestart = {"a restart without persistence", &RestartWithoutPersisten
                        "the server was restarted or replaced (its run_id changed)"};
 
 std::string DsnFor(RedisServer& own, const char* format) {
-  return WithOptions(own.dsn(), absl::StrCat("format=", format,
-                                             "&secret=none&connect_timeout=1&command_timeout=2"));
+  return FormatDsn(own.dsn(), format, "&connect_timeout=1&command_timeout=2");
 }
 
 void ExpectReport(const absl::Status& s, const Loss& loss, absl::string_view also) {
@@ -131,22 +130,19 @@ void ExpectReport(const absl::Status& s, const Loss& loss, absl::string_view als
 void SeenByCheckAcquired(const Loss& loss, RedisServer& own, const char* format) {
   auto store = OpenStoreOrFail(DsnFor(own, format));
   const std::string r = UniqueResource("lost-check");
-  Lock lock = MakeLock(store, r, kLongLease);
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(store, r, kLongLease);
   assert_true(Held(lock));
   loss.cause(own, r);
   ExpectReport(lock.CheckAcquired(), loss, "the lock is no longer held");
   assert_false(lock.is_acquired());
-  Lock rival = MakeLock(store, r, kLongLease);
-  assert_true(TryOrFail(rival));
+  Lock rival = MakeHeldLock(store, r, kLongLease);
 }
 
 // The holder releases without asking first: never OK.
 void SeenByRelease(const Loss& loss, RedisServer& own, const char* format) {
   auto store = OpenStoreOrFail(DsnFor(own, format));
   const std::string r = UniqueResource("lost-release");
-  Lock lock = MakeLock(store, r, kLongLease);
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(store, r, kLongLease);
   loss.cause(own, r);
   ExpectReport(lock.Release(), loss, "the lock was no longer held at release");
 }
@@ -155,12 +151,10 @@ void SeenByRelease(const Loss& loss, RedisServer& own, const char* format) {
 void SeenByWatch(const Loss& loss, RedisServer& own, const char* format, Latencies* latencies) {
   auto store = OpenStoreOrFail(DsnFor(own, format));
   const std::string r = UniqueResource("lost-watch");
-  Lock lock = MakeLock(store, r, kLongLease);
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(store, r, kLongLease);
   LossLog log;
   LockWatch watch;
-  absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), log.Options(kInterval));
-  ASSERT_OK(watched);
+  WatchedLock watched = log.Watch(watch, std::move(lock), kInterval);
   absl::SleepFor(kInterval * 2);
   assert_int_equal(log.size(), 0);  // nothing lost yet, nothing reported
   loss.cause(own, r);
@@ -170,9 +164,9 @@ void SeenByWatch(const Loss& loss, RedisServer& own, const char* format, Latenci
                               absl::FormatDuration(kInterval)),
                  log.first_at() - lost_at);
   ExpectReport(log.first().status, loss, "the lock is no longer held");
-  assert_true(watched->lost());
+  assert_true(watched.lost());
   assert_int_equal(log.size(), 1);  // once
-  ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+  ASSERT_CODE(watched.Release(), absl::StatusCode::kAborted);
 }
 
 void LoseThreeWays(const Loss& loss) {
@@ -197,8 +191,7 @@ void LeaseRanOut(void**) {
   RedisServer& own = OwnRedis();
   for (const char* format : kRedisFormats) {
     auto store = OpenStoreOrFail(DsnFor(own, format));
-    Lock lock = MakeLock(store, UniqueResource("lease"), absl::Milliseconds(200));
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(store, UniqueResource("lease"), absl::Milliseconds(200));
     absl::SleepFor(absl::Milliseconds(500));
     absl::Status s = lock.CheckAcquired();
     print_message("%s\n", s.ToString().c_str());
@@ -227,11 +220,9 @@ void TakenOverOrOverwritten(void**) {
   for (const char* format : kRedisFormats) {
     auto store = OpenStoreOrFail(DsnFor(own, format));
     const std::string r = UniqueResource("taken");
-    Lock lock = MakeLock(store, r, kLongLease);
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(store, r, kLongLease);
     raw.Ok({"DEL", r});
-    Lock rival = MakeLock(store, r, kLongLease);
-    assert_true(TryOrFail(rival));
+    Lock rival = MakeHeldLock(store, r, kLongLease);
     absl::Status s = lock.CheckAcquired();
     print_message("%s\n", s.ToString().c_str());
     ASSERT_CODE(s, absl::StatusCode::kAborted);
@@ -241,8 +232,7 @@ void TakenOverOrOverwritten(void**) {
     ASSERT_OK(lock.Release());  // CheckAcquired let go already
     assert_true(Held(rival));
 
-    Lock other = MakeLock(store, UniqueResource("overwritten"), kLongLease);
-    assert_true(TryOrFail(other));
+    Lock other = MakeHeldLock(store, UniqueResource("overwritten"), kLongLease);
     raw.Ok({"DEL", other.resource()});
     raw.Ok({"HSET", other.resource(), "field", "value"});
     s = other.Release();
@@ -254,11 +244,9 @@ void TakenOverOrOverwritten(void**) {
   auto symfony = OpenStoreOrFail(DsnFor(own, "symfony"));
   auto simple = OpenStoreOrFail(DsnFor(own, "simple"));
   const std::string r = UniqueResource("cross");
-  Lock lock = MakeLock(symfony, r, kLongLease);
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(symfony, r, kLongLease);
   raw.Ok({"DEL", r});
-  Lock rival = MakeLock(simple, r, kLongLease);
-  assert_true(TryOrFail(rival));
+  Lock rival = MakeHeldLock(simple, r, kLongLease);
   absl::Status s = lock.CheckAcquired();
   ASSERT_CODE(s, absl::StatusCode::kAborted);
   assert_true(Contains(s, "in the string format"));
@@ -271,23 +259,20 @@ void StoppedServerLosesTheLockWhenTheLeaseRunsOut(void**) {
   auto store = OpenStoreOrFail(
       WithOptions(own.dsn(), "secret=none&connect_timeout=0.5&command_timeout=0.5"));
   const absl::Duration ttl = absl::Seconds(3);
-  Lock lock = MakeLock(store, UniqueResource("stopped"), ttl);
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(store, UniqueResource("stopped"), ttl);
   LossLog log;
   LockWatch watch;
-  absl::StatusOr<WatchedLock> watched =
-      watch.Watch(std::move(lock), log.Options(absl::Milliseconds(100)));
-  ASSERT_OK(watched);
+  WatchedLock watched = log.Watch(watch, std::move(lock), absl::Milliseconds(100));
   // A few renewals and checks while the server is up: nothing to report,
   // and the lease keeps being pushed out.
   absl::SleepFor(ttl + absl::Seconds(1));
   assert_int_equal(log.size(), 0);
-  assert_true(watched->RemainingLifetime() > ttl / 3);
+  assert_true(watched.RemainingLifetime() > ttl / 3);
 
   // Measured before the lease is read: the lease cannot end before
   // stopped_at + left.
   const double stopped_at = NowSeconds();
-  const absl::Duration left = watched->RemainingLifetime();
+  const absl::Duration left = watched.RemainingLifetime();
   own.Kill();
   const double lease_end = stopped_at + absl::ToDoubleSeconds(left);
   // Checks now fail (Unavailable) and renewals fail: neither is a loss.
@@ -312,7 +297,7 @@ void StoppedServerLosesTheLockWhenTheLeaseRunsOut(void**) {
   ASSERT_CODE(status, absl::StatusCode::kAborted);
   assert_true(Contains(status, "lease ran out"));
   // The server is still down: the release cannot be confirmed, and says so.
-  assert_false(watched->Release().ok());
+  assert_false(watched.Release().ok());
 }
 
 // --- Client tracking: losses told at once ----------------------------------------------
@@ -339,12 +324,10 @@ void TrackingReportsAtOnce(void**) {
     for (const Change& change : changes) {
       auto store = OpenStoreOrFail(DsnFor(own, format));
       const std::string r = UniqueResource("tracked");
-      Lock lock = MakeLock(store, r, kLongLease);
-      assert_true(TryOrFail(lock));
+      Lock lock = MakeHeldLock(store, r, kLongLease);
       LossLog log;
       LockWatch watch;
-      absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), log.Options(absl::Hours(1)));
-      ASSERT_OK(watched);
+      WatchedLock watched = log.Watch(watch, std::move(lock), absl::Hours(1));
       absl::SleepFor(absl::Milliseconds(300));  // the key is followed by now
       assert_int_equal(log.size(), 0);
       assert_int_equal(RedisClient(own.dsn()).Info("clients", "tracking_clients"), 1);
@@ -359,7 +342,7 @@ void TrackingReportsAtOnce(void**) {
                     took);
       ASSERT_CODE(log.first().status, absl::StatusCode::kAborted);
       if (took > 1.0) fail_msg("%s: reported after %.3f s", change.name, took);
-      (void)watched->Release();
+      (void)watched.Release();
     }
   }
 }
@@ -375,12 +358,10 @@ void RefusedTrackingFallsBackToPolling(void**) {
       absl::StrCat("redis://notracking:notracking-pw@127.0.0.1:", own.port()),
       "secret=none&connect_timeout=1&command_timeout=2"));
   const std::string r = UniqueResource("untracked");
-  Lock lock = MakeLock(store, r, kLongLease);
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(store, r, kLongLease);
   LossLog log;
   LockWatch watch;
-  absl::StatusOr<WatchedLock> watched = watch.Watch(std::move(lock), log.Options(kInterval));
-  ASSERT_OK(watched);
+  WatchedLock watched = log.Watch(watch, std::move(lock), kInterval);
   // Half-way between two checks: the DEL is found by the next one.
   absl::SleepFor(kInterval * 2 + kInterval / 2);
   assert_int_equal(log.size(), 0);
@@ -393,7 +374,7 @@ void RefusedTrackingFallsBackToPolling(void**) {
   print_message("latency: DEL, tracking refused, interval %s: reported %.1f ms after the loss\n",
                 absl::FormatDuration(kInterval).c_str(), took * 1e3);
   assert_true(Contains(log.first().status, "the lock is no longer held"));
-  (void)watched->Release();
+  (void)watched.Release();
   admin.Ok({"ACL", "DELUSER", "notracking"});
 }
 
