@@ -300,8 +300,7 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
   // and its release is clean.
   {
     const std::string r = UniqueResource("trio-one");
-    Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(trio.combined, r, absl::Seconds(60));
     DeleteOn(a, r);
     ASSERT_OK(lock.CheckAcquired());
     ASSERT_OK(lock.Release());
@@ -309,8 +308,7 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
   // Two lose it: lost, naming both.
   {
     const std::string r = UniqueResource("trio-two");
-    Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(trio.combined, r, absl::Seconds(60));
     DeleteOn(a, r);
     DeleteOn(b, r);
     absl::Status s = lock.CheckAcquired();
@@ -320,14 +318,12 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
     assert_true(Contains(s, a.substr(strlen("redis://"))));
     assert_true(Contains(s, b.substr(strlen("redis://"))));
     // CheckAcquired let go of member 3's part too: the next holder gets it.
-    Lock rival = MakeLock(trio.combined, r, absl::Seconds(60));
-    assert_true(TryOrFail(rival));
+    Lock rival = MakeHeldLock(trio.combined, r, absl::Seconds(60));
   }
   // Released after two lost it: never OK.
   {
     const std::string r = UniqueResource("trio-release");
-    Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(trio.combined, r, absl::Seconds(60));
     DeleteOn(a, r);
     DeleteOn(c, r);
     absl::Status s = lock.Release();
@@ -339,8 +335,7 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
   // is reported within the interval.
   {
     const std::string r = UniqueResource("trio-watch");
-    Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(trio.combined, r, absl::Seconds(60));
     std::atomic<int> reports{0};
     std::atomic<int64_t> reported_at{0};
     ipclock::WatchOptions options;
@@ -376,8 +371,7 @@ void UnreachableMemberIsNotALoss(void**) {
   RedisServer& own = OwnRedis();
   RedisTrio trio = MakeTrio({own.dsn(), a, b});
   const std::string r = UniqueResource("trio-down");
-  Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(trio.combined, r, absl::Seconds(60));
   own.Kill();
   ASSERT_OK(lock.CheckAcquired());  // two of three answer yes
   DeleteOn(a, r);
@@ -398,8 +392,7 @@ void SerializedKeyIsCheckedOnEveryMember(void**) {
   const std::string c = RequireRedis("IPCLOCK_TEST_REDIS_3");
   RedisTrio trio = MakeTrio({a, b, c});
   const std::string r = UniqueResource("trio-serial");
-  Lock lock = MakeLock(trio.combined, r, absl::Seconds(60));
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(trio.combined, r, absl::Seconds(60));
   absl::StatusOr<std::string> text = lock.Serialize();
   ASSERT_OK(text);
   LockOptions options;

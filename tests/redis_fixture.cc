@@ -36,13 +36,18 @@ std::string WithOptions(absl::string_view dsn, absl::string_view options) {
   return absl::StrCat(dsn, absl::StrContains(dsn, '?') ? "&" : "?", options);
 }
 
+std::string FormatDsn(absl::string_view dsn, const char* format, absl::string_view more) {
+  return WithOptions(dsn, absl::StrCat("format=", format, "&secret=none", more));
+}
+
 ipclock::Lock MakeLock(const std::shared_ptr<ipclock::Store>& store,
                        const std::string& resource, absl::Duration ttl) {
-  ipclock::LockOptions options;
-  options.ttl = ttl;
-  absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, resource, options);
-  if (!lock.ok()) fail_msg("Lock::Create: %s", lock.status().ToString().c_str());
-  return *std::move(lock);
+  return LockOrFail(store, resource, Ttl(ttl));
+}
+
+ipclock::Lock MakeHeldLock(const std::shared_ptr<ipclock::Store>& store,
+                           const std::string& resource, absl::Duration ttl) {
+  return HeldOrFail(store, resource, Ttl(ttl));
 }
 
 bool Held(ipclock::Lock& lock) { return IsStillHeld(lock); }

@@ -44,10 +44,18 @@ const char* RequireRedis(const char* name = "IPCLOCK_TEST_REDIS");
 // `dsn` with query `options` appended ('?' or '&').
 std::string WithOptions(absl::string_view dsn, absl::string_view options);
 
+// `dsn` for key format `format` ("symfony", "simple"), with no secret
+// and then `more` options, if any.
+std::string FormatDsn(absl::string_view dsn, const char* format, absl::string_view more = "");
+
 // LockOrFail with a TTL of `ttl`.
 ipclock::Lock MakeLock(const std::shared_ptr<ipclock::Store>& store,
                        const std::string& resource,
                        absl::Duration ttl = absl::Seconds(30));
+// HeldOrFail with a TTL of `ttl`: a Lock that holds `resource`.
+ipclock::Lock MakeHeldLock(const std::shared_ptr<ipclock::Store>& store,
+                           const std::string& resource,
+                           absl::Duration ttl = absl::Seconds(30));
 // Lock::CheckAcquired() as a bool (IsStillHeld).
 bool Held(ipclock::Lock& lock);
 // The key's owner token.

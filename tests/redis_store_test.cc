@@ -167,7 +167,7 @@ void ServerDownAtCreation(void**) {
 
 void SymfonyLayout(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
-  auto store = OpenStoreOrFail(WithOptions(base, "format=symfony&secret=none"));
+  auto store = OpenStoreOrFail(FormatDsn(base, "symfony"));
   assert_true(store->capabilities().shared);
   assert_true(store->capabilities().serializable);
   assert_true(store->capabilities().scope == ipclock::Scope::kRemote);
@@ -214,13 +214,12 @@ void SymfonyLayout(void**) {
 
 void SimpleLayout(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
-  auto store = OpenStoreOrFail(WithOptions(base, "format=simple&secret=none"));
+  auto store = OpenStoreOrFail(FormatDsn(base, "simple"));
   assert_false(store->capabilities().shared);
   assert_true(store->capabilities().fencing);
   RedisClient raw(base);
   const std::string r = UniqueResource("simple-layout");
-  Lock lock = MakeLock(store, r, absl::Seconds(10));
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(store, r, absl::Seconds(10));
   assert_string_equal(raw.Str({"TYPE", r})->c_str(), "string");
   assert_string_equal(raw.Str({"GET", r})->c_str(), TokenOf(lock).c_str());
   const long long pttl = raw.Int({"PTTL", r});
@@ -238,11 +237,9 @@ void ExpiryOnServerClock(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   RedisClient raw(base);
   for (const char* format : kRedisFormats) {
-    auto store =
-        OpenStoreOrFail(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
+    auto store = OpenStoreOrFail(FormatDsn(base, format));
     const std::string r = UniqueResource(absl::StrCat("expiry-", format));
-    Lock lock = MakeLock(store, r, absl::Milliseconds(300));
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(store, r, absl::Milliseconds(300));
     assert_int_equal(raw.Int({"EXISTS", r}), 1);
     const long long pttl = raw.Int({"PTTL", r});
     assert_true(pttl > 0 && pttl <= 300);
@@ -274,11 +271,9 @@ void Refresh(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   RedisClient raw(base);
   for (const char* format : kRedisFormats) {
-    auto store =
-        OpenStoreOrFail(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
+    auto store = OpenStoreOrFail(FormatDsn(base, format));
     const std::string r = UniqueResource(absl::StrCat("refresh-", format));
-    Lock lock = MakeLock(store, r, absl::Seconds(1));
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(store, r, absl::Seconds(1));
     ASSERT_OK(lock.Refresh(absl::Seconds(20)));
     assert_true(raw.Int({"PTTL", r}) > 15000);
     assert_true(lock.RemainingLifetime() > absl::Seconds(15));
@@ -297,11 +292,9 @@ void Refresh(void**) {
 void LeaseCountsFromAcquisition(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   for (const char* format : kRedisFormats) {
-    auto store =
-        OpenStoreOrFail(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
+    auto store = OpenStoreOrFail(FormatDsn(base, format));
     const std::string r = UniqueResource("lease");
-    Lock holder = MakeLock(store, r, absl::Seconds(10));
-    assert_true(TryOrFail(holder));
+    Lock holder = MakeHeldLock(store, r, absl::Seconds(10));
     std::thread releaser([&] {
       absl::SleepFor(absl::Milliseconds(800));
       holder.Release().IgnoreError();
@@ -320,11 +313,10 @@ void SerializedKeyReleasedByAnotherProcess(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   RedisClient raw(base);
   for (const char* format : kRedisFormats) {
-    const std::string dsn = WithOptions(base, absl::StrCat("format=", format, "&secret=none"));
+    const std::string dsn = FormatDsn(base, format);
     auto store = OpenStoreOrFail(dsn);
     const std::string r = UniqueResource(absl::StrCat("serial-", format));
-    Lock lock = MakeLock(store, r, absl::Seconds(5));
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(store, r, absl::Seconds(5));
     absl::StatusOr<std::string> text = lock.Serialize();
     ASSERT_OK(text);
     const std::string serialized = *text;
@@ -342,8 +334,7 @@ void SerializedKeyReleasedByAnotherProcess(void**) {
     assert_int_equal(WaitChild(child), 0);
     assert_int_equal(raw.Int({"EXISTS", r}), 0);
     assert_false(Held(lock));
-    Lock next = MakeLock(store, r);
-    assert_true(TryOrFail(next));
+    Lock next = MakeHeldLock(store, r);
   }
 }
 
@@ -353,23 +344,19 @@ void FenceOnTheServer(void**) {
   const char* base = RequireRedis();
   RedisClient raw(base);
   for (const char* format : kRedisFormats) {
-    auto store =
-        OpenStoreOrFail(WithOptions(base, absl::StrCat("format=", format, "&secret=none")));
+    auto store = OpenStoreOrFail(FormatDsn(base, format));
     assert_true(store->capabilities().fencing);
     assert_true(store->capabilities().owner_death);
     const std::string r = UniqueResource(absl::StrCat("fence-", format));
     for (int i = 0; i < 2; ++i) {
-      Lock lock = MakeLock(store, r);
-      assert_true(TryOrFail(lock));
+      Lock lock = MakeHeldLock(store, r);
       assert_int_equal(AsNumber(raw.Str({"HGET", r + ":ipclock", "fence"})), *lock.fence());
     }
-    auto plain = OpenStoreOrFail(
-        WithOptions(base, absl::StrCat("format=", format, "&secret=none&fencing=false")));
+    auto plain = OpenStoreOrFail(FormatDsn(base, format, "&fencing=false"));
     assert_false(plain->capabilities().fencing);
     assert_false(plain->capabilities().owner_death);
     const std::string r2 = UniqueResource("nofence");
-    Lock lock = MakeLock(plain, r2);
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(plain, r2);
     assert_false(lock.fence().has_value());
     assert_int_equal(raw.Int({"EXISTS", r2 + ":ipclock"}), 0);
   }
@@ -389,8 +376,7 @@ void KillHolder(const std::string& dsn, const std::string& r, LockMode mode) {
     for (;;) pause();
   });
   assert_int_equal(locked.Wait(), 'x');
-  kill(child, SIGKILL);
-  assert_int_equal(WaitChild(child), 128 + SIGKILL);
+  KillChild(child);
 }
 
 // The conformance suite covers a killed writer's report and a clean
@@ -398,24 +384,22 @@ void KillHolder(const std::string& dsn, const std::string& r, LockMode mode) {
 void OwnerDeathAfterSigkill(void**) {
   const char* base = RequireRedis();
   for (const char* format : kRedisFormats) {
-    const std::string dsn = WithOptions(base, absl::StrCat("format=", format, "&secret=none"));
+    const std::string dsn = FormatDsn(base, format);
     auto store = OpenStoreOrFail(dsn);
     const std::string r = UniqueResource(absl::StrCat("death-", format));
     // A holder whose lease ran out but who then released is not dead.
-    Lock slow = MakeLock(store, r, absl::Milliseconds(200));
-    assert_true(TryOrFail(slow));
+    Lock slow = MakeHeldLock(store, r, absl::Milliseconds(200));
     absl::SleepFor(absl::Milliseconds(400));
     // Released (Lock may report the overrun as Aborted: a kLeaseOverrun diagnostic).
     absl::Status late = slow.Release();
     if (!late.ok() && late.code() != absl::StatusCode::kAborted) {
       fail_msg("late release: %s", late.ToString().c_str());
     }
-    Lock again = MakeLock(store, r);
-    assert_true(TryOrFail(again));
+    Lock again = MakeHeldLock(store, r);
     assert_false(again.previous_owner_died());
   }
   // Symfony format: readers see a dead writer too; the next writer clears it.
-  const std::string dsn = WithOptions(base, "format=symfony&secret=none");
+  const std::string dsn = FormatDsn(base, "symfony");
   auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("death-readers");
   KillHolder(dsn, r, LockMode::kExclusive);
@@ -434,8 +418,8 @@ void OwnerDeathAfterSigkill(void**) {
 void StringTypeIsConflict(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   RedisClient raw(base);
-  auto symfony = OpenStoreOrFail(WithOptions(base, "format=symfony&secret=none"));
-  auto simple = OpenStoreOrFail(WithOptions(base, "format=simple&secret=none"));
+  auto symfony = OpenStoreOrFail(FormatDsn(base, "symfony"));
+  auto simple = OpenStoreOrFail(FormatDsn(base, "simple"));
   // A pre-5.2 Symfony lock (a plain string) is a conflict, in both modes,
   // and is left alone.
   const std::string r = UniqueResource("legacy");
@@ -449,8 +433,7 @@ void StringTypeIsConflict(void**) {
   assert_string_equal(raw.Str({"GET", r})->c_str(), "legacy-token");
   // So the two formats exclude each other on one resource, both ways.
   const std::string r2 = UniqueResource("mixed");
-  Lock sf = MakeLock(symfony, r2), sp = MakeLock(simple, r2);
-  assert_true(TryOrFail(sf));
+  Lock sf = MakeHeldLock(symfony, r2), sp = MakeLock(simple, r2);
   assert_false(TryOrFail(sp));
   assert_false(Held(sp));
   assert_string_equal(raw.Str({"TYPE", r2})->c_str(), "zset");
@@ -469,7 +452,7 @@ void StringTypeIsConflict(void**) {
 void PhpExclusiveBothWays(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   REQUIRE_PHP();
-  auto store = OpenStoreOrFail(WithOptions(base, "format=symfony&secret=none"));
+  auto store = OpenStoreOrFail(FormatDsn(base, "symfony"));
   const std::string r = UniqueResource("php-x");
   {
     PhpRedisHolder php(base, r, "hold");
@@ -490,7 +473,7 @@ void PhpExclusiveBothWays(void**) {
 void PhpSharedBothWays(void**) {
   const char* base = RequireRedis("IPCLOCK_TEST_REDIS");
   REQUIRE_PHP();
-  auto store = OpenStoreOrFail(WithOptions(base, "format=symfony&secret=none"));
+  auto store = OpenStoreOrFail(FormatDsn(base, "symfony"));
   const std::string r = UniqueResource("php-s");
   {
     // PHP reads: we may read, not write.
@@ -522,10 +505,9 @@ void PhpAgainstSimpleFormat(void**) {
   REQUIRE_PHP();
   // Symfony's "string type = conflict" keeps PHP out of our simple-format
   // locks, and ours see its sorted set as held.
-  auto simple = OpenStoreOrFail(WithOptions(base, "format=simple&secret=none"));
+  auto simple = OpenStoreOrFail(FormatDsn(base, "simple"));
   const std::string r = UniqueResource("php-simple");
-  Lock lock = MakeLock(simple, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(simple, r);
   assert_string_equal(PhpRedisTry(base, r, "try").c_str(), "busy");
   assert_string_equal(PhpRedisTry(base, r, "try-read").c_str(), "busy");
   ASSERT_OK(lock.Release());

@@ -65,8 +65,7 @@ void SelectDb(void**) {
   auto store = OpenStoreOrFail(absl::StrCat(base, "/3?secret=none"));
   assert_true(absl::StrContains(store->Describe(), "/3"));
   const std::string r = UniqueResource("select");
-  Lock lock = MakeLock(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(store, r);
   RedisClient db3(absl::StrCat(base, "/3"));
   RedisClient db0(base);
   assert_int_equal(db3.Int({"EXISTS", r}), 1);
@@ -86,8 +85,7 @@ void Auth(void**) {
   {
     auto store = OpenStoreOrFail(WithOptions(auth, "secret=none"));
     assert_false(absl::StrContains(store->Describe(), password));
-    Lock lock = MakeLock(store, UniqueResource("auth"));
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(store, UniqueResource("auth"));
   }
   // Symfony's form: the password alone before '@'.
   OpenStoreOrFail(absl::StrCat("redis://", password, "@", server, "?secret=none"));
@@ -135,8 +133,7 @@ void UnixSocket(void**) {
       absl::StrCat("redis://", own.socket(), "?db=2&secret=none&command_timeout=0.5"));
   assert_true(absl::StrContains(store->Describe(), own.socket()));
   const std::string r = UniqueResource("socket");
-  Lock lock = MakeLock(store, r);
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(store, r);
   RedisClient db2(absl::StrCat(own.dsn(), "/2"));
   assert_int_equal(db2.Int({"EXISTS", r}), 1);
 }
@@ -145,8 +142,7 @@ void NoscriptRecovery(void**) {
   RedisServer& own = OwnRedis();
   RedisClient raw(own.dsn());
   for (const char* format : kRedisFormats) {
-    auto store =
-        OpenStoreOrFail(WithOptions(own.dsn(), absl::StrCat("format=", format, "&secret=none")));
+    auto store = OpenStoreOrFail(FormatDsn(own.dsn(), format));
     const std::string r = UniqueResource("noscript");
     Lock lock = MakeLock(store, r);
     TakeAndRelease(lock);
@@ -191,8 +187,7 @@ void RoundTrips(void**) {
   RedisClient raw(own.dsn());
   RoundTripCounter counter(raw);
   for (const char* format : kRedisFormats) {
-    auto store =
-        OpenStoreOrFail(WithOptions(own.dsn(), absl::StrCat("format=", format, "&secret=none")));
+    auto store = OpenStoreOrFail(FormatDsn(own.dsn(), format));
     const std::string r = UniqueResource("rtt");
     Lock lock = MakeLock(store, r);
     assert_true(TryOrFail(lock));  // warm: connected, scripts loaded
@@ -209,8 +204,7 @@ void RoundTrips(void**) {
     assert_int_equal(evalsha, 2);
 
     // A busy try is one round trip too; so are refresh and check.
-    Lock holder = MakeLock(store, r);
-    assert_true(TryOrFail(holder));
+    Lock holder = MakeHeldLock(store, r);
     counter.Start();
     assert_false(TryOrFail(lock));
     assert_int_equal(counter.Stop(), 1);
@@ -238,8 +232,7 @@ void SecretHidesNames(void**) {
   raw.Ok({"FLUSHDB"});
   auto store = OpenStoreOrFail(
       WithOptions(own.dsn(), absl::StrCat("prefix=app:&secret_file=", secret_file)));
-  Lock lock = MakeLock(store, "invoice-42");
-  assert_true(TryOrFail(lock));
+  Lock lock = MakeHeldLock(store, "invoice-42");
   const std::string key = absl::StrCat("app:", kHmacInvoice);
   assert_int_equal(raw.Int({"EXISTS", key}), 1);
   assert_int_equal(raw.Int({"EXISTS", key + ":ipclock"}), 1);
@@ -260,8 +253,7 @@ void ParseLockNaming(void**) {
   const std::string key = absl::StrCat("parse-stack:lock:v1:", kHmacInvoice);
   raw.Ok({"DEL", key});
   {
-    Lock lock = MakeLock(keyed, "invoice-42");
-    assert_true(TryOrFail(lock));
+    Lock lock = MakeHeldLock(keyed, "invoice-42");
     assert_string_equal(raw.Str({"GET", key})->c_str(), TokenOf(lock).c_str());
   }
   assert_int_equal(raw.Int({"EXISTS", key}), 0);
@@ -280,13 +272,11 @@ void ParseLockNaming(void**) {
   ASSERT_OK(lock.Release());
   // Without a secret: plain SHA-256.
   auto unkeyed = OpenStoreOrFail(WithOptions(own.dsn(), "naming=parse-lock&secret=none"));
-  Lock plain = MakeLock(unkeyed, "invoice-42");
-  assert_true(TryOrFail(plain));
+  Lock plain = MakeHeldLock(unkeyed, "invoice-42");
   assert_string_equal(raw.Str({"GET", absl::StrCat("parse-stack:lock:v1:", kShaInvoice)})->c_str(),
                       TokenOf(plain).c_str());
   // Parse::Lock's limit on names.
-  Lock too_long = MakeLock(unkeyed, std::string(1024, 'x'));
-  assert_true(TryOrFail(too_long));
+  Lock too_long = MakeHeldLock(unkeyed, std::string(1024, 'x'));
   LockOptions big;
   big.key_options.max_resource_bytes = 4096;
   absl::StatusOr<Lock> over = Lock::Create(unkeyed, std::string(1025, 'x'), big);
@@ -383,8 +373,7 @@ void ServerKilledWhileHeldAndWaiting(void**) {
 
   // Back (empty: no persistence): the same stores work again.
   h.own.Restart();
-  Lock again = MakeLock(h.holder_store, h.r);
-  assert_true(TryOrFail(again));
+  Lock again = MakeHeldLock(h.holder_store, h.r);
   Lock rival = MakeLock(h.waiter_store, h.r);
   assert_false(TryOrFail(rival));
   ASSERT_OK(again.Release());
@@ -437,11 +426,9 @@ void LostReplyIsReleasedLater(void**) {
   absl::SleepFor(absl::Milliseconds(100));
   print_message("orphan on the server after the stall: %lld\n", raw.Int({"EXISTS", r}));
   // The next use of the store reconnects and releases it first.
-  Lock other = MakeLock(store, UniqueResource("after-stall"));
-  assert_true(TryOrFail(other));
+  Lock other = MakeHeldLock(store, UniqueResource("after-stall"));
   assert_int_equal(raw.Int({"EXISTS", r}), 0);
-  Lock rival = MakeLock(store, r);
-  assert_true(TryOrFail(rival));
+  Lock rival = MakeHeldLock(store, r);
 }
 
 }  // namespace ipclock_test
