@@ -130,6 +130,26 @@ int UseSegment(const std::string& name, int rounds, int* opened) {
   return 0;
 }
 
+// UseSegment(name, rounds) while `attacker` writes over the segment, then
+// the attacker stopped; fails the test unless both ended cleanly. The user
+// runs in a child of its own so that a crash is an exit status this test
+// reports, not the end of the test program. Returns how many opens passed.
+int UseWhileAttacked(const std::string& name, int rounds, pid_t attacker, Flags* flags) {
+  int* opened = SharedMemory<int>();
+  pid_t user = ForkChild([&] {
+    DefaultCrashSignals();
+    return UseSegment(name, rounds, opened);
+  });
+  const int status = WaitChild(user, 600);
+  flags->stop = true;
+  assert_int_equal(WaitChild(attacker), 0);
+  if (status != 0) {
+    fail_msg("the segment's user ended with status %d%s", status,
+             status > 128 ? absl::StrCat(" (", strsignal(status - 128), ")").c_str() : "");
+  }
+  return *opened;
+}
+
 void RacingHeaderWriterCannotCrashOpenersOrListers(void**) {
   const ScratchSegment segment("flip");
   const std::string& name = segment.name();
@@ -141,27 +161,12 @@ void RacingHeaderWriterCannotCrashOpenersOrListers(void**) {
   Flags* flags = SharedMemory<Flags>();
   pid_t flipper = StartHeaderFlipper(name, flags);
   while (flags->flips.load() < 1000) usleep(100);
-  // The user runs in a child of its own so that a crash is an exit status
-  // this test reports, not the end of the test program.
-  struct Result {
-    int opened = 0;
-  };
-  Result* result = SharedMemory<Result>();
-  pid_t user = ForkChild([&] {
-    DefaultCrashSignals();
-    return UseSegment(name, 4000, &result->opened);
-  });
-  const int status = WaitChild(user, 600);
-  flags->stop = true;
-  assert_int_equal(WaitChild(flipper), 0);
-  if (status != 0) {
-    fail_msg("the segment's user ended with status %d%s", status,
-             status > 128 ? absl::StrCat(" (", strsignal(status - 128), ")").c_str() : "");
-  }
-  fprintf(stderr, "opened %d of 4000 times while the header was rewritten %ld times\n",
-          result->opened, flags->flips.load());
+  const int opened = UseWhileAttacked(name, 4000, flipper, flags);
+  fprintf(stderr, "opened %d of 4000 times while the header was rewritten %ld times\n", opened,
+          flags->flips.load());
   // The header is sane again: everything works.
-  assert_int_equal(UseSegment(name, 10, &result->opened), 0);
+  int opened_after = 0;
+  assert_int_equal(UseSegment(name, 10, &opened_after), 0);
   absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(absl::StrCat("shm://", name));
   ASSERT_OK(store);
   absl::StatusOr<Lock> lock = Lock::Create(*store, "after");
@@ -184,21 +189,7 @@ void ScribbledSlotsCannotCrashLockersOrListers(void**) {
   Flags* flags = SharedMemory<Flags>();
   pid_t scribbler = StartSlotScribbler(name, flags);
   while (flags->flips.load() < 10) usleep(100);
-  struct Result {
-    int opened = 0;
-  };
-  Result* result = SharedMemory<Result>();
-  pid_t user = ForkChild([&] {
-    DefaultCrashSignals();
-    return UseSegment(name, 3000, &result->opened);
-  });
-  const int status = WaitChild(user, 600);
-  flags->stop = true;
-  assert_int_equal(WaitChild(scribbler), 0);
-  if (status != 0) {
-    fail_msg("the segment's user ended with status %d%s", status,
-             status > 128 ? absl::StrCat(" (", strsignal(status - 128), ")").c_str() : "");
-  }
+  UseWhileAttacked(name, 3000, scribbler, flags);
 }
 
 }  // namespace
