@@ -154,8 +154,7 @@ void LockDirReplacedBySymlink(void**) {
   assert_int_equal(mkdir(elsewhere.c_str(), 0700), 0);
   auto store = OpenStoreOrFail("flock://" + dir);
   Lock before = LockOrFail(store, "before");
-  assert_true(*before.TryAcquire());
-  ASSERT_OK(before.Release());
+  TakeAndRelease(before);
 
   assert_int_equal(system(("rm -rf '" + dir + "'").c_str()), 0);
   assert_int_equal(symlink(elsewhere.c_str(), dir.c_str()), 0);
@@ -180,8 +179,7 @@ void ReadOnlyLockDir(void**) {
   {
     // A file that exists before the remount, and a lock that is not held
     // (a descriptor open for writing would make the remount fail EBUSY).
-    Lock existing = LockOrFail(store, "existing");
-    assert_true(*existing.TryAcquire());
+    Lock existing = HeldOrFail(store, "existing");
   }
   assert_int_equal(mount("tmpfs", mnt.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY,
                          "size=1m,mode=0700"),
@@ -210,8 +208,7 @@ void FullFilesystem(void**) {
   const std::string mnt = MountTmpfs("size=64k,mode=0700");
   auto store = OpenStoreOrFail("flock://" + mnt);
   Lock seasoned = LockOrFail(store, "seasoned");  // has its record already
-  assert_true(*seasoned.TryAcquire());
-  ASSERT_OK(seasoned.Release());
+  TakeAndRelease(seasoned);
   FillBlocks(mnt);
   Lock fresh = LockOrFail(store, "fresh");
   absl::StatusOr<bool> got = fresh.TryAcquire();
@@ -229,8 +226,7 @@ void FullFilesystem(void**) {
   });
   assert_int_equal(WaitChild(other), 0);
   // A lock whose record is already written still works on a full disk.
-  assert_true(*seasoned.TryAcquire());
-  ASSERT_OK(seasoned.Release());
+  TakeAndRelease(seasoned);
   // Room again: the same lock works, and exactly one holder gets it.
   assert_int_equal(unlink((mnt + "/filler").c_str()), 0);
   assert_true(*fresh.TryAcquire());
@@ -348,8 +344,7 @@ void PosixRegistryLeftWithoutSemaphore(void**) {
   assert_int_equal(stat(reg_file.c_str(), &st), 0);
   auto store = OpenStoreOrFail("posix-semaphore");
   {
-    Lock lock = LockOrFail(store, r);
-    assert_true(*lock.TryAcquire());
+    Lock lock = HeldOrFail(store, r);
     Lock rival = LockOrFail(store, r);
     assert_false(*rival.TryAcquire());
     ASSERT_OK(lock.Release());

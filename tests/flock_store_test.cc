@@ -66,8 +66,7 @@ void SymfonyFileNames(void**) {
 void LockFileAtSymfonyPath(void**) {
   std::string dir = MakeTempDir();
   auto store = StoreIn(dir);
-  Lock lock = LockOrFail(store, "invoice-42");
-  assert_true(*lock.TryAcquire());
+  Lock lock = HeldOrFail(store, "invoice-42");
   struct stat st;
   std::string path = dir + "/sf.invoice-42.PDBLwhy.lock";
   assert_int_equal(stat(path.c_str(), &st), 0);
@@ -78,8 +77,7 @@ void HolderRecordAndFence(void**) {
   std::string dir = MakeTempDir();
   auto store = StoreIn(dir);
   std::string path = dir + "/" + ipclock::FlockFileName("rec");
-  Lock lock = LockOrFail(store, "rec");
-  assert_true(*lock.TryAcquire());
+  Lock lock = HeldOrFail(store, "rec");
   std::string held = ReadFile(path);
   assert_int_equal(held.size(), 64);
   assert_true(held.rfind("ipclock-flock/1 fence=00000000000000000001 held=1 pid=", 0) == 0);
@@ -130,8 +128,7 @@ void MissingDirIsCreatedPrivate(void**) {
   auto shared = ipclock::StoreFromDsn("flock://" + MakeTempDir() +
                                       "/s?dir_mode=0750&file_mode=0666");
   ASSERT_OK(shared);
-  Lock lock = LockOrFail(*shared, "m");
-  assert_true(*lock.TryAcquire());
+  Lock lock = HeldOrFail(*shared, "m");
 }
 
 void HostileLockFilesRefused(void**) {
@@ -176,8 +173,7 @@ void UnlinkedWhileWaitingIsReopened(void**) {
 void HeldLockOnUnlinkedFileIsReportedLost(void**) {
   std::string dir = MakeTempDir();
   auto store = StoreIn(dir);
-  Lock lock = LockOrFail(store, "lost");
-  assert_true(*lock.TryAcquire());
+  Lock lock = HeldOrFail(store, "lost");
   assert_int_equal(unlink((dir + "/" + ipclock::FlockFileName("lost")).c_str()), 0);
   absl::Status held = lock.CheckAcquired();
   ASSERT_CODE(held, absl::StatusCode::kAborted);
@@ -187,12 +183,10 @@ void VanishedDirIsRecreated(void**) {
   std::string dir = MakeTempDir() + "/vanishing";
   auto store = StoreIn(dir);
   Lock first = LockOrFail(store, "v1");
-  assert_true(*first.TryAcquire());
-  ASSERT_OK(first.Release());
+  TakeAndRelease(first);
   std::string cmd = "rm -rf '" + dir + "'";
   assert_int_equal(system(cmd.c_str()), 0);
-  Lock second = LockOrFail(store, "v2");
-  assert_true(*second.TryAcquire());
+  Lock second = HeldOrFail(store, "v2");
   struct stat st;
   assert_int_equal(stat(dir.c_str(), &st), 0);
   assert_int_equal(st.st_mode & 0777, 0700);
@@ -210,18 +204,15 @@ void ExactPathMode(void**) {
   auto store = ipclock::NewFlockStore(options);
   ASSERT_OK(store);
   assert_false((*store)->capabilities().fencing);
-  Lock lock = LockOrFail(*store, data);
-  assert_true(*lock.TryAcquire());
+  Lock lock = HeldOrFail(*store, data);
   Lock rival = LockOrFail(*store, data);
   assert_false(*rival.TryAcquire());
   ASSERT_OK(lock.Release());
   assert_string_equal(ReadFile(data).c_str(), "user data");  // never written
   // A directory can be locked, as with flock(1).
-  Lock on_dir = LockOrFail(*store, dir);
-  assert_true(*on_dir.TryAcquire());
+  Lock on_dir = HeldOrFail(*store, dir);
   // A missing file is created.
-  Lock fresh = LockOrFail(*store, dir + "/new.lock");
-  assert_true(*fresh.TryAcquire());
+  Lock fresh = HeldOrFail(*store, dir + "/new.lock");
   // Symlinks are refused.
   std::string link = dir + "/link";
   assert_int_equal(symlink(data.c_str(), link.c_str()), 0);
@@ -280,8 +271,7 @@ void TwoLocksNeverShareAFile(void**) {
   const std::string r = UniqueResource("two");
   {
     Lock first = LockOrFail(store, r);
-    assert_true(*first.TryAcquire());
-    ASSERT_OK(first.Release());
+    TakeAndRelease(first);
   }  // its file is idle in the store now
   Lock a = LockOrFail(store, r);
   Lock b = LockOrFail(store, r);
@@ -309,23 +299,20 @@ void IdleFilesAreReusedAndBounded(void**) {
   auto store = FlockStoreIn(dir, options);
   const int before = OpenDescriptors();
   for (int i = 0; i < 100; ++i) {
-    Lock lock = LockOrFail(store, "same");
-    assert_true(*lock.TryAcquire());
+    Lock lock = HeldOrFail(store, "same");
     assert_int_equal(*lock.fence(), i + 1);
     ASSERT_OK(lock.Release());
   }
   assert_int_equal(OpenDescriptors(), before + 1);
   for (int i = 0; i < 10; ++i) {
-    Lock lock = LockOrFail(store, absl::StrCat("many-", i));
-    assert_true(*lock.TryAcquire());
+    Lock lock = HeldOrFail(store, absl::StrCat("many-", i));
   }
   assert_int_equal(OpenDescriptors(), before + 4);
   options.idle_files = 0;
   auto closing = FlockStoreIn(dir, options);
   const int now = OpenDescriptors();
   {
-    Lock lock = LockOrFail(closing, "same");
-    assert_true(*lock.TryAcquire());
+    Lock lock = HeldOrFail(closing, "same");
   }
   assert_int_equal(OpenDescriptors(), now);
 }
@@ -365,8 +352,7 @@ void ForkedChildOpensItsOwnFile(void**) {
   auto store = StoreIn(dir);
   const std::string r = UniqueResource("fork");
   {
-    Lock idle = LockOrFail(store, r);
-    assert_true(*idle.TryAcquire());
+    Lock idle = HeldOrFail(store, r);
   }
   Signal holding, done;
   pid_t child = ForkChild([&] {
@@ -390,8 +376,7 @@ void ChildReleaseLeavesParentsLock(void**) {
   std::string dir = MakeTempDir();
   auto store = StoreIn(dir);
   const std::string r = UniqueResource("inherited");
-  Lock held = LockOrFail(store, r);
-  assert_true(*held.TryAcquire());
+  Lock held = HeldOrFail(store, r);
   assert_int_equal(WaitChild(ForkChild([&] { return held.Release().ok() ? 0 : 1; })), 0);
   assert_int_equal(WaitChild(ForkChild([&] {
                      auto own = StoreIn(dir);

@@ -107,8 +107,7 @@ void SymlinkPlantedByAnotherUser(void**) {
 
   // Our own lock file in the shared dir: the sticky bit keeps the attacker
   // from unlinking it or renaming another file over it.
-  Lock ours = LockOrFail(store, "ours");
-  assert_true(*ours.TryAcquire());
+  Lock ours = HeldOrFail(store, "ours");
   const std::string path = dir + "/" + ipclock::FlockFileName("ours");
   assert_int_equal(AsNobody([&] {
                      if (unlink(path.c_str()) == 0) return 1;
@@ -134,8 +133,7 @@ void LockDirSwappedByOwnerOfParent(void**) {
   assert_int_equal(chmod(parent.substr(0, parent.rfind('/')).c_str(), 0755), 0);
   const std::string dir = parent + "/locks";
   auto store = OpenStoreOrFail("flock://" + dir);  // made by us, 0700, parent ours
-  Lock ours = LockOrFail(store, "job");
-  assert_true(*ours.TryAcquire());
+  Lock ours = HeldOrFail(store, "job");
   assert_int_equal(chown(parent.c_str(), kNobody, kNobody), 0);
   absl::StatusOr<std::shared_ptr<Store>> swapped = ipclock::StoreFromDsn("flock://" + dir);
   ASSERT_CODE(swapped, absl::StatusCode::kPermissionDenied);
@@ -178,8 +176,7 @@ void ShmSegmentOfAnotherUser(void**) {
   const std::string name = UniqueShmName("hostile");
   const std::string dsn = "shm://" + name;
   auto store = OpenStoreOrFail(dsn);
-  Lock ours = LockOrFail(store, "job");
-  assert_true(*ours.TryAcquire());
+  Lock ours = HeldOrFail(store, "job");
   const std::string file = "/dev/shm/ipclock." + name;
   const int attack = AsNobody([&] {
     int refused = AttackerAcquire(dsn, "job");
@@ -202,8 +199,7 @@ void SysvSemaphoreOfAnotherUser(void**) {
   const std::string r = UniqueResource("hostile-sysv");
   absl::StatusOr<int32_t> key = ipclock::SemaphoreIpcKey(r, ipclock::SemaphoreKeyScheme::kMd5);
   ASSERT_OK(key);
-  Lock ours = LockOrFail(store, r);
-  assert_true(*ours.TryAcquire());
+  Lock ours = HeldOrFail(store, r);
   const int attack = AsNobody([&] {
     int refused = AttackerAcquire("semaphore", r);
     if (refused != 0) return 10 + refused;
@@ -225,8 +221,7 @@ void PosixSemaphoreOfAnotherUser(void**) {
   SKIP_UNLESS_ROOT();
   auto store = OpenStoreOrFail("posix-semaphore");
   const std::string r = UniqueResource("hostile-posix");
-  Lock ours = LockOrFail(store, r);
-  assert_true(*ours.TryAcquire());
+  Lock ours = HeldOrFail(store, r);
   const std::string name = ipclock::PosixSemaphoreName(r);
   const int attack = AsNobody([&] {
     int refused = AttackerAcquire("posix-semaphore", r);

@@ -282,8 +282,7 @@ void SymfonyFormatOnTheWire(void**) {
   ASSERT_CODE(ipclock::Lock::Create(store, UniqueResource("month"), options),
               absl::StatusCode::kInvalidArgument);
   options.ttl = absl::Seconds(10);
-  Lock refreshed = LockOrFail(store, UniqueResource("month"), options);
-  assert_true(*refreshed.TryAcquire());
+  Lock refreshed = HeldOrFail(store, UniqueResource("month"), options);
   ASSERT_CODE(refreshed.Refresh(absl::Hours(24 * 31)), absl::StatusCode::kInvalidArgument);
   ASSERT_OK(refreshed.Release());
 }
