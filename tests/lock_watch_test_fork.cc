@@ -84,8 +84,7 @@ void ForkedChildWatchesItsOwnLocks(void**) {
   options.dir = dir;
   auto store = ipclock::NewFlockStore(options);
   ASSERT_OK(store);
-  Lock parent_lock = LockOrFail(*store, "parent");
-  assert_true(TryOrFail(parent_lock));
+  Lock parent_lock = HeldOrFail(*store, "parent");
   WatchOptions fast;
   fast.check_interval = absl::Milliseconds(50);
   fast.diagnostics = [](const ipclock::Diagnostic&) {};
@@ -121,8 +120,7 @@ void ForkedChildsCopyNeverWaitsForTheWatch(void**) {
   ASSERT_OK(flock);
   auto store = std::make_shared<StalledCheckStore>(*flock);
   LockWatch watch;
-  Lock lock = LockOrFail(store, "stalled");
-  assert_true(TryOrFail(lock));
+  Lock lock = HeldOrFail(store, "stalled");
   WatchOptions fast;
   fast.check_interval = absl::Milliseconds(10);
   fast.diagnostics = [](const ipclock::Diagnostic&) {};
@@ -146,8 +144,7 @@ void ForkedChildsCopyNeverWaitsForTheWatch(void**) {
   assert_false(TryOrFail(rival));  // still the parent's
   assert_false(watched->lost());
   ASSERT_OK(watched->Release());
-  assert_true(TryOrFail(rival));
-  ASSERT_OK(rival.Release());
+  TakeAndRelease(rival);
 }
 
 }  // namespace ipclock_test
