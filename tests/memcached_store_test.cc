@@ -243,11 +243,7 @@ void DsnFormsAndBadInput(void**) {
 void UnixSocketServer(void**) {
   OwnMemcached own;
   // Only the socket: memcached then listens on no TCP port.
-  const char* why = own.Start({"-s", "{socket}", "-a", "0700"});
-  if (why != nullptr) {
-    print_message("skipped: %s\n", why);
-    skip();
-  }
+  SkipIf(own.Start({"-s", "{socket}", "-a", "0700"}));
   auto store = Open(absl::StrCat("memcached://", own.socket_path(), "?secret=none"));
   std::string r = UniqueResource("sock");
   Lock a = HeldOrFail(store, r), b = LockOrFail(store, r);
@@ -505,11 +501,7 @@ void LocksOfAStoreAreCheckedByOneRequest(void**) {
 
 void EvictionLosesTheLock(void**) {
   OwnMemcached own;
-  const char* why = own.Start({"-m", "2"});
-  if (why != nullptr) {
-    print_message("skipped: %s\n", why);
-    skip();
-  }
+  SkipIf(own.Start({"-m", "2"}));
   auto store = Open(absl::StrCat(own.dsn(), "?secret=none"));
   const std::string r = UniqueResource("evicted");
   LockOptions options;
@@ -538,11 +530,7 @@ void EvictionLosesTheLock(void**) {
 
 void ServerDownIsUnavailableRestartIsLoss(void**) {
   OwnMemcached own;
-  const char* why = own.Start();
-  if (why != nullptr) {
-    print_message("skipped: %s\n", why);
-    skip();
-  }
+  SkipIf(own.Start());
   auto store = Open(absl::StrCat(own.dsn(), "?secret=none&connect_timeout=300&retry_timeout=1"));
   const std::string r = UniqueResource("down");
   Lock lock = HeldOrFail(store, r);
