@@ -20,7 +20,12 @@ in place). A stale line matches nothing and costs nothing, so the file only
 needs writing again when start-up code moves a lot; run the bench's
 `--only startup` section before and after.
 
-Usage: tools/ipclock/startup_path.py BUILD_DIR   (a build without debug
+The compiler inlines differently at each level of optimization, so the file
+is the union of what the builds named run: write it from a release build
+and from a build as the Debian package makes it (buildtype plain, with
+dpkg-buildflags' hardening flags; see debian/rules).
+
+Usage: tools/ipclock/startup_path.py BUILD_DIR...   (builds without debug
 info, e.g. -Dbuildtype=release; needs valgrind)
 """
 
@@ -93,12 +98,10 @@ def executed_functions(binary, runs):
     return names
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    build = os.path.abspath(sys.argv[1])
-    if shutil.which('valgrind') is None:
-        sys.exit('startup_path.py: valgrind is not installed (apt-get install valgrind)')
+def input_section_patterns(build):
+    """The input sections of the functions a run of `build`'s command
+    executes, as linker script patterns, in the order first executed; and
+    their size, how many functions ran, and how many could not be placed."""
     with tempfile.TemporaryDirectory() as tmp:
         binary = os.path.join(tmp, 'ipclock')
         mapfile = os.path.join(tmp, 'ipclock.map')
@@ -141,12 +144,25 @@ def main():
         if pattern not in patterns:
             patterns.append(pattern)
             size += sec_size
+    return patterns, size, len(functions), unplaced
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    if shutil.which('valgrind') is None:
+        sys.exit('startup_path.py: valgrind is not installed (apt-get install valgrind)')
+    patterns = []
+    for build in sys.argv[1:]:
+        found, size, functions, unplaced = input_section_patterns(os.path.abspath(build))
+        patterns += [p for p in found if p not in patterns]
+        print('%s: %d input sections, %d bytes, for %d functions (%d not placed)' %
+              (build, len(found), size, functions, unplaced))
     with open(SCRIPT, 'w') as out:
         out.write(HEADER + 'SECTIONS\n{\n  .text.startup_path :\n  {\n')
         out.writelines('    %s\n' % p for p in patterns)
         out.write('  }\n}\nINSERT BEFORE .text;\n')
-    print('%s: %d input sections, %d bytes, for %d functions (%d not placed)' %
-          (SCRIPT, len(patterns), size, len(functions), unplaced))
+    print('%s: %d input sections' % (SCRIPT, len(patterns)))
 
 
 if __name__ == '__main__':
