@@ -4,6 +4,7 @@
 #include "core/named_file.h"
 
 #include <errno.h>
+#include <iterator>
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -22,15 +23,11 @@ static_assert(kMaxUnixSocketPath + 1 == sizeof(sockaddr_un{}.sun_path),
               "a socket address holds the path and its NUL");
 
 absl::string_view KindName(FileKind kind) {
-  switch (kind) {
-    case FileKind::kRegularFile:
-      return "a regular file";
-    case FileKind::kUnixSocket:
-      return "a Unix socket";
-    case FileKind::kDirectory:
-      return "a directory";
-  }
-  return "a file";
+  static constexpr absl::string_view kNames[] = {
+      "a regular file", "a Unix socket", "a directory"};  // by FileKind
+  static_assert(std::size(kNames) ==
+                static_cast<size_t>(FileKind::kDirectory) + 1);
+  return kNames[static_cast<size_t>(kind)];
 }
 
 bool IsKind(mode_t type, FileKind kind) {

@@ -21,20 +21,10 @@ namespace {
 
 // One "already warned" flag per IpcKind, and one for tmp-cleaner notes: a
 // daemon that opens a store per request must not fill its log.
-constexpr int kWarnSlots = 4;
-std::atomic<bool> g_warned[kWarnSlots];
+std::atomic<bool> g_warned[kIpcKinds + 1];
 
-int WarnSlot(const RemoveIpcReport& report) {
-  if (!report.at_risk) return 3;
-  switch (report.kind) {
-    case IpcKind::kSysV:
-      return 0;
-    case IpcKind::kPosixShm:
-      return 1;
-    case IpcKind::kLockDir:
-      return 2;
-  }
-  return 2;
+size_t WarnSlot(const RemoveIpcReport& report) {
+  return report.at_risk ? static_cast<size_t>(report.kind) : kIpcKinds;
 }
 
 void WarnOnce(const RemoveIpcReport& report, absl::string_view store) {

@@ -7,6 +7,7 @@
 #include "platform/removeipc.h"
 
 #include <dirent.h>
+#include <iterator>
 #include <pwd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -203,15 +204,10 @@ std::string IpcAdvice(uid_t sys_uid_max) {
 }  // namespace
 
 absl::string_view IpcKindName(IpcKind kind) {
-  switch (kind) {
-    case IpcKind::kSysV:
-      return "SysV IPC";
-    case IpcKind::kPosixShm:
-      return "POSIX shared memory";
-    case IpcKind::kLockDir:
-      return "lock dir";
-  }
-  return "?";
+  static constexpr absl::string_view kNames[] = {
+      "SysV IPC", "POSIX shared memory", "lock dir"};  // by IpcKind
+  static_assert(std::size(kNames) == kIpcKinds);
+  return kNames[static_cast<size_t>(kind)];
 }
 
 std::optional<bool> ParseSystemdBoolean(absl::string_view text) {

@@ -45,6 +45,8 @@ enum class IpcKind {
   kPosixShm,  // /dev/shm: shm_open, named sem_open (`shm`, `posix-semaphore`)
   kLockDir,   // lock files in a dir (`flock`)
 };
+// How many IpcKinds there are, for tables indexed by kind.
+inline constexpr size_t kIpcKinds = 3;
 
 // The name of `kind` in messages: "SysV IPC", "POSIX shared memory",
 // "lock dir".

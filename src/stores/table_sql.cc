@@ -3,6 +3,7 @@
 
 #include "stores/table_sql.h"
 
+#include <iterator>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -46,15 +47,12 @@ absl::Status CheckTableNames(const TableStoreOptions& n) {
 }
 
 absl::string_view NowSql(TableDialect dialect) {
-  switch (dialect) {
-    case TableDialect::kPgsql:
-      return "CAST(EXTRACT(epoch FROM NOW()) AS INT)";
-    case TableDialect::kMysql:
-      return "UNIX_TIMESTAMP()";
-    case TableDialect::kSqlite:
-      return "strftime('%s','now')";
-  }
-  return "";
+  static constexpr absl::string_view kNow[] = {  // by TableDialect
+      "CAST(EXTRACT(epoch FROM NOW()) AS INT)", "UNIX_TIMESTAMP()",
+      "strftime('%s','now')"};
+  static_assert(std::size(kNow) ==
+                static_cast<size_t>(TableDialect::kSqlite) + 1);
+  return kNow[static_cast<size_t>(dialect)];
 }
 
 std::string CreateTableSql(TableDialect dialect, const TableStoreOptions& n) {
