@@ -88,6 +88,22 @@ class Dsn {
   absl::Status TakeIntInto(absl::string_view name, Int* value, long min, long max) {
     return Into(TakeInt(name, static_cast<long>(*value), min, max), value);
   }
+  // An option naming one of `choices` (`{{"path", Naming::kPath}, ...}`);
+  // `expected` lists them for the message ("symfony or path").
+  template <typename T>
+  absl::Status TakeChoiceInto(absl::string_view name,
+                              std::initializer_list<std::pair<absl::string_view, T>> choices,
+                              absl::string_view expected, T* value) {
+    std::optional<std::string> v = TakeOption(name);
+    if (!v) return absl::OkStatus();
+    for (const auto& [text, choice] : choices) {
+      if (*v == text) {
+        *value = choice;
+        return absl::OkStatus();
+      }
+    }
+    return BadOption(name, *v, expected);
+  }
 
  private:
   template <typename T, typename Field>

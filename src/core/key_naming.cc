@@ -133,16 +133,12 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path,
 absl::StatusOr<KeyNamingOptions> KeyNamingOptionsFromDsn(
     Dsn& dsn, absl::string_view store) {
   KeyNamingOptions options;
-  if (std::optional<std::string> naming = dsn.TakeOption("naming")) {
-    if (*naming == "plain") {
-      options.scheme = KeyNamingOptions::Scheme::kPlain;
-    } else if (*naming == "parse-lock") {
-      options.scheme = KeyNamingOptions::Scheme::kParseLock;
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ipclock: bad DSN \"", dsn.redacted(), "\": option naming=",
-                       *naming, ": expected plain or parse-lock"));
-    }
+  if (absl::Status s = dsn.TakeChoiceInto("naming",
+                                          {{"plain", KeyNamingOptions::Scheme::kPlain},
+                                           {"parse-lock", KeyNamingOptions::Scheme::kParseLock}},
+                                          "plain or parse-lock", &options.scheme);
+      !s.ok()) {
+    return s;
   }
   if (std::optional<std::string> prefix = dsn.TakeOption("prefix")) {
     options.prefix = *std::move(prefix);

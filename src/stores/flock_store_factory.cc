@@ -64,14 +64,12 @@ absl::StatusOr<FlockStoreOptions> FlockOptionsFromDsn(Dsn& dsn,
     }
     options.dir = dsn.path();
   }
-  if (std::optional<std::string> naming = dsn.TakeOption("naming")) {
-    if (*naming == "symfony") {
-      options.naming = FlockStoreOptions::Naming::kSymfony;
-    } else if (*naming == "path") {
-      options.naming = FlockStoreOptions::Naming::kPath;
-    } else {
-      return BadDsn(dsn, absl::StrCat("option naming=", *naming, ": expected symfony or path"));
-    }
+  if (absl::Status s = dsn.TakeChoiceInto("naming",
+                                          {{"symfony", FlockStoreOptions::Naming::kSymfony},
+                                           {"path", FlockStoreOptions::Naming::kPath}},
+                                          "symfony or path", &options.naming);
+      !s.ok()) {
+    return s;
   }
   if (absl::Status s = dsn.TakeModeInto("dir_mode", &options.dir_mode); !s.ok()) return s;
   if (absl::Status s = dsn.TakeModeInto("file_mode", &options.file_mode); !s.ok()) return s;

@@ -342,12 +342,13 @@ absl::StatusOr<MysqlAdvisoryStoreOptions> MysqlAdvisoryOptionsFromDsn(Dsn& dsn) 
   if (!connection.ok()) return connection.status();
   MysqlAdvisoryStoreOptions options;
   options.connection = *std::move(connection);
-  if (std::optional<std::string> scheme = dsn.TakeOption("scheme")) {
-    if (*scheme == "symfony") {
-      options.scheme = MysqlAdvisoryStoreOptions::Scheme::kSymfony;
-    } else if (*scheme != "laravel") {
-      return BadDsn(dsn, absl::StrCat("option scheme=", *scheme, ": expected laravel or symfony"));
-    }
+  if (absl::Status s = dsn.TakeChoiceInto(
+          "scheme",
+          {{"laravel", MysqlAdvisoryStoreOptions::Scheme::kLaravel},
+           {"symfony", MysqlAdvisoryStoreOptions::Scheme::kSymfony}},
+          "laravel or symfony", &options.scheme);
+      !s.ok()) {
+    return s;
   }
   absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);
   if (!max_idle.ok()) return max_idle.status();

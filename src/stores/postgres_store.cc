@@ -564,17 +564,13 @@ absl::StatusOr<PostgresStoreOptions> PostgresOptionsFromDsn(Dsn& dsn) {
   absl::StatusOr<PgConninfo> conninfo = PgConninfoFromDsn(dsn, /*pdo_form=*/false);
   if (!conninfo.ok()) return conninfo.status();
   options.conninfo = *std::move(conninfo);
-  if (std::optional<std::string> scheme = dsn.TakeOption("scheme")) {
-    if (*scheme == "native") {
-      options.scheme = PostgresLockIdScheme::kNative;
-    } else if (*scheme == "symfony") {
-      options.scheme = PostgresLockIdScheme::kSymfony;
-    } else if (*scheme == "laravel") {
-      options.scheme = PostgresLockIdScheme::kLaravel;
-    } else {
-      return BadDsn(dsn, absl::StrCat("option scheme=", *scheme,
-                                      ": expected native, symfony or laravel"));
-    }
+  if (absl::Status s = dsn.TakeChoiceInto("scheme",
+                                          {{"native", PostgresLockIdScheme::kNative},
+                                           {"symfony", PostgresLockIdScheme::kSymfony},
+                                           {"laravel", PostgresLockIdScheme::kLaravel}},
+                                          "native, symfony or laravel", &options.scheme);
+      !s.ok()) {
+    return s;
   }
   if (std::optional<std::string> level = dsn.TakeOption("level")) {
     if (*level == "transaction") {

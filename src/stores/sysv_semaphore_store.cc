@@ -317,16 +317,12 @@ absl::StatusOr<SemaphoreStoreOptions> SemaphoreOptionsFromDsn(Dsn& dsn,
     return BadDsn(dsn, "semaphore takes no address, only options (semaphore:?mode=0666)");
   }
   SemaphoreStoreOptions options;
-  if (std::optional<std::string> scheme = dsn.TakeOption("key_scheme")) {
-    if (*scheme == "md5") {
-      options.key_scheme = SemaphoreKeyScheme::kMd5;
-    } else if (*scheme == "xxh3") {
-      options.key_scheme = SemaphoreKeyScheme::kXxh3;
-    } else {
-      return BadDsn(dsn, absl::StrCat("key_scheme=", *scheme,
-                                      ": expected md5 (Symfony up to 6.2) or xxh3 "
-                                      "(Symfony 6.3 and later)"));
-    }
+  if (absl::Status s = dsn.TakeChoiceInto(
+          "key_scheme",
+          {{"md5", SemaphoreKeyScheme::kMd5}, {"xxh3", SemaphoreKeyScheme::kXxh3}},
+          "md5 (Symfony up to 6.2) or xxh3 (Symfony 6.3 and later)", &options.key_scheme);
+      !s.ok()) {
+    return s;
   }
   if (absl::Status s = TakeCommonSemaphoreOptions(dsn, store_options, &options); !s.ok()) {
     return s;
