@@ -3,6 +3,7 @@
 
 #include "capi/diagnostic_handlers.h"
 
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -18,38 +19,20 @@ namespace {
 class CDiagnostic {
  public:
   explicit CDiagnostic(const Diagnostic& d) : message_(d.status.message()) {
-    switch (d.kind) {
-      case DiagnosticKind::kNotice:
-        c_.kind = IPCLOCK_DIAG_NOTICE;
-        break;
-      case DiagnosticKind::kLeaseOverrun:
-        c_.kind = IPCLOCK_DIAG_LEASE_OVERRUN;
-        c_.ttl_ms = absl::ToInt64Milliseconds(d.ttl);
-        c_.overrun_ms = absl::ToInt64Milliseconds(d.overrun);
-        break;
-      case DiagnosticKind::kLockLost:
-        c_.kind = IPCLOCK_DIAG_LOCK_LOST;
-        break;
-      case DiagnosticKind::kWaiting:
-        c_.kind = IPCLOCK_DIAG_WAITING;
-        break;
-      case DiagnosticKind::kAcquired:
-        c_.kind = IPCLOCK_DIAG_ACQUIRED;
-        break;
-      case DiagnosticKind::kOwnerDied:
-        c_.kind = IPCLOCK_DIAG_OWNER_DIED;
-        break;
-    }
-    switch (d.severity) {
-      case DiagnosticSeverity::kInfo:
-        c_.severity = IPCLOCK_DIAG_INFO;
-        break;
-      case DiagnosticSeverity::kWarning:
-        c_.severity = IPCLOCK_DIAG_WARNING;
-        break;
-      case DiagnosticSeverity::kError:
-        c_.severity = IPCLOCK_DIAG_ERROR;
-        break;
+    // The C enums, by the C++ enums' values.
+    static constexpr int kKinds[] = {IPCLOCK_DIAG_NOTICE,   IPCLOCK_DIAG_LEASE_OVERRUN,
+                                     IPCLOCK_DIAG_LOCK_LOST, IPCLOCK_DIAG_WAITING,
+                                     IPCLOCK_DIAG_ACQUIRED,  IPCLOCK_DIAG_OWNER_DIED};
+    static_assert(std::size(kKinds) == static_cast<size_t>(DiagnosticKind::kOwnerDied) + 1);
+    static constexpr int kSeverities[] = {IPCLOCK_DIAG_INFO, IPCLOCK_DIAG_WARNING,
+                                          IPCLOCK_DIAG_ERROR};
+    static_assert(std::size(kSeverities) ==
+                  static_cast<size_t>(DiagnosticSeverity::kError) + 1);
+    c_.kind = kKinds[static_cast<size_t>(d.kind)];
+    c_.severity = kSeverities[static_cast<size_t>(d.severity)];
+    if (d.kind == DiagnosticKind::kLeaseOverrun) {
+      c_.ttl_ms = absl::ToInt64Milliseconds(d.ttl);
+      c_.overrun_ms = absl::ToInt64Milliseconds(d.overrun);
     }
     c_.text = d.text.c_str();
     c_.store = d.store.c_str();

@@ -46,10 +46,19 @@ ipclock::LockOptions OptionsFrom(const ipclock_lock_options* opts) {
   return options;
 }
 
-// Wraps a new Lock in a handle: `*out`, or the error that kept it from
-// being made.
-int MakeHandle(const ipclock_store* store, absl::StatusOr<ipclock::Lock> lock,
-               const ipclock::LockOptions& options, ipclock_lock** out, char** error) {
+// Makes a Lock with `make(options)` and wraps it in a handle: `*out`, or
+// the error that kept it from being made. `args_ok`: the call's own
+// pointers besides `store` are there.
+template <typename MakeLock>
+int MakeHandle(const char* function, ipclock_store* store, bool args_ok,
+               const struct ipclock_lock_options* opts, ipclock_lock** out, char** error,
+               MakeLock make) {
+  if (int rc = ipclock::capi::StartMaking(out, error, store != nullptr && args_ok, function);
+      rc != 0) {
+    return rc;
+  }
+  const ipclock::LockOptions options = OptionsFrom(opts);
+  absl::StatusOr<ipclock::Lock> lock = make(options);
   if (!lock.ok()) return FailMaking(error, lock.status());
   std::string resource = lock->resource();
   ipclock_lock* handle = new (std::nothrow) ipclock_lock(*std::move(lock));
@@ -79,29 +88,20 @@ int ipclock_lock_create(ipclock_store* store, const char* resource,
                         size_t resource_len,
                         const struct ipclock_lock_options* opts,
                         ipclock_lock** out, char** error) {
-  if (int rc = ipclock::capi::StartMaking(out, error, store != nullptr && resource != nullptr,
-                                          "ipclock_lock_create");
-      rc != 0) {
-    return rc;
-  }
-  const ipclock::LockOptions options = OptionsFrom(opts);
-  return MakeHandle(store,
-                    ipclock::Lock::Create(store->store,
-                                          absl::string_view(resource, resource_len), options),
-                    options, out, error);
+  return MakeHandle("ipclock_lock_create", store, resource != nullptr, opts, out, error,
+                    [&](const ipclock::LockOptions& options) {
+                      return ipclock::Lock::Create(
+                          store->store, absl::string_view(resource, resource_len), options);
+                    });
 }
 
 int ipclock_lock_from_serialized(ipclock_store* store, const char* text,
                                  const struct ipclock_lock_options* opts,
                                  ipclock_lock** out, char** error) {
-  if (int rc = ipclock::capi::StartMaking(out, error, store != nullptr && text != nullptr,
-                                          "ipclock_lock_from_serialized");
-      rc != 0) {
-    return rc;
-  }
-  const ipclock::LockOptions options = OptionsFrom(opts);
-  return MakeHandle(store, ipclock::Lock::FromSerialized(store->store, text, options), options,
-                    out, error);
+  return MakeHandle("ipclock_lock_from_serialized", store, text != nullptr, opts, out, error,
+                    [&](const ipclock::LockOptions& options) {
+                      return ipclock::Lock::FromSerialized(store->store, text, options);
+                    });
 }
 
 int ipclock_lock_acquire(ipclock_lock* lock, unsigned flags, int64_t wait_ms) {

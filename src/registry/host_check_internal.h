@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -54,6 +55,16 @@ struct Target {
 };
 
 using Level = HostFinding::Level;
+
+// A finding of `check` about `subject`, at `level` until the check says
+// otherwise.
+inline HostFinding Finding(Level level, std::string check, std::string subject = "") {
+  HostFinding f;
+  f.level = level;
+  f.check = std::move(check);
+  f.subject = std::move(subject);
+  return f;
+}
 
 void CheckRemoveIpcSetting(const Target& target, std::vector<HostFinding>* out);
 void CheckLockDirs(const Target& target, std::vector<HostFinding>* out);

@@ -33,9 +33,7 @@ constexpr long kNeededSemopm = 2;
 }  // namespace
 
 void CheckSysvLimits(const Target& target, std::vector<HostFinding>* out) {
-  HostFinding f;
-  f.check = "sysv-limits";
-  f.subject = "/proc/sys/kernel/sem";
+  HostFinding f = Finding(Level::kOk, "sysv-limits", "/proc/sys/kernel/sem");
   std::optional<std::string> text = ReadSmallFile("/proc/sys/kernel/sem");
   std::vector<long> v;
   if (text) {
@@ -89,10 +87,7 @@ void CheckSysvLimits(const Target& target, std::vector<HostFinding>* out) {
 }
 
 void CheckIoUring(const Target& target, std::vector<HostFinding>* out) {
-  HostFinding f;
-  f.level = Level::kInfo;
-  f.check = "io_uring";
-  f.subject = "/proc/sys/kernel/io_uring_disabled";
+  HostFinding f = Finding(Level::kInfo, "io_uring", "/proc/sys/kernel/io_uring_disabled");
   std::optional<std::string> text = ReadSmallFile(f.subject);
   int disabled = 0;
   const std::string setting =
@@ -114,9 +109,7 @@ void CheckIoUring(const Target& target, std::vector<HostFinding>* out) {
 }
 
 void CheckTimedWaitSignal(const Target& target, std::vector<HostFinding>* out) {
-  HostFinding f;
-  f.level = Level::kInfo;
-  f.check = "timed-wait-signal";
+  HostFinding f = Finding(Level::kInfo, "timed-wait-signal");
   const int sig = TimedWaitSignal();
   if (sig == 0) {
     f.message = absl::StrCat(

@@ -107,9 +107,7 @@ std::optional<UnsafeAncestor> FindUnsafeAncestor(const Target& target, absl::str
 void CheckLifetime(const Target& target, const Target::LockDir& d,
                    std::vector<HostFinding>* out) {
   const RemoveIpcReport r = CheckRemoveIpc(target.root, target.uid, IpcKind::kLockDir, d.dir);
-  HostFinding f;
-  f.check = "lock-dir-lifetime";
-  f.subject = d.dir;
+  HostFinding f = Finding(Level::kOk, "lock-dir-lifetime", d.dir);
   if (r.at_risk || r.may_be_cleaned) {
     f.level = RiskFor(d);
     f.message = Qualified(d, r.reason);
@@ -124,9 +122,7 @@ void CheckLifetime(const Target& target, const Target::LockDir& d,
 void CheckPermissions(const Target& target, const Target::LockDir& d,
                       std::vector<HostFinding>* out) {
   const std::string path = target.InTree(d.dir);
-  HostFinding f;
-  f.check = "lock-dir-permissions";
-  f.subject = d.dir;
+  HostFinding f = Finding(Level::kOk, "lock-dir-permissions", d.dir);
   const PathInfo info = InspectPath(path, /*follow=*/false);
   // The store's own rule for the dir, applied to what lstat found.
   struct stat st = {};
@@ -175,9 +171,7 @@ void CheckFilesystem(const Target& target, const Target::LockDir& d,
   const std::string existing = NearestExisting(target.InTree(d.dir));
   const std::optional<long> magic = FilesystemMagic(existing);
   if (!magic) return;
-  HostFinding f;
-  f.check = "lock-dir-filesystem";
-  f.subject = d.dir;
+  HostFinding f = Finding(Level::kOk, "lock-dir-filesystem", d.dir);
   for (const RemoteFs& r : kRemoteFilesystems) {
     if (*magic != r.magic) continue;
     // A tree mounted here says little about the filesystem the target
@@ -205,9 +199,7 @@ void CheckRemoveIpcSetting(const Target& target, std::vector<HostFinding>* out) 
                            ? *target.ipc_kind
                            : IpcKind::kSysV;
   const RemoveIpcReport r = CheckRemoveIpc(target.root, target.uid, kind);
-  HostFinding f;
-  f.check = "removeipc";
-  f.subject = r.source;
+  HostFinding f = Finding(Level::kOk, "removeipc", r.source);
   if (r.at_risk) {
     // It deletes SysV and /dev/shm objects, whatever store a program uses;
     // only a store named by the user that keeps none of them (a lock dir, a

@@ -41,6 +41,7 @@
 
 #include <cstdint>
 
+#include "platform/shared_word.h"
 #include "stores/posix_semaphore_registry.h"
 #include "stores/ticket_queue.h"
 
@@ -89,14 +90,6 @@ struct RegistryPage {
   TicketQueueShared queue;
 };
 
-template <typename T>
-T SharedLoad(const T* p) {
-  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-template <typename T>
-void SharedStore(T* p, T v) {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
 
 // The registry's robust, process-shared mutex: made once, locked with
 // EOWNERDEAD turned into `*owner_died` (and the mutex made consistent).

@@ -12,6 +12,7 @@
 #include "platform/futex.h"
 #include "platform/proc_pid.h"
 #include "platform/process_id.h"
+#include "platform/shared_word.h"
 
 namespace ipclock {
 
@@ -30,13 +31,9 @@ constexpr uint32_t kMaxQueued = 1u << 20;
 // and then reads `first`, and a passer that moves `first` and then reads
 // the entry, must not both miss the other (see Leave and PassOn).
 template <typename T>
-T Load(const T* p) {
-  return __atomic_load_n(p, __ATOMIC_SEQ_CST);
-}
+T Load(const T* p) { return SharedLoad<__ATOMIC_SEQ_CST>(p); }
 template <typename T>
-void Store(T* p, T v) {
-  __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
-}
+void Store(T* p, T v) { SharedStore<__ATOMIC_SEQ_CST>(p, v); }
 template <typename T>
 bool CompareExchange(T* p, T expected, T desired) {
   return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST,
