@@ -360,6 +360,15 @@ absl::Status Dsn::BadOption(absl::string_view name, absl::string_view value,
                                      expected));
 }
 
+absl::Status Dsn::BadChoice(absl::string_view name, absl::string_view value,
+                            const std::vector<absl::string_view>& names) const {
+  std::string expected;
+  for (size_t i = 0; i < names.size(); ++i) {
+    absl::StrAppend(&expected, i == 0 ? "" : i + 1 == names.size() ? " or " : ", ", names[i]);
+  }
+  return BadOption(name, value, expected);
+}
+
 absl::StatusOr<bool> Dsn::TakeBool(absl::string_view name, bool default_value) {
   std::optional<std::string> v = TakeOption(name);
   if (!v) return default_value;

@@ -88,21 +88,24 @@ class Dsn {
   absl::Status TakeIntInto(absl::string_view name, Int* value, long min, long max) {
     return Into(TakeInt(name, static_cast<long>(*value), min, max), value);
   }
-  // An option naming one of `choices` (`{{"path", Naming::kPath}, ...}`);
-  // `expected` lists them for the message ("symfony or path").
+  // An option naming one of `choices` (`{{"path", Naming::kPath}, ...}`).
+  // A bad value's message lists the names ("expected symfony or path"), or
+  // says `expected` instead when given.
   template <typename T>
   absl::Status TakeChoiceInto(absl::string_view name,
                               std::initializer_list<std::pair<absl::string_view, T>> choices,
-                              absl::string_view expected, T* value) {
+                              T* value, absl::string_view expected = {}) {
     std::optional<std::string> v = TakeOption(name);
     if (!v) return absl::OkStatus();
+    std::vector<absl::string_view> names;
     for (const auto& [text, choice] : choices) {
       if (*v == text) {
         *value = choice;
         return absl::OkStatus();
       }
+      names.push_back(text);
     }
-    return BadOption(name, *v, expected);
+    return expected.empty() ? BadChoice(name, *v, names) : BadOption(name, *v, expected);
   }
 
  private:
@@ -120,6 +123,9 @@ class Dsn {
   };
   absl::Status BadOption(absl::string_view name, absl::string_view value,
                          absl::string_view expected) const;
+  // BadOption() expecting one of `names`: "a, b or c".
+  absl::Status BadChoice(absl::string_view name, absl::string_view value,
+                         const std::vector<absl::string_view>& names) const;
 
   std::string scheme_;
   bool has_authority_ = false;

@@ -133,13 +133,10 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path,
 absl::StatusOr<KeyNamingOptions> KeyNamingOptionsFromDsn(
     Dsn& dsn, absl::string_view store) {
   KeyNamingOptions options;
-  if (absl::Status s = dsn.TakeChoiceInto("naming",
-                                          {{"plain", KeyNamingOptions::Scheme::kPlain},
-                                           {"parse-lock", KeyNamingOptions::Scheme::kParseLock}},
-                                          "plain or parse-lock", &options.scheme);
-      !s.ok()) {
-    return s;
-  }
+  using Scheme = KeyNamingOptions::Scheme;
+  absl::Status naming = dsn.TakeChoiceInto(
+      "naming", {{"plain", Scheme::kPlain}, {"parse-lock", Scheme::kParseLock}}, &options.scheme);
+  if (!naming.ok()) return naming;
   if (std::optional<std::string> prefix = dsn.TakeOption("prefix")) {
     options.prefix = *std::move(prefix);
   }

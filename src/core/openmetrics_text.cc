@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 
 namespace ipclock {
 namespace internal {
@@ -50,17 +51,7 @@ std::string Number(double value) {
 }
 
 std::string HelpText(absl::string_view help) {
-  std::string out;
-  for (char c : help) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return absl::StrReplaceAll(help, {{"\\", "\\\\"}, {"\n", "\\n"}});
 }
 
 }  // namespace

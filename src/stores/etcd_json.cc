@@ -202,46 +202,27 @@ class JsonParser {
       }
       if (pos_ >= s_.size()) return Fail("unterminated escape");
       const char e = s_[pos_++];
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          out->push_back(e);
-          break;
-        case 'b':
-          out->push_back('\b');
-          break;
-        case 'f':
-          out->push_back('\f');
-          break;
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case 'u': {
-          uint32_t cp;
-          if (!Hex4(&cp)) return false;
-          if (cp >= 0xd800 && cp <= 0xdbff) {
-            uint32_t low;
-            if (s_.substr(pos_, 2) != "\\u") return Fail("lone high surrogate");
-            pos_ += 2;
-            if (!Hex4(&low)) return false;
-            if (low < 0xdc00 || low > 0xdfff) return Fail("bad low surrogate");
-            cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-          } else if (cp >= 0xdc00 && cp <= 0xdfff) {
-            return Fail("lone low surrogate");
-          }
-          AppendUtf8(cp, out);
-          break;
-        }
-        default:
-          return Fail("unknown escape");
+      // The one-character escapes, and what each stands for.
+      static constexpr absl::string_view kEscaped = "\"\\/bfnrt";
+      static constexpr absl::string_view kMeant = "\"\\/\b\f\n\r\t";
+      if (const size_t i = kEscaped.find(e); i != absl::string_view::npos) {
+        out->push_back(kMeant[i]);
+        continue;
       }
+      if (e != 'u') return Fail("unknown escape");
+      uint32_t cp;
+      if (!Hex4(&cp)) return false;
+      if (cp >= 0xd800 && cp <= 0xdbff) {
+        uint32_t low;
+        if (s_.substr(pos_, 2) != "\\u") return Fail("lone high surrogate");
+        pos_ += 2;
+        if (!Hex4(&low)) return false;
+        if (low < 0xdc00 || low > 0xdfff) return Fail("bad low surrogate");
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+      } else if (cp >= 0xdc00 && cp <= 0xdfff) {
+        return Fail("lone low surrogate");
+      }
+      AppendUtf8(cp, out);
     }
   }
 

@@ -64,13 +64,10 @@ absl::StatusOr<FlockStoreOptions> FlockOptionsFromDsn(Dsn& dsn,
     }
     options.dir = dsn.path();
   }
-  if (absl::Status s = dsn.TakeChoiceInto("naming",
-                                          {{"symfony", FlockStoreOptions::Naming::kSymfony},
-                                           {"path", FlockStoreOptions::Naming::kPath}},
-                                          "symfony or path", &options.naming);
-      !s.ok()) {
-    return s;
-  }
+  using Naming = FlockStoreOptions::Naming;
+  absl::Status naming = dsn.TakeChoiceInto(
+      "naming", {{"symfony", Naming::kSymfony}, {"path", Naming::kPath}}, &options.naming);
+  if (!naming.ok()) return naming;
   if (absl::Status s = dsn.TakeModeInto("dir_mode", &options.dir_mode); !s.ok()) return s;
   if (absl::Status s = dsn.TakeModeInto("file_mode", &options.file_mode); !s.ok()) return s;
   if (absl::Status s = dsn.TakeBoolInto("record", &options.holder_record); !s.ok()) return s;

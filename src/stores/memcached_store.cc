@@ -136,6 +136,14 @@ class MemcachedStore final : public StoreWithRelease<MemcachedKeyState> {
   // The server-side key of `key`'s resource and `key`'s token, once the key
   // has one.
   absl::Status NameAndToken(Key& key, std::string* name, absl::string_view* token) const;
+  // Aborted unless `found` holds `token`: `gone` when there is no key,
+  // `taken` when it holds another owner's token.
+  absl::Status OursOrLost(const Key& key, const MemcachedFound& found, absl::string_view token,
+                          absl::string_view gone, absl::string_view taken) const {
+    if (found.present && found.value == token) return absl::OkStatus();
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      found.present ? taken : gone);
+  }
   // gets of key `name` under mu_, the server made ready first (EnsureLocked());
   // a failure names `what` asked it.
   absl::StatusOr<MemcachedFound> GetsLocked(const Key& key, const std::string& name,
@@ -454,15 +462,13 @@ absl::Status MemcachedStore::PutOffExpiration(Key& key, absl::Duration ttl) {
   if (!found.ok()) return found.status();
   // Symfony adds the key again when it finds it gone; we report the loss:
   // someone may have held the lock in between.
-  if (!found->present) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "cannot refresh: the lock's key is gone (evicted, flushed, "
-                      "deleted or expired)");
-  }
-  if (found->value != token) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "cannot refresh: the key holds another owner's token (the "
-                      "lock was lost and taken over)");
+  if (absl::Status s = OursOrLost(key, *found, token,
+                                  "cannot refresh: the lock's key is gone (evicted, flushed, "
+                                  "deleted or expired)",
+                                  "cannot refresh: the key holds another owner's token (the "
+                                  "lock was lost and taken over)");
+      !s.ok()) {
+    return s;
   }
   memcached_return_t rc = conn_.Cas(name, token, expiry, found->cas);
   if (rc == MEMCACHED_DATA_EXISTS || rc == MEMCACHED_NOTFOUND) {
@@ -545,18 +551,13 @@ absl::Status MemcachedStore::CheckHeld(Key& key) {
   }
   absl::StatusOr<MemcachedFound> found = GetsLocked(key, name, "check (get)");
   if (!found.ok()) return found.status();
-  if (!found->present || found->value != token) ForgetHeldLocked(name, token);
-  if (!found->present) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "the lock's key is gone: evicted (memcached was short of "
-                      "memory), flushed, deleted, or the server restarted");
-  }
-  if (found->value != token) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "the lock's key holds another owner's token: ours was lost "
-                      "(evicted, flushed or expired) and the lock taken over");
-  }
-  return absl::OkStatus();
+  absl::Status ours = OursOrLost(key, *found, token,
+                                 "the lock's key is gone: evicted (memcached was short of "
+                                 "memory), flushed, deleted, or the server restarted",
+                                 "the lock's key holds another owner's token: ours was lost "
+                                 "(evicted, flushed or expired) and the lock taken over");
+  if (!ours.ok()) ForgetHeldLocked(name, token);
+  return ours;
 }
 
 }  // namespace

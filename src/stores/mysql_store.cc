@@ -342,14 +342,10 @@ absl::StatusOr<MysqlAdvisoryStoreOptions> MysqlAdvisoryOptionsFromDsn(Dsn& dsn) 
   if (!connection.ok()) return connection.status();
   MysqlAdvisoryStoreOptions options;
   options.connection = *std::move(connection);
-  if (absl::Status s = dsn.TakeChoiceInto(
-          "scheme",
-          {{"laravel", MysqlAdvisoryStoreOptions::Scheme::kLaravel},
-           {"symfony", MysqlAdvisoryStoreOptions::Scheme::kSymfony}},
-          "laravel or symfony", &options.scheme);
-      !s.ok()) {
-    return s;
-  }
+  using Scheme = MysqlAdvisoryStoreOptions::Scheme;
+  absl::Status scheme = dsn.TakeChoiceInto(
+      "scheme", {{"laravel", Scheme::kLaravel}, {"symfony", Scheme::kSymfony}}, &options.scheme);
+  if (!scheme.ok()) return scheme;
   absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);
   if (!max_idle.ok()) return max_idle.status();
   options.max_idle = static_cast<size_t>(*max_idle);

@@ -564,14 +564,12 @@ absl::StatusOr<PostgresStoreOptions> PostgresOptionsFromDsn(Dsn& dsn) {
   absl::StatusOr<PgConninfo> conninfo = PgConninfoFromDsn(dsn, /*pdo_form=*/false);
   if (!conninfo.ok()) return conninfo.status();
   options.conninfo = *std::move(conninfo);
-  if (absl::Status s = dsn.TakeChoiceInto("scheme",
-                                          {{"native", PostgresLockIdScheme::kNative},
-                                           {"symfony", PostgresLockIdScheme::kSymfony},
-                                           {"laravel", PostgresLockIdScheme::kLaravel}},
-                                          "native, symfony or laravel", &options.scheme);
-      !s.ok()) {
-    return s;
-  }
+  absl::Status scheme = dsn.TakeChoiceInto("scheme",
+                                            {{"native", PostgresLockIdScheme::kNative},
+                                             {"symfony", PostgresLockIdScheme::kSymfony},
+                                             {"laravel", PostgresLockIdScheme::kLaravel}},
+                                            &options.scheme);
+  if (!scheme.ok()) return scheme;
   if (std::optional<std::string> level = dsn.TakeOption("level")) {
     if (*level == "transaction") {
       // A transaction-level lock is released when its transaction ends and

@@ -136,7 +136,31 @@ class RedisStore final : public StoreWithRelease<RedisKeyState> {
     return &st;
   }
 
+  // The state and token of a key that has held the lock; Aborted
+  // "<doing>this key never held the lock" for one that never did.
+  struct Holding {
+    RedisKeyState* st;
+    absl::string_view token;
+  };
+  absl::StatusOr<Holding> HoldingOf(Key& key, absl::string_view doing = "") {
+    if (!key.has_token()) {
+      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                        absl::StrCat(doing, "this key never held the lock"));
+    }
+    absl::StatusOr<RedisKeyState*> st = StateOf(key);
+    if (!st.ok()) return st.status();
+    absl::StatusOr<absl::string_view> token = key.Token();
+    if (!token.ok()) return token.status();
+    return Holding{*st, *token};
+  }
+
   absl::string_view FencingFlag() const { return options_.fencing ? "1" : "0"; }
+
+  // Runs `script`, which answers 1 while `held` still holds the key, and
+  // says what else it found; `what` names the call in messages ("refresh").
+  absl::Status RunHeldScript(Key& key, const Holding& held, RedisScript script,
+                             std::initializer_list<absl::string_view> argv,
+                             absl::string_view what, absl::string_view lost);
 
   absl::StatusOr<RedisAcquired> TryAcquireOnce(const RedisNames& names,
                                           absl::string_view resource,
@@ -290,28 +314,25 @@ absl::Status RedisStore::PutOffExpiration(Key& key, absl::Duration ttl) {
                       "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
                       "count: expected a finite lease");
   }
-  if (!key.has_token()) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "cannot refresh: this key never held the lock");
-  }
-  absl::StatusOr<RedisKeyState*> st = StateOf(key);
-  if (!st.ok()) return st.status();
-  absl::StatusOr<absl::string_view> token = key.Token();
-  if (!token.ok()) return token.status();
+  absl::StatusOr<Holding> held = HoldingOf(key, "cannot refresh: ");
+  if (!held.ok()) return held.status();
   char ttl_buf[24];
+  return RunHeldScript(key, *held, RedisScript::kRefresh,
+                       {held->token, Decimal(CeilMillis(ttl), ttl_buf), FencingFlag()},
+                       "refresh", "cannot refresh: the lock is no longer held");
+}
+
+absl::Status RedisStore::RunHeldScript(Key& key, const Holding& held, RedisScript script,
+                                       std::initializer_list<absl::string_view> argv,
+                                       absl::string_view what, absl::string_view lost) {
   uint64_t epoch = 0;
   RedisConnection::Call call{key.resource(), nullptr, &epoch};
-  absl::StatusOr<RedisReply> r =
-      conn_.Eval(RedisScript::kRefresh, (*st)->names,
-                 {*token, Decimal(CeilMillis(ttl), ttl_buf), FencingFlag()}, call);
+  absl::StatusOr<RedisReply> r = conn_.Eval(script, held.st->names, argv, call);
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
-  if (reply->type == REDIS_REPLY_ERROR) {
-    return conn_.ReplyError(reply, key.resource(), "refresh");
-  }
+  if (reply->type == REDIS_REPLY_ERROR) return conn_.ReplyError(reply, key.resource(), what);
   if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) return absl::OkStatus();
-  return NotHeld(key, **st, reply, epoch, "cannot refresh: the lock is no longer held",
-                 RedisScript::kRefresh);
+  return NotHeld(key, *held.st, reply, epoch, lost, script);
 }
 
 absl::Status RedisStore::Release(Key& key, bool died) {
@@ -355,21 +376,19 @@ absl::Status RedisStore::Release(Key& key, bool died) {
 
 absl::StatusOr<bool> RedisStore::Exists(Key& key) {
   if (!key.has_token()) return false;
-  absl::StatusOr<RedisKeyState*> st = StateOf(key);
-  if (!st.ok()) return st.status();
-  absl::StatusOr<absl::string_view> token = key.Token();
-  if (!token.ok()) return token.status();
+  absl::StatusOr<Holding> held = HoldingOf(key);
+  if (!held.ok()) return held.status();
   RedisConnection::Call call{key.resource()};
   if (options_.format == RedisStoreOptions::Format::kSimple) {
-    absl::StatusOr<RedisReply> r = conn_.Command({"GET", (*st)->names.key}, call);
+    absl::StatusOr<RedisReply> r = conn_.Command({"GET", held->st->names.key}, call);
     if (!r.ok()) return r.status();
     const redisReply* reply = r->get();
     if (IsRedisError(reply, "WRONGTYPE")) return false;  // someone else's format
     if (reply->type == REDIS_REPLY_ERROR) return conn_.ReplyError(reply, key.resource(), "GET");
-    return reply->type == REDIS_REPLY_STRING && RedisReplyText(reply) == *token;
+    return reply->type == REDIS_REPLY_STRING && RedisReplyText(reply) == held->token;
   }
   absl::StatusOr<RedisReply> r =
-      conn_.Eval(RedisScript::kExists, (*st)->names, {*token}, call);
+      conn_.Eval(RedisScript::kExists, held->st->names, {held->token}, call);
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
   if (reply->type == REDIS_REPLY_ERROR) return conn_.ReplyError(reply, key.resource(), "exists");
@@ -380,23 +399,10 @@ absl::StatusOr<bool> RedisStore::Exists(Key& key) {
 // ran out but that the server still keeps is held (the watch on held locks
 // reports the client's lease on its own).
 absl::Status RedisStore::CheckHeld(Key& key) {
-  if (!key.has_token()) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "this key never held the lock");
-  }
-  absl::StatusOr<RedisKeyState*> st = StateOf(key);
-  if (!st.ok()) return st.status();
-  absl::StatusOr<absl::string_view> token = key.Token();
-  if (!token.ok()) return token.status();
-  uint64_t epoch = 0;
-  RedisConnection::Call call{key.resource(), nullptr, &epoch};
-  absl::StatusOr<RedisReply> r =
-      conn_.Eval(RedisScript::kCheck, (*st)->names, {*token, FencingFlag()}, call);
-  if (!r.ok()) return r.status();
-  const redisReply* reply = r->get();
-  if (reply->type == REDIS_REPLY_ERROR) return conn_.ReplyError(reply, key.resource(), "check");
-  if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) return absl::OkStatus();
-  return NotHeld(key, **st, reply, epoch, "the lock is no longer held", RedisScript::kCheck);
+  absl::StatusOr<Holding> held = HoldingOf(key);
+  if (!held.ok()) return held.status();
+  return RunHeldScript(key, *held, RedisScript::kCheck, {held->token, FencingFlag()}, "check",
+                       "the lock is no longer held");
 }
 
 WatchTargets RedisStore::GetWatchTargets(Key& key) {

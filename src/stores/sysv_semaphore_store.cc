@@ -317,13 +317,10 @@ absl::StatusOr<SemaphoreStoreOptions> SemaphoreOptionsFromDsn(Dsn& dsn,
     return BadDsn(dsn, "semaphore takes no address, only options (semaphore:?mode=0666)");
   }
   SemaphoreStoreOptions options;
-  if (absl::Status s = dsn.TakeChoiceInto(
-          "key_scheme",
-          {{"md5", SemaphoreKeyScheme::kMd5}, {"xxh3", SemaphoreKeyScheme::kXxh3}},
-          "md5 (Symfony up to 6.2) or xxh3 (Symfony 6.3 and later)", &options.key_scheme);
-      !s.ok()) {
-    return s;
-  }
+  absl::Status key_scheme = dsn.TakeChoiceInto(
+      "key_scheme", {{"md5", SemaphoreKeyScheme::kMd5}, {"xxh3", SemaphoreKeyScheme::kXxh3}},
+      &options.key_scheme, "md5 (Symfony up to 6.2) or xxh3 (Symfony 6.3 and later)");
+  if (!key_scheme.ok()) return key_scheme;
   if (absl::Status s = TakeCommonSemaphoreOptions(dsn, store_options, &options); !s.ok()) {
     return s;
   }
