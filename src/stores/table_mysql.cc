@@ -90,14 +90,10 @@ absl::StatusOr<MysqlTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
   MysqlTableStoreOptions options;
   absl::StatusOr<MysqlConnectionOptions> connection = MysqlConnectionFromDsn(dsn);
   if (!connection.ok()) return connection.status();
-  absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);
-  if (!max_idle.ok()) return max_idle.status();
-  absl::StatusOr<TableStoreOptions> table = TakeTableOptions(dsn);
-  if (!table.ok()) return table.status();
-  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  if (absl::Status s = TakeTableDsnTail(dsn, &options.max_idle, &options.table); !s.ok()) {
+    return s;
+  }
   options.connection = *std::move(connection);
-  options.max_idle = static_cast<size_t>(*max_idle);
-  options.table = *std::move(table);
   return options;
 }
 

@@ -117,14 +117,10 @@ absl::StatusOr<PostgresTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
   PostgresTableStoreOptions options;
   absl::StatusOr<Conninfo> conninfo = PgConninfoFromDsn(dsn, /*pdo_form=*/true);
   if (!conninfo.ok()) return conninfo.status();
-  absl::StatusOr<long> max_idle = dsn.TakeInt("max_idle", 4, 0, 1024);
-  if (!max_idle.ok()) return max_idle.status();
-  absl::StatusOr<TableStoreOptions> table = TakeTableOptions(dsn);
-  if (!table.ok()) return table.status();
-  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
+  if (absl::Status s = TakeTableDsnTail(dsn, &options.max_idle, &options.table); !s.ok()) {
+    return s;
+  }
   options.conninfo = WithPgDefaults(*conninfo);
-  options.max_idle = static_cast<size_t>(*max_idle);
-  options.table = *std::move(table);
   return options;
 }
 

@@ -305,10 +305,7 @@ absl::StatusOr<SqliteTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
   absl::StatusOr<double> busy = dsn.TakeSeconds("busy_timeout", 5, 3600);
   if (!busy.ok()) return busy.status();
   options.busy_timeout = absl::Seconds(*busy);
-  absl::StatusOr<TableStoreOptions> table = TakeTableOptions(dsn);
-  if (!table.ok()) return table.status();
-  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  options.table = *std::move(table);
+  if (absl::Status s = TakeTableDsnTail(dsn, nullptr, &options.table); !s.ok()) return s;
   if (absl::Status s = CheckSqlitePath(options.path, absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
       !s.ok()) {
     return s;

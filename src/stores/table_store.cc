@@ -376,6 +376,10 @@ absl::StatusOr<std::shared_ptr<Store>> MakeTableStore(
       name, std::move(describe), scope, options, std::move(backend)));
 }
 
+namespace {
+
+// Symfony's table options (db_table, db_id_col, db_token_col,
+// db_expiration_col) and gc_probability.
 absl::StatusOr<TableStoreOptions> TakeTableOptions(Dsn& dsn) {
   TableStoreOptions options;
   if (std::optional<std::string> v = dsn.TakeOption("db_table")) options.table = *v;
@@ -397,6 +401,19 @@ absl::StatusOr<TableStoreOptions> TakeTableOptions(Dsn& dsn) {
   }
   return options;
 }
+
+}  // namespace
+
+absl::Status TakeTableDsnTail(Dsn& dsn, size_t* max_idle, TableStoreOptions* table) {
+  if (max_idle != nullptr) {
+    if (absl::Status s = dsn.TakeIntInto("max_idle", max_idle, 0, 1024); !s.ok()) return s;
+  }
+  absl::StatusOr<TableStoreOptions> taken = TakeTableOptions(dsn);
+  if (!taken.ok()) return taken.status();
+  *table = *std::move(taken);
+  return dsn.CheckAllOptionsUsed();
+}
+
 
 absl::StatusOr<HeldLocks> ListTableLocks(TableBackend& backend, absl::string_view store,
                                          const TableStoreOptions& options,

@@ -33,9 +33,11 @@ absl::StatusOr<std::shared_ptr<Store>> MakeTableStore(
 // What a table store can do, on a database of `scope`.
 Capabilities TableCapabilities(Scope scope);
 
-// Takes Symfony's table options (db_table, db_id_col, db_token_col,
-// db_expiration_col) and gc_probability from `dsn`.
-absl::StatusOr<TableStoreOptions> TakeTableOptions(Dsn& dsn);
+// The end of a table store's DSN: `max_idle` (a server's pool; null for a
+// store without one), then Symfony's table options (db_table, db_id_col,
+// db_token_col, db_expiration_col) and gc_probability, then no option left
+// over.
+absl::Status TakeTableDsnTail(Dsn& dsn, size_t* max_idle, TableStoreOptions* table);
 
 // The rows that have not expired, for `ipclock list`: the resource is known
 // only as its SHA-256 unless the request names it. A missing table is an
