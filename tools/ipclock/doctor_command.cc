@@ -6,6 +6,8 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include <iterator>
+
 #include "absl/strings/str_cat.h"
 #include "exit_codes.h"
 #include "getopt_util.h"
@@ -38,15 +40,9 @@ const struct option kLongOptions[] = {
 };
 
 const char* LevelName(Level level) {
-  switch (level) {
-    case Level::kOk:
-      return "ok";
-    case Level::kInfo:
-      return "info";
-    case Level::kRisk:
-      return "risk";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"ok", "info", "risk"};  // by Level
+  static_assert(std::size(kNames) == static_cast<size_t>(Level::kRisk) + 1);
+  return kNames[static_cast<size_t>(level)];
 }
 
 // Everything shown is escaped: a tree being audited may name its files and
