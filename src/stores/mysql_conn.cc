@@ -64,56 +64,24 @@ std::string ConnError(MYSQL* conn) {
 
 }  // namespace
 
-MyConnection::MyConnection(MYSQL* conn) : conn_(conn), pid_(CurrentPid()) {}
+int MyClient::Socket(MYSQL* conn) { return static_cast<int>(Mariadb().mysql_get_socket(conn)); }
 
-MyConnection::MyConnection(MyConnection&& other) noexcept
-    : conn_(std::exchange(other.conn_, nullptr)), pid_(other.pid_) {}
-
-MyConnection& MyConnection::operator=(MyConnection&& other) noexcept {
-  if (this != &other) {
-    Close();
-    conn_ = std::exchange(other.conn_, nullptr);
-    pid_ = other.pid_;
-  }
-  return *this;
+void MyClient::Close(MYSQL* conn) {
+  // COM_QUIT, and under TLS OpenSSL's close_notify, to a server that may
+  // have gone.
+  std::optional<SigpipeBlock> quiet;
+  if (Mariadb().mysql_get_ssl_cipher(conn) != nullptr) quiet.emplace();
+  Mariadb().mysql_close(conn);
 }
-
-bool MyConnection::ours() const { return conn_ != nullptr && pid_ == CurrentPid(); }
 
 uint64_t MyConnection::session_id() const {
-  return conn_ != nullptr ? Mariadb().mysql_thread_id(conn_) : 0;
-}
-
-int MyConnection::socket() const {
-  return conn_ != nullptr ? static_cast<int>(Mariadb().mysql_get_socket(conn_)) : -1;
+  return valid() ? Mariadb().mysql_thread_id(get()) : 0;
 }
 
 bool MyConnection::looks_alive() const {
   if (!ours()) return false;
   const int fd = socket();
   return fd >= 0 && !HasPendingInput(fd);
-}
-
-void MyConnection::Close() {
-  if (conn_ == nullptr) return;
-  if (pid_ != CurrentPid()) {
-    // A copy inherited through fork(): mysql_close() must not tell the
-    // server anything. If the socket cannot be pointed at /dev/null,
-    // leaking the handle is the lesser harm.
-    const int fd = socket();
-    if (fd >= 0 && !DetachInheritedSocket(fd)) {
-      conn_ = nullptr;
-      return;
-    }
-  }
-  {
-    // COM_QUIT, and under TLS OpenSSL's close_notify, to a server that may
-    // have gone.
-    std::optional<SigpipeBlock> quiet;
-    if (Mariadb().mysql_get_ssl_cipher(conn_) != nullptr) quiet.emplace();
-    Mariadb().mysql_close(conn_);
-  }
-  conn_ = nullptr;
 }
 
 absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,

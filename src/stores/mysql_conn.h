@@ -29,43 +29,29 @@
 #include "ipclock/spi/deadline.h"
 #include "ipclock/stores/mysql_store.h"
 #include "platform/mariadb_calls.h"
+#include "stores/session_handle.h"
 
 namespace ipclock {
 
-// An owned MYSQL handle. Closing it ends the server session, which releases
-// every named lock (GET_LOCK) taken on it.
-//
-// After fork() the child has a copy of the socket, but the session is the
-// parent's: a child that sent anything on it (even the COM_QUIT that
-// mysql_close() sends) would end the parent's session and drop its locks.
-// So a connection remembers the process that opened it, and in any other
-// process closing it says nothing to the server.
-class MyConnection {
- public:
-  MyConnection() = default;
-  explicit MyConnection(MYSQL* conn);
-  MyConnection(MyConnection&& other) noexcept;
-  MyConnection& operator=(MyConnection&& other) noexcept;
-  MyConnection(const MyConnection&) = delete;
-  MyConnection& operator=(const MyConnection&) = delete;
-  ~MyConnection() { Close(); }
+struct MyClient {
+  static int Socket(MYSQL* conn);
+  static void Close(MYSQL* conn);  // mysql_close(): COM_QUIT, and the memory
+};
 
-  MYSQL* get() const { return conn_; }
-  bool valid() const { return conn_ != nullptr; }
-  // Whether this process opened the connection (see above).
-  bool ours() const;
+// An owned MYSQL handle. Closing it ends the server session, which releases
+// every named lock (GET_LOCK) taken on it; in a forked child, closing it
+// says nothing to the server (stores/session_handle.h).
+class MyConnection : public SessionHandle<MYSQL, MyClient> {
+ public:
+  using SessionHandle::SessionHandle;
+
   // The session's id on the server (CONNECTION_ID()), as of the connect.
   uint64_t session_id() const;
-  int socket() const;
+  int socket() const { return valid() ? MyClient::Socket(get()) : -1; }
   // Whether the session is up as far as can be told without a round trip:
   // ours, and the server has sent nothing unasked. A server ends a session
   // (KILL, shutdown) by sending an error packet and closing the socket.
   bool looks_alive() const;
-  void Close();
-
- private:
-  MYSQL* conn_ = nullptr;
-  pid_t pid_ = 0;
 };
 
 // Opens a connection (blocking, bounded by connect_timeout) with utf8mb4,

@@ -52,55 +52,23 @@ const std::string& NoNotice() {
 
 }  // namespace
 
-PgConnection::PgConnection(PGconn* conn) : conn_(conn), pid_(CurrentPid()) {
-  if (conn_ != nullptr) {
+int PgClient::Socket(PGconn* conn) { return Libpq().PQsocket(conn); }
+
+void PgClient::Close(PGconn* conn) { Libpq().PQfinish(conn); }
+
+PgConnection::PgConnection(PGconn* conn) : SessionHandle(conn) {
+  if (conn != nullptr) {
     notice_ = std::make_unique<std::string>();
-    Libpq().PQsetNoticeReceiver(conn_, &KeepNotice, notice_.get());
+    Libpq().PQsetNoticeReceiver(conn, &KeepNotice, notice_.get());
   }
-}
-
-PgConnection::PgConnection(PgConnection&& other) noexcept
-    : conn_(std::exchange(other.conn_, nullptr)),
-      pid_(other.pid_),
-      notice_(std::move(other.notice_)) {}
-
-PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
-  if (this != &other) {
-    Close();
-    conn_ = std::exchange(other.conn_, nullptr);
-    pid_ = other.pid_;
-    notice_ = std::move(other.notice_);
-  }
-  return *this;
 }
 
 const std::string& PgConnection::last_notice() const {
   return notice_ != nullptr ? *notice_ : NoNotice();
 }
 
-bool PgConnection::ours() const { return conn_ != nullptr && pid_ == CurrentPid(); }
-
 bool PgConnection::looks_alive() const {
-  return conn_ != nullptr && Libpq().PQstatus(conn_) == CONNECTION_OK;
-}
-
-void PgConnection::Close() {
-  if (conn_ == nullptr) return;
-  if (pid_ != CurrentPid()) {
-    // A copy inherited through fork(). Point the descriptor number at
-    // /dev/null (dup3 swaps it atomically, so no other thread can be handed
-    // that number in between): PQfinish's goodbye then goes nowhere and its
-    // close() closes only our copy. If /dev/null cannot be opened, leaking
-    // the struct is the lesser harm.
-    const int fd = Libpq().PQsocket(conn_);
-    if (fd >= 0 && !DetachInheritedSocket(fd)) {
-      // The descriptor still reaches the parent's session.
-      conn_ = nullptr;
-      return;
-    }
-  }
-  Libpq().PQfinish(conn_);
-  conn_ = nullptr;
+  return valid() && Libpq().PQstatus(get()) == CONNECTION_OK;
 }
 
 namespace {

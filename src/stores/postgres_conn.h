@@ -20,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "ipclock/spi/deadline.h"
 #include "platform/libpq_calls.h"
+#include "stores/session_handle.h"
 
 namespace ipclock {
 
@@ -28,34 +29,28 @@ struct PgResultDeleter {
 };
 using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
 
+struct PgClient {
+  static int Socket(PGconn* conn);
+  static void Close(PGconn* conn);  // PQfinish(): Terminate, and the memory
+};
+
 // An owned PGconn. Closing it ends the server session, which releases every
-// advisory session lock taken on it.
+// advisory session lock taken on it; in a forked child, closing it says
+// nothing to the server (stores/session_handle.h).
 //
 // Notices the server sends (a WARNING from pg_advisory_unlock, the FATAL a
 // session gets just before the server ends it) are kept as `last_notice()`
 // instead of going to stderr, libpq's default: a library does not write to
 // the program's stderr, and the text says why a session ended.
-//
-// fork() copies the socket into the child, but the session stays the
-// parent's: a child that sent anything on it (even the Terminate message
-// PQfinish sends) would garble or end the parent's session and drop its
-// locks. So a connection remembers the process that opened it, and in any
-// other process closing it only frees the memory and the child's copy of the
-// socket, saying nothing to the server.
-class PgConnection {
+class PgConnection : public SessionHandle<PGconn, PgClient> {
  public:
   PgConnection() = default;
   explicit PgConnection(PGconn* conn);
-  PgConnection(PgConnection&& other) noexcept;
-  PgConnection& operator=(PgConnection&& other) noexcept;
-  PgConnection(const PgConnection&) = delete;
-  PgConnection& operator=(const PgConnection&) = delete;
+  PgConnection(PgConnection&&) = default;
+  PgConnection& operator=(PgConnection&&) = default;
+  // Closes before `notice_`, which libpq may still write to, goes.
   ~PgConnection() { Close(); }
 
-  PGconn* get() const { return conn_; }
-  bool valid() const { return conn_ != nullptr; }
-  // Whether this process opened the connection (see above).
-  bool ours() const;
   // Whether libpq still thinks the connection is up. Costs nothing, and
   // learns of a dead server only from the last call that touched the socket.
   bool looks_alive() const;
@@ -63,11 +58,8 @@ class PgConnection {
   // line with its severity ("FATAL: terminating connection due to
   // administrator command [SQLSTATE 57P01]"); "" if none.
   const std::string& last_notice() const;
-  void Close();
 
  private:
-  PGconn* conn_ = nullptr;
-  pid_t pid_ = 0;
   // Where libpq's notice receiver writes; on the heap so that its address
   // survives moves.
   std::unique_ptr<std::string> notice_;
