@@ -8,6 +8,7 @@
 #include <atomic>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_factory.h"
@@ -23,18 +24,34 @@ absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const std::string& dsn
   return ipclock::StoreFromDsn(dsn, options);
 }
 
+std::string WithOption(const std::string& dsn, const std::string& option) {
+  return absl::StrCat(dsn, absl::StrContains(dsn, "?") ? "&" : "?", option);
+}
+
 double ReusedHandle(const RunShape& shape, const std::shared_ptr<ipclock::Store>& store,
-                    const std::string& resource) {
+                    const std::string& resource, ipclock::LockMode mode) {
   absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, resource);
   if (!lock.ok()) return -1;
   return MedianNsPerOp(shape, [&](int64_t n) {
+    const ipclock::LockMode held_as = mode;  // read once: passed in a register, like a constant
     for (int64_t i = 0; i < n; ++i) {
-      absl::StatusOr<bool> got = lock->TryAcquire();
+      absl::StatusOr<bool> got = lock->TryAcquire(held_as);
       if (!got.ok() || !*got) return false;
       if (!lock->Release().ok()) return false;
     }
     return true;
   });
+}
+
+Row* ReusedHandleRow(const RunShape& shape, const std::string& section, const std::string& dsn,
+                     const std::string& figure, const std::string& resource, Report* report) {
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(dsn);
+  if (!store.ok()) {
+    report->notes.push_back(absl::StrCat(section, ": ", figure, " skipped: ",
+                                         store.status().ToString()));
+    return nullptr;
+  }
+  return &report->Add(section, figure, ReusedHandle(shape, *store, resource), "ns/op");
 }
 
 double FullCycle(const RunShape& shape, const std::shared_ptr<ipclock::Store>& store,

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "ipclock/store.h"
 #include "measure.h"
+#include "report.h"
 
 namespace ipclock_bench {
 
@@ -19,9 +20,17 @@ namespace ipclock_bench {
 // the output.
 absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const std::string& dsn);
 
-// TryAcquire + Release of one Lock kept across operations.
+// `dsn` with `option` ("name=value") added to its query.
+std::string WithOption(const std::string& dsn, const std::string& option);
+
+// TryAcquire(mode) + Release of one Lock kept across operations.
 double ReusedHandle(const RunShape& shape, const std::shared_ptr<ipclock::Store>& store,
-                    const std::string& resource);
+                    const std::string& resource,
+                    ipclock::LockMode mode = ipclock::LockMode::kExclusive);
+// ReusedHandle on the store of `dsn` as the row `figure` of `section`
+// (ns/op); nullptr, with a note saying why, if the store does not open.
+Row* ReusedHandleRow(const RunShape& shape, const std::string& section, const std::string& dsn,
+                     const std::string& figure, const std::string& resource, Report* report);
 // Lock::Create + TryAcquire + Release + destruction per operation, on a
 // resource that exists already (the warm-up creates it).
 double FullCycle(const RunShape& shape, const std::shared_ptr<ipclock::Store>& store,

@@ -10,8 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "cache_zk_peers.h"
 #include "ipclock/lock.h"
 #include "ipclock_rows.h"
@@ -23,35 +21,6 @@ namespace {
 
 constexpr char kNs[] = "ns/op";
 
-std::string WithOption(const std::string& dsn, const std::string& option) {
-  return absl::StrCat(dsn, absl::StrContains(dsn, "?") ? "&" : "?", option);
-}
-
-Row* StoreRow(const RunShape& shape, const std::string& section, const std::string& dsn,
-              const std::string& figure, const std::string& resource, Report* report) {
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(dsn);
-  if (!store.ok()) {
-    report->notes.push_back(absl::StrCat(section, ": ", figure, " skipped: ",
-                                         store.status().ToString()));
-    return nullptr;
-  }
-  return &report->Add(section, figure, ReusedHandle(shape, *store, resource), kNs);
-}
-
-// TryAcquire(shared) + Release of one Lock kept across operations.
-double ReusedShared(const RunShape& shape, const std::shared_ptr<ipclock::Store>& store,
-                    const std::string& resource) {
-  absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, resource);
-  if (!lock.ok()) return -1;
-  return MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      absl::StatusOr<bool> got = lock->TryAcquire(ipclock::LockMode::kShared);
-      if (!got.ok() || !*got || !lock->Release().ok()) return false;
-    }
-    return true;
-  });
-}
-
 }  // namespace
 
 void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* report) {
@@ -62,8 +31,9 @@ void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* r
     std::string why;
     report->Add("memcached", kVersion, MemcachedVersion(shape, mc, &why), kNs).note = why;
     report->Add("memcached", kGet, MemcachedGetMissing(shape, mc, &why), kNs).note = why;
-    if (Row* r = StoreRow(shape, "memcached", WithOption(mc, "secret=none"),
-                          "ipclock acquire+release (4 round trips)", ws.tag + ".mc", report)) {
+    if (Row* r = ReusedHandleRow(shape, "memcached", WithOption(mc, "secret=none"),
+                                 "ipclock acquire+release (4 round trips)", ws.tag + ".mc",
+                                 report)) {
       Against(*r, *report, kGet, GoalKind::kRatioAtMost, 5);
     }
   }
@@ -84,9 +54,9 @@ void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* r
   const double recipe_floor =
       writes.value > 0 && exists.value > 0 ? writes.value + 2 * exists.value : -1;
   report->Add("zookeeper", kRecipeFloor, recipe_floor, kNs);
-  if (Row* r = StoreRow(shape, "zookeeper", WithOption(zk, "secret=none"),
-                        "ipclock acquire+release, recipe (4 round trips)", ws.tag + ".zk",
-                        report)) {
+  if (Row* r = ReusedHandleRow(shape, "zookeeper", WithOption(zk, "secret=none"),
+                               "ipclock acquire+release, recipe (4 round trips)", ws.tag + ".zk",
+                               report)) {
     Against(*r, *report, kExists, GoalKind::kRatioAtMost, 5);
     Row copy = *r;
     Row& vs = report->Add("zookeeper", copy.figure, copy.value, kNs);
@@ -95,12 +65,13 @@ void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* r
   absl::StatusOr<std::shared_ptr<ipclock::Store>> recipe = OpenStore(WithOption(zk, "secret=none"));
   if (recipe.ok()) {
     Row& r = report->Add("zookeeper", "ipclock shared acquire+release, recipe (3 round trips)",
-                         ReusedShared(shape, *recipe, ws.tag + ".zkr"), kNs);
+                         ReusedHandle(shape, *recipe, ws.tag + ".zkr", ipclock::LockMode::kShared),
+                         kNs);
     Against(r, *report, kExists, GoalKind::kRatioAtMost, 4);
   }
-  if (Row* r = StoreRow(shape, "zookeeper", WithOption(zk, "format=symfony&secret=none"),
-                        "ipclock acquire+release, format=symfony (3 round trips)",
-                        ws.tag + ".zks", report)) {
+  if (Row* r = ReusedHandleRow(shape, "zookeeper", WithOption(zk, "format=symfony&secret=none"),
+                               "ipclock acquire+release, format=symfony (3 round trips)",
+                               ws.tag + ".zks", report)) {
     Against(*r, *report, kExists, GoalKind::kRatioAtMost, 4);
   }
 }

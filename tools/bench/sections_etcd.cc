@@ -24,20 +24,6 @@ namespace {
 
 constexpr char kNs[] = "ns/op";
 
-// TryAcquire(mode) + Release of one Lock kept across operations.
-double Reused(const RunShape& shape, const std::shared_ptr<ipclock::Store>& store,
-              const std::string& resource, ipclock::LockMode mode) {
-  absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, resource);
-  if (!lock.ok()) return -1;
-  return MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      absl::StatusOr<bool> got = lock->TryAcquire(mode);
-      if (!got.ok() || !*got || !lock->Release().ok()) return false;
-    }
-    return true;
-  });
-}
-
 }  // namespace
 
 void EtcdSection(const Settings& s, const Workspace& ws, Report* report) {
@@ -60,14 +46,15 @@ void EtcdSection(const Settings& s, const Workspace& ws, Report* report) {
     return;
   }
   Row& excl = report->Add("etcd", "ipclock acquire+release (2 transactions)",
-                          Reused(shape, *store, ws.tag + ".etcd", ipclock::LockMode::kExclusive),
+                          ReusedHandle(shape, *store, ws.tag + ".etcd"),
                           kNs);
   Against(excl, *report, kReplay, GoalKind::kRatioAtMost, 1.15);
   Row copy = excl;
   Row& vs_writes = report->Add("etcd", copy.figure, copy.value, kNs);
   Against(vs_writes, *report, kWrites, GoalKind::kRatioAtMost, 2);
   Row& shared = report->Add("etcd", "ipclock shared acquire+release (2 transactions)",
-                            Reused(shape, *store, ws.tag + ".etcds", ipclock::LockMode::kShared),
+                            ReusedHandle(shape, *store, ws.tag + ".etcds",
+                                         ipclock::LockMode::kShared),
                             kNs);
   Against(shared, *report, kWrites, GoalKind::kRatioAtMost, 1.3);
 }

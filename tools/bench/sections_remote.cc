@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ipclock_rows.h"
 #include "remote_peers.h"
@@ -18,23 +17,6 @@ namespace ipclock_bench {
 namespace {
 
 constexpr char kNs[] = "ns/op";
-
-std::string WithOption(const std::string& dsn, const std::string& option) {
-  return absl::StrCat(dsn, absl::StrContains(dsn, "?") ? "&" : "?", option);
-}
-
-// Reused-handle acquire+release of `dsn` as a row of `section`, or a note.
-Row* RemoteRow(const RunShape& shape, const std::string& section,
-               const std::string& dsn, const std::string& figure,
-               const std::string& resource, Report* report) {
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(dsn);
-  if (!store.ok()) {
-    report->notes.push_back(absl::StrCat(section, ": ", figure, " skipped: ",
-                                         store.status().ToString()));
-    return nullptr;
-  }
-  return &report->Add(section, figure, ReusedHandle(shape, *store, resource), kNs);
-}
 
 }  // namespace
 
@@ -61,7 +43,8 @@ void RemoteSections(const Settings& s, const Workspace& ws, Report* report) {
       const std::string figure = absl::StrCat("ipclock acquire+release, format=", f.name);
       why.clear();
       const bool reset = RedisResetCommandStats(redis, &why);
-      Row* r = RemoteRow(shape, "redis", dsn, figure, absl::StrCat(ws.tag, ".", f.name), report);
+      Row* r = ReusedHandleRow(shape, "redis", dsn, figure, absl::StrCat(ws.tag, ".", f.name),
+                               report);
       if (r == nullptr) continue;
       Against(*r, *report, kPing, GoalKind::kRatioAtMost, f.ping_goal);
       const double script_us = reset ? RedisServerMicrosPerCall(redis, "evalsha", &why) : -1;
@@ -104,8 +87,8 @@ void RemoteSections(const Settings& s, const Workspace& ws, Report* report) {
   std::string why;
   Row& sel = report->Add("postgres", kSelect, PostgresSelect1(shape, pg, &why), kNs);
   sel.note = why;
-  if (Row* r = RemoteRow(shape, "postgres", pg, "ipclock acquire+release",
-                         ws.tag + ".pg", report)) {
+  if (Row* r = ReusedHandleRow(shape, "postgres", pg, "ipclock acquire+release",
+                               ws.tag + ".pg", report)) {
     Against(*r, *report, kSelect, GoalKind::kRatioAtMost, 2.3);
   }
   // The session's socket closes: the watch hears it at once.

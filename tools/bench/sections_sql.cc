@@ -29,14 +29,9 @@ constexpr char kRaw[] = "the same INSERT+DELETE without ipclock";
 void StoreRow(const RunShape& shape, const std::string& section, const std::string& dsn,
               const std::string& resource, const char* floor, double limit,
               Report* report, const std::string& figure = "ipclock acquire+release") {
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(dsn);
-  if (!store.ok()) {
-    report->notes.push_back(absl::StrCat(section, ": ", figure, " skipped: ",
-                                         store.status().ToString()));
-    return;
-  }
-  Row& row = report->Add(section, figure, ReusedHandle(shape, *store, resource), kNs);
-  Against(row, *report, floor, limit > 0 ? GoalKind::kRatioAtMost : GoalKind::kNone, limit);
+  Row* row = ReusedHandleRow(shape, section, dsn, figure, resource, report);
+  if (row == nullptr) return;
+  Against(*row, *report, floor, limit > 0 ? GoalKind::kRatioAtMost : GoalKind::kNone, limit);
 }
 
 const char* Env(const char* name) {
