@@ -35,6 +35,22 @@ int64_t NowNs();
 double MedianNsPerOp(const RunShape& shape,
                      absl::FunctionRef<bool(int64_t n)> body);
 
+// The median ns of `take()` then `give()`, a pair an operation: a raw
+// primitive's uncontended acquire+release. The figure is < 0 if a `take()`
+// returns false.
+template <typename Take, typename Give>
+double MedianNsPerPair(const RunShape& shape, Take take, Give give) {
+  // `take` and `give` copied in, so that the loop reaches the primitive
+  // through no more pointers than a loop written out by hand.
+  return MedianNsPerOp(shape, [take, give](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (!take()) return false;
+      give();
+    }
+    return true;
+  });
+}
+
 // The median ns of `op(conn)`, one call an operation, on a connection of
 // the bench's own: -1 when `conn` is nullptr (its connect failed, saying
 // why) or a call fails. `close(conn)` ends the connection after the runs.

@@ -44,13 +44,8 @@ void UnmapRobustMutex(pthread_mutex_t* mu) {
 double RawRobustMutexPair(const RunShape& shape) {
   pthread_mutex_t* mu = MapRobustMutex();
   if (mu == nullptr) return -1;
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (pthread_mutex_lock(mu) != 0) return false;
-      pthread_mutex_unlock(mu);
-    }
-    return true;
-  });
+  const double ns = MedianNsPerPair(
+      shape, [&] { return pthread_mutex_lock(mu) == 0; }, [&] { pthread_mutex_unlock(mu); });
   UnmapRobustMutex(mu);
   return ns;
 }
@@ -59,13 +54,8 @@ double RawFlockPair(const RunShape& shape, const std::string& dir) {
   std::string path = absl::StrCat(dir, "/raw-pair.lock");
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return -1;
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (flock(fd, LOCK_EX | LOCK_NB) != 0) return false;
-      flock(fd, LOCK_UN);
-    }
-    return true;
-  });
+  const double ns = MedianNsPerPair(
+      shape, [&] { return flock(fd, LOCK_EX | LOCK_NB) == 0; }, [&] { flock(fd, LOCK_UN); });
   close(fd);
   unlink(path.c_str());
   return ns;
@@ -137,13 +127,8 @@ double RawPosixSemPair(const RunShape& shape) {
   sem_t* sem = sem_open(name.c_str(), O_CREAT | O_EXCL, 0600, 1);
   if (sem == SEM_FAILED) return -1;
   sem_unlink(name.c_str());  // nothing left behind, even on a crash
-  double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (sem_wait(sem) != 0) return false;
-      sem_post(sem);
-    }
-    return true;
-  });
+  const double ns =
+      MedianNsPerPair(shape, [&] { return sem_wait(sem) == 0; }, [&] { sem_post(sem); });
   sem_close(sem);
   return ns;
 }
