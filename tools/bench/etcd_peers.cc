@@ -92,6 +92,21 @@ class RawGateway {
 
 std::string B64(const std::string& s) { return absl::Base64Escape(s); }
 
+// The median ns of `requests()`, one call an operation: false if a request
+// failed, and then the figure is -1 with `*why` set to `failure`.
+template <typename Requests>
+double MedianNsPerRequests(const RunShape& shape, Requests requests, const char* failure,
+                           std::string* why) {
+  const double ns = MedianNsPerOp(shape, [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (!requests()) return false;
+    }
+    return true;
+  });
+  if (ns < 0) *why = failure;
+  return ns;
+}
+
 }  // namespace
 
 double EtcdRange(const RunShape& shape, const std::string& dsn, std::string* why) {
@@ -100,14 +115,9 @@ double EtcdRange(const RunShape& shape, const std::string& dsn, std::string* why
   const std::string body =
       absl::StrCat("{\"key\":\"", B64(absl::StrCat("ipclock-bench-floor-", getpid())), "\"}");
   std::string reply;
-  const double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (!gw.Post("/v3/kv/range", body, &reply)) return false;
-    }
-    return true;
-  });
-  if (ns < 0) *why = "a range request failed";
-  return ns;
+  return MedianNsPerRequests(
+      shape, [&] { return gw.Post("/v3/kv/range", body, &reply); }, "a range request failed",
+      why);
 }
 
 double EtcdPutDelete(const RunShape& shape, const std::string& dsn, std::string* why) {
@@ -120,16 +130,12 @@ double EtcdPutDelete(const RunShape& shape, const std::string& dsn, std::string*
       "\",\"value\":\"\"}}]}");
   const std::string del = absl::StrCat("{\"key\":\"", key, "\"}");
   std::string reply;
-  const double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (!gw.Post("/v3/kv/txn", put, &reply) || !gw.Post("/v3/kv/deleterange", del, &reply)) {
-        return false;
-      }
-    }
-    return true;
-  });
-  if (ns < 0) *why = "a put or delete failed";
-  return ns;
+  return MedianNsPerRequests(
+      shape,
+      [&] {
+        return gw.Post("/v3/kv/txn", put, &reply) && gw.Post("/v3/kv/deleterange", del, &reply);
+      },
+      "a put or delete failed", why);
 }
 
 double EtcdLockTransactions(const RunShape& shape, const std::string& dsn, std::string* why) {
@@ -164,18 +170,15 @@ double EtcdLockTransactions(const RunShape& shape, const std::string& dsn, std::
       key, "\"}},{\"request_txn\":{\"compare\":[{\"target\":\"VALUE\",\"result\":\"EQUAL\","
       "\"key\":\"", record, "\",\"value\":\"", owner, "\"}],\"success\":[",
       "{\"request_delete_range\":{\"key\":\"", record, "\"}}],\"failure\":[]}}],\"failure\":[]}");
-  const double ns = MedianNsPerOp(shape, [&](int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (!gw.Post("/v3/kv/txn", acquire, &reply) ||
-          reply.find("\"succeeded\":true") == std::string::npos ||
-          !gw.Post("/v3/kv/txn", release, &reply)) {
-        return false;
-      }
-    }
-    return true;
-  });
+  const double ns = MedianNsPerRequests(
+      shape,
+      [&] {
+        return gw.Post("/v3/kv/txn", acquire, &reply) &&
+               reply.find("\"succeeded\":true") != std::string::npos &&
+               gw.Post("/v3/kv/txn", release, &reply);
+      },
+      "a transaction failed", why);
   gw.Post("/v3/lease/revoke", absl::StrCat("{\"ID\":\"", lease, "\"}"), &reply);
-  if (ns < 0) *why = "a transaction failed";
   return ns;
 }
 
