@@ -143,24 +143,33 @@ double DetectionRounds(int rounds, const std::string& dsn, Lose lose, std::strin
   return ns[ns.size() / 2];
 }
 
+// DetectionRounds whose `lose(conn, resource)` uses a connection of the
+// bench's own, which `close(conn)` ends after the rounds: -1 when `conn` is
+// nullptr (its connect failed, saying why).
+template <typename Conn, typename Close, typename Lose>
+double DetectionRoundsOn(int rounds, const std::string& dsn, Conn* conn, Close close, Lose lose,
+                         std::string* why) {
+  if (conn == nullptr) return -1;
+  const double ns = DetectionRounds(
+      rounds, dsn, [&](const std::string& resource) { return lose(conn, resource); }, why);
+  close(conn);
+  return ns;
+}
+
 }  // namespace
 
 double RedisLossDetection([[maybe_unused]] int rounds, [[maybe_unused]] const std::string& dsn,
                           std::string* why) {
 #if IPCLOCK_HAVE_REDIS
-  redisContext* c = ConnectRedis(dsn, why);
-  if (c == nullptr) return -1;
-  const double ns = DetectionRounds(
-      rounds, dsn,
-      [c](const std::string& key) {
+  return DetectionRoundsOn(
+      rounds, dsn, ConnectRedis(dsn, why), redisFree,
+      [](redisContext* c, const std::string& key) {
         auto* r = static_cast<redisReply*>(redisCommand(c, "DEL %b", key.data(), key.size()));
         if (r == nullptr) return false;
         freeReplyObject(r);
         return true;
       },
       why);
-  redisFree(c);
-  return ns;
 #else
   return Unavailable(why, "hiredis not built in");
 #endif
@@ -169,11 +178,9 @@ double RedisLossDetection([[maybe_unused]] int rounds, [[maybe_unused]] const st
 double PostgresLossDetection([[maybe_unused]] int rounds, [[maybe_unused]] const std::string& dsn,
                              std::string* why) {
 #if IPCLOCK_HAVE_POSTGRES
-  PGconn* admin = ConnectPostgres(dsn, why);
-  if (admin == nullptr) return -1;
-  const double ns = DetectionRounds(
-      rounds, dsn,
-      [admin](const std::string& resource) {
+  return DetectionRoundsOn(
+      rounds, dsn, ConnectPostgres(dsn, why), PQfinish,
+      [](PGconn* admin, const std::string& resource) {
         const uint64_t id = static_cast<uint64_t>(
             ipclock::PostgresLockId(resource, ipclock::PostgresLockIdScheme::kNative));
         const std::string sql = absl::StrCat(
@@ -186,8 +193,6 @@ double PostgresLossDetection([[maybe_unused]] int rounds, [[maybe_unused]] const
         return ok;
       },
       why);
-  PQfinish(admin);
-  return ns;
 #else
   return Unavailable(why, "libpq not built in");
 #endif

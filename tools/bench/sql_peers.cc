@@ -71,14 +71,8 @@ double RawInsertDelete(const RunShape& shape, const std::string& kind, const std
     };
     exec(create);
     const std::string insert = Insert("CAST(EXTRACT(epoch FROM NOW()) AS INT)");
-    double ns = MedianNsPerOp(shape, [&](int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        if (!exec(insert) || !exec(Delete())) return false;
-      }
-      return true;
-    });
-    PQfinish(conn);
-    return ns;
+    return MedianNsPerCall(shape, conn, PQfinish,
+                           [&](PGconn*) { return exec(insert) && exec(Delete()); });
   }
 #endif
 #if IPCLOCK_HAVE_MYSQL
@@ -88,16 +82,9 @@ double RawInsertDelete(const RunShape& shape, const std::string& kind, const std
     mysql_query(conn, create.c_str());
     const std::string insert = Insert("UNIX_TIMESTAMP()");
     const std::string del = Delete();
-    double ns = MedianNsPerOp(shape, [&](int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        if (mysql_query(conn, insert.c_str()) != 0 || mysql_query(conn, del.c_str()) != 0) {
-          return false;
-        }
-      }
-      return true;
+    return MedianNsPerCall(shape, conn, mysql_close, [&](MYSQL* c) {
+      return mysql_query(c, insert.c_str()) == 0 && mysql_query(c, del.c_str()) == 0;
     });
-    mysql_close(conn);
-    return ns;
   }
 #endif
 #if IPCLOCK_HAVE_SQLITE
@@ -110,17 +97,10 @@ double RawInsertDelete(const RunShape& shape, const std::string& kind, const std
     sqlite3_exec(conn, create.c_str(), nullptr, nullptr, nullptr);
     const std::string insert = Insert("strftime('%s','now')");
     const std::string del = Delete();
-    double ns = MedianNsPerOp(shape, [&](int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        if (sqlite3_exec(conn, insert.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK ||
-            sqlite3_exec(conn, del.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
-          return false;
-        }
-      }
-      return true;
+    return MedianNsPerCall(shape, conn, sqlite3_close_v2, [&](sqlite3* c) {
+      return sqlite3_exec(c, insert.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK &&
+             sqlite3_exec(c, del.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
     });
-    sqlite3_close_v2(conn);
-    return ns;
   }
 #endif
   (void)shape;
