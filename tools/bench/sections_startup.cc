@@ -136,6 +136,7 @@ void RemoveDir(const std::string& dir) {
 }
 
 struct RemoteDsn {
+  bool built;         // this build has the store
   const char* store;
   const char* env;    // the test server's DSN; nullptr: `dsn` as it is
   std::string dsn;
@@ -207,27 +208,20 @@ void StartupSection(const Settings& s, const Workspace& ws, Report* report) {
   // A remote store's first lock: one dlopen() (its client library, which
   // brings its own dependencies), counted by the dynamic loader
   // (LD_DEBUG=files) and timed alone in a fresh process.
-  std::vector<RemoteDsn> remotes;
-#if IPCLOCK_HAVE_REDIS
-  remotes.push_back({"redis", "IPCLOCK_TEST_REDIS", "", IPCLOCK_HIREDIS_SONAME});
-#endif
-#if IPCLOCK_HAVE_POSTGRES
-  remotes.push_back({"postgresql+advisory", "IPCLOCK_TEST_POSTGRES", "", IPCLOCK_LIBPQ_SONAME});
-#endif
-#if IPCLOCK_HAVE_MYSQL
-  remotes.push_back({"mysql+advisory", "IPCLOCK_TEST_MYSQL", "", IPCLOCK_MARIADB_SONAME});
-#endif
-#if IPCLOCK_HAVE_SQLITE
-  remotes.push_back({"sqlite", nullptr, absl::StrCat("sqlite://", dir, "/startup.db"),
-                     IPCLOCK_SQLITE_SONAME});
-#endif
-#if IPCLOCK_HAVE_MEMCACHED
-  remotes.push_back({"memcached", "IPCLOCK_TEST_MEMCACHED", "", IPCLOCK_MEMCACHED_SONAME});
-#endif
-#if IPCLOCK_HAVE_ZOOKEEPER
-  remotes.push_back({"zookeeper", "IPCLOCK_TEST_ZOOKEEPER", "", IPCLOCK_ZOOKEEPER_SONAME});
-#endif
+  std::vector<RemoteDsn> remotes = {
+      {IPCLOCK_HAVE_REDIS, "redis", "IPCLOCK_TEST_REDIS", "", IPCLOCK_HIREDIS_SONAME},
+      {IPCLOCK_HAVE_POSTGRES, "postgresql+advisory", "IPCLOCK_TEST_POSTGRES", "",
+       IPCLOCK_LIBPQ_SONAME},
+      {IPCLOCK_HAVE_MYSQL, "mysql+advisory", "IPCLOCK_TEST_MYSQL", "", IPCLOCK_MARIADB_SONAME},
+      {IPCLOCK_HAVE_SQLITE, "sqlite", nullptr, absl::StrCat("sqlite://", dir, "/startup.db"),
+       IPCLOCK_SQLITE_SONAME},
+      {IPCLOCK_HAVE_MEMCACHED, "memcached", "IPCLOCK_TEST_MEMCACHED", "",
+       IPCLOCK_MEMCACHED_SONAME},
+      {IPCLOCK_HAVE_ZOOKEEPER, "zookeeper", "IPCLOCK_TEST_ZOOKEEPER", "",
+       IPCLOCK_ZOOKEEPER_SONAME},
+  };
   for (RemoteDsn& r : remotes) {
+    if (!r.built) continue;
     Row& cost = report->Add(kSection, absl::StrCat("dlopen(", r.soname, ") in a fresh process"),
                             DlopenMicros(r.soname), kUs);
     cost.note = absl::StrCat("what the first ", r.store, " store of a process adds");
