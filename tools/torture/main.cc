@@ -44,22 +44,17 @@ std::string Quote(const std::string& text) {
 }
 
 void PrintStormText(const Config& c, const Result& r) {
-  printf("torture: storm of ipclock run on %s, %d runs, %.1f s, a kill after 0-%d ms\n",
-         r.store.c_str(), c.procs, r.seconds, c.kill_every_ms);
-  printf("sections     %llu\n", static_cast<unsigned long long>(r.iterations));
-  printf("kills        %llu (command inside the lock %llu, elsewhere %llu)\n",
-         static_cast<unsigned long long>(r.kills),
-         static_cast<unsigned long long>(r.holder_kills),
-         static_cast<unsigned long long>(r.waiter_kills));
-  printf("deaths found %llu inside the lock, told %llu, not told %llu\n",
-         static_cast<unsigned long long>(r.takeovers),
-         static_cast<unsigned long long>(r.deaths_told),
-         static_cast<unsigned long long>(r.takeovers - r.deaths_told));
-  printf("told of a death before its command started   %llu\n",
-         static_cast<unsigned long long>(r.deaths_told_unseen));
-  printf("violations   %llu\n", static_cast<unsigned long long>(r.violations));
-  printf("errors       %llu\n", static_cast<unsigned long long>(r.errors));
-  for (const std::string& m : r.messages) printf("  %s\n", m.c_str());
+  absl::PrintF("torture: storm of ipclock run on %s, %d runs, %.1f s, a kill after 0-%d ms\n",
+               r.store, c.procs, r.seconds, c.kill_every_ms);
+  absl::PrintF("sections     %d\n", r.iterations);
+  absl::PrintF("kills        %d (command inside the lock %d, elsewhere %d)\n", r.kills,
+               r.holder_kills, r.waiter_kills);
+  absl::PrintF("deaths found %d inside the lock, told %d, not told %d\n", r.takeovers,
+               r.deaths_told, r.takeovers - r.deaths_told);
+  absl::PrintF("told of a death before its command started   %d\n", r.deaths_told_unseen);
+  absl::PrintF("violations   %d\n", r.violations);
+  absl::PrintF("errors       %d\n", r.errors);
+  for (const std::string& m : r.messages) absl::PrintF("  %s\n", m);
 }
 
 void PrintText(const Config& c, const Result& r) {
@@ -67,22 +62,19 @@ void PrintText(const Config& c, const Result& r) {
     PrintStormText(c, r);
     return;
   }
-  printf("torture: %s, %d procs, %.1f s, a kill every %d ms\n", r.store.c_str(),
-         c.procs, r.seconds, c.kill_every_ms);
-  printf("iterations   %llu\n", static_cast<unsigned long long>(r.iterations));
-  printf("kills        %llu (holders %llu, waiters %llu)\n",
-         static_cast<unsigned long long>(r.kills),
-         static_cast<unsigned long long>(r.holder_kills),
-         static_cast<unsigned long long>(r.waiter_kills));
-  printf("takeovers    %llu after a dead holder (%llu with a step half done)\n",
-         static_cast<unsigned long long>(r.takeovers),
-         static_cast<unsigned long long>(r.half_steps));
-  printf("violations   %llu\n", static_cast<unsigned long long>(r.violations));
-  printf("errors       %llu\n", static_cast<unsigned long long>(r.errors));
-  printf("worst wait   %.3f ms\n", r.worst_wait_ms);
-  printf("worst handover after a holder's death   %.3f ms\n",
-         r.worst_handover_after_death_ms);
-  for (const std::string& m : r.messages) printf("  %s\n", m.c_str());
+  absl::PrintF("torture: %s, %d procs, %.1f s, a kill every %d ms\n", r.store, c.procs,
+               r.seconds, c.kill_every_ms);
+  absl::PrintF("iterations   %d\n", r.iterations);
+  absl::PrintF("kills        %d (holders %d, waiters %d)\n", r.kills, r.holder_kills,
+               r.waiter_kills);
+  absl::PrintF("takeovers    %d after a dead holder (%d with a step half done)\n", r.takeovers,
+               r.half_steps);
+  absl::PrintF("violations   %d\n", r.violations);
+  absl::PrintF("errors       %d\n", r.errors);
+  absl::PrintF("worst wait   %.3f ms\n", r.worst_wait_ms);
+  absl::PrintF("worst handover after a holder's death   %.3f ms\n",
+               r.worst_handover_after_death_ms);
+  for (const std::string& m : r.messages) absl::PrintF("  %s\n", m);
 }
 
 // The counts of a JSON report, in the order written: a torture run names
