@@ -31,7 +31,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ipclock/spi/deadline.h"
-#include "ipclock/store_factory.h"
 #include "platform/proc_pid.h"
 #include "torture/record.h"
 #include "torture/worker.h"
@@ -262,10 +261,7 @@ absl::StatusOr<Result> RunStorm(const Config& config, const std::string& dsn) {
           absl::StrCat("torture: cannot run ", program, ": ", strerror(errno)));
     }
   }
-  ipclock::StoreOptions store_options;
-  store_options.remove_ipc = ipclock::RemoveIpcPolicy::kIgnore;
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
-      ipclock::StoreFromDsn(dsn, store_options);
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(dsn);
   if (!store.ok()) return store.status();
   const ipclock::Capabilities caps = (*store)->capabilities();
   Result result;

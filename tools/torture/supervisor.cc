@@ -15,7 +15,6 @@
 #include "absl/strings/str_cat.h"
 #include "ipclock/spi/deadline.h"
 #include "ipclock/lock.h"
-#include "ipclock/store_factory.h"
 #include "torture/record.h"
 #include "torture/worker.h"
 
@@ -224,10 +223,7 @@ void FinalCheck(const std::shared_ptr<ipclock::Store>& store, const WorkerParams
 }
 
 absl::StatusOr<Result> RunTorture(const Config& config, const std::string& dsn) {
-  ipclock::StoreOptions store_options;
-  store_options.remove_ipc = ipclock::RemoveIpcPolicy::kIgnore;
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> probe =
-      ipclock::StoreFromDsn(dsn, store_options);
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> probe = OpenStore(dsn);
   if (!probe.ok()) return probe.status();
   const ipclock::Capabilities caps = (*probe)->capabilities();
   if (caps.scope == ipclock::Scope::kProcess && !config.allow_process_scope) {
@@ -256,8 +252,7 @@ absl::StatusOr<Result> RunTorture(const Config& config, const std::string& dsn) 
   Supervisor supervisor(config, params);
   supervisor.Run(&result);
 
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
-      ipclock::StoreFromDsn(dsn, store_options);
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(dsn);
   if (store.ok()) {
     FinalCheck(*store, params);
   } else {

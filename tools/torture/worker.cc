@@ -93,10 +93,7 @@ int Worker::Run() {
   start_time_ = ipclock::ProcessStartTime(pid_);
   rng_.seed(static_cast<uint32_t>(pid_) ^ static_cast<uint32_t>(Deadline::NowNanos()));
 
-  ipclock::StoreOptions store_options;
-  store_options.remove_ipc = ipclock::RemoveIpcPolicy::kIgnore;
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
-      ipclock::StoreFromDsn(p_.dsn, store_options);
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = OpenStore(p_.dsn);
   if (!store.ok()) {
     ReportError(r_, "worker %d: %s", pid_, store.status().ToString().c_str());
     return 3;
@@ -235,6 +232,12 @@ void Worker::Step() {
 }
 
 }  // namespace
+
+absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const std::string& dsn) {
+  ipclock::StoreOptions options;
+  options.remove_ipc = ipclock::RemoveIpcPolicy::kIgnore;
+  return ipclock::StoreFromDsn(dsn, options);
+}
 
 int WorkerMain(const WorkerParams& params) {
   Worker worker(params);
