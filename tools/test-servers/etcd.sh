@@ -29,10 +29,7 @@
 ipclock_start_test_etcd() {
   local server
   server="$(dirname "${BASH_SOURCE[0]}")/etcd-server"
-  if ! "$server" available; then
-    echo "test-servers/etcd.sh: no etcd or etcdctl (apt-get install etcd-server etcd-client); its tests will be skipped" >&2
-    return 0
-  fi
+  ipclock_server_available "$server" "no etcd or etcdctl (apt-get install etcd-server etcd-client)" || return 0
   local base=$IPCLOCK_TEST_PORT_BASE
   local dir
   dir="$(mktemp -d /tmp/ipclock-etcd-XXXXXX)"
@@ -40,8 +37,7 @@ ipclock_start_test_etcd() {
   local t0 port
   t0=$(date +%s%N)
   port=$((base + 70))
-  if { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
-    exec 3<&- 3>&-
+  if ipclock_port_taken "$port"; then
     echo "test-servers/etcd.sh: something already listens on 127.0.0.1:$port; not starting a second member, IPCLOCK_TEST_ETCD stays unset" >&2
   else
     "$server" start "$dir/plain" ipclock-test "$port" $((base + 71)) || return 1
@@ -51,8 +47,7 @@ ipclock_start_test_etcd() {
   port=$((base + 72))
   if ! command -v openssl >/dev/null 2>&1; then
     echo "test-servers/etcd.sh: no openssl (apt-get install openssl): no TLS member, IPCLOCK_TEST_ETCDS stays unset" >&2
-  elif { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
-    exec 3<&- 3>&-
+  elif ipclock_port_taken "$port"; then
     echo "test-servers/etcd.sh: something already listens on 127.0.0.1:$port; IPCLOCK_TEST_ETCDS stays unset" >&2
   else
     "$server" certs "$dir/certs" || return 1

@@ -43,7 +43,7 @@ ipclock_start_test_mariadb() {
     echo "test-servers/mariadb.sh: no mariadb-install-db; its tests will be skipped" >&2
     return 0
   fi
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  if ipclock_port_taken "$port"; then
     echo "test-servers/mariadb.sh: something already listens on 127.0.0.1:$port; not starting a second server" >&2
     return 1
   fi

@@ -22,13 +22,9 @@
 ipclock_start_test_zookeeper() {
   local server
   server="$(dirname "${BASH_SOURCE[0]}")/zookeeper-server"
-  if ! "$server" available; then
-    echo "test-servers/zookeeper.sh: no java or ZooKeeper jars (apt-get install zookeeperd); its tests will be skipped" >&2
-    return 0
-  fi
+  ipclock_server_available "$server" "no java or ZooKeeper jars (apt-get install zookeeperd)" || return 0
   local port=$((IPCLOCK_TEST_PORT_BASE + 40))
-  if { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
-    exec 3<&- 3>&-
+  if ipclock_port_taken "$port"; then
     echo "test-servers/zookeeper.sh: something already listens on 127.0.0.1:$port; not starting a second server, IPCLOCK_TEST_ZOOKEEPER stays unset" >&2
     return 0
   fi
