@@ -37,12 +37,15 @@
 #include "ipclock/lock.h"
 #include "ipclock/store_factory.h"
 #include "platform/futex.h"
+#include "tools/bench/real_time.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace {
 
 using ipclock::Deadline;
 using ipclock::Lock;
+using ipclock_bench::LastAllowedCpu;
+using ipclock_bench::PinRealTime;
 using namespace ipclock_test;
 
 constexpr int64_t kCriticalNanos = 10LL * 1000 * 1000;
@@ -59,35 +62,11 @@ struct Board {
   std::atomic<int64_t> waited_ns{-1};
 };
 
-// The CPU all three run on: the last one this process may use.
-int TestCpu() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
-  for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
-    if (CPU_ISSET(cpu, &set)) return cpu;
-  }
-  return 0;
-}
-
-// Pins the calling process to `cpu` at `priority` (SCHED_FIFO): 0 or errno.
-int BecomeRealTime(int cpu, int priority) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof(set), &set) != 0) return errno;
-  struct sched_param param;
-  memset(&param, 0, sizeof(param));
-  param.sched_priority = priority;
-  if (sched_setscheduler(0, SCHED_FIFO, &param) != 0) return errno;
-  return 0;
-}
-
 // Why SCHED_FIFO is refused here, or "" if it is allowed (tried in a child,
 // which exits at once).
 std::string WhyNoRealTime() {
-  const int cpu = TestCpu();
-  pid_t probe = ForkChild([cpu] { return BecomeRealTime(cpu, kLowPriority); });
+  const int cpu = LastAllowedCpu();  // the one CPU all three share
+  pid_t probe = ForkChild([cpu] { return PinRealTime(cpu, kLowPriority); });
   const int err = WaitChild(probe);
   if (err == 0) return "";
   return absl::StrCat("SCHED_FIFO refused (", strerror(err),
@@ -111,7 +90,7 @@ void SpinUntil(int64_t end) {
 // lock, in nanoseconds.
 int64_t HighPriorityWait(const std::string& dsn) {
   Board* b = SharedMemory<Board>();
-  const int cpu = TestCpu();
+  const int cpu = LastAllowedCpu();  // the one CPU all three share
   const std::string resource = UniqueResource("inversion");
   Signal low_holds, high_ready, middle_ready;
   pid_t low = ForkChild([&] {
@@ -120,7 +99,7 @@ int64_t HighPriorityWait(const std::string& dsn) {
     if (!store.ok()) return 2;
     absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
     if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 3;
-    if (BecomeRealTime(cpu, kLowPriority) != 0) return 4;
+    if (PinRealTime(cpu, kLowPriority) != 0) return 4;
     low_holds.Notify();
     AwaitGo(b);
     SpinUntil(b->go_ns.load() + kCriticalNanos);  // the critical section
@@ -129,7 +108,7 @@ int64_t HighPriorityWait(const std::string& dsn) {
   assert_int_equal(low_holds.Wait(), 'x');
   pid_t middle = ForkChild([&] {
     alarm(20);
-    if (BecomeRealTime(cpu, kMiddlePriority) != 0) return 4;
+    if (PinRealTime(cpu, kMiddlePriority) != 0) return 4;
     middle_ready.Notify();
     AwaitGo(b);
     SpinUntil(b->go_ns.load() + kHogNanos);  // the hog, bounded
@@ -141,7 +120,7 @@ int64_t HighPriorityWait(const std::string& dsn) {
     if (!store.ok()) return 2;
     absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
     if (!lock.ok()) return 3;
-    if (BecomeRealTime(cpu, kHighPriority) != 0) return 4;
+    if (PinRealTime(cpu, kHighPriority) != 0) return 4;
     high_ready.Notify();
     AwaitGo(b);
     const int64_t start = Deadline::NowNanos();

@@ -22,6 +22,7 @@
 #include "ipclock/lock.h"
 #include "ipclock_rows.h"
 #include "measure.h"
+#include "real_time.h"
 
 namespace ipclock_bench {
 
@@ -36,29 +37,6 @@ struct Stage {
   std::atomic<int64_t> go_ns{0};
   std::atomic<int64_t> waited_ns{-1};
 };
-
-int LastAllowedCpu() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
-  int last = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) last = cpu;
-  }
-  return last;
-}
-
-// This process on `cpu` alone, SCHED_FIFO at `priority`: 0 or the errno.
-int PinRealTime(int cpu, int priority) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  struct sched_param param;
-  memset(&param, 0, sizeof(param));
-  param.sched_priority = priority;
-  if (sched_setaffinity(0, sizeof(set), &set) != 0) return errno;
-  return sched_setscheduler(0, SCHED_FIFO, &param) == 0 ? 0 : errno;
-}
 
 long Futex(std::atomic<int32_t>* word, int op, int32_t val) {
   return syscall(SYS_futex, reinterpret_cast<int32_t*>(word), op, val, nullptr, nullptr, 0);
