@@ -51,7 +51,7 @@ Row* ReusedHandleRow(const RunShape& shape, const std::string& section, const st
                                          store.status().ToString()));
     return nullptr;
   }
-  return &report->Add(section, figure, ReusedHandle(shape, *store, resource), "ns/op");
+  return &report->Add(section, figure, ReusedHandle(shape, *store, resource), kNs);
 }
 
 double FullCycle(const RunShape& shape, const std::shared_ptr<ipclock::Store>& store,

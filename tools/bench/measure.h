@@ -16,6 +16,9 @@
 
 namespace ipclock_bench {
 
+// The unit of a MedianNsPerOp figure in the report.
+constexpr char kNs[] = "ns/op";
+
 struct RunShape {
   int repetitions = 9;
   // Most operations per repetition; a figure costing microseconds uses fewer

@@ -17,12 +17,6 @@
 
 namespace ipclock_bench {
 
-namespace {
-
-constexpr char kNs[] = "ns/op";
-
-}  // namespace
-
 void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* report) {
   const RunShape shape = Scaled(s.shape, 50);
   if (const char* mc = report->Server("IPCLOCK_TEST_MEMCACHED", "memcached")) {

@@ -20,12 +20,6 @@
 
 namespace ipclock_bench {
 
-namespace {
-
-constexpr char kNs[] = "ns/op";
-
-}  // namespace
-
 void EtcdSection(const Settings& s, const Workspace& ws, Report* report) {
   const char* etcd = report->Server("IPCLOCK_TEST_ETCD", "etcd");
   if (etcd == nullptr) return;

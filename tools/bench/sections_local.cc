@@ -19,7 +19,6 @@ namespace ipclock_bench {
 
 namespace {
 
-constexpr char kNs[] = "ns/op";
 constexpr char kRawMutex[] = "raw robust mutex lock+unlock";
 constexpr char kRawFlockPair[] = "raw flock(LOCK_EX|LOCK_NB)+flock(LOCK_UN)";
 constexpr char kRawOpenFlock[] = "raw open+flock+close";

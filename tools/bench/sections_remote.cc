@@ -14,12 +14,6 @@
 
 namespace ipclock_bench {
 
-namespace {
-
-constexpr char kNs[] = "ns/op";
-
-}  // namespace
-
 void RemoteSections(const Settings& s, const Workspace& ws, Report* report) {
   // A round trip costs tens of microseconds: fewer operations.
   const RunShape shape = Scaled(s.shape, 50);

@@ -20,8 +20,6 @@ namespace ipclock_bench {
 
 namespace {
 
-constexpr char kNs[] = "ns/op";
-
 constexpr char kRaw[] = "the same INSERT+DELETE without ipclock";
 
 // Reused-handle acquire+release of `dsn` as a row of `section`, against
