@@ -33,6 +33,17 @@ struct Contestant {
 constexpr double kFairSpread = 10;
 constexpr int kFairSpreadProcesses = 8;
 
+// `procs` processes looping as the fairness rows have them: hold for
+// `s.fairness_hold_us`, release, acquire again at once, for
+// `s.fairness_millis`.
+ContentionShape FairnessShape(const Settings& s, int procs) {
+  ContentionShape shape;
+  shape.procs = procs;
+  shape.millis = s.fairness_millis;
+  shape.hold_us = s.fairness_hold_us;
+  return shape;
+}
+
 void SpreadRows(const std::string& section, const Contestant& c, int procs,
                 const Contention& r, Report* report) {
   const std::string prefix = absl::StrCat(procs, " processes, ", c.label, ": ");
@@ -50,10 +61,7 @@ void SpreadRows(const std::string& section, const Contestant& c, int procs,
 // taken for good unless the store queues them behind the writer.
 void WriterAmongReaders(const Settings& s, const Workspace& ws, Report* report) {
   const std::string section = "fairness flock, one writer among readers";
-  ContentionShape shape;
-  shape.procs = 4;
-  shape.millis = s.fairness_millis;
-  shape.hold_us = s.fairness_hold_us;
+  const ContentionShape shape = FairnessShape(s, 4);
   for (const char* suffix : {"", "?fair=true"}) {
     const Contention r = Contend(ws.flock_dsn + suffix, ws.tag + ".rw", shape,
                                  [](int index) { return index != 0; });
@@ -96,10 +104,7 @@ void FairnessSection(const Settings& s, const Workspace& ws, Report* report) {
   for (const Target& t : targets) {
     const std::string section = absl::StrCat("fairness ", t.section);
     for (int procs : s.fair_processes) {
-      ContentionShape shape;
-      shape.procs = procs;
-      shape.millis = s.fairness_millis;
-      shape.hold_us = s.fairness_hold_us;
+      const ContentionShape shape = FairnessShape(s, procs);
       for (const Contestant& c : t.contestants) {
         // Each run on a resource of its own: a posix-semaphore resource is
         // fair or not for good.
