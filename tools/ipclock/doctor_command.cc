@@ -3,7 +3,6 @@
 
 #include "doctor_command.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
 #include <iterator>
@@ -20,24 +19,6 @@ namespace ipclock_cli {
 namespace {
 
 using Level = ipclock::HostFinding::Level;
-
-enum LongOnly : int {
-  kOptStore = 256,
-  kOptRoot,
-  kOptUser,
-  kOptJson,
-};
-
-constexpr char kShortOptions[] = ":h";
-
-const struct option kLongOptions[] = {
-    {"store", required_argument, nullptr, kOptStore},
-    {"root", required_argument, nullptr, kOptRoot},
-    {"user", required_argument, nullptr, kOptUser},
-    {"json", no_argument, nullptr, kOptJson},
-    {"help", no_argument, nullptr, 'h'},
-    {nullptr, 0, nullptr, 0},
-};
 
 const char* LevelName(Level level) {
   static constexpr const char* kNames[] = {"ok", "info", "risk"};  // by Level
@@ -100,26 +81,22 @@ void PrintJson(const ipclock::HostReport& report) {
 absl::StatusOr<DoctorOptions> ParseDoctorOptions(int argc, char** argv) {
   DoctorOptions options;
   absl::Status s = ParseOptionsOnly(
-      argc, argv, kShortOptions, kLongOptions, &options.show_help,
-      [&](int opt, const char* arg) -> absl::Status {
-        switch (opt) {
-          case kOptStore:
-            options.store_dsn = arg;
-            break;
-          case kOptRoot:
-            if (arg[0] != '/') return UsageError("--root needs an absolute path");
-            options.root = arg;
-            break;
-          case kOptUser:
-            if (arg[0] == '\0') return UsageError("--user needs a name or a uid");
-            options.user = arg;
-            break;
-          case kOptJson:
-            options.json = true;
-            break;
-        }
-        return absl::OkStatus();
-      });
+      argc, argv,
+      {StringOption("store", &options.store_dsn),
+       {"root", true,
+        [&](const char* arg) {
+          if (arg[0] != '/') return UsageError("--root needs an absolute path");
+          options.root = arg;
+          return absl::OkStatus();
+        }},
+       {"user", true,
+        [&](const char* arg) {
+          if (arg[0] == '\0') return UsageError("--user needs a name or a uid");
+          options.user = arg;
+          return absl::OkStatus();
+        }},
+       FlagOption("json", &options.json)},
+      &options.show_help);
   if (!s.ok()) return s;
   return options;
 }

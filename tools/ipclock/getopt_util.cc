@@ -47,20 +47,42 @@ absl::StatusOr<absl::Duration> ParseSeconds(absl::string_view option, const char
   return absl::Seconds(seconds);
 }
 
-absl::Status ParseOptionsOnly(
-    int argc, char** argv, const char* short_options, const struct option* long_options,
-    bool* show_help,
-    const std::function<absl::Status(int opt, const char* arg)>& handle) {
+LongOption StringOption(const char* name, std::string* out) {
+  return {name, true, [out](const char* arg) {
+            *out = arg;
+            return absl::OkStatus();
+          }};
+}
+
+LongOption FlagOption(const char* name, bool* out) {
+  return {name, false, [out](const char*) {
+            *out = true;
+            return absl::OkStatus();
+          }};
+}
+
+absl::Status ParseOptionsOnly(int argc, char** argv, const std::vector<LongOption>& options,
+                              bool* show_help) {
+  // Long-only options: values outside the char range, 256 + their index.
+  constexpr int kFirst = 256;
+  std::vector<struct option> table;
+  for (const LongOption& o : options) {
+    table.push_back({o.name, o.takes_argument ? required_argument : no_argument, nullptr,
+                     kFirst + static_cast<int>(table.size())});
+  }
+  table.push_back({"help", no_argument, nullptr, 'h'});
+  table.push_back({nullptr, 0, nullptr, 0});
   ResetGetopt();
   for (;;) {
-    const int opt = getopt_long(argc, argv, short_options, long_options, nullptr);
+    const int opt = getopt_long(argc, argv, ":h", table.data(), nullptr);
     if (opt == -1) break;
     if (opt == 'h') {
       *show_help = true;
       return absl::OkStatus();
     }
     if (opt == ':' || opt == '?') return UsageError(GetoptProblem(opt, argv));
-    if (absl::Status s = handle(opt, optarg); !s.ok()) return s;
+    const LongOption& o = options[opt - kFirst];
+    if (absl::Status s = o.handle(o.takes_argument ? optarg : nullptr); !s.ok()) return s;
   }
   if (optind < argc) {
     return UsageError(absl::StrCat("unexpected argument: ", argv[optind]));

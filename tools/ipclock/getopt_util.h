@@ -8,13 +8,12 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-
-struct option;  // <getopt.h>
 
 namespace ipclock_cli {
 
@@ -36,15 +35,26 @@ absl::StatusOr<absl::Duration> ParseSeconds(absl::string_view option, const char
 // a pointer to `ipclock COMMAND --help` (PrintUsageError).
 absl::Status UsageError(absl::string_view message);
 
-// Parses the options of a subcommand that takes no operands: calls
-// `handle(opt, optarg)` for each option getopt_long returns other than 'h'
-// (which sets `*show_help` and stops), returning the first error it gives.
-// `short_options` must start with ':'. Unknown options, missing arguments
-// and operands are usage errors.
-absl::Status ParseOptionsOnly(
-    int argc, char** argv, const char* short_options, const struct option* long_options,
-    bool* show_help,
-    const std::function<absl::Status(int opt, const char* arg)>& handle);
+// A long option of a subcommand that takes no operands: its name, whether
+// it takes an argument, and what to do with it (`arg` is nullptr for an
+// option without one). An error it returns ends the parse.
+struct LongOption {
+  const char* name;
+  bool takes_argument;
+  std::function<absl::Status(const char* arg)> handle;
+};
+
+// A LongOption whose argument is stored in `*out`, as it is.
+LongOption StringOption(const char* name, std::string* out);
+// A LongOption without an argument that sets `*out`.
+LongOption FlagOption(const char* name, bool* out);
+
+// Parses the options of a subcommand that takes no operands: `options`,
+// then -h/--help, which sets `*show_help` and stops. Returns the first error
+// a handler gives. Unknown options, missing arguments and operands are
+// usage errors; a long option may be abbreviated, as getopt_long allows.
+absl::Status ParseOptionsOnly(int argc, char** argv, const std::vector<LongOption>& options,
+                              bool* show_help);
 
 }  // namespace ipclock_cli
 

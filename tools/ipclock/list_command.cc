@@ -3,7 +3,6 @@
 
 #include "list_command.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
 #include <algorithm>
@@ -27,24 +26,6 @@
 namespace ipclock_cli {
 
 namespace {
-
-enum LongOnly : int {
-  kOptStore = 256,
-  kOptKey,
-  kOptJson,
-  kOptFormat,
-};
-
-constexpr char kShortOptions[] = ":h";
-
-const struct option kLongOptions[] = {
-    {"store", required_argument, nullptr, kOptStore},
-    {"key", required_argument, nullptr, kOptKey},
-    {"json", no_argument, nullptr, kOptJson},
-    {"format", required_argument, nullptr, kOptFormat},
-    {"help", no_argument, nullptr, 'h'},
-    {nullptr, 0, nullptr, 0},
-};
 
 std::string TimeText(int64_t unix_seconds, bool utc) {
   return absl::FormatTime(utc ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%d %H:%M:%S",
@@ -201,34 +182,34 @@ absl::Status CheckListable(absl::string_view dsn) {
 absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
   ListOptions options;
   absl::Status s = ParseOptionsOnly(
-      argc, argv, kShortOptions, kLongOptions, &options.show_help,
-      [&](int opt, const char* arg) -> absl::Status {
-        switch (opt) {
-          case kOptStore:
-            options.store_dsn = arg;
-            break;
-          case kOptKey:
-            if (arg[0] == '\0') return UsageError("--key needs a non-empty name");
-            options.key = arg;
-            break;
-          case kOptJson:
+      argc, argv,
+      {StringOption("store", &options.store_dsn),
+       {"key", true,
+        [&](const char* arg) {
+          if (arg[0] == '\0') return UsageError("--key needs a non-empty name");
+          options.key = arg;
+          return absl::OkStatus();
+        }},
+       {"json", false,
+        [&](const char*) {
+          options.format = ListOptions::Format::kJson;
+          return absl::OkStatus();
+        }},
+       {"format", true,
+        [&](const char* arg) {
+          if (absl::string_view(arg) == "table") {
+            options.format = ListOptions::Format::kTable;
+          } else if (absl::string_view(arg) == "json") {
             options.format = ListOptions::Format::kJson;
-            break;
-          case kOptFormat:
-            if (absl::string_view(arg) == "table") {
-              options.format = ListOptions::Format::kTable;
-            } else if (absl::string_view(arg) == "json") {
-              options.format = ListOptions::Format::kJson;
-            } else if (absl::string_view(arg) == "openmetrics") {
-              options.format = ListOptions::Format::kOpenMetrics;
-            } else {
-              return UsageError(absl::StrCat("invalid --format '", Printable(arg),
-                                             "': expected table, json or openmetrics"));
-            }
-            break;
-        }
-        return absl::OkStatus();
-      });
+          } else if (absl::string_view(arg) == "openmetrics") {
+            options.format = ListOptions::Format::kOpenMetrics;
+          } else {
+            return UsageError(absl::StrCat("invalid --format '", Printable(arg),
+                                           "': expected table, json or openmetrics"));
+          }
+          return absl::OkStatus();
+        }}},
+      &options.show_help);
   if (!s.ok()) return s;
   return options;
 }
