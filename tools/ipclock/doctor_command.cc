@@ -89,12 +89,7 @@ absl::StatusOr<DoctorOptions> ParseDoctorOptions(int argc, char** argv) {
           options.root = arg;
           return absl::OkStatus();
         }},
-       {"user", true,
-        [&](const char* arg) {
-          if (arg[0] == '\0') return UsageError("--user needs a name or a uid");
-          options.user = arg;
-          return absl::OkStatus();
-        }},
+       NonEmptyOption("user", &options.user, "--user needs a name or a uid"),
        FlagOption("json", &options.json)},
       &options.show_help);
   if (!s.ok()) return s;

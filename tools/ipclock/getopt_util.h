@@ -49,6 +49,18 @@ LongOption StringOption(const char* name, std::string* out);
 // A LongOption without an argument that sets `*out`.
 LongOption FlagOption(const char* name, bool* out);
 
+// StringOption that refuses an empty argument: a usage error saying
+// `if_empty` (e.g. "--key needs a non-empty name"). `out` points to a
+// std::string or a std::optional<std::string>.
+template <typename String>
+LongOption NonEmptyOption(const char* name, String* out, const char* if_empty) {
+  return {name, true, [out, if_empty](const char* arg) {
+            if (arg[0] == '\0') return UsageError(if_empty);
+            *out = arg;
+            return absl::OkStatus();
+          }};
+}
+
 // Parses the options of a subcommand that takes no operands: `options`,
 // then -h/--help, which sets `*show_help` and stops. Returns the first error
 // a handler gives. Unknown options, missing arguments and operands are

@@ -184,12 +184,7 @@ absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
   absl::Status s = ParseOptionsOnly(
       argc, argv,
       {StringOption("store", &options.store_dsn),
-       {"key", true,
-        [&](const char* arg) {
-          if (arg[0] == '\0') return UsageError("--key needs a non-empty name");
-          options.key = arg;
-          return absl::OkStatus();
-        }},
+       NonEmptyOption("key", &options.key, "--key needs a non-empty name"),
        {"json", false,
         [&](const char*) {
           options.format = ListOptions::Format::kJson;
