@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include <iterator>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "exit_codes.h"
@@ -80,19 +81,20 @@ void PrintJson(const ipclock::HostReport& report) {
 
 absl::StatusOr<DoctorOptions> ParseDoctorOptions(int argc, char** argv) {
   DoctorOptions options;
-  absl::Status s = ParseOptionsOnly(
-      argc, argv,
-      {StringOption("store", &options.store_dsn),
-       {"root", true,
-        [&](const char* arg) {
-          if (arg[0] != '/') return UsageError("--root needs an absolute path");
-          options.root = arg;
-          return absl::OkStatus();
-        }},
-       NonEmptyOption("user", &options.user, "--user needs a name or a uid"),
-       FlagOption("json", &options.json)},
-      &options.show_help);
-  if (!s.ok()) return s;
+  const std::vector<LongOption> table = {
+      StringOption("store", &options.store_dsn),
+      {"root", true,
+       [&](const char* arg) {
+         if (arg[0] != '/') return UsageError("--root needs an absolute path");
+         options.root = arg;
+         return absl::OkStatus();
+       }},
+      NonEmptyOption("user", &options.user, "--user needs a name or a uid"),
+      FlagOption("json", &options.json),
+  };
+  if (absl::Status s = ParseOptionsOnly(argc, argv, table, &options.show_help); !s.ok()) {
+    return s;
+  }
   return options;
 }
 

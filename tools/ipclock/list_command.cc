@@ -181,31 +181,32 @@ absl::Status CheckListable(absl::string_view dsn) {
 
 absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
   ListOptions options;
-  absl::Status s = ParseOptionsOnly(
-      argc, argv,
-      {StringOption("store", &options.store_dsn),
-       NonEmptyOption("key", &options.key, "--key needs a non-empty name"),
-       {"json", false,
-        [&](const char*) {
-          options.format = ListOptions::Format::kJson;
-          return absl::OkStatus();
-        }},
-       {"format", true,
-        [&](const char* arg) {
-          if (absl::string_view(arg) == "table") {
-            options.format = ListOptions::Format::kTable;
-          } else if (absl::string_view(arg) == "json") {
-            options.format = ListOptions::Format::kJson;
-          } else if (absl::string_view(arg) == "openmetrics") {
-            options.format = ListOptions::Format::kOpenMetrics;
-          } else {
-            return UsageError(absl::StrCat("invalid --format '", Printable(arg),
-                                           "': expected table, json or openmetrics"));
-          }
-          return absl::OkStatus();
-        }}},
-      &options.show_help);
-  if (!s.ok()) return s;
+  const std::vector<LongOption> table = {
+      StringOption("store", &options.store_dsn),
+      NonEmptyOption("key", &options.key, "--key needs a non-empty name"),
+      {"json", false,
+       [&](const char*) {
+         options.format = ListOptions::Format::kJson;
+         return absl::OkStatus();
+       }},
+      {"format", true,
+       [&](const char* arg) {
+         if (absl::string_view(arg) == "table") {
+           options.format = ListOptions::Format::kTable;
+         } else if (absl::string_view(arg) == "json") {
+           options.format = ListOptions::Format::kJson;
+         } else if (absl::string_view(arg) == "openmetrics") {
+           options.format = ListOptions::Format::kOpenMetrics;
+         } else {
+           return UsageError(absl::StrCat("invalid --format '", Printable(arg),
+                                          "': expected table, json or openmetrics"));
+         }
+         return absl::OkStatus();
+       }},
+  };
+  if (absl::Status s = ParseOptionsOnly(argc, argv, table, &options.show_help); !s.ok()) {
+    return s;
+  }
   return options;
 }
 
