@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "client_connect.h"
 #include "ipclock_config.h"
 
 #if IPCLOCK_HAVE_MEMCACHED
@@ -44,9 +45,7 @@ memcached_st* ConnectMemcached(const std::string& dsn, std::string* why) {
   if (mc == nullptr ||
       memcached_server_add(mc, host.c_str(), static_cast<in_port_t>(port)) != MEMCACHED_SUCCESS ||
       memcached_version(mc) != MEMCACHED_SUCCESS) {
-    *why = absl::StrCat("cannot reach memcached at ", hp);
-    if (mc != nullptr) memcached_free(mc);
-    return nullptr;
+    return FailedConnect(mc, memcached_free, absl::StrCat("cannot reach memcached at ", hp), why);
   }
   return mc;
 }
@@ -94,9 +93,8 @@ zhandle_t* ConnectZooKeeper(const std::string& dsn, std::string* why) {
     usleep(25000);
   }
   if (zh == nullptr || zoo_state(zh) != ZOO_CONNECTED_STATE) {
-    *why = absl::StrCat("cannot reach ZooKeeper at ", servers);
-    if (zh != nullptr) zookeeper_close(zh);
-    return nullptr;
+    return FailedConnect(zh, zookeeper_close, absl::StrCat("cannot reach ZooKeeper at ", servers),
+                         why);
   }
   return zh;
 }

@@ -30,9 +30,7 @@ redisContext* ConnectRedis(const std::string& dsn, std::string* why) {
   if (host.empty()) host = "127.0.0.1";
   redisContext* c = redisConnect(host.c_str(), port);
   if (c == nullptr || c->err != 0) {
-    *why = absl::StrCat("cannot connect to ", host, ":", port);
-    if (c != nullptr) redisFree(c);
-    return nullptr;
+    return FailedConnect(c, redisFree, absl::StrCat("cannot connect to ", host, ":", port), why);
   }
   return c;
 }
@@ -45,9 +43,8 @@ PGconn* ConnectPostgres(const std::string& dsn, std::string* why) {
   if (size_t plus = uri.find("+advisory://"); plus != std::string::npos) uri.erase(plus, 9);
   PGconn* conn = PQconnectdb(uri.c_str());
   if (PQstatus(conn) != CONNECTION_OK) {
-    *why = absl::StrCat("cannot connect: ", PQerrorMessage(conn));
-    PQfinish(conn);
-    return nullptr;
+    return FailedConnect(conn, PQfinish, absl::StrCat("cannot connect: ", PQerrorMessage(conn)),
+                         why);
   }
   return conn;
 }
@@ -65,9 +62,8 @@ MYSQL* ConnectMysql(const std::string& dsn, std::string* why) {
   if (mysql_real_connect(conn, parsed->host().c_str(), parsed->user().c_str(),
                          parsed->password().c_str(), db.c_str(),
                          static_cast<unsigned>(parsed->port()), nullptr, 0) == nullptr) {
-    *why = absl::StrCat("cannot connect: ", mysql_error(conn));
-    mysql_close(conn);
-    return nullptr;
+    return FailedConnect(conn, mysql_close, absl::StrCat("cannot connect: ", mysql_error(conn)),
+                         why);
   }
   return conn;
 }
@@ -78,9 +74,7 @@ sqlite3* OpenSqlite(const std::string& path, std::string* why) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                       nullptr) != SQLITE_OK) {
-    *why = absl::StrCat("cannot open ", path);
-    sqlite3_close_v2(db);
-    return nullptr;
+    return FailedConnect(db, sqlite3_close_v2, absl::StrCat("cannot open ", path), why);
   }
   return db;
 }

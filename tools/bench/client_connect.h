@@ -10,6 +10,7 @@
 #define IPCLOCK_TOOLS_BENCH_CLIENT_CONNECT_H_
 
 #include <string>
+#include <utility>
 
 #include "ipclock_config.h"
 
@@ -27,6 +28,16 @@
 #endif
 
 namespace ipclock_bench {
+
+// Ends a connection attempt that failed: closes `conn` with `close` if the
+// client library made one, sets `*why` to `message` (which may quote the
+// library's error on `conn`) and returns nullptr.
+template <typename Conn, typename Close>
+Conn* FailedConnect(Conn* conn, Close close, std::string message, std::string* why) {
+  if (conn != nullptr) close(conn);
+  *why = std::move(message);
+  return nullptr;
+}
 
 #if IPCLOCK_HAVE_REDIS
 // redis://[user:password@]host[:port][/db][?options]: only host and port
