@@ -86,6 +86,13 @@ Row& Report::Add(const std::string& section, const std::string& figure,
   return rows.back();
 }
 
+Row& Report::Add(const std::string& section, const std::string& figure, double value,
+                 const std::string& unit, const std::string& note) {
+  Row& row = Add(section, figure, value, unit);
+  row.note = note;
+  return row;
+}
+
 const char* Report::Server(const char* variable, const char* section) {
   const char* dsn = std::getenv(variable);
   if (dsn == nullptr || *dsn == '\0') {

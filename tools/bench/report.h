@@ -46,6 +46,11 @@ struct Report {
   // Returns the row added, for filling in its floor and goal.
   Row& Add(const std::string& section, const std::string& figure, double value,
            const std::string& unit);
+  // The same, with `note`: why the figure has no value. Arguments are
+  // computed before the call, so `Add(..., Measure(&why), unit, why)`
+  // notes what that measure said.
+  Row& Add(const std::string& section, const std::string& figure, double value,
+           const std::string& unit, const std::string& note);
   // The value of the first row named `figure` in `section`, or -1.
   double Value(const std::string& section, const std::string& figure) const;
   // $`variable`, the DSN of a test server, saying on stderr that `section`'s

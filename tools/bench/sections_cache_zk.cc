@@ -23,8 +23,8 @@ void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* r
     const char* kVersion = "libmemcached version round trip";
     const char* kGet = "libmemcached get (missing key) round trip";
     std::string why;
-    report->Add("memcached", kVersion, MemcachedVersion(shape, mc, &why), kNs).note = why;
-    report->Add("memcached", kGet, MemcachedGetMissing(shape, mc, &why), kNs).note = why;
+    report->Add("memcached", kVersion, MemcachedVersion(shape, mc, &why), kNs, why);
+    report->Add("memcached", kGet, MemcachedGetMissing(shape, mc, &why), kNs, why);
     if (Row* r = ReusedHandleRow(shape, "memcached", WithOption(mc, "secret=none"),
                                  "ipclock acquire+release (4 round trips)", ws.tag + ".mc",
                                  report)) {
@@ -35,15 +35,13 @@ void CacheAndZooKeeperSections(const Settings& s, const Workspace& ws, Report* r
   if (zk == nullptr) return;
   const char* kExists = "ZooKeeper C client exists() round trip";
   std::string why;
-  Row& exists = report->Add("zookeeper", kExists, ZooKeeperExists(shape, zk, &why), kNs);
-  exists.note = why;
+  Row& exists = report->Add("zookeeper", kExists, ZooKeeperExists(shape, zk, &why), kNs, why);
   // A read is not a like-for-like floor for writes: each lock creates and
   // deletes a node, two writes the leader syncs to its log. The recipe's
   // floor is those two writes and its two reads.
   why.clear();
   Row& writes = report->Add("zookeeper", "ZooKeeper C client create+delete of an ephemeral node",
-                            ZooKeeperCreateDelete(shape, zk, &why), kNs);
-  writes.note = why;
+                            ZooKeeperCreateDelete(shape, zk, &why), kNs, why);
   const char* kRecipeFloor = "floor, recipe: create+delete + 2 exists()";
   const double recipe_floor =
       writes.value > 0 && exists.value > 0 ? writes.value + 2 * exists.value : -1;

@@ -26,13 +26,13 @@ void EtcdSection(const Settings& s, const Workspace& ws, Report* report) {
   const RunShape shape = Scaled(s.shape, 50);
   std::string why;
   const char* kRange = "etcd gateway range round trip (raw HTTP/1.1)";
-  report->Add("etcd", kRange, EtcdRange(shape, etcd, &why), kNs).note = why;
+  report->Add("etcd", kRange, EtcdRange(shape, etcd, &why), kNs, why);
   why.clear();
   const char* kWrites = "etcd gateway put-if-absent txn + delete (raw HTTP/1.1)";
-  report->Add("etcd", kWrites, EtcdPutDelete(shape, etcd, &why), kNs).note = why;
+  report->Add("etcd", kWrites, EtcdPutDelete(shape, etcd, &why), kNs, why);
   why.clear();
   const char* kReplay = "the store's two lock transactions (raw HTTP/1.1)";
-  report->Add("etcd", kReplay, EtcdLockTransactions(shape, etcd, &why), kNs).note = why;
+  report->Add("etcd", kReplay, EtcdLockTransactions(shape, etcd, &why), kNs, why);
   absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
       OpenStore(absl::StrCat(etcd, "/ipclock-bench"));
   if (!store.ok()) {

@@ -21,8 +21,7 @@ void RemoteSections(const Settings& s, const Workspace& ws, Report* report) {
     const char* kPing = "hiredis PING round trip";
     std::string why;
     RedisResetCommandStats(redis, &why);
-    Row& ping = report->Add("redis", kPing, RedisPing(shape, redis, &why), kNs);
-    ping.note = why;
+    Row& ping = report->Add("redis", kPing, RedisPing(shape, redis, &why), kNs, why);
     const double ping_server_us = RedisServerMicrosPerCall(redis, "ping", &why);
     // Each acquire+release is two scripts (EVALSHA), and a script runs
     // longer on the server than a PING: the true floor is the two round
@@ -68,28 +67,24 @@ void RemoteSections(const Settings& s, const Workspace& ws, Report* report) {
               GoalKind::kFasterAtLeast, 3.5);
     }
     // Redis tells no one of a lost key: the watch finds it at its next check.
-    Row& lost = report->Add("redis", "lost lock (DEL) reported by LockWatch, 1 s interval",
-                            RedisLossDetection(s.quick ? 3 : 9,
-                                               WithOption(redis, "secret=none"), &why),
-                            kNs);
-    lost.note = why;
+    report->Add("redis", "lost lock (DEL) reported by LockWatch, 1 s interval",
+                RedisLossDetection(s.quick ? 3 : 9, WithOption(redis, "secret=none"), &why), kNs,
+                why);
   }
 
   const char* pg = report->Server("IPCLOCK_TEST_POSTGRES", "postgres");
   if (pg == nullptr) return;
   const char* kSelect = "libpq SELECT 1 round trip";
   std::string why;
-  Row& sel = report->Add("postgres", kSelect, PostgresSelect1(shape, pg, &why), kNs);
-  sel.note = why;
+  report->Add("postgres", kSelect, PostgresSelect1(shape, pg, &why), kNs, why);
   if (Row* r = ReusedHandleRow(shape, "postgres", pg, "ipclock acquire+release",
                                ws.tag + ".pg", report)) {
     Against(*r, *report, kSelect, GoalKind::kRatioAtMost, 2.3);
   }
   // The session's socket closes: the watch hears it at once.
   why.clear();
-  Row& lost = report->Add("postgres", "lost lock (pg_terminate_backend) reported by LockWatch",
-                          PostgresLossDetection(s.quick ? 3 : 9, pg, &why), kNs);
-  lost.note = why;
+  report->Add("postgres", "lost lock (pg_terminate_backend) reported by LockWatch",
+              PostgresLossDetection(s.quick ? 3 : 9, pg, &why), kNs, why);
 }
 
 }  // namespace ipclock_bench

@@ -45,8 +45,8 @@ void SqlSections(const Settings& s, const Workspace& ws, Report* report) {
     std::fprintf(stderr, "bench: postgresql table\n");
     const char* kSelect = "libpq SELECT 1 round trip";
     std::string why;
-    report->Add("postgresql table", kSelect, PostgresSelect1(shape, pg, &why), kNs).note = why;
-    report->Add("postgresql table", kRaw, RawInsertDelete(shape, "pgsql", pg, &why), kNs).note = why;
+    report->Add("postgresql table", kSelect, PostgresSelect1(shape, pg, &why), kNs, why);
+    report->Add("postgresql table", kRaw, RawInsertDelete(shape, "pgsql", pg, &why), kNs, why);
     StoreRow(shape, "postgresql table", pg, ws.tag + ".pgtable", kSelect, 4.0, report);
     StoreRow(shape, "postgresql table", pg, ws.tag + ".pgtable2", kRaw, 1.3, report,
              "ipclock acquire+release (against the raw statements)");
@@ -59,12 +59,11 @@ void SqlSections(const Settings& s, const Workspace& ws, Report* report) {
     const char* kSelect = "Connector/C SELECT 1 round trip";
     std::string why;
     std::fprintf(stderr, "bench: mysql+advisory\n");
-    report->Add("mysql+advisory", kSelect, MysqlSelect1(shape, my, &why), kNs).note = why;
+    report->Add("mysql+advisory", kSelect, MysqlSelect1(shape, my, &why), kNs, why);
     StoreRow(shape, "mysql+advisory", my, ws.tag + ".myadv", kSelect, 2.5, report);
     std::fprintf(stderr, "bench: mysql table\n");
-    report->Add("mysql table", kSelect, MysqlSelect1(shape, my_table, &why), kNs).note = why;
-    report->Add("mysql table", kRaw, RawInsertDelete(shape, "mysql", my_table, &why), kNs).note =
-        why;
+    report->Add("mysql table", kSelect, MysqlSelect1(shape, my_table, &why), kNs, why);
+    report->Add("mysql table", kRaw, RawInsertDelete(shape, "mysql", my_table, &why), kNs, why);
     StoreRow(shape, "mysql table", my_table, ws.tag + ".mytable", kSelect, 5.0, report);
     StoreRow(shape, "mysql table", my_table, ws.tag + ".mytable2", kRaw, 1.3, report,
              "ipclock acquire+release (against the raw statements)");
@@ -75,8 +74,8 @@ void SqlSections(const Settings& s, const Workspace& ws, Report* report) {
   const std::string path = ws.dir + "/bench.sqlite";
   const char* kSelect = "libsqlite3 SELECT 1 (in-process)";
   std::string why;
-  report->Add("sqlite table", kSelect, SqliteSelect1(shape, path, &why), kNs).note = why;
-  report->Add("sqlite table", kRaw, RawInsertDelete(shape, "sqlite", path, &why), kNs).note = why;
+  report->Add("sqlite table", kSelect, SqliteSelect1(shape, path, &why), kNs, why);
+  report->Add("sqlite table", kRaw, RawInsertDelete(shape, "sqlite", path, &why), kNs, why);
   StoreRow(shape, "sqlite table", absl::StrCat("sqlite://", path), ws.tag + ".lite", kRaw,
            1.5, report);
 }

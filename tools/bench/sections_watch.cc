@@ -127,8 +127,7 @@ void WatchIdleSection(const Settings& s, const Workspace& ws, Report* report) {
     std::string why;
     Row& row = report->Add(
         "watch", absl::StrCat(t.name, ": ", kLocks, " held locks watched, idle CPU"),
-        WatchedIdleCpu(t.dsn, ws.tag, window, &why), kUnit);
-    row.note = why;
+        WatchedIdleCpu(t.dsn, ws.tag, window, &why), kUnit, why);
     row.goal = GoalKind::kValueAtMost;
     row.limit = 0.1;
   }
