@@ -32,6 +32,20 @@ void StoreRow(const RunShape& shape, const std::string& section, const std::stri
   Against(*row, *report, floor, limit > 0 ? GoalKind::kRatioAtMost : GoalKind::kNone, limit);
 }
 
+// A table store's four rows, in this order: the database's SELECT 1
+// (`select_ns`, noted with `*why`), the same INSERT+DELETE without
+// ipclock, and ipclock's acquire+release against each (at most
+// `select_limit` and 1.3 times).
+void TableStoreRows(const RunShape& shape, const std::string& section, const char* kind,
+                    const std::string& dsn, const std::string& resource, const char* select,
+                    double select_ns, double select_limit, std::string* why, Report* report) {
+  report->Add(section, select, select_ns, kNs, *why);
+  report->Add(section, kRaw, RawInsertDelete(shape, kind, dsn, why), kNs, *why);
+  StoreRow(shape, section, dsn, resource, select, select_limit, report);
+  StoreRow(shape, section, dsn, resource + "2", kRaw, 1.3, report,
+           "ipclock acquire+release (against the raw statements)");
+}
+
 const char* Env(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? v : nullptr;
@@ -45,11 +59,9 @@ void SqlSections(const Settings& s, const Workspace& ws, Report* report) {
     std::fprintf(stderr, "bench: postgresql table\n");
     const char* kSelect = "libpq SELECT 1 round trip";
     std::string why;
-    report->Add("postgresql table", kSelect, PostgresSelect1(shape, pg, &why), kNs, why);
-    report->Add("postgresql table", kRaw, RawInsertDelete(shape, "pgsql", pg, &why), kNs, why);
-    StoreRow(shape, "postgresql table", pg, ws.tag + ".pgtable", kSelect, 4.0, report);
-    StoreRow(shape, "postgresql table", pg, ws.tag + ".pgtable2", kRaw, 1.3, report,
-             "ipclock acquire+release (against the raw statements)");
+    const double select_ns = PostgresSelect1(shape, pg, &why);
+    TableStoreRows(shape, "postgresql table", "pgsql", pg, ws.tag + ".pgtable", kSelect,
+                   select_ns, 4.0, &why, report);
   } else {
     report->notes.push_back("postgresql table rows skipped: IPCLOCK_TEST_POSTGRES_TABLE is unset");
   }
@@ -62,11 +74,9 @@ void SqlSections(const Settings& s, const Workspace& ws, Report* report) {
     report->Add("mysql+advisory", kSelect, MysqlSelect1(shape, my, &why), kNs, why);
     StoreRow(shape, "mysql+advisory", my, ws.tag + ".myadv", kSelect, 2.5, report);
     std::fprintf(stderr, "bench: mysql table\n");
-    report->Add("mysql table", kSelect, MysqlSelect1(shape, my_table, &why), kNs, why);
-    report->Add("mysql table", kRaw, RawInsertDelete(shape, "mysql", my_table, &why), kNs, why);
-    StoreRow(shape, "mysql table", my_table, ws.tag + ".mytable", kSelect, 5.0, report);
-    StoreRow(shape, "mysql table", my_table, ws.tag + ".mytable2", kRaw, 1.3, report,
-             "ipclock acquire+release (against the raw statements)");
+    const double select_ns = MysqlSelect1(shape, my_table, &why);
+    TableStoreRows(shape, "mysql table", "mysql", my_table, ws.tag + ".mytable", kSelect,
+                   select_ns, 5.0, &why, report);
   } else {
     report->notes.push_back("mysql rows skipped: IPCLOCK_TEST_MYSQL(_TABLE) is unset");
   }
