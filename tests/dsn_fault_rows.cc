@@ -249,6 +249,8 @@ void RunRows(const std::vector<Row>& all) {
           failure = absl::StrCat("exit ", code, ", expected ", row.status);
         } else if (!absl::StrContains(err, row.names)) {
           failure = absl::StrCat("the message does not name \"", row.names, "\"");
+        } else if (absl::StrContains(err, ": ipclock: ")) {
+          failure = "the message wraps another that starts with \"ipclock: \" again";
         }
       } else if (absl::StrContains(err, "trying again")) {
         if (row.status != kRetrying) {

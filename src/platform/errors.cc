@@ -8,6 +8,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace ipclock {
 
@@ -92,6 +93,11 @@ absl::Status ErrnoError(int err, absl::string_view store,
 absl::Status StoreError(absl::StatusCode code, absl::string_view store,
                         absl::string_view resource, absl::string_view message) {
   return absl::Status(code, absl::StrCat(Prefix(store, resource), message));
+}
+
+absl::Status InContext(absl::string_view context, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat("ipclock: ", context, ": ",
+                                                  absl::StripPrefix(status.message(), "ipclock: ")));
 }
 
 absl::Status NotHeldError(absl::string_view store, absl::string_view resource) {

@@ -39,6 +39,10 @@ absl::Status ErrnoError(int err, absl::string_view store,
 absl::Status StoreError(absl::StatusCode code, absl::string_view store,
                         absl::string_view resource, absl::string_view message);
 
+// `status` with its message put in `context`: "ipclock: <context>: <message>",
+// the message's own leading "ipclock: " dropped so that it is said once.
+absl::Status InContext(absl::string_view context, const absl::Status& status);
+
 // The Aborted of a key that holds nothing: "the lock is not held".
 absl::Status NotHeldError(absl::string_view store, absl::string_view resource);
 

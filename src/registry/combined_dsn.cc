@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "ipclock/errors.h"
 #include "ipclock/spi/store_interface.h"
+#include "platform/errors.h"
 #include "registry/store_registry.h"
 #include "stores/combined_store.h"
 
@@ -123,8 +124,7 @@ class LazyMember final : public Store {
 namespace {
 
 absl::Status MemberFailed(int n, const absl::Status& s) {
-  return absl::Status(s.code(), absl::StrCat("ipclock: combined store, member store", n, ": ",
-                                             s.message()));
+  return InContext(absl::StrCat("combined store, member store", n), s);
 }
 
 // The members' DSNs, each parsed once (a member's DSN is an option's value).

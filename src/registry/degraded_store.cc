@@ -125,8 +125,7 @@ absl::StatusOr<DegradedOptions> TakeDegradedOptions(Dsn& dsn) {
   }
   absl::StatusOr<Dsn> fallback_dsn = Dsn::Parse(*fallback);
   if (!fallback_dsn.ok()) {
-    return absl::Status(fallback_dsn.status().code(),
-                        absl::StrCat("fallback: ", fallback_dsn.status().message()));
+    return InContext("fallback", fallback_dsn.status());
   }
   if (WantsDegradedMode(*fallback_dsn)) {
     return BadDsn(dsn, "a fallback cannot have a fallback of its own");
@@ -148,8 +147,7 @@ absl::StatusOr<Capabilities> CheckDegradedDsn(Dsn& dsn, const StoreOptions& opti
   // is up, not the day it is down.
   absl::StatusOr<Capabilities> local = CheckStoreWithoutFallback(degraded->fallback, options);
   if (!local.ok()) {
-    return absl::Status(local.status().code(),
-                        absl::StrCat("fallback: ", local.status().message()));
+    return InContext("fallback", local.status());
   }
   if (local->scope == Scope::kRemote) return RemoteFallback(dsn, degraded->fallback.redacted());
   absl::StatusOr<Capabilities> remote = CheckStoreWithoutFallback(dsn, options);

@@ -397,7 +397,9 @@ absl::StatusOr<TableStoreOptions> TakeTableOptions(Dsn& dsn) {
     options.gc_probability = p;
   }
   if (absl::Status s = CheckTableNames(options); !s.ok()) {
-    return BadDsn(dsn, s.message());
+    // In a DSN, the name is an option's value.
+    return BadDsn(dsn, absl::StrCat("option ",
+                                    absl::StripPrefix(s.message(), "ipclock: table store: ")));
   }
   return options;
 }
