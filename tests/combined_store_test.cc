@@ -30,6 +30,7 @@
 #include "ipclock/spi/store_interface.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
+#include "forwarding_store.h"
 #include "ipclock_config.h"
 #if IPCLOCK_HAVE_REDIS
 #include "ipclock/lock_watch.h"
@@ -59,27 +60,20 @@ void BreakDir(const std::string& dir) {
 }
 
 // A member that counts the calls it gets, over an in-memory store.
-class CountingStore final : public Store {
+class CountingStore final : public ipclock_test::ForwardingStore {
  public:
-  CountingStore() : inner_(ipclock::NewInMemoryStore()) {}
-  absl::string_view name() const override { return "counting"; }
-  ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
+  CountingStore() : ForwardingStore("counting", ipclock::NewInMemoryStore()) {}
   absl::StatusOr<bool> Save(Key& key, LockMode mode, ipclock::Deadline d) override {
     ++saves;
-    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
+    return ForwardingStore::Save(key, mode, d);
   }
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
     ++refreshes;
-    return ipclock::StoreCalls::PutOffExpiration(*inner_, key, ttl);
+    return ipclock::StoreCalls::PutOffExpiration(inner(), key, ttl);
   }
-  absl::Status Delete(Key& key) override { return ipclock::StoreCalls::Delete(*inner_, key); }
-  absl::StatusOr<bool> Exists(Key& key) override { return ipclock::StoreCalls::Exists(*inner_, key); }
 
   std::atomic<int> saves{0};
   std::atomic<int> refreshes{0};
-
- private:
-  std::shared_ptr<Store> inner_;
 };
 
 struct Counted {

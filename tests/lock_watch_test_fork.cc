@@ -18,6 +18,7 @@
 #include "ipclock/lock_watch.h"
 #include "ipclock/spi/store_interface.h"
 #include "ipclock/stores/flock_store.h"
+#include "forwarding_store.h"
 #include "lock_watch_test.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -31,23 +32,15 @@ using ipclock::WatchOptions;
 
 // A flock store whose next check, once armed, stops until resumed: the
 // watch's thread then sits inside a check, holding the lock's mutex.
-class StalledCheckStore final : public ipclock::StoreWithState<ipclock::KeyState> {
+class StalledCheckStore final : public ForwardingStore {
  public:
-  explicit StalledCheckStore(std::shared_ptr<ipclock::Store> inner) : inner_(std::move(inner)) {
+  explicit StalledCheckStore(std::shared_ptr<ipclock::Store> inner)
+      : ForwardingStore("stalled-check", std::move(inner)) {
     assert_int_equal(pipe2(entered_, O_CLOEXEC), 0);
     assert_int_equal(pipe2(go_, O_CLOEXEC), 0);
   }
   ~StalledCheckStore() override {
     for (int fd : {entered_[0], entered_[1], go_[0], go_[1]}) close(fd);
-  }
-  absl::string_view name() const override { return "stalled-check"; }
-  ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
-  absl::StatusOr<bool> Save(ipclock::Key& key, ipclock::LockMode mode, ipclock::Deadline d) override {
-    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
-  }
-  absl::Status Delete(ipclock::Key& key) override { return ipclock::StoreCalls::Delete(*inner_, key); }
-  absl::StatusOr<bool> Exists(ipclock::Key& key) override {
-    return ipclock::StoreCalls::Exists(*inner_, key);
   }
   absl::Status CheckHeld(ipclock::Key& key) override {
     if (armed_.exchange(false)) {
@@ -55,7 +48,7 @@ class StalledCheckStore final : public ipclock::StoreWithState<ipclock::KeyState
       assert_int_equal(write(entered_[1], &c, 1), 1);
       assert_int_equal(read(go_[0], &c, 1), 1);
     }
-    return ipclock::StoreCalls::CheckHeld(*inner_, key);
+    return ipclock::StoreCalls::CheckHeld(inner(), key);
   }
 
   void Arm() { armed_ = true; }
@@ -69,7 +62,6 @@ class StalledCheckStore final : public ipclock::StoreWithState<ipclock::KeyState
   void Resume() { assert_int_equal(write(go_[1], "x", 1), 1); }
 
  private:
-  std::shared_ptr<ipclock::Store> inner_;
   std::atomic<bool> armed_{false};
   int entered_[2];
   int go_[2];

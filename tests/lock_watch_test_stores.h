@@ -23,6 +23,7 @@
 #include "ipclock/lock_watch.h"
 #include "ipclock/spi/store_interface.h"
 #include "ipclock/stores/in_memory_store.h"
+#include "forwarding_store.h"
 #include "test_util.h"  // pulls in cmocka.h
 
 namespace ipclock_test {
@@ -31,23 +32,17 @@ namespace ipclock_test {
 // server went away would: a fault injected into a real store, for the
 // watch's handling of a renewal that fails and then a lease that runs out.
 // (A real Redis server stopped under a watched lock is in redis_store_test.)
-class FailingRefreshStore final : public ipclock::StoreWithState<ipclock::KeyState> {
+class FailingRefreshStore final : public ForwardingStore {
  public:
-  FailingRefreshStore() : inner_(ipclock::NewInMemoryStore()) {}
-  absl::string_view name() const override { return "failing-refresh"; }
-  ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
-  absl::StatusOr<bool> Save(ipclock::Key& key, ipclock::LockMode mode, ipclock::Deadline d) override {
-    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
-  }
+  FailingRefreshStore() : ForwardingStore("failing-refresh", ipclock::NewInMemoryStore()) {}
   absl::Status PutOffExpiration(ipclock::Key& key, absl::Duration ttl) override {
     ++refreshes;
     if (fail) return absl::UnavailableError("failing-refresh: connection refused");
-    return ipclock::StoreCalls::PutOffExpiration(*inner_, key, ttl);
+    return ipclock::StoreCalls::PutOffExpiration(inner(), key, ttl);
   }
-  absl::Status Delete(ipclock::Key& key) override { return ipclock::StoreCalls::Delete(*inner_, key); }
   absl::StatusOr<bool> Exists(ipclock::Key& key) override {
     if (gone) return false;
-    return ipclock::StoreCalls::Exists(*inner_, key);
+    return ForwardingStore::Exists(key);
   }
 
   std::atomic<bool> fail{false};
@@ -55,37 +50,26 @@ class FailingRefreshStore final : public ipclock::StoreWithState<ipclock::KeySta
   // event tells of it, only a check finds it.
   std::atomic<bool> gone{false};
   std::atomic<int> refreshes{0};
-
- private:
-  std::shared_ptr<ipclock::Store> inner_;
 };
 
 // The in-memory store with its checks counted and timed, and, with
 // `tells`, a pipe that stands for a server's word on every loss (as
 // ZooKeeper's node watch and session events): for how often the watch
 // checks, which only the store can see.
-class CountedCheckStore final : public ipclock::StoreWithState<ipclock::KeyState> {
+class CountedCheckStore final : public ForwardingStore {
  public:
-  explicit CountedCheckStore(bool tells) : inner_(ipclock::NewInMemoryStore()), tells_(tells) {
+  explicit CountedCheckStore(bool tells)
+      : ForwardingStore("counted-check", ipclock::NewInMemoryStore()), tells_(tells) {
     assert_int_equal(pipe2(bell_, O_NONBLOCK | O_CLOEXEC), 0);
   }
   // Counts the checks of a real store, whose watch targets it passes on.
   explicit CountedCheckStore(std::shared_ptr<ipclock::Store> inner)
-      : inner_(std::move(inner)), tells_(false), forward_targets_(true) {
+      : ForwardingStore("counted-check", std::move(inner)), tells_(false), forward_targets_(true) {
     assert_int_equal(pipe2(bell_, O_NONBLOCK | O_CLOEXEC), 0);
   }
   ~CountedCheckStore() override {
     close(bell_[0]);
     close(bell_[1]);
-  }
-  absl::string_view name() const override { return "counted-check"; }
-  ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
-  absl::StatusOr<bool> Save(ipclock::Key& key, ipclock::LockMode mode, ipclock::Deadline d) override {
-    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
-  }
-  absl::Status Delete(ipclock::Key& key) override { return ipclock::StoreCalls::Delete(*inner_, key); }
-  absl::StatusOr<bool> Exists(ipclock::Key& key) override {
-    return ipclock::StoreCalls::Exists(*inner_, key);
   }
   absl::Status CheckHeld(ipclock::Key& key) override {
     {
@@ -98,11 +82,11 @@ class CountedCheckStore final : public ipclock::StoreWithState<ipclock::KeyState
     }
     if (gone) return absl::AbortedError("counted-check: the key is gone");
     if (unsure) return absl::UnavailableError("counted-check: no answer");
-    return ipclock::StoreCalls::CheckHeld(*inner_, key);
+    return ipclock::StoreCalls::CheckHeld(inner(), key);
   }
   ipclock::WatchTargets GetWatchTargets(ipclock::Key& key) override {
     ipclock::WatchTargets targets;
-    if (forward_targets_) targets = ipclock::StoreCalls::GetWatchTargets(*inner_, key);
+    if (forward_targets_) targets = ipclock::StoreCalls::GetWatchTargets(inner(), key);
     if (tells_) {
       targets.poll_fds.push_back(bell_[0]);
       targets.poll_fds_tell_all = true;
@@ -126,7 +110,6 @@ class CountedCheckStore final : public ipclock::StoreWithState<ipclock::KeyState
   std::vector<double> checks;  // guarded by mu
 
  private:
-  std::shared_ptr<ipclock::Store> inner_;
   const bool tells_;
   const bool forward_targets_ = false;
   int bell_[2];

@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli_util.h"
+#include "forwarding_store.h"
 #include "ipclock/ipclock.h"
 #include "ipclock/spi/store_interface.h"
 #include "ipclock/stores/in_memory_store.h"
@@ -182,32 +183,21 @@ void test_counts_a_loss_once(void** state) {
 // The in-memory store whose next try (a Save with its deadline passed)
 // meets a transient fault, as a server between connections gives one: a
 // fault injected into a real store, for the Lock's handling of it.
-class FlakyTryStore final : public ipclock::StoreWithState<ipclock::KeyState> {
+class FlakyTryStore final : public ForwardingStore {
  public:
-  FlakyTryStore() : inner_(ipclock::NewInMemoryStore()) {}
-  absl::string_view name() const override { return "flaky-try"; }
-  ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
+  FlakyTryStore() : ForwardingStore("flaky-try", ipclock::NewInMemoryStore()) {}
   absl::StatusOr<bool> Save(ipclock::Key& key, ipclock::LockMode mode,
                             ipclock::Deadline d) override {
     if (d.has_passed() && fail_next_try.exchange(false)) {
       return absl::UnavailableError("flaky-try: connection lost");
     }
-    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
+    return ForwardingStore::Save(key, mode, d);
   }
   absl::Status PutOffExpiration(ipclock::Key& key, absl::Duration ttl) override {
-    return ipclock::StoreCalls::PutOffExpiration(*inner_, key, ttl);
-  }
-  absl::Status Delete(ipclock::Key& key) override {
-    return ipclock::StoreCalls::Delete(*inner_, key);
-  }
-  absl::StatusOr<bool> Exists(ipclock::Key& key) override {
-    return ipclock::StoreCalls::Exists(*inner_, key);
+    return ipclock::StoreCalls::PutOffExpiration(inner(), key, ttl);
   }
 
   std::atomic<bool> fail_next_try{false};
-
- private:
-  std::shared_ptr<ipclock::Store> inner_;
 };
 
 void test_a_wait_outlives_a_transient_fault_of_its_first_try(void** state) {
