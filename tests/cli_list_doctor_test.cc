@@ -61,6 +61,15 @@ void ExpectListJson(const std::string& json) {
   }
 }
 
+// `ipclock list ARGS --json` exits 0 and lists nothing ("[]").
+void ExpectNothingListed(std::vector<std::string> args, const char* when) {
+  args.insert(args.begin(), "list");
+  args.push_back("--json");
+  CliResult r = RunCli(std::move(args));
+  ExpectCode(r, 0, when);
+  if (r.out != "[]\n") fail_msg("%s: expected [], got %s", when, r.out.c_str());
+}
+
 // --- list --------------------------------------------------------------------------
 
 void test_list_flock(void** state) {
@@ -83,9 +92,7 @@ void test_list_flock(void** state) {
   CliResult one = RunCli({"list", "--store", store, "--key", "list-me", "--json"});
   ExpectCode(one, 0, "list --key");
   ExpectContains(one.out, "\"resource\":\"list-me\"", "list --key names the lock");
-  CliResult other = RunCli({"list", "--store", store, "--key", "list-me-not", "--json"});
-  ExpectCode(other, 0, "list --key of a free lock");
-  if (other.out != "[]\n") fail_msg("expected [], got %s", other.out.c_str());
+  ExpectNothingListed({"--store", store, "--key", "list-me-not"}, "list --key of a free lock");
 
   // A waiter shows up as one, once it has queued in the kernel.
   SpawnOptions quiet;
@@ -110,9 +117,7 @@ void test_list_flock(void** state) {
   ExpectCode(after, 0, "list after release");
   ExpectContains(after.out, "No locks held", "nothing held after release");
   ExpectLacks(after.out, "list-me", "released lock is not listed");
-  CliResult after_json = RunCli({"list", "--store", store, "--json"});
-  ExpectCode(after_json, 0, "list --json after release");
-  if (after_json.out != "[]\n") fail_msg("expected [], got %s", after_json.out.c_str());
+  ExpectNothingListed({"--store", store}, "list --json after release");
 }
 
 // Waiters of a fair=true flock store queue in the lock file, and only the
@@ -168,9 +173,7 @@ void test_list_shm(void** state) {
   (void)state;
   const std::string store = absl::StrCat("shm://", UniqueShmName("list"));
   // The segment does not exist yet: nothing held, nothing created.
-  CliResult before = RunCli({"list", "--store", store, "--json"});
-  ExpectCode(before, 0, "list before any lock");
-  if (before.out != "[]\n") fail_msg("expected [], got %s", before.out.c_str());
+  ExpectNothingListed({"--store", store}, "list before any lock");
 
   // Quotes, a backslash and a tab, which the JSON output must escape.
   const pid_t holder =
@@ -197,9 +200,7 @@ void test_list_shm(void** state) {
   // A next holder, told, lets go cleanly: nothing is left.
   ExpectCode(RunCli({"run", "--store", store, "--key", "shm-\"res\"\\\t", "--", "true"}), 0,
              "a next holder");
-  CliResult after = RunCli({"list", "--store", store, "--json"});
-  ExpectCode(after, 0, "list after release");
-  if (after.out != "[]\n") fail_msg("expected [] after release, got %s", after.out.c_str());
+  ExpectNothingListed({"--store", store}, "list after release");
 }
 
 void test_list_semaphore(void** state) {
@@ -221,9 +222,7 @@ void test_list_semaphore(void** state) {
   ExpectContains(all.out, absl::StrCat(" ", holder, " "), "unnamed set shows its pid");
   StopHolder(holder);
 
-  CliResult after = RunCli({"list", "--store", "semaphore", "--key", resource, "--json"});
-  ExpectCode(after, 0, "list after release");
-  if (after.out != "[]\n") fail_msg("expected [] after release, got %s", after.out.c_str());
+  ExpectNothingListed({"--store", "semaphore", "--key", resource}, "list after release");
 }
 
 void test_list_posix_semaphore(void** state) {
@@ -244,9 +243,7 @@ void test_list_posix_semaphore(void** state) {
   ExpectContains(all.out, "\"resource\":\"\"", "scan cannot name it");
   StopHolder(holder);
 
-  CliResult after = RunCli({"list", "--store", store, "--json"});
-  ExpectCode(after, 0, "list after release");
-  if (after.out != "[]\n") fail_msg("expected [] after release, got %s", after.out.c_str());
+  ExpectNothingListed({"--store", store}, "list after release");
 }
 
 // A FIFO planted under a segment's or a registry's name in /dev/shm: list

@@ -293,13 +293,19 @@ void test_file_refuses_a_fifo(void** state) {
 
 // --- util-linux flock(1) on the same file ---------------------------------------
 
+// flock(1) holding `path` in `mode` ("-x" or "-s") with a command that
+// sleeps; returns once it holds. StopHolder ends both.
+pid_t StartFlock1Holder(const char* mode, const std::string& path) {
+  const std::string ready = ScratchFile("ready");
+  return StartHolder(
+      {"flock", mode, path, "sh", "-c", absl::StrCat(": > '", ready, "'; exec sleep 60")}, ready);
+}
+
 void test_flock1_holds_ipclock_waits(void** state) {
   (void)state;
   REQUIRE_FLOCK1();
   const std::string path = MakeTempDir() + "/job.lock";
-  const std::string ready = ScratchFile("ready");
-  pid_t holder = StartHolder(
-      {"flock", path, "sh", "-c", absl::StrCat(": > '", ready, "'; exec sleep 60")}, ready);
+  pid_t holder = StartFlock1Holder("-x", path);
   ExpectCode(RunCli({"run", "--file", path, "-n", "--", "true"}), 1,
              "ipclock -n while flock(1) holds");
   ExpectCode(RunCli({"run", "--file", path, "-s", "-n", "--", "true"}), 1,
@@ -330,10 +336,7 @@ void test_flock1_shared_locks(void** state) {
   (void)state;
   REQUIRE_FLOCK1();
   const std::string path = MakeTempDir() + "/job.lock";
-  const std::string ready = ScratchFile("ready");
-  pid_t holder = StartHolder(
-      {"flock", "-s", path, "sh", "-c", absl::StrCat(": > '", ready, "'; exec sleep 60")},
-      ready);
+  pid_t holder = StartFlock1Holder("-s", path);
   ExpectCode(RunCli({"run", "--file", path, "-s", "-n", "--", "true"}), 0,
              "ipclock -s beside flock -s");
   ExpectCode(RunCli({"run", "--file", path, "-n", "-E", "9", "--", "true"}), 9,
