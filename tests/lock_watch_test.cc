@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "ipclock/store_factory.h"
 #include "ipclock/stores/flock_store.h"
+#include "flock_test_util.h"
 #include "ipclock/stores/in_memory_store.h"
 #include "ipclock/diagnostics.h"
 #include "ipclock/lock.h"
@@ -60,13 +61,9 @@ bool Eventually(Fn done, double seconds = 10) {
 // `sink`, if set, is the store's diagnostic sink.
 Lock HeldInDir(const std::string& dir, const std::string& resource,
                ipclock::DiagnosticSink sink = nullptr) {
-  ipclock::FlockStoreOptions options;
-  options.dir = dir;
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::NewFlockStore(options);
-  ASSERT_OK(store);
-  (*store)->SetDiagnosticSink(std::move(sink));
-  Lock lock = HeldOrFail(*store, resource);
-  return lock;
+  std::shared_ptr<ipclock::Store> store = FlockStoreIn(dir);
+  store->SetDiagnosticSink(std::move(sink));
+  return HeldOrFail(store, resource);
 }
 
 // Loses the lock HeldInDir() took: its file is deleted.
@@ -317,14 +314,10 @@ void ReportWithoutWatchSinkGoesToStoreOrDefault(void**) {
 
 // A healthy lock checked a hundred times is never reported.
 void NoFalseAlarm(void**) {
-  const std::string dir = MakeTempDir();
-  ipclock::FlockStoreOptions options;
-  options.dir = dir;
-  auto store = ipclock::NewFlockStore(options);
-  ASSERT_OK(store);
+  auto store = FlockStoreIn(MakeTempDir());
   auto memory = ipclock::NewInMemoryStore();
   LossLog losses;
-  Lock file_lock = HeldOrFail(*store, "healthy");
+  Lock file_lock = HeldOrFail(store, "healthy");
   Lock leased = HeldOrFail(memory, "healthy", Ttl(absl::Milliseconds(300)));
   LockWatch watch;
   absl::StatusOr<WatchedLock> a = watch.Watch(std::move(file_lock), losses.Options(absl::Milliseconds(20)));
@@ -333,7 +326,7 @@ void NoFalseAlarm(void**) {
   ASSERT_OK(b);
   // Other files in the lock dir come and go meanwhile.
   for (int i = 0; i < 20; ++i) {
-    Lock other = HeldOrFail(*store, absl::StrCat("other-", i));
+    Lock other = HeldOrFail(store, absl::StrCat("other-", i));
     absl::SleepFor(absl::Milliseconds(100));
   }
   assert_false(a->lost());

@@ -18,6 +18,7 @@
 #include "ipclock/lock_watch.h"
 #include "ipclock/spi/store_interface.h"
 #include "ipclock/stores/flock_store.h"
+#include "flock_test_util.h"
 #include "forwarding_store.h"
 #include "lock_watch_test.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
@@ -72,22 +73,19 @@ class StalledCheckStore final : public ForwardingStore {
 // A child of a process whose default watch runs gets a watch of its own.
 void ForkedChildWatchesItsOwnLocks(void**) {
   const std::string dir = MakeTempDir();
-  ipclock::FlockStoreOptions options;
-  options.dir = dir;
-  auto store = ipclock::NewFlockStore(options);
-  ASSERT_OK(store);
-  Lock parent_lock = HeldOrFail(*store, "parent");
+  auto store = FlockStoreIn(dir);
+  Lock parent_lock = HeldOrFail(store, "parent");
   WatchOptions fast;
   fast.check_interval = absl::Milliseconds(50);
   fast.diagnostics = [](const ipclock::Diagnostic&) {};
   absl::StatusOr<WatchedLock> parent = LockWatch::Default().Watch(std::move(parent_lock), fast);
   ASSERT_OK(parent);
   pid_t child = ForkChild([&] {
-    absl::StatusOr<Lock> lock = Lock::Create(*store, "child");
+    absl::StatusOr<Lock> lock = Lock::Create(store, "child");
     if (!lock.ok() || !lock->TryAcquire().value_or(false)) return 2;
     absl::StatusOr<WatchedLock> watched = LockWatch::Default().Watch(*std::move(lock), fast);
     if (!watched.ok()) return 3;
-    if (unlink((dir + "/" + ipclock::FlockFileName("child")).c_str()) != 0) return 4;
+    if (unlink(FlockFileOf(dir, "child").c_str()) != 0) return 4;
     for (int i = 0; i < 500 && !watched->lost(); ++i) usleep(10 * 1000);
     if (!watched->lost()) return 5;
     watched->Release().IgnoreError();
@@ -105,12 +103,8 @@ void ForkedChildWatchesItsOwnLocks(void**) {
 // does is killed by its alarm), and its release must leave the parent's
 // lock held.
 void ForkedChildsCopyNeverWaitsForTheWatch(void**) {
-  const std::string dir = MakeTempDir();
-  ipclock::FlockStoreOptions options;
-  options.dir = dir;
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> flock = ipclock::NewFlockStore(options);
-  ASSERT_OK(flock);
-  auto store = std::make_shared<StalledCheckStore>(*flock);
+  std::shared_ptr<ipclock::Store> flock = FlockStoreIn(MakeTempDir());
+  auto store = std::make_shared<StalledCheckStore>(flock);
   LockWatch watch;
   Lock lock = HeldOrFail(store, "stalled");
   WatchOptions fast;
@@ -132,7 +126,7 @@ void ForkedChildsCopyNeverWaitsForTheWatch(void**) {
   const int code = WaitChild(child);
   store->Resume();
   assert_int_equal(code, 0);
-  Lock rival = LockOrFail(*flock, "stalled");
+  Lock rival = LockOrFail(flock, "stalled");
   assert_false(TryOrFail(rival));  // still the parent's
   assert_false(watched->lost());
   ASSERT_OK(watched->Release());

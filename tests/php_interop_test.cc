@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
+#include "flock_test_util.h"
 #include "spawn_util.h"
 #include "php_peer.h"  // last: it pulls in cmocka.h
 
@@ -63,14 +64,6 @@ std::vector<std::string> ListDir(const std::string& dir) {
   return names;
 }
 
-std::shared_ptr<ipclock::Store> StoreIn(const std::string& dir) {
-  ipclock::FlockStoreOptions options;
-  options.dir = dir;
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::NewFlockStore(options);
-  ASSERT_OK(store);
-  return *store;
-}
-
 int RunCli(const std::vector<std::string>& args) {
   std::vector<std::string> argv = args;
   argv.insert(argv.begin(), IpclockPath());
@@ -93,7 +86,7 @@ void test_file_names_match_symfony(void** state) {
 
     const std::string our_dir = MakeTempDir();
     {
-      ipclock::Lock lock = LockOrFail(StoreIn(our_dir), resource);
+      ipclock::Lock lock = LockOrFail(FlockStoreIn(our_dir), resource);
       ASSERT_OK(lock.Acquire(absl::Seconds(5)));
       ASSERT_OK(lock.Release());
     }
@@ -110,7 +103,7 @@ void test_php_holds_ipclock_is_refused(void** state) {
     const std::string dir = MakeTempDir();
     PhpHolder php(dir, resource, "hold");
 
-    std::shared_ptr<ipclock::Store> store = StoreIn(dir);
+    std::shared_ptr<ipclock::Store> store = FlockStoreIn(dir);
     ipclock::Lock lock = LockOrFail(store, resource);
     absl::StatusOr<bool> got = lock.TryAcquire();
     ASSERT_OK(got);
@@ -137,7 +130,7 @@ void test_ipclock_holds_php_is_refused(void** state) {
   for (const char* resource : {kPlainResource, kOddResource}) {
     const std::string dir = MakeTempDir();
     {
-      ipclock::Lock lock = LockOrFail(StoreIn(dir), resource);
+      ipclock::Lock lock = LockOrFail(FlockStoreIn(dir), resource);
       ASSERT_OK(lock.Acquire(absl::Seconds(5)));
       assert_string_equal(PhpTry(dir, resource, "try").c_str(), "busy");
       assert_string_equal(PhpTry(dir, resource, "try-read").c_str(), "busy");
@@ -169,7 +162,7 @@ void test_shared_locks_with_php(void** state) {
   REQUIRE_PHP();
   const std::string dir = MakeTempDir();
   PhpHolder php(dir, kOddResource, "hold-read");
-  std::shared_ptr<ipclock::Store> store = StoreIn(dir);
+  std::shared_ptr<ipclock::Store> store = FlockStoreIn(dir);
   ipclock::Lock reader = LockOrFail(store, kOddResource);
   ipclock::Lock writer = LockOrFail(store, kOddResource);
   absl::StatusOr<bool> got = reader.TryAcquire(ipclock::LockMode::kShared);
