@@ -45,7 +45,7 @@
 #include "stores/etcd_json.h"
 #include "stores/etcd_names.h"
 #include "etcd_store_test.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "listed_locks.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 
@@ -370,13 +370,10 @@ void KilledHolderLockGoesWithItsLease(void**) {
   kill(-run, SIGKILL);
   assert_int_equal(Reap(run, 10), 128 + SIGKILL);
   KillCommandOf(dir + "/held2");
-  ipclock::ListRequest request;
-  request.resource = r;
   bool died_listed = false;
   for (double t1 = NowSeconds(); !died_listed && NowSeconds() - t1 < 10;) {
-    absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);
-    ASSERT_OK(held);
-    died_listed = held->locks.size() == 1 && held->locks[0].mode == "holder died";
+    std::vector<ipclock::HeldLock> held = ListedLocks(dsn, r);
+    died_listed = held.size() == 1 && held[0].mode == "holder died";
     if (!died_listed) absl::SleepFor(absl::Milliseconds(100));
   }
   assert_true(died_listed);
@@ -385,9 +382,7 @@ void KilledHolderLockGoesWithItsLease(void**) {
       Run(dsn, r, {"sh", "-c", "echo \"died=$IPCLOCK_PREVIOUS_OWNER_DIED\""}), &code);
   assert_int_equal(code, 0);
   assert_string_equal(out.c_str(), "died=1");
-  absl::StatusOr<ipclock::HeldLocks> after = ipclock::ListHeldLocks(dsn, request);
-  ASSERT_OK(after);
-  assert_int_equal(after->locks.size(), 0);
+  assert_int_equal(ListedLocks(dsn, r).size(), 0);
 }
 
 // The lease revoked (`etcdctl lease revoke`): every lock on it is lost, and

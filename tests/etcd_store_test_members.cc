@@ -33,7 +33,7 @@
 #include "stores/etcd_json.h"
 #include "stores/etcd_names.h"
 #include "etcd_store_test.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "listed_locks.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 
@@ -190,13 +190,7 @@ void ListShowsHolderWaitersAndLease(void**) {
   AwaitQueueLength(r, 2);
   pid_t w2 = Started(Spawn(Run(dsn, r, {"true"})));
   AwaitQueueLength(r, 3);
-  ipclock::ListRequest request;
-  request.resource = r;
-  absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);
-  ASSERT_OK(held);
-  assert_int_equal(held->locks.size(), 1);
-  const ipclock::HeldLock& l = held->locks[0];
-  assert_string_equal(l.resource.c_str(), r.c_str());
+  const ipclock::HeldLock l = OneListedLock(dsn, r);
   assert_string_equal(l.mode.c_str(), "exclusive");
   assert_int_equal(l.pid, getpid());
   assert_int_equal(*l.waiters, 2);

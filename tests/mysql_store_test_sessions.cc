@@ -41,6 +41,7 @@
 #include "spawn_util.h"
 #include "mysql_store_test.h"
 #include "php_peer.h"  // last: it pulls in cmocka.h
+#include "listed_locks.h"
 
 namespace ipclock_test {
 
@@ -172,22 +173,16 @@ void ListShowsTheHolders(void**) {
   }
   assert_true(found_short);
   assert_true(found_long);
-  ipclock::ListRequest request;
-  request.resource = long_name;
-  absl::StatusOr<ipclock::HeldLocks> one = ipclock::ListHeldLocks(Dsn(), request);
-  ASSERT_OK(one);
-  assert_int_equal(one->locks.size(), 1);
-  assert_string_equal(one->locks[0].resource.c_str(), long_name.c_str());
+  OneListedLock(Dsn(), long_name);
   ASSERT_OK(b.Release());
-  one = ipclock::ListHeldLocks(Dsn(), request);
-  ASSERT_OK(one);
-  assert_int_equal(one->locks.size(), 0);
+  assert_int_equal(ListedLocks(Dsn(), long_name).size(), 0);
 
   // A server without the plugin (and with performance_schema off, as the
   // test server runs): no list, saying what to turn on, but one lock can
   // still be asked for by name.
   Query(admin.get(), "UNINSTALL SONAME 'metadata_lock_info'");
   absl::StatusOr<ipclock::HeldLocks> none = ipclock::ListHeldLocks(Dsn());
+  ipclock::ListRequest request;
   request.resource = short_name;
   absl::StatusOr<ipclock::HeldLocks> asked = ipclock::ListHeldLocks(Dsn(), request);
   Query(admin.get(), "INSTALL SONAME 'metadata_lock_info'");

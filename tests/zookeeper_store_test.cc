@@ -47,7 +47,7 @@
 #include "stores/zookeeper_multi.h"
 #include "stores/zookeeper_names.h"
 #include "zookeeper_store_test.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "listed_locks.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 
@@ -94,13 +94,9 @@ int64_t CzxidOf(const std::string& server, const std::string& path) {
 
 // The path of the node that `lock` holds, from `ipclock list`'s reading.
 std::string NodeOf(const std::string& dsn, const std::string& resource) {
-  ipclock::ListRequest request;
-  request.resource = resource;
-  absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);
-  if (!held.ok() || held->locks.empty()) {
-    fail_msg("no node listed for %s: %s", resource.c_str(), held.status().ToString().c_str());
-  }
-  return held->locks[0].object;
+  std::vector<ipclock::HeldLock> held = ListedLocks(dsn, resource);
+  if (held.empty()) fail_msg("no node listed for %s", resource.c_str());
+  return held[0].object;
 }
 
 namespace {

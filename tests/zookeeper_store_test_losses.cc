@@ -40,7 +40,7 @@
 #include "stores/zookeeper_multi.h"
 #include "stores/zookeeper_names.h"
 #include "zookeeper_store_test.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "listed_locks.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 
@@ -239,24 +239,18 @@ void KilledHolderIsListedThenReported(void**) {
   auto store = OpenStoreOrFail(dsn);
   const std::string r = UniqueResource("died");
   Holder holder(dsn, r);
-  ipclock::ListRequest request;
-  request.resource = r;
-  absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);
-  ASSERT_OK(held);
-  assert_int_equal(held->locks.size(), 1);
-  assert_string_equal(held->locks[0].resource.c_str(), r.c_str());
-  assert_string_equal(held->locks[0].mode.c_str(), "exclusive");
-  assert_int_equal(held->locks[0].pid, holder.pid());
-  assert_true(held->locks[0].fence.has_value());
+  const ipclock::HeldLock listed = OneListedLock(dsn, r);
+  assert_string_equal(listed.mode.c_str(), "exclusive");
+  assert_int_equal(listed.pid, holder.pid());
+  assert_true(listed.fence.has_value());
   kill(holder.pid(), SIGKILL);
   assert_int_equal(holder.Wait(), 128 + SIGKILL);
   // Once the servers expire its session, the owner record it left says so.
   const double t0 = NowSeconds();
   std::string mode;
   while (NowSeconds() - t0 < 20) {
-    held = ipclock::ListHeldLocks(dsn, request);
-    ASSERT_OK(held);
-    mode = held->locks.empty() ? "" : held->locks[0].mode;
+    std::vector<ipclock::HeldLock> held = ListedLocks(dsn, r);
+    mode = held.empty() ? "" : held[0].mode;
     if (mode == "holder died") break;
     absl::SleepFor(absl::Milliseconds(100));
   }
