@@ -171,38 +171,44 @@ void LockDirSwappedByOwnerOfParent(void**) {
 
 // --- IPC objects at the default mode 0600 -------------------------------------
 
+// Holds `resource` through the store `dsn` while nobody, another user,
+// tries to take it through `dsn` (which must be refused) and then to harm
+// what the lock lives in with `harm` (0: every attempt refused, else 20 and
+// up). The attack must fail throughout, and the lock stay ours.
+void CheckHeldAgainstNobody(const std::string& dsn, const std::string& resource,
+                            const std::function<int()>& harm) {
+  auto store = OpenStoreOrFail(dsn);
+  Lock ours = HeldOrFail(store, resource);
+  const int attack = AsNobody([&] {
+    int refused = AttackerAcquire(dsn, resource);
+    if (refused != 0) return 10 + refused;
+    return harm();
+  });
+  const bool intact = StillOurs(ours, store, resource);
+  ASSERT_OK(ours.Release());
+  assert_int_equal(attack, 0);
+  assert_true(intact);
+}
+
 void ShmSegmentOfAnotherUser(void**) {
   SKIP_UNLESS_ROOT();
   const std::string name = UniqueShmName("hostile");
-  const std::string dsn = "shm://" + name;
-  auto store = OpenStoreOrFail(dsn);
-  Lock ours = HeldOrFail(store, "job");
   const std::string file = "/dev/shm/ipclock." + name;
-  const int attack = AsNobody([&] {
-    int refused = AttackerAcquire(dsn, "job");
-    if (refused != 0) return 10 + refused;
+  CheckHeldAgainstNobody("shm://" + name, "job", [&] {
     // Nor can the file be opened, truncated or removed.
     if (open(file.c_str(), O_RDWR | O_CLOEXEC) >= 0) return 20;
     if (truncate(file.c_str(), 0) == 0) return 21;
     if (unlink(file.c_str()) == 0) return 22;
     return 0;
   });
-  const bool intact = StillOurs(ours, store, "job");
-  ASSERT_OK(ours.Release());
-  assert_int_equal(attack, 0);
-  assert_true(intact);
 }
 
 void SysvSemaphoreOfAnotherUser(void**) {
   SKIP_UNLESS_ROOT();
-  auto store = OpenStoreOrFail("semaphore");
   const std::string r = UniqueResource("hostile-sysv");
   absl::StatusOr<int32_t> key = ipclock::SemaphoreIpcKey(r, ipclock::SemaphoreKeyScheme::kMd5);
   ASSERT_OK(key);
-  Lock ours = HeldOrFail(store, r);
-  const int attack = AsNobody([&] {
-    int refused = AttackerAcquire("semaphore", r);
-    if (refused != 0) return 10 + refused;
+  CheckHeldAgainstNobody("semaphore", r, [&] {
     // Nor can the set be removed or reset (semget with no
     // mode asked finds it; using it is what is checked).
     int id = semget(*key, 0, 0);
@@ -211,30 +217,18 @@ void SysvSemaphoreOfAnotherUser(void**) {
     if (semctl(id, 0, SETVAL, 1) == 0) return 21;
     return 0;
   });
-  const bool intact = StillOurs(ours, store, r);
-  ASSERT_OK(ours.Release());
-  assert_int_equal(attack, 0);
-  assert_true(intact);
 }
 
 void PosixSemaphoreOfAnotherUser(void**) {
   SKIP_UNLESS_ROOT();
-  auto store = OpenStoreOrFail("posix-semaphore");
   const std::string r = UniqueResource("hostile-posix");
-  Lock ours = HeldOrFail(store, r);
   const std::string name = ipclock::PosixSemaphoreName(r);
-  const int attack = AsNobody([&] {
-    int refused = AttackerAcquire("posix-semaphore", r);
-    if (refused != 0) return 10 + refused;
+  CheckHeldAgainstNobody("posix-semaphore", r, [&] {
     // /dev/shm is sticky: our files cannot be removed.
     if (unlink(("/dev/shm/sem." + name.substr(1)).c_str()) == 0) return 20;
     if (unlink(("/dev/shm" + name + ".reg").c_str()) == 0) return 21;
     return 0;
   });
-  const bool intact = StillOurs(ours, store, r);
-  ASSERT_OK(ours.Release());
-  assert_int_equal(attack, 0);
-  assert_true(intact);
 }
 
 // --- Secrets --------------------------------------------------------------------
