@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -264,40 +265,39 @@ void test_posix_semaphore_removed(void** state) {
 
 // --- Redis -------------------------------------------------------------------------
 
+// `ipclock run` holding `key` on the suite's own Redis until `lose` takes
+// the lock away: the run ends within `bound` of that, reporting the loss.
+void ExpectRedisLossEndsRun(const std::string& key, const std::function<void(OwnRedis&)>& lose,
+                            double bound = kBound) {
+  OwnRedis& redis = Redis();
+  const Run run = StartRun({"--store", redis.dsn(), "--key", key});
+  const double lost_at = NowSeconds();
+  lose(redis);
+  ExpectLossReport(WaitForEnd(run, lost_at, bound), "redis://", key,
+                   {"no longer", "deleted", "gone"});
+}
+
 void test_redis_flushall(void** state) {
   (void)state;
-  OwnRedis& redis = Redis();
-  const Run run = StartRun({"--store", redis.dsn(), "--key", "flush-me"});
-  const double lost_at = NowSeconds();
-  redis.Command({"FLUSHALL"});
-  ExpectLossReport(WaitForEnd(run, lost_at, kBound), "redis://", "flush-me",
-                   {"no longer", "deleted", "gone"});
+  ExpectRedisLossEndsRun("flush-me", [](OwnRedis& redis) { redis.Command({"FLUSHALL"}); });
 }
 
 void test_redis_key_deleted(void** state) {
   (void)state;
-  OwnRedis& redis = Redis();
-  redis.Command({"FLUSHALL"});
-  const Run run = StartRun({"--store", redis.dsn(), "--key", "del-key"});
-  const std::string keys = redis.Command({"KEYS", "*"});
-  if (keys.empty()) fail_msg("no key on the server while the lock is held");
-  const double lost_at = NowSeconds();
-  for (absl::string_view key : absl::StrSplit(keys, '\n', absl::SkipEmpty())) {
-    redis.Command({"DEL", std::string(key)});
-  }
-  ExpectLossReport(WaitForEnd(run, lost_at, kBound), "redis://", "del-key",
-                   {"no longer", "deleted", "gone"});
+  Redis().Command({"FLUSHALL"});
+  ExpectRedisLossEndsRun("del-key", [](OwnRedis& redis) {
+    const std::string keys = redis.Command({"KEYS", "*"});
+    if (keys.empty()) fail_msg("no key on the server while the lock is held");
+    for (absl::string_view key : absl::StrSplit(keys, '\n', absl::SkipEmpty())) {
+      redis.Command({"DEL", std::string(key)});
+    }
+  });
 }
 
 // A restart without persistence forgets every key.
 void test_redis_restart(void** state) {
   (void)state;
-  OwnRedis& redis = Redis();
-  const Run run = StartRun({"--store", redis.dsn(), "--key", "redis-bounced"});
-  const double lost_at = NowSeconds();
-  redis.Restart();
-  ExpectLossReport(WaitForEnd(run, lost_at, kBound + 5), "redis://", "redis-bounced",
-                   {"no longer", "deleted", "gone"});
+  ExpectRedisLossEndsRun("redis-bounced", [](OwnRedis& redis) { redis.Restart(); }, kBound + 5);
 }
 
 // The lease runs out while the server does not answer: with --ttl 1 and
