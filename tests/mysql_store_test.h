@@ -16,6 +16,7 @@
 #include "core/dsn.h"
 #include "ipclock/store.h"
 #include "mysql_fixture.h"
+#include "session_store_cases.h"
 
 // Skips the test without $IPCLOCK_TEST_MYSQL (fails it under CI=true).
 #define REQUIRE_SERVER() RequireEnv("IPCLOCK_TEST_MYSQL")
@@ -43,10 +44,12 @@ std::string KillHolder(MYSQL* admin, const std::string& resource);
 // within `wait`: a killed session's locks go a moment after its socket).
 bool OtherProcessGets(const std::string& resource, absl::Duration wait = absl::ZeroDuration());
 
+// What the shared session cases (session_store_cases.h) need of MariaDB.
+SessionStore Sessions();
+
 // The tests of mysql_store_test_sessions.cc, in one declaration, for the suite's table.
-void KilledSessionLosesTheLock(void**), WatchHearsTheKillAtOnce(void**),
-    ServerRestartLosesTheLock(void**), IdleSessionEndedByTheServer(void**),
-    ForkedChildCannotUseParentsKey(void**), ListShowsTheHolders(void**),
+void WatchHearsTheKillAtOnce(void**), ServerRestartLosesTheLock(void**),
+    IdleSessionEndedByTheServer(void**), ListShowsTheHolders(void**),
     BadDsnsAreRefusedWithoutThePassword(void**), ConnectionFailures(void**), TlsConnections(void**),
     SigpipeIsKeptFromTheProgram(void**), CliRunEndToEnd(void**);
 

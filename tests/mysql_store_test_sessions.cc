@@ -67,11 +67,6 @@ SessionStore Sessions() {
   return s;
 }
 
-void KilledSessionLosesTheLock(void**) {
-  REQUIRE_SERVER();
-  KilledSessionLosesTheLock(Sessions());
-}
-
 void WatchHearsTheKillAtOnce(void**) {
   REQUIRE_SERVER();
   auto store = NewStore();
@@ -131,11 +126,6 @@ void IdleSessionEndedByTheServer(void**) {
   Lock lasting = HeldOrFail(kept, r);
   absl::SleepFor(absl::Milliseconds(2500));
   ASSERT_OK(lasting.CheckAcquired());
-}
-
-void ForkedChildCannotUseParentsKey(void**) {
-  REQUIRE_SERVER();
-  ForkedChildCannotUseParentsKey(Sessions());
 }
 
 // --- Listing ------------------------------------------------------------------------

@@ -340,16 +340,6 @@ SessionStore Sessions() {
   return s;
 }
 
-void KilledSessionLosesTheLock(void**) {
-  REQUIRE_SERVER();
-  KilledSessionLosesTheLock(Sessions());
-}
-
-void ForkedChildCannotUseParentsKey(void**) {
-  REQUIRE_SERVER();
-  ForkedChildCannotUseParentsKey(Sessions());
-}
-
 void KilledPooledSessionIsReplaced(void**) {
   REQUIRE_SERVER();
   auto store = NewStore("application_name=ipclock-pool-test");
@@ -563,6 +553,7 @@ void IpclockHoldsPhpWaits(void**) {
 
 int main() {
   using namespace ipclock_test;
+  static SessionSuite kSessions = {"IPCLOCK_TEST_POSTGRES", Sessions};
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(LockIdVectors),
       cmocka_unit_test(BadDsnsAreRefusedWithoutThePassword),
@@ -573,9 +564,9 @@ int main() {
       cmocka_unit_test(SharedLocksBetweenProcesses),
       cmocka_unit_test(NoStacking),
       cmocka_unit_test(TimedAndForeverWaits),
-      cmocka_unit_test(KilledSessionLosesTheLock),
+      cmocka_unit_test_prestate(KilledSessionLosesTheLock, &kSessions),
       cmocka_unit_test(KilledPooledSessionIsReplaced),
-      cmocka_unit_test(ForkedChildCannotUseParentsKey),
+      cmocka_unit_test_prestate(ForkedChildCannotUseParentsKey, &kSessions),
       cmocka_unit_test(AcquireReleaseIsTwoRoundTrips),
       cmocka_unit_test(TransactionLock),
       cmocka_unit_test(PhpHoldsIpclockWaits),

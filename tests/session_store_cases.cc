@@ -15,6 +15,22 @@ namespace ipclock_test {
 
 using ipclock::Lock;
 
+namespace {
+
+SessionStore SessionsOf(void** state) {
+  const auto* suite = static_cast<const SessionSuite*>(*state);
+  RequireEnv(suite->server_var);
+  return suite->sessions();
+}
+
+}  // namespace
+
+void KilledSessionLosesTheLock(void** state) { KilledSessionLosesTheLock(SessionsOf(state)); }
+
+void ForkedChildCannotUseParentsKey(void** state) {
+  ForkedChildCannotUseParentsKey(SessionsOf(state));
+}
+
 void KilledSessionLosesTheLock(const SessionStore& s) {
   auto store = OpenStoreOrFail(s.dsn);
   const std::string r1 = UniqueResource(s.tag + "-kill-a");

@@ -53,6 +53,15 @@ void KilledSessionLosesTheLock(const SessionStore& s);
 // the connection) ends nothing of the parent's: the parent still holds it.
 void ForkedChildCannotUseParentsKey(const SessionStore& s);
 
+// The cases above as a suite's tests, given a SessionSuite as cmocka's
+// state (cmocka_unit_test_prestate).
+struct SessionSuite {
+  const char* server_var;  // the server's DSN variable; without it the test skips
+  SessionStore (*sessions)();
+};
+void KilledSessionLosesTheLock(void** state);
+void ForkedChildCannotUseParentsKey(void** state);
+
 }  // namespace ipclock_test
 
 #endif  // IPCLOCK_TESTS_SESSION_STORE_CASES_H_
