@@ -485,7 +485,6 @@ void IpclockTimeoutForms(void**) {
 
 int main() {
   using namespace ipclock_test;
-  static SessionSuite kSessions = {"IPCLOCK_TEST_MYSQL", Sessions};
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(LockNameVectors),
       cmocka_unit_test(NamesMatchTheServer),
@@ -498,10 +497,10 @@ int main() {
       cmocka_unit_test(SymfonyHoldsIpclockWaits),
       cmocka_unit_test(IpclockHoldsSymfonyWaits),
       cmocka_unit_test(SymfonySchemeFromTheCli),
-      cmocka_unit_test_prestate(KilledSessionLosesTheLock, &kSessions),
+      cmocka_unit_test_prestate(KilledSessionLosesTheLock, &kSessionSuite),
       cmocka_unit_test(WatchHearsTheKillAtOnce),
       cmocka_unit_test(IdleSessionEndedByTheServer),
-      cmocka_unit_test_prestate(ForkedChildCannotUseParentsKey, &kSessions),
+      cmocka_unit_test_prestate(ForkedChildCannotUseParentsKey, &kSessionSuite),
       cmocka_unit_test(ListShowsTheHolders),
       cmocka_unit_test(BadDsnsAreRefusedWithoutThePassword),
       cmocka_unit_test(ConnectionFailures),

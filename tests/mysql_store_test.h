@@ -44,8 +44,8 @@ std::string KillHolder(MYSQL* admin, const std::string& resource);
 // within `wait`: a killed session's locks go a moment after its socket).
 bool OtherProcessGets(const std::string& resource, absl::Duration wait = absl::ZeroDuration());
 
-// What the shared session cases (session_store_cases.h) need of MariaDB.
-SessionStore Sessions();
+// The shared session cases (session_store_cases.h) on MariaDB.
+extern SessionSuite kSessionSuite;
 
 // The tests of mysql_store_test_sessions.cc, in one declaration, for the suite's table.
 void WatchHearsTheKillAtOnce(void**), ServerRestartLosesTheLock(void**),

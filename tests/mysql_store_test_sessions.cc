@@ -55,10 +55,7 @@ SessionStore Sessions() {
   SessionStore s;
   s.dsn = Dsn();
   s.tag = "my";
-  s.end_holder = [](const std::string& resource) {
-    Conn admin = Connect();
-    KillHolder(admin.get(), resource);
-  };
+  s.end_holder = [](const std::string& resource) { KillHolder(Connect().get(), resource); };
   s.freed_within = absl::Seconds(10);
   s.lost_says = "lock is lost";
   s.probe = [](Store& store, ipclock::Key& key) {
@@ -66,6 +63,8 @@ SessionStore Sessions() {
   };
   return s;
 }
+
+SessionSuite kSessionSuite = {"IPCLOCK_TEST_MYSQL", Sessions};
 
 void WatchHearsTheKillAtOnce(void**) {
   REQUIRE_SERVER();

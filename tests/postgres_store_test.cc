@@ -321,8 +321,7 @@ SessionStore Sessions() {
   s.dsn = Dsn();
   s.tag = "pg";
   s.end_holder = [](const std::string& resource) {
-    Conn admin = Connect();
-    assert_int_equal(TerminateHolder(admin.get(), resource), 1);
+    assert_int_equal(TerminateHolder(Connect().get(), resource), 1);
   };
   s.after_loss = [](const std::shared_ptr<Store>& store, Lock& lost) {
     // A release of that key says why instead of succeeding.
@@ -339,6 +338,8 @@ SessionStore Sessions() {
   };
   return s;
 }
+
+SessionSuite kSessionSuite = {"IPCLOCK_TEST_POSTGRES", Sessions};
 
 void KilledPooledSessionIsReplaced(void**) {
   REQUIRE_SERVER();
@@ -553,7 +554,6 @@ void IpclockHoldsPhpWaits(void**) {
 
 int main() {
   using namespace ipclock_test;
-  static SessionSuite kSessions = {"IPCLOCK_TEST_POSTGRES", Sessions};
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(LockIdVectors),
       cmocka_unit_test(BadDsnsAreRefusedWithoutThePassword),
@@ -564,9 +564,9 @@ int main() {
       cmocka_unit_test(SharedLocksBetweenProcesses),
       cmocka_unit_test(NoStacking),
       cmocka_unit_test(TimedAndForeverWaits),
-      cmocka_unit_test_prestate(KilledSessionLosesTheLock, &kSessions),
+      cmocka_unit_test_prestate(KilledSessionLosesTheLock, &kSessionSuite),
       cmocka_unit_test(KilledPooledSessionIsReplaced),
-      cmocka_unit_test_prestate(ForkedChildCannotUseParentsKey, &kSessions),
+      cmocka_unit_test_prestate(ForkedChildCannotUseParentsKey, &kSessionSuite),
       cmocka_unit_test(AcquireReleaseIsTwoRoundTrips),
       cmocka_unit_test(TransactionLock),
       cmocka_unit_test(PhpHoldsIpclockWaits),
