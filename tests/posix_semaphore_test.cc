@@ -164,8 +164,7 @@ void PairGoesWithLastLockWhenNothingIsKept(void**) {
 }
 
 // By default a destroyed Lock's attachment is kept: full cycles on the
-// resource use the same files (same inodes), and they go with the store;
-// at most keep_idle are kept, the least recently used going first.
+// resource use the same files (same inodes), and they go with the store.
 void IdlePairIsKeptForTheNextLock(void**) {
   std::shared_ptr<Store> store = OpenStore("posix-semaphore:?prefix=ipclock-idle");
   const std::string resource = UniqueResource("idle");
@@ -182,21 +181,11 @@ void IdlePairIsKeptForTheNextLock(void**) {
   assert_int_equal(InodeOf(p.reg), reg_ino);
   store.reset();
   assert_false(ObjectsExist(resource, "ipclock-idle"));
-
-  std::shared_ptr<Store> two = OpenStore("posix-semaphore:?prefix=ipclock-idle&keep_idle=2");
-  const std::string r[3] = {UniqueResource("lru"), UniqueResource("lru"), UniqueResource("lru")};
-  for (const std::string& name : r) {
-    Lock lock = HeldOrFail(two, name);
-  }
-  assert_false(ObjectsExist(r[0], "ipclock-idle"));
-  assert_true(ObjectsExist(r[1], "ipclock-idle") && ObjectsExist(r[2], "ipclock-idle"));
-  two.reset();
-  assert_false(ObjectsExist(r[1], "ipclock-idle") || ObjectsExist(r[2], "ipclock-idle"));
 }
 
 // A fork()ed child that destroys its copy of a released Lock leaves the
-// parent's slot (and so the pair) alone; one forked while the parent holds
-// can neither release the parent's lock nor give it away.
+// parent's slot (and so the pair) alone. (One forked while the parent holds
+// is ForkedChildCannotReleaseParentsLock.)
 void ForkedChildLeavesParentsAttachment(void**) {
   std::shared_ptr<Store> store = OpenStore("posix-semaphore:?keep_idle=0");
   const std::string resource = UniqueResource("fork");
@@ -208,20 +197,7 @@ void ForkedChildLeavesParentsAttachment(void**) {
   });
   assert_int_equal(WaitChild(child), 0);
   assert_true(ObjectsExist(resource));
-  assert_true(TryOrFail(lock));
-  child = ForkChild([&] {
-    if (!absl::IsFailedPrecondition(lock.Release())) return 2;
-    Lock copy = std::move(lock);
-    return 0;
-  });
-  assert_int_equal(WaitChild(child), 0);
-  pid_t rival = ForkChild([&] {
-    Lock other = MakeLock(store, resource);
-    return other.TryAcquire().value_or(true) ? 3 : 0;
-  });
-  assert_int_equal(WaitChild(rival), 0);
-  assert_true(IsStillHeld(lock));
-  ASSERT_OK(lock.Release());
+  TakeAndRelease(lock);
   Drop(lock);
   assert_false(ObjectsExist(resource));
 }
@@ -229,28 +205,9 @@ void ForkedChildLeavesParentsAttachment(void**) {
 // --- Owner death -----------------------------------------------------------------
 
 void KilledHolderPermitComesBackToWaiter(void**) {
-  std::shared_ptr<Store> store = OpenStore();
-  const std::string resource = UniqueResource("kill");
-  auto* report = SharedMemory<DeathReport>();
-  Signal locked, waiting;
-  pid_t holder = HoldInChild(store, resource, &locked);
-  assert_int_equal(locked.Wait(), 'x');
-  pid_t waiter = WaitInChild(store, resource, &waiting, report);
-  assert_int_equal(waiting.Wait(), 'x');
-  usleep(300 * 1000);
-  const int64_t killed_at = ipclock::Deadline::NowNanos();
-  // The holder stays a zombie until we reap it below: the registry must see
-  // through that too.
-  kill(holder, SIGKILL);
-  assert_int_equal(WaitChild(waiter, 30), 0);
-  assert_int_equal(WaitChild(holder), 128 + SIGKILL);
-  assert_int_equal(report->acquired.load(), 1);
-  assert_int_equal(report->died.load(), 1);
-  const double back = static_cast<double>(report->acquired_at_ns.load() - killed_at) / 1e9;
+  const double back = KilledHolderReachesWaiter(OpenStore(), UniqueResource("kill"));
   print_message("permit back %.3f s after kill -9 (bound %.1f s)\n", back, kReclaimBound);
   if (back > kReclaimBound + kSlack) fail_msg("permit came back only after %.3f s", back);
-  Lock next = HeldOrFail(store, resource);
-  assert_false(next.previous_owner_died());
 }
 
 // A live holder is never reclaimed: not one that is stopped (SIGSTOP), nor
@@ -347,11 +304,7 @@ void PairDeletedWhileHeld(void**) {
   ASSERT_OK(lock.CheckAcquired());
   assert_int_equal(unlink(p.sem.c_str()), 0);
   assert_int_equal(unlink(p.reg.c_str()), 0);
-  pid_t rival = ForkChild([&] {
-    Lock other = MakeLock(store, resource);
-    return other.TryAcquire().value_or(false) ? 0 : 2;
-  });
-  assert_int_equal(WaitChild(rival), 0);
+  assert_true(TryInAnotherProcess(store, resource) == OtherTry::kGot);
   absl::Status checked = lock.CheckAcquired();
   ASSERT_CODE(checked, absl::StatusCode::kAborted);
   AssertMessageHas(checked, absl::StrCat("the registry ", p.reg, " was deleted"));
@@ -439,7 +392,9 @@ int main() {
       cmocka_unit_test(FairIsFixedPerResource),
       cmocka_unit_test(PairGoesWithLastLockWhenNothingIsKept),
       cmocka_unit_test(IdlePairIsKeptForTheNextLock),
+      cmocka_unit_test_prestate(IdleObjectsAreBoundedByKeepIdle, &kSuite),
       cmocka_unit_test(ForkedChildLeavesParentsAttachment),
+      cmocka_unit_test_prestate(ForkedChildCannotReleaseParentsLock, &kSuite),
       cmocka_unit_test(KilledHolderPermitComesBackToWaiter),
       cmocka_unit_test(LiveHolderIsNeverReclaimed),
       cmocka_unit_test(StolenPostTakesNoPermit),

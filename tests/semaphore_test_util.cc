@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"
 #include "platform/proc_pid.h"
@@ -43,6 +44,42 @@ pid_t WaitInChild(const std::shared_ptr<Store>& store, const std::string& resour
     report->died = lock.previous_owner_died() ? 1 : 0;
     return lock.Release().ok() ? 0 : 3;
   });
+}
+
+OtherTry TryInAnotherProcess(const std::shared_ptr<Store>& store, const std::string& resource) {
+  const pid_t other = ForkChild([&] {
+    Lock lock = MakeLock(store, resource);
+    absl::StatusOr<bool> got = lock.TryAcquire();
+    if (!got.ok()) return 2;
+    return *got ? 0 : 1;
+  });
+  switch (WaitChild(other)) {
+    case 0:
+      return OtherTry::kGot;
+    case 1:
+      return OtherTry::kBusy;
+    default:
+      return OtherTry::kError;
+  }
+}
+
+double KilledHolderReachesWaiter(const std::shared_ptr<Store>& store, const std::string& resource) {
+  auto* report = SharedMemory<DeathReport>();
+  Signal locked, waiting;
+  const pid_t holder = HoldInChild(store, resource, &locked);
+  assert_int_equal(locked.Wait(), 'x');
+  const pid_t waiter = WaitInChild(store, resource, &waiting, report);
+  assert_int_equal(waiting.Wait(), 'x');
+  usleep(300 * 1000);  // the waiter asleep in the kernel
+  const int64_t killed_at = ipclock::Deadline::NowNanos();
+  kill(holder, SIGKILL);
+  assert_int_equal(WaitChild(waiter, 30), 0);
+  assert_int_equal(WaitChild(holder), 128 + SIGKILL);
+  assert_int_equal(report->acquired.load(), 1);
+  assert_int_equal(report->died.load(), 1);
+  Lock next = HeldOrFail(store, resource);
+  assert_false(next.previous_owner_died());
+  return static_cast<double>(report->acquired_at_ns.load() - killed_at) / 1e9;
 }
 
 namespace {
@@ -219,6 +256,37 @@ void CheckWatchReportsLoss(Lock lock, absl::Duration interval,
   ASSERT_CODE(watched->status(), absl::StatusCode::kAborted);
   AssertMessageHas(watched->status(), needle);
   ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+}
+
+void IdleObjectsAreBoundedByKeepIdle(void** state) {
+  const SemaphoreSuite& suite = SuiteOf(state);
+  std::shared_ptr<Store> two = OpenStoreOrFail(absl::StrCat(suite.dsn, ":?keep_idle=2"));
+  const std::string r[3] = {UniqueResource("lru"), UniqueResource("lru"), UniqueResource("lru")};
+  for (const std::string& name : r) {
+    Lock lock = HeldOrFail(two, name);
+  }
+  assert_false(suite.objects_left(r[0]));
+  assert_true(suite.objects_left(r[1]) && suite.objects_left(r[2]));
+  two.reset();
+  assert_false(suite.objects_left(r[1]) || suite.objects_left(r[2]));
+}
+
+void ForkedChildCannotReleaseParentsLock(void** state) {
+  const SemaphoreSuite& suite = SuiteOf(state);
+  std::shared_ptr<Store> store = OpenStoreOrFail(suite.keep_nothing_dsn);
+  const std::string resource = UniqueResource("fork-held");
+  Lock lock = HeldOrFail(store, resource);
+  const pid_t child = ForkChild([&] {
+    if (!absl::IsFailedPrecondition(lock.Release())) return 2;
+    Lock copy = std::move(lock);
+    return 0;
+  });
+  assert_int_equal(WaitChild(child), 0);
+  assert_true(TryInAnotherProcess(store, resource) == OtherTry::kBusy);
+  assert_true(IsStillHeld(lock));
+  ASSERT_OK(lock.Release());
+  Drop(lock);
+  assert_false(suite.objects_left(resource));
 }
 
 }  // namespace ipclock_test

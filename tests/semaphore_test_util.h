@@ -51,6 +51,20 @@ struct DeathReport {
 pid_t WaitInChild(const std::shared_ptr<ipclock::Store>& store, const std::string& resource,
                   Signal* waiting, DeathReport* report);
 
+// What another process (forked, with `store` inherited) gets when it tries
+// `resource` once: the lock, a busy answer, or an error. It lets go again.
+enum class OtherTry { kGot, kBusy, kError };
+OtherTry TryInAnotherProcess(const std::shared_ptr<ipclock::Store>& store,
+                             const std::string& resource);
+
+// A forked holder of `resource` is killed with SIGKILL while a forked
+// waiter waits for it through `store`, and reaped only once the waiter is
+// done (a zombie holds nothing either): the waiter must get the lock, told
+// of the death, and the next holder here must not be told. Returns how
+// long after the kill the waiter got it, in seconds.
+double KilledHolderReachesWaiter(const std::shared_ptr<ipclock::Store>& store,
+                                 const std::string& resource);
+
 // What the tests below need of the store under test, given to each as
 // cmocka's state (cmocka_unit_test_prestate).
 struct SemaphoreSuite {
@@ -59,6 +73,15 @@ struct SemaphoreSuite {
   // Whether any object of `resource` (a set, a semaphore, a registry) is left.
   bool (*objects_left)(const std::string& resource);
 };
+
+// With keep_idle=2, at most two idle objects are kept, the least recently
+// used going first; the rest go with the store.
+void IdleObjectsAreBoundedByKeepIdle(void** state);
+
+// A child forked while the parent holds the lock has a copy of the Lock: it
+// can neither release it (FailedPrecondition) nor, destroying its copy,
+// give the parent's permit away; the objects go with the parent's release.
+void ForkedChildCannotReleaseParentsLock(void** state);
 
 // Six processes share three permits: never more holders than permits, and
 // more than one at a time. Then a holder of two permits is killed: its

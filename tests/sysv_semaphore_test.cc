@@ -157,17 +157,6 @@ void IdleSetIsKeptForTheNextLock(void**) {
   assert_int_equal(semctl(semid, 0, GETVAL), 1);  // released
   store.reset();
   assert_false(SetExists(resource));
-
-  // At most keep_idle idle sets: the least recently used one goes first.
-  std::shared_ptr<Store> two = OpenStore("semaphore:?keep_idle=2");
-  const std::string r[3] = {UniqueResource("lru"), UniqueResource("lru"), UniqueResource("lru")};
-  for (const std::string& name : r) {
-    Lock lock = HeldOrFail(two, name);
-  }
-  assert_false(SetExists(r[0]));
-  assert_true(SetExists(r[1]) && SetExists(r[2]));
-  two.reset();
-  assert_false(SetExists(r[1]) || SetExists(r[2]));
 }
 
 // A reused Lock stays attached: acquiring and releasing again neither makes
@@ -196,50 +185,12 @@ void ReusedLockKeepsItsSet(void**) {
   assert_false(SetExists(resource));
 }
 
-// A child forked while the parent holds the lock has a copy of the Lock: it
-// can neither release it (FailedPrecondition) nor, destroying its copy,
-// give the parent's permit away.
-void ForkedChildCannotReleaseParentsLock(void**) {
-  std::shared_ptr<Store> store = OpenStore();
-  const std::string resource = UniqueResource("fork-held");
-  Lock lock = HeldOrFail(store, resource);
-  pid_t child = ForkChild([&] {
-    absl::Status s = lock.Release();
-    if (!absl::IsFailedPrecondition(s)) return 2;
-    Lock copy = std::move(lock);
-    return 0;
-  });
-  assert_int_equal(WaitChild(child), 0);
-  pid_t rival = ForkChild([&] {
-    Lock other = MakeLock(store, resource);
-    return other.TryAcquire().value_or(true) ? 3 : 0;
-  });
-  assert_int_equal(WaitChild(rival), 0);
-  assert_true(IsStillHeld(lock));
-  ASSERT_OK(lock.Release());
-}
-
 // --- Owner death and counting ----------------------------------------------------
 
 // A waiter already asleep when the holder dies gets the permit the kernel
 // gives back, and is told; the next holder after its clean release is not.
 void KilledHolderReportedToWaiter(void**) {
-  std::shared_ptr<Store> store = OpenStore();
-  const std::string resource = UniqueResource("kill");
-  auto* report = SharedMemory<DeathReport>();
-  Signal locked, waiting;
-  pid_t holder = HoldInChild(store, resource, &locked);
-  assert_int_equal(locked.Wait(), 'x');
-  pid_t waiter = WaitInChild(store, resource, &waiting, report);
-  assert_int_equal(waiting.Wait(), 'x');
-  usleep(100 * 1000);
-  KillChild(holder);
-  assert_int_equal(WaitChild(waiter), 0);
-  assert_int_equal(report->acquired.load(), 1);
-  assert_int_equal(report->died.load(), 1);
-  Lock next = HeldOrFail(store, resource);
-  assert_false(next.previous_owner_died());
-  ASSERT_OK(next.Release());
+  KilledHolderReachesWaiter(OpenStore(), UniqueResource("kill"));
 }
 
 // --- A set removed or changed under us -------------------------------------------
@@ -293,11 +244,7 @@ void SetRemovedWhileHeld(void**) {
   ASSERT_OK(lock.CheckAcquired());
   int semid = SemidOf(resource);
   assert_int_equal(RunIpcrm(semid), 0);
-  pid_t rival = ForkChild([&] {
-    Lock other = MakeLock(store, resource);
-    return other.TryAcquire().value_or(false) ? 0 : 2;
-  });
-  assert_int_equal(WaitChild(rival), 0);
+  assert_true(TryInAnotherProcess(store, resource) == OtherTry::kGot);
   absl::Status checked = lock.CheckAcquired();
   ASSERT_CODE(checked, absl::StatusCode::kAborted);
   AssertMessageHas(checked, absl::StrCat("semaphore set ", semid, " (key ", KeyOf(resource),
@@ -452,7 +399,8 @@ int main() {
       cmocka_unit_test(SetGoesWithLastLockWhenNothingIsKept),
       cmocka_unit_test(IdleSetIsKeptForTheNextLock),
       cmocka_unit_test(ReusedLockKeepsItsSet),
-      cmocka_unit_test(ForkedChildCannotReleaseParentsLock),
+      cmocka_unit_test_prestate(IdleObjectsAreBoundedByKeepIdle, &kSuite),
+      cmocka_unit_test_prestate(ForkedChildCannotReleaseParentsLock, &kSuite),
       cmocka_unit_test(KilledHolderReportedToWaiter),
       cmocka_unit_test_prestate(CountingPermitsAcrossProcesses, &kSuite),
       cmocka_unit_test_prestate(PermitsMismatchIsRefused, &kSuite),
