@@ -106,16 +106,8 @@ void Names(void**) {
 
 void DsnOptions(void**) {
   OpenStore("posix-semaphore:?prefix=my_app-1.x&mode=0666&keep_idle=0");
-  OpenStore("posix-semaphore:?keep_idle=4096");
-  for (const char* bad :
-       {"posix-semaphore:?prefix=a/b", "posix-semaphore:?prefix=", "posix-semaphore:?key_scheme=md5",
-        "posix-semaphore://x", "posix-semaphore:?keep_idle=-3", "posix-semaphore:?keep_idle=9999",
-        "posix-semaphore:?keep_idle=x", "posix-semaphore:?fair=maybe"}) {
-    ASSERT_CODE(ipclock::StoreFromDsn(bad), absl::StatusCode::kInvalidArgument);
-  }
-  ipclock::PosixSemaphoreStoreOptions options;
-  options.keep_idle = 4097;
-  ASSERT_CODE(ipclock::NewPosixSemaphoreStore(options), absl::StatusCode::kInvalidArgument);
+  ExpectBadDsns("posix-semaphore:",
+                {"?prefix=a/b", "?prefix=", "?key_scheme=md5", "//x", "?fair=maybe"});
 }
 
 // Fairness is the resource's, fixed by the process that makes its pair:
@@ -384,11 +376,18 @@ void HolderRewrittenUnderUs(void**) {
 }  // namespace
 
 int main() {
-  static SemaphoreSuite kSuite = {"posix-semaphore", "posix-semaphore:?keep_idle=0",
-                                        [](const std::string& r) { return ObjectsExist(r); }};
+  static SemaphoreSuite kSuite = {
+      "posix-semaphore", "posix-semaphore:?keep_idle=0",
+      [](const std::string& r) { return ObjectsExist(r); },
+      [](size_t keep_idle) {
+        ipclock::PosixSemaphoreStoreOptions options;
+        options.keep_idle = keep_idle;
+        return ipclock::NewPosixSemaphoreStore(options).status();
+      }};
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(Names),
       cmocka_unit_test(DsnOptions),
+      cmocka_unit_test_prestate(KeepIdleIsBounded, &kSuite),
       cmocka_unit_test(FairIsFixedPerResource),
       cmocka_unit_test(PairGoesWithLastLockWhenNothingIsKept),
       cmocka_unit_test(IdlePairIsKeptForTheNextLock),

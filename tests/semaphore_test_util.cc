@@ -33,6 +33,13 @@ void AssertMessageHas(const absl::Status& s, absl::string_view needle) {
   }
 }
 
+void ExpectBadDsns(absl::string_view scheme, std::initializer_list<const char*> tails) {
+  for (const char* tail : tails) {
+    ASSERT_CODE(ipclock::StoreFromDsn(absl::StrCat(scheme, tail)),
+                absl::StatusCode::kInvalidArgument);
+  }
+}
+
 pid_t WaitInChild(const std::shared_ptr<Store>& store, const std::string& resource,
                   Signal* waiting, DeathReport* report) {
   return ForkChild([&] {
@@ -256,6 +263,15 @@ void CheckWatchReportsLoss(Lock lock, absl::Duration interval,
   ASSERT_CODE(watched->status(), absl::StatusCode::kAborted);
   AssertMessageHas(watched->status(), needle);
   ASSERT_CODE(watched->Release(), absl::StatusCode::kAborted);
+}
+
+void KeepIdleIsBounded(void** state) {
+  const SemaphoreSuite& suite = SuiteOf(state);
+  OpenStoreOrFail(absl::StrCat(suite.dsn, ":?keep_idle=4096"));
+  ExpectBadDsns(suite.dsn, {":?keep_idle=-1", ":?keep_idle=4097", ":?keep_idle=lots",
+                            ":?keep_idle="});
+  ASSERT_OK(suite.make_with_keep_idle(4096));
+  ASSERT_CODE(suite.make_with_keep_idle(4097), absl::StatusCode::kInvalidArgument);
 }
 
 void IdleObjectsAreBoundedByKeepIdle(void** state) {

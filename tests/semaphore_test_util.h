@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -36,6 +37,9 @@ void Drop(Locks&... locks) {
 }
 
 void AssertMessageHas(const absl::Status& s, absl::string_view needle);
+
+// Each DSN `scheme` + one of `tails` is refused as InvalidArgument.
+void ExpectBadDsns(absl::string_view scheme, std::initializer_list<const char*> tails);
 
 // What a forked waiter reports, in memory shared with it.
 struct DeathReport {
@@ -72,7 +76,12 @@ struct SemaphoreSuite {
   const char* keep_nothing_dsn;  // the same store, keeping nothing idle
   // Whether any object of `resource` (a set, a semaphore, a registry) is left.
   bool (*objects_left)(const std::string& resource);
+  // The store made through its options struct with `keep_idle`: its status.
+  absl::Status (*make_with_keep_idle)(size_t keep_idle);
 };
+
+// keep_idle is 0 to 4096, through the DSN and the options alike.
+void KeepIdleIsBounded(void** state);
 
 // With keep_idle=2, at most two idle objects are kept, the least recently
 // used going first; the rest go with the store.

@@ -80,22 +80,13 @@ void SymfonyKeyVectors(void**) {
 
 void DsnOptions(void**) {
   OpenStore("semaphore:?mode=0666&key_scheme=md5&keep_idle=0");
-  OpenStore("semaphore:?keep_idle=4096");
 #if IPCLOCK_HAVE_XXHASH
   OpenStore("semaphore:?key_scheme=xxh3");
 #else
   ASSERT_CODE(ipclock::StoreFromDsn("semaphore:?key_scheme=xxh3"),
               absl::StatusCode::kUnimplemented);
 #endif
-  for (const char* bad : {"semaphore:?permit=3", "semaphore:?key_scheme=sha1",
-                          "semaphore:?mode=0999", "semaphore://host", "semaphore:?keep_idle=-1",
-                          "semaphore:?keep_idle=4097", "semaphore:?keep_idle=lots",
-                          "semaphore:?keep_idle="}) {
-    ASSERT_CODE(ipclock::StoreFromDsn(bad), absl::StatusCode::kInvalidArgument);
-  }
-  ipclock::SemaphoreStoreOptions options;
-  options.keep_idle = 5000;
-  ASSERT_CODE(ipclock::NewSemaphoreStore(options), absl::StatusCode::kInvalidArgument);
+  ExpectBadDsns("semaphore:", {"?permit=3", "?key_scheme=sha1", "?mode=0999", "//host"});
 }
 
 // --- When sets are made and removed ---------------------------------------------
@@ -392,10 +383,16 @@ void FailedAttachLeavesNothing(void**) {
 
 int main() {
   static SemaphoreSuite kSuite = {"semaphore", "semaphore:?keep_idle=0",
-                                        [](const std::string& r) { return SetExists(r); }};
+                                  [](const std::string& r) { return SetExists(r); },
+                                  [](size_t keep_idle) {
+                                    ipclock::SemaphoreStoreOptions options;
+                                    options.keep_idle = keep_idle;
+                                    return ipclock::NewSemaphoreStore(options).status();
+                                  }};
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(SymfonyKeyVectors),
       cmocka_unit_test(DsnOptions),
+      cmocka_unit_test_prestate(KeepIdleIsBounded, &kSuite),
       cmocka_unit_test(SetGoesWithLastLockWhenNothingIsKept),
       cmocka_unit_test(IdleSetIsKeptForTheNextLock),
       cmocka_unit_test(ReusedLockKeepsItsSet),
