@@ -212,29 +212,23 @@ void ScribblerCrashesNothing(void**) {
   std::shared_ptr<Store> store = OpenStore();
   Lock keeper = MakeLock(store, resource);
   TakeAndRelease(keeper);
-  auto* stop = SharedMemory<std::atomic<int>>();
-  pid_t scribbler = ForkChild([&] {
-    Mapped m = MapRegistry(p.reg);
-    if (m.bytes == nullptr) return 2;
-    std::mt19937 r(static_cast<uint32_t>(getpid()));
-    const size_t words[] = {kOffPermits, kOffOwner, kOffHolders, kOffOrphans};
-    // Ends by itself too, should the test fail before it says stop.
-    const double until = NowSeconds() + 20.0;
-    while (stop->load() == 0 && NowSeconds() < until) {
-      uint32_t v = r();
-      if (r() % 2 == 0) v %= 300;
-      size_t off = r() % 3 == 0 ? kOffSlots + (r() % 256) * 16 + (r() % 4) * 4
-                                : words[r() % 4];
-      memcpy(m.bytes + off, &v, sizeof(v));
-      if (r() % 64 == 0) usleep(50);
-    }
-    return 0;
-  });
-  std::vector<pid_t> users;
-  for (int u = 0; u < 3; ++u) {
-    users.push_back(ForkChild([&] {
-      const double until = NowSeconds() + 2.0;
-      while (NowSeconds() < until) {
+  UseWhileAttacked(
+      [&](const std::function<bool()>& going_on) {
+        Mapped m = MapRegistry(p.reg);
+        if (m.bytes == nullptr) return 2;
+        std::mt19937 r(static_cast<uint32_t>(getpid()));
+        const size_t words[] = {kOffPermits, kOffOwner, kOffHolders, kOffOrphans};
+        while (going_on()) {
+          uint32_t v = r();
+          if (r() % 2 == 0) v %= 300;
+          size_t off = r() % 3 == 0 ? kOffSlots + (r() % 256) * 16 + (r() % 4) * 4
+                                    : words[r() % 4];
+          memcpy(m.bytes + off, &v, sizeof(v));
+          if (r() % 64 == 0) usleep(50);
+        }
+        return 0;
+      },
+      [&] {
         absl::StatusOr<std::shared_ptr<Store>> own = ipclock::StoreFromDsn("posix-semaphore");
         if (!own.ok()) return 2;
         absl::StatusOr<Lock> l = Lock::Create(*own, resource);
@@ -249,15 +243,8 @@ void ScribblerCrashesNothing(void**) {
               .status()
               .IgnoreError();
         }
-      }
-      return 0;
-    }));
-  }
-  std::vector<int> codes;
-  for (pid_t u : users) codes.push_back(WaitChild(u, 60));
-  stop->store(1);
-  assert_int_equal(WaitChild(scribbler), 0);
-  for (int code : codes) assert_int_equal(code, 0);
+        return 0;
+      });
   Drop(keeper);
   store.reset();
   unlink(p.reg.c_str());

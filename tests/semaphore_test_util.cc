@@ -89,6 +89,31 @@ double KilledHolderReachesWaiter(const std::shared_ptr<Store>& store, const std:
   return static_cast<double>(report->acquired_at_ns.load() - killed_at) / 1e9;
 }
 
+void UseWhileAttacked(const std::function<int(const std::function<bool()>& going_on)>& attack,
+                      const std::function<int()>& use) {
+  auto* stop = SharedMemory<std::atomic<int>>();
+  const pid_t attacker = ForkChild([&] {
+    const double until = NowSeconds() + 20.0;
+    return attack([&] { return stop->load() == 0 && NowSeconds() < until; });
+  });
+  std::vector<pid_t> users;
+  for (int u = 0; u < 3; ++u) {
+    users.push_back(ForkChild([&] {
+      const double until = NowSeconds() + 2.0;
+      while (NowSeconds() < until) {
+        const int code = use();
+        if (code != 0) return code;
+      }
+      return 0;
+    }));
+  }
+  std::vector<int> codes;
+  for (pid_t u : users) codes.push_back(WaitChild(u, 60));
+  stop->store(1);
+  assert_int_equal(WaitChild(attacker), 0);
+  for (int code : codes) assert_int_equal(code, 0);
+}
+
 namespace {
 
 const SemaphoreSuite& SuiteOf(void** state) {

@@ -69,6 +69,14 @@ OtherTry TryInAnotherProcess(const std::shared_ptr<ipclock::Store>& store,
 double KilledHolderReachesWaiter(const std::shared_ptr<ipclock::Store>& store,
                                  const std::string& resource);
 
+// Three forked users run `use` over and over for 2 s each (a nonzero
+// return ends the user with it) while a forked attacker runs `attack`,
+// which goes on while `going_on()` says so (until the users are done, or
+// 20 s should the test fail first). Fails the test unless every one of
+// them exits 0: errors inside are expected, a crash or a hang is not.
+void UseWhileAttacked(const std::function<int(const std::function<bool()>& going_on)>& attack,
+                      const std::function<int()>& use);
+
 // What the tests below need of the store under test, given to each as
 // cmocka's state (cmocka_unit_test_prestate).
 struct SemaphoreSuite {

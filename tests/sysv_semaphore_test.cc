@@ -292,29 +292,23 @@ void ForeignSetUnderKeyIsRefused(void**) {
 void SetReplacedInALoopCrashesNothing(void**) {
   const std::string resource = UniqueResource("racing");
   const int32_t key = KeyOf(resource);
-  auto* stop = SharedMemory<std::atomic<int>>();
-  pid_t writer = ForkChild([&] {
-    unsigned seed = static_cast<unsigned>(getpid());
-    // Ends by itself too, should the test fail before it says stop.
-    const double until = NowSeconds() + 20.0;
-    while (stop->load() == 0 && NowSeconds() < until) {
-      const int old = semget(key, 0, 0);
-      if (old >= 0) semctl(old, 0, IPC_RMID);
-      const int nsems = 1 + static_cast<int>(rand_r(&seed) % 300);
-      const int id = semget(key, nsems, IPC_CREAT | 0600);
-      for (int i = 0; id >= 0 && i < 8; ++i) {
-        semctl(id, static_cast<int>(rand_r(&seed) % static_cast<unsigned>(nsems)), SETVAL,
-               static_cast<int>(rand_r(&seed) % 4));
-      }
-      usleep(rand_r(&seed) % 300);
-    }
-    return 0;
-  });
-  std::vector<pid_t> users;
-  for (int p = 0; p < 3; ++p) {
-    users.push_back(ForkChild([&] {
-      const double until = NowSeconds() + 2.0;
-      while (NowSeconds() < until) {
+  UseWhileAttacked(
+      [&](const std::function<bool()>& going_on) {
+        unsigned seed = static_cast<unsigned>(getpid());
+        while (going_on()) {
+          const int old = semget(key, 0, 0);
+          if (old >= 0) semctl(old, 0, IPC_RMID);
+          const int nsems = 1 + static_cast<int>(rand_r(&seed) % 300);
+          const int id = semget(key, nsems, IPC_CREAT | 0600);
+          for (int i = 0; id >= 0 && i < 8; ++i) {
+            semctl(id, static_cast<int>(rand_r(&seed) % static_cast<unsigned>(nsems)), SETVAL,
+                   static_cast<int>(rand_r(&seed) % 4));
+          }
+          usleep(rand_r(&seed) % 300);
+        }
+        return 0;
+      },
+      [&] {
         absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn("semaphore");
         if (!store.ok()) return 2;
         LockOptions options;
@@ -328,15 +322,8 @@ void SetReplacedInALoopCrashesNothing(void**) {
             lock->Release().IgnoreError();
           }
         }
-      }
-      return 0;
-    }));
-  }
-  std::vector<int> codes;
-  for (pid_t u : users) codes.push_back(WaitChild(u, 60));
-  stop->store(1);
-  assert_int_equal(WaitChild(writer), 0);
-  for (int code : codes) assert_int_equal(code, 0);
+        return 0;
+      });
   const int left = semget(key, 0, 0);
   if (left >= 0) semctl(left, 0, IPC_RMID);
 }
