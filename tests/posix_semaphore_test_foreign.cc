@@ -229,21 +229,11 @@ void ScribblerCrashesNothing(void**) {
         return 0;
       },
       [&] {
-        absl::StatusOr<std::shared_ptr<Store>> own = ipclock::StoreFromDsn("posix-semaphore");
-        if (!own.ok()) return 2;
-        absl::StatusOr<Lock> l = Lock::Create(*own, resource);
-        if (!l.ok()) return 3;
-        for (int i = 0; i < 50; ++i) {
-          absl::StatusOr<bool> got = l->TryAcquireFor(absl::Milliseconds(1));
-          if (got.ok() && *got) {
-            l->CheckAcquired().IgnoreError();
-            l->Release().IgnoreError();
-          }
+        return TryCheckRelease("posix-semaphore", resource, 1, 50, absl::Milliseconds(1), [&] {
           ipclock::ReadRegistrySnapshot(ipclock::PosixSemaphoreName(resource) + ".reg")
               .status()
               .IgnoreError();
-        }
-        return 0;
+        });
       });
   Drop(keeper);
   store.reset();

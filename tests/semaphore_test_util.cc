@@ -114,6 +114,25 @@ void UseWhileAttacked(const std::function<int(const std::function<bool()>& going
   for (int code : codes) assert_int_equal(code, 0);
 }
 
+int TryCheckRelease(const std::string& dsn, const std::string& resource, uint32_t permits,
+                    int tries, absl::Duration wait, const std::function<void()>& after_try) {
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+  if (!store.ok()) return 2;
+  ipclock::LockOptions options;
+  options.permits = permits;
+  absl::StatusOr<Lock> lock = Lock::Create(*store, resource, options);
+  if (!lock.ok()) return 3;
+  for (int i = 0; i < tries; ++i) {
+    absl::StatusOr<bool> got = lock->TryAcquireFor(wait);
+    if (got.ok() && *got) {
+      lock->CheckAcquired().IgnoreError();
+      lock->Release().IgnoreError();
+    }
+    if (after_try) after_try();
+  }
+  return 0;
+}
+
 namespace {
 
 const SemaphoreSuite& SuiteOf(void** state) {

@@ -77,6 +77,15 @@ double KilledHolderReachesWaiter(const std::shared_ptr<ipclock::Store>& store,
 void UseWhileAttacked(const std::function<int(const std::function<bool()>& going_on)>& attack,
                       const std::function<int()>& use);
 
+// A user's round for UseWhileAttacked: a fresh store of `dsn` and a Lock on
+// `resource` with `permits`, tried `tries` times for up to `wait` each,
+// checked and released when got, with `after_try` (if set) after each try.
+// Errors and losses are expected; 2 or 3 if the store or the Lock cannot be
+// made, else 0.
+int TryCheckRelease(const std::string& dsn, const std::string& resource, uint32_t permits,
+                    int tries, absl::Duration wait,
+                    const std::function<void()>& after_try = nullptr);
+
 // What the tests below need of the store under test, given to each as
 // cmocka's state (cmocka_unit_test_prestate).
 struct SemaphoreSuite {

@@ -308,22 +308,7 @@ void SetReplacedInALoopCrashesNothing(void**) {
         }
         return 0;
       },
-      [&] {
-        absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn("semaphore");
-        if (!store.ok()) return 2;
-        LockOptions options;
-        options.permits = 2;
-        absl::StatusOr<Lock> lock = Lock::Create(*store, resource, options);
-        if (!lock.ok()) return 3;
-        for (int i = 0; i < 20; ++i) {
-          absl::StatusOr<bool> got = lock->TryAcquireFor(absl::Milliseconds(5));
-          if (got.ok() && *got) {
-            lock->CheckAcquired().IgnoreError();
-            lock->Release().IgnoreError();
-          }
-        }
-        return 0;
-      });
+      [&] { return TryCheckRelease("semaphore", resource, 2, 20, absl::Milliseconds(5)); });
   const int left = semget(key, 0, 0);
   if (left >= 0) semctl(left, 0, IPC_RMID);
 }
