@@ -81,6 +81,11 @@ using ipclock::Lock;
 using ipclock::Store;
 using namespace ipclock_test;
 
+SemaphoreSuite kSuite = {
+    "posix-semaphore", "posix-semaphore:?keep_idle=0",
+    [](const std::string& r) { return ObjectsExist(r); },
+    MakeWithKeepIdle<ipclock::PosixSemaphoreStoreOptions, ipclock::NewPosixSemaphoreStore>};
+
 // The documented bound on a dead holder's permit coming back to a waiter,
 // plus generous slack for a loaded machine.
 constexpr double kReclaimBound = 0.2;
@@ -376,30 +381,16 @@ void HolderRewrittenUnderUs(void**) {
 }  // namespace
 
 int main() {
-  static SemaphoreSuite kSuite = {
-      "posix-semaphore", "posix-semaphore:?keep_idle=0",
-      [](const std::string& r) { return ObjectsExist(r); },
-      [](size_t keep_idle) {
-        ipclock::PosixSemaphoreStoreOptions options;
-        options.keep_idle = keep_idle;
-        return ipclock::NewPosixSemaphoreStore(options).status();
-      }};
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(Names),
       cmocka_unit_test(DsnOptions),
-      cmocka_unit_test_prestate(KeepIdleIsBounded, &kSuite),
       cmocka_unit_test(FairIsFixedPerResource),
       cmocka_unit_test(PairGoesWithLastLockWhenNothingIsKept),
       cmocka_unit_test(IdlePairIsKeptForTheNextLock),
-      cmocka_unit_test_prestate(IdleObjectsAreBoundedByKeepIdle, &kSuite),
       cmocka_unit_test(ForkedChildLeavesParentsAttachment),
-      cmocka_unit_test_prestate(ForkedChildCannotReleaseParentsLock, &kSuite),
       cmocka_unit_test(KilledHolderPermitComesBackToWaiter),
       cmocka_unit_test(LiveHolderIsNeverReclaimed),
       cmocka_unit_test(StolenPostTakesNoPermit),
-      cmocka_unit_test_prestate(CountingPermitsAcrossProcesses, &kSuite),
-      cmocka_unit_test_prestate(PermitsMismatchIsRefused, &kSuite),
-      cmocka_unit_test_prestate(FullCyclesUnderKills, &kSuite),
       cmocka_unit_test(PairDeletedWhileHeld),
       cmocka_unit_test(WatchSeesDeletionAtOnce),
       cmocka_unit_test(HolderRewrittenUnderUs),
@@ -409,5 +400,5 @@ int main() {
       cmocka_unit_test(CreationKilledAtRandomLeavesNothing),
       cmocka_unit_test(ScribblerCrashesNothing),
   };
-  return cmocka_run_group_tests(tests, nullptr, nullptr);
+  return RunWithSharedTests(tests, &kSuite);
 }

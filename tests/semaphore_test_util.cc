@@ -349,4 +349,19 @@ void ForkedChildCannotReleaseParentsLock(void** state) {
   assert_false(suite.objects_left(resource));
 }
 
+int RunWithSharedTests(const CMUnitTest* own, size_t count, SemaphoreSuite* suite) {
+  std::vector<CMUnitTest> tests(own, own + count);
+  const CMUnitTest shared[] = {
+      cmocka_unit_test_prestate(KeepIdleIsBounded, suite),
+      cmocka_unit_test_prestate(IdleObjectsAreBoundedByKeepIdle, suite),
+      cmocka_unit_test_prestate(ForkedChildCannotReleaseParentsLock, suite),
+      cmocka_unit_test_prestate(CountingPermitsAcrossProcesses, suite),
+      cmocka_unit_test_prestate(PermitsMismatchIsRefused, suite),
+      cmocka_unit_test_prestate(FullCyclesUnderKills, suite),
+  };
+  tests.insert(tests.end(), std::begin(shared), std::end(shared));
+  // The group's name is what cmocka_run_group_tests(tests, ...) gives.
+  return _cmocka_run_group_tests("tests", tests.data(), tests.size(), nullptr, nullptr);
+}
+
 }  // namespace ipclock_test

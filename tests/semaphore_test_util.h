@@ -19,6 +19,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "ipclock/lock.h"
@@ -97,6 +98,16 @@ struct SemaphoreSuite {
   absl::Status (*make_with_keep_idle)(size_t keep_idle);
 };
 
+// SemaphoreSuite::make_with_keep_idle of the store `New` makes from its
+// `Options`.
+template <typename Options,
+          absl::StatusOr<std::shared_ptr<ipclock::Store>> (*New)(const Options&)>
+absl::Status MakeWithKeepIdle(size_t keep_idle) {
+  Options options;
+  options.keep_idle = keep_idle;
+  return New(options).status();
+}
+
 // keep_idle is 0 to 4096, through the DSN and the options alike.
 void KeepIdleIsBounded(void** state);
 
@@ -108,6 +119,14 @@ void IdleObjectsAreBoundedByKeepIdle(void** state);
 // can neither release it (FailedPrecondition) nor, destroying its copy,
 // give the parent's permit away; the objects go with the parent's release.
 void ForkedChildCannotReleaseParentsLock(void** state);
+
+// Runs the suite's `own` tests, then every shared test of this header on
+// `suite`; main's return value.
+int RunWithSharedTests(const CMUnitTest* own, size_t count, SemaphoreSuite* suite);
+template <size_t N>
+int RunWithSharedTests(const CMUnitTest (&own)[N], SemaphoreSuite* suite) {
+  return RunWithSharedTests(own, N, suite);
+}
 
 // Six processes share three permits: never more holders than permits, and
 // more than one at a time. Then a holder of two permits is killed: its

@@ -63,6 +63,10 @@ using ipclock::SemaphoreKeyScheme;
 using ipclock::Store;
 using namespace ipclock_test;
 
+SemaphoreSuite kSuite = {
+    "semaphore", "semaphore:?keep_idle=0", [](const std::string& r) { return SetExists(r); },
+    MakeWithKeepIdle<ipclock::SemaphoreStoreOptions, ipclock::NewSemaphoreStore>};
+
 // --- Keys and options ----------------------------------------------------------
 
 void SymfonyKeyVectors(void**) {
@@ -354,26 +358,13 @@ void FailedAttachLeavesNothing(void**) {
 }  // namespace
 
 int main() {
-  static SemaphoreSuite kSuite = {"semaphore", "semaphore:?keep_idle=0",
-                                  [](const std::string& r) { return SetExists(r); },
-                                  [](size_t keep_idle) {
-                                    ipclock::SemaphoreStoreOptions options;
-                                    options.keep_idle = keep_idle;
-                                    return ipclock::NewSemaphoreStore(options).status();
-                                  }};
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(SymfonyKeyVectors),
       cmocka_unit_test(DsnOptions),
-      cmocka_unit_test_prestate(KeepIdleIsBounded, &kSuite),
       cmocka_unit_test(SetGoesWithLastLockWhenNothingIsKept),
       cmocka_unit_test(IdleSetIsKeptForTheNextLock),
       cmocka_unit_test(ReusedLockKeepsItsSet),
-      cmocka_unit_test_prestate(IdleObjectsAreBoundedByKeepIdle, &kSuite),
-      cmocka_unit_test_prestate(ForkedChildCannotReleaseParentsLock, &kSuite),
       cmocka_unit_test(KilledHolderReportedToWaiter),
-      cmocka_unit_test_prestate(CountingPermitsAcrossProcesses, &kSuite),
-      cmocka_unit_test_prestate(PermitsMismatchIsRefused, &kSuite),
-      cmocka_unit_test_prestate(FullCyclesUnderKills, &kSuite),
       cmocka_unit_test(WaiterSurvivesSetRemoval),
       cmocka_unit_test(SetRemovedWhileHeld),
       cmocka_unit_test(SetResetWhileHeld),
@@ -385,5 +376,5 @@ int main() {
       cmocka_unit_test(PhpHolderKilledReportedToLaterProcess),
       cmocka_unit_test(PhpHolderKilledReportedToWaiter),
   };
-  return cmocka_run_group_tests(tests, nullptr, nullptr);
+  return RunWithSharedTests(tests, &kSuite);
 }
