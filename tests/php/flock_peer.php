@@ -18,12 +18,10 @@
 declare(strict_types=1);
 
 require __DIR__ . '/peer_common.php';
-require_symfony_lock();
 
 use Symfony\Component\Lock\Store\FlockStore;
 
-[$dir, $resource, $mode] =
-    peer_args($argv, 3, 'flock_peer.php DIR RESOURCE hold|hold-read|try|try-read [SECONDS]');
-$seconds = (int) ($argv[4] ?? 60);
+[$dir, $resource, $mode, $seconds] =
+    symfony_peer_args($argv, 'flock_peer.php DIR RESOURCE hold|hold-read|try|try-read');
 
 run_lock_mode(symfony_lock(new FlockStore($dir), $resource, null), $mode, $seconds);

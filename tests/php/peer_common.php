@@ -33,6 +33,16 @@ function require_symfony_lock(): void
         ?: '/usr/share/php/Symfony/Component/Lock/autoload.php';
 }
 
+// For a peer that holds or tries one Symfony lock: loads Symfony Lock and
+// reads TARGET RESOURCE MODE [SECONDS] (`usage` without the last), SECONDS
+// 60 by default.
+function symfony_peer_args(array $argv, string $usage): array
+{
+    require_symfony_lock();
+    [$target, $resource, $mode] = peer_args($argv, 3, "$usage [SECONDS]");
+    return [$target, $resource, $mode, (int) ($argv[4] ?? 60)];
+}
+
 // A lock on `resource` in `store` with `ttl` seconds (null: none) that is
 // not released on destruction: the peer says when it lets go.
 function symfony_lock(PersistingStoreInterface $store, string $resource, ?float $ttl): LockInterface

@@ -20,13 +20,11 @@
 declare(strict_types=1);
 
 require __DIR__ . '/peer_common.php';
-require_symfony_lock();
 
 use Symfony\Component\Lock\Store\RedisStore;
 
-[$dsn, $resource, $mode] =
-    peer_args($argv, 3, 'redis_peer.php DSN RESOURCE hold|hold-read|try|try-read [SECONDS]');
-$seconds = (int) ($argv[4] ?? 60);
+[$dsn, $resource, $mode, $seconds] =
+    symfony_peer_args($argv, 'redis_peer.php DSN RESOURCE hold|hold-read|try|try-read');
 
 $parts = parse_url($dsn);
 if ($parts === false || ($parts['scheme'] ?? '') !== 'redis' || !isset($parts['host'])) {
