@@ -47,6 +47,7 @@
 #include "stores/zookeeper_multi.h"
 #include "stores/zookeeper_names.h"
 #include "zookeeper_store_test.h"
+#include "loss_log.h"
 #include "listed_locks.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
@@ -406,21 +407,15 @@ int HoldForTests(const char* dsn, const char* resource) {
     printf("busy\n");
     return 1;
   }
-  std::atomic<int> lost{0};
-  std::string why;  // written once, before `lost`
+  LossLog losses;
   ipclock::LockWatch watch;
-  ipclock::WatchOptions options;
-  options.check_interval = absl::Milliseconds(200);
-  options.diagnostics = [&](const ipclock::Diagnostic& loss) {
-    why = std::string(loss.status.message());
-    lost = 1;
-  };
-  absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(*std::move(lock), options);
+  absl::StatusOr<ipclock::WatchedLock> watched =
+      watch.Watch(*std::move(lock), losses.Options(absl::Milliseconds(200)));
   if (!watched.ok()) return 3;
   printf("locked\n");
   fflush(stdout);
-  while (lost.load() == 0) absl::SleepFor(absl::Milliseconds(10));
-  printf("lost: %s\n", why.c_str());
+  while (losses.size() == 0) absl::SleepFor(absl::Milliseconds(10));
+  printf("lost: %s\n", std::string(losses.first().status.message()).c_str());
   printf("released: %s\n", absl::StatusCodeToString(watched->Release().code()).c_str());
   fflush(stdout);
   return 0;
