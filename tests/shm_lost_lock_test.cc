@@ -77,11 +77,10 @@ void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
   Report* report = SharedMemory<Report>();
   Signal held, waiting, told;
   pid_t holder = ForkChild([&] {
-    std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
-    if (store == nullptr) return 9;
-    absl::StatusOr<Lock> job = ipclock::AcquireLock(store, "job", absl::Seconds(5));
-    absl::StatusOr<Lock> job2 = ipclock::AcquireLock(store, "job2", absl::Seconds(5));
-    if (!job.ok() || !job2.ok()) return 2;
+    std::vector<Lock> held_locks = AcquiredInSegment(name, {"job", "job2"});
+    if (held_locks.empty()) return 2;
+    Lock& job = held_locks[0];
+    Lock& job2 = held_locks[1];
     ipclock::LockWatch watch;
     ipclock::WatchOptions options;
     options.check_interval = absl::Hours(1);
@@ -90,7 +89,7 @@ void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
       CopyMessage(loss.status, report->lost_message);
       report->lost_calls++;
     };
-    absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(*std::move(job), options);
+    absl::StatusOr<ipclock::WatchedLock> watched = watch.Watch(std::move(job), options);
     if (!watched.ok()) return 3;
     held.Notify();
     const double give_up = NowSeconds() + 30;
@@ -101,7 +100,7 @@ void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
     absl::Status checked = back->CheckAcquired();
     report->check_code = static_cast<int>(checked.code());
     CopyMessage(checked, report->check_message);
-    absl::Status released = job2->Release();
+    absl::Status released = job2.Release();
     report->release_code = static_cast<int>(released.code());
     CopyMessage(released, report->release_message);
     told.Notify();
@@ -109,9 +108,7 @@ void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
   });
   assert_int_equal(held.Wait(), 'x');
   pid_t waiter = ForkChild([&] {
-    std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
-    if (store == nullptr) return 9;
-    absl::StatusOr<Lock> job = Lock::Create(store, "job");
+    absl::StatusOr<Lock> job = LockInSegment(name, "job");
     if (!job.ok()) return 2;
     waiting.Notify();
     absl::StatusOr<bool> got = job->TryAcquireFor(absl::Seconds(60));
@@ -127,9 +124,7 @@ void RemovedSegmentIsReportedToTheHolderInAnotherProcess(void**) {
   const int64_t removed_at = ipclock::Deadline::NowNanos();
   RemoveWithRm(path);
   pid_t newcomer = ForkChild([&] {
-    std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
-    if (store == nullptr) return 9;
-    absl::StatusOr<Lock> job = Lock::Create(store, "job");
+    absl::StatusOr<Lock> job = LockInSegment(name, "job");
     if (!job.ok()) return 2;
     absl::StatusOr<bool> got = job->TryAcquire();
     report->newcomer_got = got.ok() && *got ? 1 : 0;
@@ -179,18 +174,17 @@ void ReleaseAfterRemovalSaysSo(void**) {
   Codes* codes = SharedMemory<Codes>();
   Signal held, removed;
   pid_t holder = ForkChild([&] {
-    std::shared_ptr<Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
-    if (store == nullptr) return 9;
-    absl::StatusOr<Lock> a = ipclock::AcquireLock(store, "a", absl::Seconds(5));
-    absl::StatusOr<Lock> b = ipclock::AcquireLock(store, "b", absl::Seconds(5));
-    if (!a.ok() || !b.ok()) return 2;
+    std::vector<Lock> ab = AcquiredInSegment(name, {"a", "b"});
+    if (ab.empty()) return 2;
+    Lock& a = ab[0];
+    Lock& b = ab[1];
     held.Notify();
     if (removed.Wait(30) != 'x') return 3;
     // No check of this process has run since the removal: the release
     // itself finds it.
-    codes->release = static_cast<int>(a->Release().code());
-    codes->check = static_cast<int>(b->CheckAcquired().code());
-    codes->again = static_cast<int>(a->TryAcquire().status().code());
+    codes->release = static_cast<int>(a.Release().code());
+    codes->check = static_cast<int>(b.CheckAcquired().code());
+    codes->again = static_cast<int>(a.TryAcquire().status().code());
     return 0;
   });
   assert_int_equal(held.Wait(), 'x');

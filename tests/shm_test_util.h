@@ -14,12 +14,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/lock.h"
+#include "ipclock/lock_factory.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
 #include "ipclock/stores/shm_store.h"
@@ -39,6 +45,31 @@ inline std::shared_ptr<ipclock::Store> OpenShmStore(const std::string& dsn) {
 inline std::shared_ptr<ipclock::Store> OpenShmStoreOrNull(const std::string& dsn) {
   absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
   return store.ok() ? *store : nullptr;
+}
+
+// For forked children too: a Lock on `resource` through a store of the
+// segment `name`, not yet acquired; an error if either cannot be made.
+inline absl::StatusOr<ipclock::Lock> LockInSegment(const std::string& name,
+                                                   const std::string& resource) {
+  absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
+      ipclock::StoreFromDsn(absl::StrCat("shm://", name));
+  if (!store.ok()) return store.status();
+  return ipclock::Lock::Create(*store, resource);
+}
+
+// For forked children too: `resources` of the segment `name`, each acquired
+// within 5 s, in order; empty if the store or any of them cannot be had.
+inline std::vector<ipclock::Lock> AcquiredInSegment(const std::string& name,
+                                                   std::initializer_list<const char*> resources) {
+  std::vector<ipclock::Lock> held;
+  std::shared_ptr<ipclock::Store> store = OpenShmStoreOrNull(absl::StrCat("shm://", name));
+  if (store == nullptr) return held;
+  for (const char* resource : resources) {
+    absl::StatusOr<ipclock::Lock> lock = ipclock::AcquireLock(store, resource, absl::Seconds(5));
+    if (!lock.ok()) return {};
+    held.push_back(*std::move(lock));
+  }
+  return held;
 }
 
 // A segment name unique to this run (UniqueShmName), whose segment is
