@@ -45,6 +45,13 @@ absl::StatusOr<std::shared_ptr<Store>> Open(const std::string& name,
   return ipclock::StoreFromDsn(absl::StrCat("shm://", name, query), options);
 }
 
+// Open(name), where a failure is the test's.
+std::shared_ptr<Store> OpenOrFail(const std::string& name) {
+  absl::StatusOr<std::shared_ptr<Store>> store = Open(name);
+  ASSERT_OK(store);
+  return *store;
+}
+
 // Arms one fault, opens a new segment, and checks the refusal and that no
 // segment was left behind; then opens it for real.
 void RefusedCreation(FaultPoint point, int err, int skip, absl::StatusCode code,
@@ -87,9 +94,8 @@ void InjectedCreationFaults(void**) {
 void FaultsNeverHarmAnExistingSegment(void**) {
   const ScratchSegment segment("existing");
   const std::string& name = segment.name();
-  absl::StatusOr<std::shared_ptr<Store>> first = Open(name);
-  ASSERT_OK(first);
-  Lock held = HeldOrFail(*first, "job");
+  std::shared_ptr<Store> first = OpenOrFail(name);
+  Lock held = HeldOrFail(first, "job");
   for (FaultPoint point : {FaultPoint::kOpen, FaultPoint::kStat, FaultPoint::kMmap}) {
     for (int skip = 0; skip < 3; ++skip) {
       ipclock::InjectFault(point, EIO, 1, skip);
@@ -208,10 +214,9 @@ void RealFullDevShm(void**) {
 void MutexLockFaults(void**) {
   const ScratchSegment segment("lockfault");
   const std::string& name = segment.name();
-  absl::StatusOr<std::shared_ptr<Store>> store = Open(name);
-  ASSERT_OK(store);
-  Lock lock = LockOrFail(*store, "job");
-  Lock rival = LockOrFail(*store, "job");
+  std::shared_ptr<Store> store = OpenOrFail(name);
+  Lock lock = LockOrFail(store, "job");
+  Lock rival = LockOrFail(store, "job");
   // A first acquisition (the slot table's mutex) and a later one (the
   // slot's).
   for (int round = 0; round < 2; ++round) {

@@ -153,11 +153,7 @@ int UseWhileAttacked(const std::string& name, int rounds, pid_t attacker, Flags*
 void RacingHeaderWriterCannotCrashOpenersOrListers(void**) {
   const ScratchSegment segment("flip");
   const std::string& name = segment.name();
-  {
-    absl::StatusOr<std::shared_ptr<Store>> store =
-        ipclock::StoreFromDsn(absl::StrCat("shm://", name, "?capacity=64"));
-    ASSERT_OK(store);
-  }
+  OpenShmStore(absl::StrCat("shm://", name, "?capacity=64"));  // makes the segment
   Flags* flags = SharedMemory<Flags>();
   pid_t flipper = StartHeaderFlipper(name, flags);
   while (flags->flips.load() < 1000) usleep(100);
@@ -167,25 +163,15 @@ void RacingHeaderWriterCannotCrashOpenersOrListers(void**) {
   // The header is sane again: everything works.
   int opened_after = 0;
   assert_int_equal(UseSegment(name, 10, &opened_after), 0);
-  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(absl::StrCat("shm://", name));
-  ASSERT_OK(store);
-  absl::StatusOr<Lock> lock = Lock::Create(*store, "after");
-  ASSERT_OK(lock);
-  assert_true(*lock->TryAcquire());
+  HeldOrFail(OpenShmStore(absl::StrCat("shm://", name)), "after");
 }
 
 void ScribbledSlotsCannotCrashLockersOrListers(void**) {
   const ScratchSegment segment("scribble");
   const std::string& name = segment.name();
-  absl::StatusOr<std::shared_ptr<Store>> store =
-      ipclock::StoreFromDsn(absl::StrCat("shm://", name, "?capacity=32"));
-  ASSERT_OK(store);
+  std::shared_ptr<Store> store = OpenShmStore(absl::StrCat("shm://", name, "?capacity=32"));
   // Bind some names first, so that there is something to corrupt.
-  for (int i = 0; i < 16; ++i) {
-    absl::StatusOr<Lock> lock = Lock::Create(*store, absl::StrCat("r", i));
-    ASSERT_OK(lock);
-    assert_true(*lock->TryAcquire());
-  }
+  for (int i = 0; i < 16; ++i) HeldOrFail(store, absl::StrCat("r", i));
   Flags* flags = SharedMemory<Flags>();
   pid_t scribbler = StartSlotScribbler(name, flags);
   while (flags->flips.load() < 10) usleep(100);
