@@ -68,6 +68,16 @@ std::string UseLocks(const std::string& query, int n) {
   return "";
 }
 
+// What three uses of the in-memory fallback with `degraded=mode` write to
+// stderr; the uses themselves must go right.
+std::string StderrOfUses(const char* mode) {
+  std::string problem;
+  std::string out = CaptureStderr(
+      [&] { problem = UseLocks(absl::StrCat("fallback=in-memory&degraded=", mode), 3); });
+  assert_string_equal(problem.c_str(), "");
+  return out;
+}
+
 size_t CountLines(const std::string& text, const std::string& needle) {
   size_t n = 0;
   for (size_t at = text.find(needle); at != std::string::npos;
@@ -91,10 +101,7 @@ void RaiseIsTheDefault(void**) {
 
 void WarnReportsEveryAcquisition(void**) {
   SkipUnlessRemoteFailsAtCreation();
-  std::string problem;
-  std::string out = CaptureStderr(
-      [&] { problem = UseLocks("fallback=in-memory&degraded=warn", 3); });
-  assert_string_equal(problem.c_str(), "");
+  const std::string out = StderrOfUses("warn");
   // Every acquisition attempt is a use: three locks and their three rivals.
   assert_int_equal(CountLines(out, "ipclock: warning:"), 6);
   assert_true(absl::StrContains(out, "does not exclude processes on other hosts"));
@@ -104,20 +111,12 @@ void WarnReportsEveryAcquisition(void**) {
 
 void WarnThrottledReportsOnce(void**) {
   SkipUnlessRemoteFailsAtCreation();
-  std::string problem;
-  std::string out = CaptureStderr(
-      [&] { problem = UseLocks("fallback=in-memory&degraded=warn_throttled", 3); });
-  assert_string_equal(problem.c_str(), "");
-  assert_int_equal(CountLines(out, "ipclock: warning:"), 1);
+  assert_int_equal(CountLines(StderrOfUses("warn_throttled"), "ipclock: warning:"), 1);
 }
 
 void ProceedIsSilent(void**) {
   SkipUnlessRemoteFailsAtCreation();
-  std::string problem;
-  std::string out = CaptureStderr(
-      [&] { problem = UseLocks("fallback=in-memory&degraded=proceed", 3); });
-  assert_string_equal(problem.c_str(), "");
-  assert_string_equal(out.c_str(), "");
+  assert_string_equal(StderrOfUses("proceed").c_str(), "");
 }
 
 void FlockFallbackIsTheNamedDir(void**) {
