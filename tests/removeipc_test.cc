@@ -80,6 +80,16 @@ void AssertSource(const RemoveIpcSetting& s, absl::string_view suffix) {
   }
 }
 
+// ReadRemoveIpcSetting(root) reads `remove_ipc`, from a source ending in
+// `source`.
+void ExpectSetting(const std::string& root, bool remove_ipc, absl::string_view source) {
+  RemoveIpcSetting s = ReadRemoveIpcSetting(root);
+  if (s.remove_ipc != remove_ipc) {
+    fail_msg("RemoveIPC read as %s from %s", s.remove_ipc ? "yes" : "no", s.source.c_str());
+  }
+  AssertSource(s, source);
+}
+
 void BooleanSyntax(void**) {
   for (const char* yes : {"1", "yes", "YES", "y", "Y", "true", "True", "t", "on", "ON"}) {
     std::optional<bool> b = ipclock::ParseSystemdBoolean(yes);
@@ -104,20 +114,15 @@ void NoConfigMeansYes(void**) {
 void ExplicitYesAndNo(void**) {
   std::string root = ipclock_test::MakeTempDir();
   Put(root, "etc/systemd/logind.conf", "[Login]\nRemoveIPC=no\n");
-  RemoveIpcSetting s = ReadRemoveIpcSetting(root);
-  assert_false(s.remove_ipc);
-  AssertSource(s, "/etc/systemd/logind.conf:2");
+  ExpectSetting(root, false, "/etc/systemd/logind.conf:2");
 
   Put(root, "etc/systemd/logind.conf", "[Login]\n  RemoveIPC = yes  \n");
-  s = ReadRemoveIpcSetting(root);
-  assert_true(s.remove_ipc);
+  ExpectSetting(root, true, "/etc/systemd/logind.conf:2");
 
   // The last assignment wins; an invalid one is skipped, as logind skips it.
   Put(root, "etc/systemd/logind.conf",
       "[Login]\nRemoveIPC=off\nRemoveIPC=perhaps\nRemoveIPC=\n");
-  s = ReadRemoveIpcSetting(root);
-  assert_false(s.remove_ipc);
-  AssertSource(s, "logind.conf:2");
+  ExpectSetting(root, false, "logind.conf:2");
 }
 
 void CommentsAreIgnored(void**) {
@@ -142,18 +147,14 @@ void OtherSectionsAndKeysAreIgnored(void**) {
   Put(root, "etc/systemd/logind.conf",
       "[Sleep]\nRemoveIPC=yes\n[Login]\nKillUserProcesses=no\nRemoveIPC=no\n"
       "[Other]\nRemoveIPC=yes\n");
-  RemoveIpcSetting s = ReadRemoveIpcSetting(root);
-  assert_false(s.remove_ipc);
-  AssertSource(s, "logind.conf:5");
+  ExpectSetting(root, false, "logind.conf:5");
 }
 
 void ContinuationLines(void**) {
   std::string root = ipclock_test::MakeTempDir();
   Put(root, "etc/systemd/logind.conf", "[Login]\nRemoveIPC=\\\nno\n");
   // "RemoveIPC= no" once joined: the value is "no".
-  RemoveIpcSetting s = ReadRemoveIpcSetting(root);
-  assert_false(s.remove_ipc);
-  AssertSource(s, "logind.conf:2");
+  ExpectSetting(root, false, "logind.conf:2");
 }
 
 void MainFileSearchOrder(void**) {
@@ -171,9 +172,7 @@ void DropInsOverrideTheMainFile(void**) {
   std::string root = ipclock_test::MakeTempDir();
   Put(root, "etc/systemd/logind.conf", "[Login]\nRemoveIPC=yes\n");
   Put(root, "etc/systemd/logind.conf.d/ipclock.conf", "[Login]\nRemoveIPC=no\n");
-  RemoveIpcSetting s = ReadRemoveIpcSetting(root);
-  assert_false(s.remove_ipc);
-  AssertSource(s, "/etc/systemd/logind.conf.d/ipclock.conf:2");
+  ExpectSetting(root, false, "/etc/systemd/logind.conf.d/ipclock.conf:2");
 
   // Only *.conf files, and no hidden ones.
   Put(root, "etc/systemd/logind.conf.d/zz.conf.bak", "[Login]\nRemoveIPC=yes\n");
@@ -188,15 +187,11 @@ void DropInsSortByNameAcrossDirs(void**) {
       "[Login]\nRemoveIPC=yes\n");
   // 50-vendor sorts after 10-admin, so it wins although /usr/lib ranks below
   // /etc.
-  RemoveIpcSetting s = ReadRemoveIpcSetting(root);
-  assert_true(s.remove_ipc);
-  AssertSource(s, "/usr/lib/systemd/logind.conf.d/50-vendor.conf:2");
+  ExpectSetting(root, true, "/usr/lib/systemd/logind.conf.d/50-vendor.conf:2");
 
   // An empty file of the same name in a higher dir masks the vendor's.
   Put(root, "run/systemd/logind.conf.d/50-vendor.conf", "");
-  s = ReadRemoveIpcSetting(root);
-  assert_false(s.remove_ipc);
-  AssertSource(s, "10-admin.conf:2");
+  ExpectSetting(root, false, "10-admin.conf:2");
 
   // As does a link to /dev/null.
   Put(root, "run/systemd/logind.conf.d/50-vendor.conf", "[Login]\nRemoveIPC=yes\n");
@@ -210,9 +205,7 @@ void DropInsSortByNameAcrossDirs(void**) {
       "[Login]\nRemoveIPC=yes\n");
   assert_true(ReadRemoveIpcSetting(root).remove_ipc);
   Put(root, "lib/systemd/logind.conf.d/80-lib.conf", "[Login]\nRemoveIPC=no\n");
-  s = ReadRemoveIpcSetting(root);
-  assert_false(s.remove_ipc);
-  AssertSource(s, "/lib/systemd/logind.conf.d/80-lib.conf:2");
+  ExpectSetting(root, false, "/lib/systemd/logind.conf.d/80-lib.conf:2");
 }
 
 void SysUidMax(void**) {
