@@ -354,10 +354,14 @@ struct Faulted {
   std::string r = UniqueResource("fault");
   std::shared_ptr<Store> store = FlockStoreIn(dir, NoMapping());
 
-  // Takes and releases once, for a record with fence 1.
-  void Seed() {
-    Lock l = LockOrFail(store, r);
-    TakeAndRelease(l);
+  // Takes and releases once, for a record with fence 1; then a fresh Lock
+  // on the resource, for the test.
+  Lock Seeded() {
+    {
+      Lock l = LockOrFail(store, r);
+      TakeAndRelease(l);
+    }
+    return LockOrFail(store, r);
   }
   void ExpectFailure(const absl::Status& s, absl::StatusCode code, const char* call) {
     ipclock::ClearFaults();
@@ -381,8 +385,7 @@ struct Faulted {
 
 void ReadFailureNeverResetsTheFence(void**) {
   Faulted t;
-  t.Seed();
-  Lock lock = LockOrFail(t.store, t.r);
+  Lock lock = t.Seeded();
   ipclock::InjectFault(FaultPoint::kRead, EIO);
   absl::StatusOr<bool> got = lock.TryAcquire();
   t.ExpectFailure(got.status(), absl::StatusCode::kInternal, "read holder record");
@@ -392,8 +395,7 @@ void ReadFailureNeverResetsTheFence(void**) {
 
 void FullDiskOnRecordWrite(void**) {
   Faulted t;
-  t.Seed();
-  Lock lock = LockOrFail(t.store, t.r);
+  Lock lock = t.Seeded();
   ipclock::InjectFault(FaultPoint::kWrite, ENOSPC);
   absl::StatusOr<bool> got = lock.TryAcquire();
   t.ExpectFailure(got.status(), absl::StatusCode::kResourceExhausted,
@@ -406,8 +408,7 @@ void FullDiskOnRecordWrite(void**) {
 // A short write is continued: the whole record lands.
 void ShortRecordWriteIsCompleted(void**) {
   Faulted t;
-  t.Seed();
-  Lock lock = LockOrFail(t.store, t.r);
+  Lock lock = t.Seeded();
   ipclock::InjectFault(FaultPoint::kWrite, 0, /*count=*/2, /*skip=*/0, /*short_bytes=*/10);
   assert_true(TryOrFail(lock));
   ipclock::ClearFaults();
@@ -423,8 +424,7 @@ void ShortRecordWriteIsCompleted(void**) {
 // kernel out of lock memory) is an error, and nothing is held.
 void FlockInterruptedOrRefused(void**) {
   Faulted t;
-  t.Seed();
-  Lock lock = LockOrFail(t.store, t.r);
+  Lock lock = t.Seeded();
   ipclock::InjectFault(FaultPoint::kFlock, EINTR, /*count=*/3);
   assert_true(TryOrFail(lock));
   ipclock::ClearFaults();
