@@ -69,14 +69,22 @@ class OverrunRecorder {
 std::mutex OverrunRecorder::mu_;
 std::vector<Diagnostic> OverrunRecorder::seen_;
 
+// `resource` held through `store` with a lease of `ttl`, and kept four
+// times as long: its lease has run out.
+Lock HeldPastItsLease(const std::shared_ptr<Store>& store, const std::string& resource,
+                      absl::Duration ttl) {
+  Lock lock = HeldOrFail(store, resource, Ttl(ttl));
+  absl::SleepFor(4 * ttl);
+  return lock;
+}
+
 // --- Overrun reports ------------------------------------------------------------
 
 void OverrunIsReportedOnRelease(void**) {
   OverrunRecorder recorder;
   auto store = ipclock::NewInMemoryStore();
   std::string r = UniqueResource("overrun");
-  Lock lock = HeldOrFail(store, r, Ttl(absl::Milliseconds(100)));
-  absl::SleepFor(absl::Milliseconds(400));
+  Lock lock = HeldPastItsLease(store, r, absl::Milliseconds(100));
   // The store let a rival in meanwhile; the late release must not touch it.
   Lock rival = HeldOrFail(store, r, Ttl(kTtl));
   absl::Status s = lock.Release();
@@ -101,8 +109,7 @@ void DestructorReportsToo(void**) {
   auto store = ipclock::NewInMemoryStore();
   std::string r = UniqueResource("dtor");
   {
-    Lock lock = HeldOrFail(store, r, Ttl(absl::Milliseconds(50)));
-    absl::SleepFor(absl::Milliseconds(200));
+    Lock lock = HeldPastItsLease(store, r, absl::Milliseconds(50));
   }
   assert_int_equal(recorder.seen().size(), 1);
   // A release in time says nothing.
@@ -125,8 +132,7 @@ void StoreSinkGetsItsOverruns(void**) {
   };
   absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn("in-memory", options);
   ASSERT_OK(store.status());
-  Lock lock = HeldOrFail(*store, UniqueResource("own-sink"), Ttl(absl::Milliseconds(50)));
-  absl::SleepFor(absl::Milliseconds(200));
+  Lock lock = HeldPastItsLease(*store, UniqueResource("own-sink"), absl::Milliseconds(50));
   ASSERT_CODE(lock.Release(), absl::StatusCode::kAborted);
   assert_int_equal(own.load(), 1);
   assert_int_equal(recorder.seen().size(), 0);
@@ -134,8 +140,7 @@ void StoreSinkGetsItsOverruns(void**) {
   std::shared_ptr<Store> typed = ipclock::NewInMemoryStore();
   typed->SetDiagnosticSink(OverrunRecorder::Record);
   ipclock::SetDefaultDiagnosticSink(nullptr);
-  Lock other = HeldOrFail(typed, UniqueResource("set-sink"), Ttl(absl::Milliseconds(50)));
-  absl::SleepFor(absl::Milliseconds(200));
+  Lock other = HeldPastItsLease(typed, UniqueResource("set-sink"), absl::Milliseconds(50));
   ASSERT_CODE(other.Release(), absl::StatusCode::kAborted);
   assert_int_equal(recorder.seen().size(), 1);
 }
@@ -144,8 +149,7 @@ void DefaultSinkWritesOneLine(void**) {
   ipclock::SetDefaultDiagnosticSink(ipclock::WriteDiagnosticToStderr);
   auto store = ipclock::NewInMemoryStore();
   std::string r = UniqueResource("stderr");
-  Lock lock = HeldOrFail(store, r, Ttl(absl::Milliseconds(50)));
-  absl::SleepFor(absl::Milliseconds(200));
+  Lock lock = HeldPastItsLease(store, r, absl::Milliseconds(50));
   absl::Status s;
   std::string out = CaptureStderr([&] {
     s = lock.Release();
