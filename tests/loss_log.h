@@ -10,10 +10,12 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <vector>
 
 #include "absl/time/time.h"
+#include "ipclock/diagnostics.h"
 #include "ipclock/lock_watch.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -73,6 +75,22 @@ class LossLog {
   std::vector<ipclock::Diagnostic> seen_;
   std::vector<double> at_;
 };
+
+// The end of a test that watches a batch of locks and loses the first
+// `lost` of them: no other one was reported lost (`reported(i)`), each
+// other one is still held and lets go cleanly, and the lost ones are let go
+// of quietly (their release would report the loss again).
+inline void ExpectOnlyFirstLost(std::vector<ipclock::WatchedLock>& held, size_t lost,
+                                const std::function<bool(size_t i)>& reported) {
+  for (size_t i = lost; i < held.size(); ++i) {
+    if (reported(i)) fail_msg("lock %zu of %zu was reported lost", i, held.size());
+    ASSERT_OK(held[i].CheckNow());
+    ASSERT_OK(held[i].Release());
+  }
+  ipclock::DiagnosticSink quiet = ipclock::SetDefaultDiagnosticSink(nullptr);
+  for (size_t i = 0; i < lost; ++i) held[i].Release().IgnoreError();
+  ipclock::SetDefaultDiagnosticSink(quiet);
+}
 
 }  // namespace ipclock_test
 
