@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <initializer_list>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -95,26 +96,46 @@ Counted MakeCounted(int n, CombineStrategy strategy) {
   return c;
 }
 
+// `resource` held directly on each of the members `taken`, as other
+// processes would hold it there.
+std::vector<Lock> HeldOnMembers(const Counted& c, const std::string& resource,
+                                std::initializer_list<int> taken) {
+  std::vector<Lock> held;
+  for (int m : taken) held.push_back(HeldOrFail(c.members[m], resource));
+  return held;
+}
+
 std::string FlockDsn(const std::string& dir) { return absl::StrCat("flock://", dir); }
+
+// Three flock stores on dirs of their own, combined with `strategy`.
+struct FlockTrio {
+  std::string dir[3] = {MakeTempDir(), MakeTempDir(), MakeTempDir()};
+  std::shared_ptr<Store> combined;
+};
+
+FlockTrio MakeFlockTrio(absl::string_view strategy) {
+  FlockTrio t;
+  t.combined = OpenStoreOrFail(absl::StrCat("combined:?strategy=", strategy, "&store1=",
+                                            FlockDsn(t.dir[0]), "&store2=", FlockDsn(t.dir[1]),
+                                            "&store3=", FlockDsn(t.dir[2])));
+  return t;
+}
 
 // --- Failing members -----------------------------------------------------------
 
 void MajorityAcquiresWithOneBrokenMember(void**) {
-  std::string d1 = MakeTempDir(), d2 = MakeTempDir(), d3 = MakeTempDir();
-  auto combined = OpenStoreOrFail(absl::StrCat("combined:?strategy=consensus&store1=",
-                                       FlockDsn(d1), "&store2=", FlockDsn(d2),
-                                       "&store3=", FlockDsn(d3)));
-  BreakDir(d1);
+  FlockTrio t = MakeFlockTrio("consensus");
+  BreakDir(t.dir[0]);
   std::string r = UniqueResource("majority");
-  Lock lock = HeldOrFail(combined, r);
+  Lock lock = HeldOrFail(t.combined, r);
   assert_true(ipclock_test::IsStillHeld(lock));
   // The two working members really hold it...
-  auto s2 = OpenStoreOrFail(FlockDsn(d2)), s3 = OpenStoreOrFail(FlockDsn(d3));
+  auto s2 = OpenStoreOrFail(FlockDsn(t.dir[1])), s3 = OpenStoreOrFail(FlockDsn(t.dir[2]));
   assert_false(IsFree(s2, r));
   assert_false(IsFree(s3, r));
   // ...and a rival through the combined store sees contention, not an
   // error: one broken member out of three does not decide anything.
-  Lock rival = LockOrFail(combined, r);
+  Lock rival = LockOrFail(t.combined, r);
   absl::StatusOr<bool> got = rival.TryAcquire();
   ASSERT_OK(got);
   assert_false(*got);
@@ -124,20 +145,17 @@ void MajorityAcquiresWithOneBrokenMember(void**) {
 }
 
 void UnanimousFailsWithOneBrokenMemberAndHoldsNothing(void**) {
-  std::string d1 = MakeTempDir(), d2 = MakeTempDir(), d3 = MakeTempDir();
-  auto combined = OpenStoreOrFail(absl::StrCat("combined:?strategy=unanimous&store1=",
-                                       FlockDsn(d1), "&store2=", FlockDsn(d2),
-                                       "&store3=", FlockDsn(d3)));
-  BreakDir(d2);
+  FlockTrio t = MakeFlockTrio("unanimous");
+  BreakDir(t.dir[1]);
   std::string r = UniqueResource("unanimous");
-  Lock lock = LockOrFail(combined, r);
+  Lock lock = LockOrFail(t.combined, r);
   absl::StatusOr<bool> got = lock.TryAcquire();
   // An error, not contention: the broken member alone rules it out.
   assert_false(got.ok());
   assert_false(lock.is_acquired());
-  assert_true(std::string(got.status().message()).find(d2) != std::string::npos);
-  assert_true(IsFree(OpenStoreOrFail(FlockDsn(d1)), r));  // given back
-  assert_true(IsFree(OpenStoreOrFail(FlockDsn(d3)), r));  // never asked
+  assert_true(std::string(got.status().message()).find(t.dir[1]) != std::string::npos);
+  assert_true(IsFree(OpenStoreOrFail(FlockDsn(t.dir[0])), r));  // given back
+  assert_true(IsFree(OpenStoreOrFail(FlockDsn(t.dir[2])), r));  // never asked
   // A wait ends at once with the same error instead of waiting it out.
   double t0 = NowSeconds();
   assert_false(lock.Acquire(absl::Seconds(20)).ok());
@@ -150,17 +168,16 @@ void StopsOnceTheStrategyCannotBeMet(void**) {
   std::string r = UniqueResource("early");
   {
     Counted c = MakeCounted(3, CombineStrategy::kConsensus);
-    Lock h1 = HeldOrFail(c.members[0], r), h2 = LockOrFail(c.members[1], r);
-    assert_true(TryOrFail(h2));
+    std::vector<Lock> others = HeldOnMembers(c, r, {0, 1});
     Lock lock = LockOrFail(c.combined, r);
     assert_false(TryOrFail(lock));
-    assert_int_equal(c.members[0]->saves.load(), 2);  // h1 and the combined try
+    assert_int_equal(c.members[0]->saves.load(), 2);  // the other holder and the combined try
     assert_int_equal(c.members[1]->saves.load(), 2);
     assert_int_equal(c.members[2]->saves.load(), 0);  // two refusals of three decide
   }
   {
     Counted c = MakeCounted(3, CombineStrategy::kUnanimous);
-    Lock h1 = HeldOrFail(c.members[0], r);
+    std::vector<Lock> others = HeldOnMembers(c, r, {0});
     Lock lock = LockOrFail(c.combined, r);
     assert_false(TryOrFail(lock));
     assert_int_equal(c.members[1]->saves.load(), 0);
@@ -178,8 +195,7 @@ void StopsOnceTheStrategyCannotBeMet(void**) {
 void FailedAttemptGivesBackWhatItTook(void**) {
   std::string r = UniqueResource("partial");
   Counted c = MakeCounted(3, CombineStrategy::kConsensus);
-  Lock h2 = HeldOrFail(c.members[1], r), h3 = LockOrFail(c.members[2], r);
-  assert_true(TryOrFail(h3));
+  std::vector<Lock> others = HeldOnMembers(c, r, {1, 2});
   Lock lock = LockOrFail(c.combined, r);
   assert_false(TryOrFail(lock));  // member 1 said yes, members 2 and 3 no
   assert_true(IsFree(c.members[0], r));
@@ -188,7 +204,7 @@ void FailedAttemptGivesBackWhatItTook(void**) {
   assert_true(c.members[0]->saves.load() > 2);
   assert_true(IsFree(c.members[0], r));
   // Once a majority is free, the waiter gets it.
-  ASSERT_OK(h2.Release());
+  ASSERT_OK(others[0].Release());  // member 2 is free again
   ASSERT_OK(lock.Acquire(absl::Seconds(5)));
   assert_false(IsFree(c.members[0], r));
   assert_false(IsFree(c.members[1], r));
@@ -283,28 +299,38 @@ RedisTrio MakeTrio(std::vector<std::string> dsns) {
   return trio;
 }
 
+// The trio of the three test servers (skips, or fails under CI=true,
+// without them).
+RedisTrio TestServersTrio() {
+  return MakeTrio({RequireRedis("IPCLOCK_TEST_REDIS"), RequireRedis("IPCLOCK_TEST_REDIS_2"),
+                   RequireRedis("IPCLOCK_TEST_REDIS_3")});
+}
+
 void DeleteOn(const std::string& dsn, const std::string& key) { RedisClient(dsn).Ok({"DEL", key}); }
 
+// A lock on a fresh resource named after `tag`, held through the trio;
+// then its key is deleted on each member of `lost_on`.
+Lock HeldThenDeletedOn(const RedisTrio& trio, const char* tag,
+                       const std::vector<std::string>& lost_on) {
+  Lock lock = MakeHeldLock(trio.combined, UniqueResource(tag), absl::Seconds(60));
+  for (const std::string& dsn : lost_on) DeleteOn(dsn, lock.resource());
+  return lock;
+}
+
 void MajorityOfRedisMembersLosesTheLock(void**) {
-  const std::string a = RequireRedis("IPCLOCK_TEST_REDIS");
-  const std::string b = RequireRedis("IPCLOCK_TEST_REDIS_2");
-  const std::string c = RequireRedis("IPCLOCK_TEST_REDIS_3");
-  RedisTrio trio = MakeTrio({a, b, c});
+  RedisTrio trio = TestServersTrio();
+  const std::string &a = trio.dsns[0], &b = trio.dsns[1], &c = trio.dsns[2];
   // One member loses its key: two of three still hold, the lock is held,
   // and its release is clean.
   {
-    const std::string r = UniqueResource("trio-one");
-    Lock lock = MakeHeldLock(trio.combined, r, absl::Seconds(60));
-    DeleteOn(a, r);
+    Lock lock = HeldThenDeletedOn(trio, "trio-one", {a});
     ASSERT_OK(lock.CheckAcquired());
     ASSERT_OK(lock.Release());
   }
   // Two lose it: lost, naming both.
   {
-    const std::string r = UniqueResource("trio-two");
-    Lock lock = MakeHeldLock(trio.combined, r, absl::Seconds(60));
-    DeleteOn(a, r);
-    DeleteOn(b, r);
+    Lock lock = HeldThenDeletedOn(trio, "trio-two", {a, b});
+    const std::string r = lock.resource();
     absl::Status s = lock.CheckAcquired();
     print_message("%s\n", s.ToString().c_str());
     ASSERT_CODE(s, absl::StatusCode::kAborted);
@@ -316,10 +342,7 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
   }
   // Released after two lost it: never OK.
   {
-    const std::string r = UniqueResource("trio-release");
-    Lock lock = MakeHeldLock(trio.combined, r, absl::Seconds(60));
-    DeleteOn(a, r);
-    DeleteOn(c, r);
+    Lock lock = HeldThenDeletedOn(trio, "trio-release", {a, c});
     absl::Status s = lock.Release();
     print_message("%s\n", s.ToString().c_str());
     ASSERT_CODE(s, absl::StatusCode::kAborted);
@@ -381,10 +404,8 @@ void UnreachableMemberIsNotALoss(void**) {
 // A key handed over with Serialize() has no combined state in the process
 // that takes it: every member may hold it, and is asked.
 void SerializedKeyIsCheckedOnEveryMember(void**) {
-  const std::string a = RequireRedis("IPCLOCK_TEST_REDIS");
-  const std::string b = RequireRedis("IPCLOCK_TEST_REDIS_2");
-  const std::string c = RequireRedis("IPCLOCK_TEST_REDIS_3");
-  RedisTrio trio = MakeTrio({a, b, c});
+  RedisTrio trio = TestServersTrio();
+  const std::string &a = trio.dsns[0], &b = trio.dsns[1];
   const std::string r = UniqueResource("trio-serial");
   Lock lock = MakeHeldLock(trio.combined, r, absl::Seconds(60));
   absl::StatusOr<std::string> text = lock.Serialize();
