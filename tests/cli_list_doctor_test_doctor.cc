@@ -36,6 +36,13 @@ std::string DoctorUser() {
   return me > 999 ? absl::StrCat(me) : "";
 }
 
+// DoctorUser(), skipping the test when there is none (a system user runs it).
+std::string DoctorUserOrSkip() {
+  const std::string uid = DoctorUser();
+  if (uid.empty()) skip();
+  return uid;
+}
+
 // A system tree with etc/passwd naming the user "alice".
 std::string MakeTree(const std::string& uid) {
   const std::string root = MakeTempDir();
@@ -58,8 +65,7 @@ void MakeDir(const std::string& path, mode_t mode) {
 
 void test_doctor_removeipc(void** state) {
   (void)state;
-  const std::string uid = DoctorUser();
-  if (uid.empty()) skip();
+  const std::string uid = DoctorUserOrSkip();
   const std::string root = MakeTree(uid);
   MakeDir(absl::StrCat(root, "/srv/locks"), 0700);
   const std::vector<std::string> plain = {"doctor", "--root", root, "--user", uid};
@@ -113,8 +119,7 @@ void test_doctor_removeipc(void** state) {
 
 void test_doctor_unsafe_and_cleaned_dirs(void** state) {
   (void)state;
-  const std::string uid = DoctorUser();
-  if (uid.empty()) skip();
+  const std::string uid = DoctorUserOrSkip();
   const std::string root = MakeTree(uid);
   WriteFile(absl::StrCat(root, "/etc/systemd/logind.conf.d/ipclock.conf"),
             "[Login]\nRemoveIPC=no\n");
@@ -161,8 +166,7 @@ void test_doctor_usage_errors(void** state) {
 // ever), and reads them as absent.
 void test_doctor_never_waits_on_fifos(void** state) {
   (void)state;
-  const std::string uid = DoctorUser();
-  if (uid.empty()) skip();
+  const std::string uid = DoctorUserOrSkip();
   const std::string root = MakeTree(uid);
   for (const char* d : {"/run", "/run/systemd", "/usr", "/usr/lib", "/usr/lib/systemd",
                         "/var", "/var/lib", "/var/lib/systemd", "/var/lib/systemd/linger"}) {
@@ -302,12 +306,19 @@ std::string ManPage() {
   return source == nullptr ? "" : absl::StrCat(source, "/doc/ipclock.1");
 }
 
-void test_man_page_covers_every_option(void** state) {
-  (void)state;
+// The man page's text: skips the test outside the source tree (no
+// IPCLOCK_SOURCE_ROOT), fails it if the page cannot be read.
+std::string ManPageText() {
   const std::string page = ManPage();
   if (page.empty()) skip();
   const std::string text = ReadFileOrEmpty(page);
   if (text.empty()) fail_msg("cannot read %s", page.c_str());
+  return text;
+}
+
+void test_man_page_covers_every_option(void** state) {
+  (void)state;
+  const std::string text = ManPageText();
   for (const CommandOptions& c : AllOptions()) {
     ExpectContains(text, absl::StrCat(".SS ", c.command), "man page section");
     for (const char* option : c.options) {
@@ -348,9 +359,7 @@ void test_help_names_the_stores_of_this_build(void** state) {
 // in their --help and the man page.
 void test_exit_statuses_in_help_and_man_page(void** state) {
   (void)state;
-  const std::string page = ManPage();
-  if (page.empty()) skip();
-  const std::string man = ReadFileOrEmpty(page);
+  const std::string man = ManPageText();
   const std::string exit_section = man.substr(man.find(".SH EXIT STATUS"));
   CliResult run_help = RunCli({"run", "--help"});
   const std::string run_table = run_help.out.substr(run_help.out.find("Exit status:"));
