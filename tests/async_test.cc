@@ -89,14 +89,19 @@ bool RunUntil(AsyncWaiter& waiter, const std::function<bool()>& done, double tim
   return ok;
 }
 
+// For forked children: a Lock on `resource` through a store of their own
+// on the test's DSN; an error if either cannot be made.
+absl::StatusOr<Lock> LockInChild(const std::string& resource) {
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(g_dsn);
+  if (!store.ok()) return store.status();
+  return Lock::Create(*store, resource);
+}
+
 // A process that takes `resource` from its own store, says so on `held`,
 // and releases when told on `release`. Exit 0 if all went well.
 pid_t StartHolder(const std::string& resource, Signal& held, Signal& release) {
-  const std::string dsn = g_dsn;
-  return ForkChild([&, dsn]() -> int {
-    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
-    if (!store.ok()) return 2;
-    absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
+  return ForkChild([&]() -> int {
+    absl::StatusOr<Lock> lock = LockInChild(resource);
     if (!lock.ok()) return 3;
     if (!lock->Acquire(absl::Seconds(30)).ok()) return 4;
     held.Notify();
@@ -106,29 +111,10 @@ pid_t StartHolder(const std::string& resource, Signal& held, Signal& release) {
   });
 }
 
-// `resource` held by another process until Release().
-class HeldElsewhere {
- public:
-  explicit HeldElsewhere(const std::string& resource)
-      : pid_(StartHolder(resource, held_, release_)) {
-    assert_int_equal(held_.Wait(), 'x');
-  }
-  void Release() { release_.Notify(); }
-  // The holder's exit code (0: it held and released as told).
-  int Wait() { return WaitChild(pid_); }
-
- private:
-  Signal held_, release_;
-  pid_t pid_;
-};
-
 // Whether another process can take `resource` at once (exit 0) or not (1).
 int TryInChild(const std::string& resource) {
-  const std::string dsn = g_dsn;
-  pid_t pid = ForkChild([&, dsn]() -> int {
-    absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
-    if (!store.ok()) return 2;
-    absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
+  pid_t pid = ForkChild([&]() -> int {
+    absl::StatusOr<Lock> lock = LockInChild(resource);
     if (!lock.ok()) return 3;
     absl::StatusOr<bool> got = lock->TryAcquire();
     if (!got.ok()) return 4;
@@ -137,10 +123,39 @@ int TryInChild(const std::string& resource) {
   return WaitChild(pid);
 }
 
+// `resource` held by another process until Release().
+class HeldElsewhere {
+ public:
+  explicit HeldElsewhere(const std::string& resource)
+      : resource_(resource), pid_(StartHolder(resource, held_, release_)) {
+    assert_int_equal(held_.Wait(), 'x');
+  }
+  void Release() { release_.Notify(); }
+  // The holder's exit code (0: it held and released as told).
+  int Wait() { return WaitChild(pid_); }
+  // Release(), a clean exit, and the resource free afterwards.
+  void ReleaseAndExpectFree() {
+    Release();
+    assert_int_equal(Wait(), 0);
+    assert_int_equal(TryInChild(resource_), 0);
+  }
+
+ private:
+  const std::string resource_;
+  Signal held_, release_;
+  pid_t pid_;
+};
+
 struct Outcome {
   int calls = 0;
   absl::Status status;
 };
+
+// Runs `waiter` until `out`'s callback has run, for up to `seconds`;
+// whether it ran.
+bool RunUntilCalled(AsyncWaiter& waiter, const Outcome& out, double seconds) {
+  return RunUntil(waiter, [&] { return out.calls > 0; }, seconds);
+}
 
 ipclock::AsyncCallback Record(Outcome* out) {
   return [out](const AsyncResult& r) {
@@ -149,33 +164,41 @@ ipclock::AsyncCallback Record(Outcome* out) {
   };
 }
 
+// A wait about to start through the test's store: a Lock on a fresh
+// resource named after `tag` that another process holds, the waiter to run
+// the wait, and what its callback reports.
+struct WaitBehindHolder {
+  explicit WaitBehindHolder(const char* tag)
+      : resource(UniqueResource(tag)), holder(resource), lock(LockOrFail(store, resource)) {}
+  const std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
+  const std::string resource;
+  HeldElsewhere holder;
+  const std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
+  Lock lock;
+  Outcome out;
+};
+
 // --- Tests --------------------------------------------------------------------
 
 void CompletesWhenAnotherProcessReleases(void**) {
   SKIP_WITHOUT_BACKEND();
-  std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
-  const std::string resource = UniqueResource("async-release");
-  HeldElsewhere holder(resource);
-
-  std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
-  Lock lock = LockOrFail(store, resource);
-  Outcome out;
-  ASSERT_OK(waiter->Start(lock, LockMode::kExclusive, absl::Seconds(60), Record(&out)));
-  assert_int_equal(waiter->pending(), 1);
+  WaitBehindHolder w("async-release");
+  ASSERT_OK(w.waiter->Start(w.lock, LockMode::kExclusive, absl::Seconds(60), Record(&w.out)));
+  assert_int_equal(w.waiter->pending(), 1);
   // Held elsewhere: nothing completes. (The Lock itself is not to be
   // touched while its wait is pending.)
-  assert_false(RunUntil(*waiter, [&] { return out.calls > 0; }, 0.3));
+  assert_false(RunUntilCalled(*w.waiter, w.out, 0.3));
 
-  holder.Release();
-  assert_true(RunUntil(*waiter, [&] { return out.calls > 0; }, 30));
-  assert_int_equal(out.calls, 1);
-  ASSERT_OK(out.status);
-  assert_true(lock.is_acquired());
-  assert_int_equal(waiter->pending(), 0);
-  assert_int_equal(holder.Wait(), 0);
-  assert_int_equal(TryInChild(resource), 1);
-  ASSERT_OK(lock.Release());
-  assert_int_equal(TryInChild(resource), 0);
+  w.holder.Release();
+  assert_true(RunUntilCalled(*w.waiter, w.out, 30));
+  assert_int_equal(w.out.calls, 1);
+  ASSERT_OK(w.out.status);
+  assert_true(w.lock.is_acquired());
+  assert_int_equal(w.waiter->pending(), 0);
+  assert_int_equal(w.holder.Wait(), 0);
+  assert_int_equal(TryInChild(w.resource), 1);
+  ASSERT_OK(w.lock.Release());
+  assert_int_equal(TryInChild(w.resource), 0);
 }
 
 void FreeLockCompletesFromProcessReady(void**) {
@@ -187,7 +210,7 @@ void FreeLockCompletesFromProcessReady(void**) {
   ASSERT_OK(waiter->Start(lock, LockMode::kExclusive, absl::ZeroDuration(), Record(&out)));
   // Callbacks run only from ProcessReady(), never inside Start().
   assert_int_equal(out.calls, 0);
-  assert_true(RunUntil(*waiter, [&] { return out.calls > 0; }, 10));
+  assert_true(RunUntilCalled(*waiter, out, 10));
   ASSERT_OK(out.status);
   assert_true(lock.is_acquired());
   // A second Start on the same Lock while one is pending is refused.
@@ -196,57 +219,42 @@ void FreeLockCompletesFromProcessReady(void**) {
   ASSERT_OK(waiter->Start(other, LockMode::kExclusive, absl::Seconds(1), Record(&out2)));
   ASSERT_CODE(waiter->Start(other, LockMode::kExclusive, absl::Seconds(1), Record(&out2)),
               absl::StatusCode::kFailedPrecondition);
-  assert_true(RunUntil(*waiter, [&] { return out2.calls > 0; }, 10));
+  assert_true(RunUntilCalled(*waiter, out2, 10));
   ASSERT_OK(out2.status);
   assert_int_equal(out2.calls, 1);
 }
 
 void DeadlineExpiresOnTime(void**) {
   SKIP_WITHOUT_BACKEND();
-  std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
-  const std::string resource = UniqueResource("async-deadline");
-  HeldElsewhere holder(resource);
-
-  std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
-  Lock lock = LockOrFail(store, resource);
-  Outcome out;
+  WaitBehindHolder w("async-deadline");
   const double t0 = NowSeconds();
-  ASSERT_OK(waiter->Start(lock, LockMode::kExclusive, absl::Milliseconds(300), Record(&out)));
-  assert_true(RunUntil(*waiter, [&] { return out.calls > 0; }, 30));
+  ASSERT_OK(
+      w.waiter->Start(w.lock, LockMode::kExclusive, absl::Milliseconds(300), Record(&w.out)));
+  assert_true(RunUntilCalled(*w.waiter, w.out, 30));
   const double elapsed = NowSeconds() - t0;
-  ASSERT_CODE(out.status, absl::StatusCode::kDeadlineExceeded);
-  assert_false(lock.is_acquired());
+  ASSERT_CODE(w.out.status, absl::StatusCode::kDeadlineExceeded);
+  assert_false(w.lock.is_acquired());
   // Never early; the upper bound only catches a deadline that was lost.
   if (elapsed < 0.299 || elapsed > 10) fail_msg("deadline after %.3f s", elapsed);
 
-  holder.Release();
-  assert_int_equal(holder.Wait(), 0);
-  assert_int_equal(TryInChild(resource), 0);
+  w.holder.ReleaseAndExpectFree();
 }
 
 void CancelLeavesNothingHeld(void**) {
   SKIP_WITHOUT_BACKEND();
-  std::shared_ptr<Store> store = OpenStoreOrFail(g_dsn);
-  const std::string resource = UniqueResource("async-cancel");
-  HeldElsewhere holder(resource);
-
-  std::unique_ptr<AsyncWaiter> waiter = MakeWaiter();
-  Lock lock = LockOrFail(store, resource);
-  Outcome out;
+  WaitBehindHolder w("async-cancel");
   absl::StatusOr<ipclock::AsyncId> id =
-      waiter->Start(lock, LockMode::kExclusive, absl::InfiniteDuration(), Record(&out));
+      w.waiter->Start(w.lock, LockMode::kExclusive, absl::InfiniteDuration(), Record(&w.out));
   ASSERT_OK(id);
-  assert_false(RunUntil(*waiter, [&] { return out.calls > 0; }, 0.1));
-  ASSERT_OK(waiter->Cancel(*id));
-  assert_true(RunUntil(*waiter, [&] { return out.calls > 0; }, 30));
-  ASSERT_CODE(out.status, absl::StatusCode::kCancelled);
-  assert_false(lock.is_acquired());
+  assert_false(RunUntilCalled(*w.waiter, w.out, 0.1));
+  ASSERT_OK(w.waiter->Cancel(*id));
+  assert_true(RunUntilCalled(*w.waiter, w.out, 30));
+  ASSERT_CODE(w.out.status, absl::StatusCode::kCancelled);
+  assert_false(w.lock.is_acquired());
   // Its callback has run: the id is gone.
-  ASSERT_CODE(waiter->Cancel(*id), absl::StatusCode::kNotFound);
+  ASSERT_CODE(w.waiter->Cancel(*id), absl::StatusCode::kNotFound);
 
-  holder.Release();
-  assert_int_equal(holder.Wait(), 0);
-  assert_int_equal(TryInChild(resource), 0);
+  w.holder.ReleaseAndExpectFree();
 }
 
 // The holder releases just as Cancel() is called; whichever wins, the
@@ -273,7 +281,7 @@ void CancelRacingReleaseLeavesNothingHeld(void**) {
       usleep(2000);
     }
     ASSERT_OK(waiter->Cancel(*id));
-    assert_true(RunUntil(*waiter, [&] { return out.calls > 0; }, 30));
+    assert_true(RunUntilCalled(*waiter, out, 30));
     ASSERT_CODE(out.status, absl::StatusCode::kCancelled);
     assert_false(lock.is_acquired());
     if (i % 3 != 2) assert_int_equal(holder.Wait(), 0);
@@ -339,11 +347,8 @@ void AbandonedWakeIsPassedOn(void**) {
         waiter->Start(lock, LockMode::kExclusive, absl::Seconds(60), Record(&out));
     ASSERT_OK(id);
     usleep(20 * 1000);  // armed before the other waiter queues
-    const std::string dsn = g_dsn;
-    pid_t other = ForkChild([&, dsn]() -> int {
-      absl::StatusOr<std::shared_ptr<Store>> st = ipclock::StoreFromDsn(dsn);
-      if (!st.ok()) return 2;
-      absl::StatusOr<Lock> l = Lock::Create(*st, resource);
+    pid_t other = ForkChild([&]() -> int {
+      absl::StatusOr<Lock> l = LockInChild(resource);
       if (!l.ok()) return 3;
       return l->Acquire(absl::Seconds(20)).ok() ? 0 : 1;
     });
@@ -356,7 +361,7 @@ void AbandonedWakeIsPassedOn(void**) {
       assert_int_equal(out.calls, 0);
     } else {
       ASSERT_OK(waiter->Cancel(*id));
-      assert_true(RunUntil(*waiter, [&] { return out.calls > 0; }, 30));
+      assert_true(RunUntilCalled(*waiter, out, 30));
       ASSERT_CODE(out.status, absl::StatusCode::kCancelled);
     }
     assert_false(lock.is_acquired());
@@ -412,9 +417,9 @@ void ForeignFlockHolderWakesWaiter(void**) {
   Lock lock = LockOrFail(*store, path);
   Outcome out;
   ASSERT_OK(waiter->Start(lock, LockMode::kExclusive, absl::Seconds(60), Record(&out)));
-  assert_false(RunUntil(*waiter, [&] { return out.calls > 0; }, 0.3));
+  assert_false(RunUntilCalled(*waiter, out, 0.3));
   release.Notify();
-  assert_true(RunUntil(*waiter, [&] { return out.calls > 0; }, 30));
+  assert_true(RunUntilCalled(*waiter, out, 30));
   ASSERT_OK(out.status);
   assert_true(lock.is_acquired());
   assert_int_equal(WaitChild(holder), 0);
