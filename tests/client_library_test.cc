@@ -24,24 +24,12 @@
 #include "ipclock/store_factory.h"
 #include "ipclock_config.h"
 #include "platform/client_library.h"
-#if IPCLOCK_HAVE_REDIS
 #include "platform/hiredis_calls.h"
-#endif
-#if IPCLOCK_HAVE_POSTGRES
 #include "platform/libpq_calls.h"
-#endif
-#if IPCLOCK_HAVE_MYSQL
 #include "platform/mariadb_calls.h"
-#endif
-#if IPCLOCK_HAVE_SQLITE
-#include "platform/sqlite_calls.h"
-#endif
-#if IPCLOCK_HAVE_MEMCACHED
 #include "platform/memcached_calls.h"
-#endif
-#if IPCLOCK_HAVE_ZOOKEEPER
+#include "platform/sqlite_calls.h"
 #include "platform/zookeeper_calls.h"
-#endif
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {

@@ -8,6 +8,11 @@
 #ifndef IPCLOCK_TESTS_MYSQL_FIXTURE_H_
 #define IPCLOCK_TESTS_MYSQL_FIXTURE_H_
 
+// Empty in a build without the store, so that a suite of several stores
+// can include each fixture without an #if.
+#include "ipclock_config.h"
+#if IPCLOCK_HAVE_MYSQL
+
 #include <mysql.h>
 
 #include <memory>
@@ -32,5 +37,7 @@ MysqlConn MysqlConnect(const ipclock::Dsn& dsn);
 std::string MysqlQuery(MYSQL* conn, const std::string& sql);
 
 }  // namespace ipclock_test
+
+#endif  // IPCLOCK_HAVE_MYSQL
 
 #endif  // IPCLOCK_TESTS_MYSQL_FIXTURE_H_

@@ -15,6 +15,11 @@
 #ifndef IPCLOCK_TESTS_POSTGRES_FIXTURE_H_
 #define IPCLOCK_TESTS_POSTGRES_FIXTURE_H_
 
+// Empty in a build without the store, so that a suite of several stores
+// can include each fixture without an #if.
+#include "ipclock_config.h"
+#if IPCLOCK_HAVE_POSTGRES
+
 #include <libpq-fe.h>
 
 #include <memory>
@@ -80,5 +85,7 @@ class PostgresServer {
 PostgresServer& OwnPostgres();
 
 }  // namespace ipclock_test
+
+#endif  // IPCLOCK_HAVE_POSTGRES
 
 #endif  // IPCLOCK_TESTS_POSTGRES_FIXTURE_H_

@@ -21,12 +21,8 @@
 #include "ipclock_config.h"
 #include "test_util.h"  // pulls in cmocka.h
 
-#if IPCLOCK_HAVE_POSTGRES
-#include "postgres_fixture.h"
-#endif
-#if IPCLOCK_HAVE_MYSQL
 #include "mysql_fixture.h"
-#endif
+#include "postgres_fixture.h"
 #if IPCLOCK_HAVE_SQLITE
 #include <sqlite3.h>
 #endif

@@ -9,6 +9,11 @@
 #ifndef IPCLOCK_PLATFORM_HIREDIS_CALLS_H_
 #define IPCLOCK_PLATFORM_HIREDIS_CALLS_H_
 
+// Empty in a build without the library, so that code that deals with
+// every client library can include each table without an #if.
+#include "ipclock_config.h"
+#if IPCLOCK_HAVE_REDIS
+
 // hiredis's sds.h has C flexible array members, which -Wpedantic rejects in
 // C++; the header is not ours to fix.
 #pragma GCC diagnostic push
@@ -44,5 +49,7 @@ HiredisCalls& Hiredis();
 ClientLibrary& HiredisLibrary();
 
 }  // namespace ipclock
+
+#endif  // IPCLOCK_HAVE_REDIS
 
 #endif  // IPCLOCK_PLATFORM_HIREDIS_CALLS_H_

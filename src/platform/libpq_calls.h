@@ -9,6 +9,11 @@
 #ifndef IPCLOCK_PLATFORM_LIBPQ_CALLS_H_
 #define IPCLOCK_PLATFORM_LIBPQ_CALLS_H_
 
+// Empty in a build without the library, so that code that deals with
+// every client library can include each table without an #if.
+#include "ipclock_config.h"
+#if IPCLOCK_HAVE_POSTGRES
+
 #include <libpq-fe.h>
 
 #include "platform/client_library.h"
@@ -60,5 +65,7 @@ LibpqCalls& Libpq();
 ClientLibrary& LibpqLibrary();
 
 }  // namespace ipclock
+
+#endif  // IPCLOCK_HAVE_POSTGRES
 
 #endif  // IPCLOCK_PLATFORM_LIBPQ_CALLS_H_

@@ -9,6 +9,11 @@
 #ifndef IPCLOCK_PLATFORM_MARIADB_CALLS_H_
 #define IPCLOCK_PLATFORM_MARIADB_CALLS_H_
 
+// Empty in a build without the library, so that code that deals with
+// every client library can include each table without an #if.
+#include "ipclock_config.h"
+#if IPCLOCK_HAVE_MYSQL
+
 #include <mysql.h>
 
 #include "platform/client_library.h"
@@ -48,5 +53,7 @@ MariadbCalls& Mariadb();
 ClientLibrary& MariadbLibrary();
 
 }  // namespace ipclock
+
+#endif  // IPCLOCK_HAVE_MYSQL
 
 #endif  // IPCLOCK_PLATFORM_MARIADB_CALLS_H_

@@ -9,6 +9,11 @@
 #ifndef IPCLOCK_PLATFORM_MEMCACHED_CALLS_H_
 #define IPCLOCK_PLATFORM_MEMCACHED_CALLS_H_
 
+// Empty in a build without the library, so that code that deals with
+// every client library can include each table without an #if.
+#include "ipclock_config.h"
+#if IPCLOCK_HAVE_MEMCACHED
+
 #include <libmemcached/memcached.h>
 
 #include "platform/client_library.h"
@@ -54,5 +59,7 @@ MemcachedCalls& Memcached();
 ClientLibrary& MemcachedLibrary();
 
 }  // namespace ipclock
+
+#endif  // IPCLOCK_HAVE_MEMCACHED
 
 #endif  // IPCLOCK_PLATFORM_MEMCACHED_CALLS_H_

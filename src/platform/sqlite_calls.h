@@ -9,6 +9,11 @@
 #ifndef IPCLOCK_PLATFORM_SQLITE_CALLS_H_
 #define IPCLOCK_PLATFORM_SQLITE_CALLS_H_
 
+// Empty in a build without the library, so that code that deals with
+// every client library can include each table without an #if.
+#include "ipclock_config.h"
+#if IPCLOCK_HAVE_SQLITE
+
 #include <sqlite3.h>
 
 #include "platform/client_library.h"
@@ -41,5 +46,7 @@ SqliteCalls& Sqlite();
 ClientLibrary& SqliteLibrary();
 
 }  // namespace ipclock
+
+#endif  // IPCLOCK_HAVE_SQLITE
 
 #endif  // IPCLOCK_PLATFORM_SQLITE_CALLS_H_

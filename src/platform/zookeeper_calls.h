@@ -9,6 +9,11 @@
 #ifndef IPCLOCK_PLATFORM_ZOOKEEPER_CALLS_H_
 #define IPCLOCK_PLATFORM_ZOOKEEPER_CALLS_H_
 
+// Empty in a build without the library, so that code that deals with
+// every client library can include each table without an #if.
+#include "ipclock_config.h"
+#if IPCLOCK_HAVE_ZOOKEEPER
+
 #include <zookeeper/zookeeper.h>
 
 #include "platform/client_library.h"
@@ -59,5 +64,7 @@ ZooKeeperCalls& ZooKeeper();
 ClientLibrary& ZooKeeperLibrary();
 
 }  // namespace ipclock
+
+#endif  // IPCLOCK_HAVE_ZOOKEEPER
 
 #endif  // IPCLOCK_PLATFORM_ZOOKEEPER_CALLS_H_
