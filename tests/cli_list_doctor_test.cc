@@ -7,6 +7,7 @@
 // doctor and help tests are in cli_list_doctor_test_doctor.cc, for length.
 
 #include <dirent.h>
+#include <sys/sem.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "ipclock_config.h"
 #include "ipclock/admin/inspect.h"
 #include "ipclock/stores/posix_semaphore_store.h"
+#include "ipclock/stores/semaphore_store.h"
 #include "ipclock/store_factory.h"
 #include "spawn_util.h"
 #include "cli_list_doctor_test.h"
@@ -68,6 +70,15 @@ void ExpectNothingListed(std::vector<std::string> args, const char* when) {
   CliResult r = RunCli(std::move(args));
   ExpectCode(r, 0, when);
   if (r.out != "[]\n") fail_msg("%s: expected [], got %s", when, r.out.c_str());
+}
+
+// A next holder after one that died in the lock: told of the death, it
+// releases cleanly, and the last attachment takes the objects with it.
+void LetGoCleanly(std::vector<std::string> store_and_key) {
+  std::vector<std::string> args = {"run"};
+  args.insert(args.end(), store_and_key.begin(), store_and_key.end());
+  args.insert(args.end(), {"--", "sh", "-c", "test \"$IPCLOCK_PREVIOUS_OWNER_DIED\" = 1"});
+  ExpectCode(RunCli(std::move(args)), 0, "a next holder, told of the death");
 }
 
 // --- list --------------------------------------------------------------------------
@@ -221,8 +232,13 @@ void test_list_semaphore(void** state) {
   ExpectCode(all, 0, "list of every set");
   ExpectContains(all.out, absl::StrCat(" ", holder, " "), "unnamed set shows its pid");
   StopHolder(holder);
-
+  // The command died of the SIGTERM inside the lock, and the set keeps the
+  // death for the next holder; one that lets go cleanly removes the set.
+  LetGoCleanly({"--store", "semaphore", "--key", resource});
   ExpectNothingListed({"--store", "semaphore", "--key", resource}, "list after release");
+  absl::StatusOr<int32_t> key =
+      ipclock::SemaphoreIpcKey(resource, ipclock::SemaphoreKeyScheme::kMd5);
+  if (!key.ok() || semget(*key, 0, 0) >= 0) fail_msg("the set is left after the last holder");
 }
 
 void test_list_posix_semaphore(void** state) {
@@ -242,8 +258,14 @@ void test_list_posix_semaphore(void** state) {
   ExpectContains(all.out, absl::StrCat("\"pid\":", holder), "scan finds the holder");
   ExpectContains(all.out, "\"resource\":\"\"", "scan cannot name it");
   StopHolder(holder);
-
+  // As for the SysV set: the pair keeps the death until a next holder.
+  LetGoCleanly({"--store", store, "--key", resource});
   ExpectNothingListed({"--store", store}, "list after release");
+  const std::string name = ipclock::PosixSemaphoreName(resource, absl::StrCat("iplt", getpid()));
+  for (const std::string& path :
+       {absl::StrCat("/dev/shm", name, ".reg"), absl::StrCat("/dev/shm/sem.", name.substr(1))}) {
+    if (access(path.c_str(), F_OK) == 0) fail_msg("%s is left after the last holder", path.c_str());
+  }
 }
 
 // A FIFO planted under a segment's or a registry's name in /dev/shm: list

@@ -157,11 +157,34 @@ start_test_servers() {
   done
 }
 
+# The named IPC objects on this machine: files in /dev/shm (shm segments,
+# POSIX semaphores and their registries) and SysV semaphore sets, less
+# PostgreSQL's own segments, which come and go with its servers.
+ipc_objects() {
+  {
+    ls -1A /dev/shm 2>/dev/null | grep -v '^PostgreSQL\.' || true
+    ipcs -s 2>/dev/null | awk '/^0x/ { print "SysV semaphore set key " $1 " id " $2 }'
+  } | sort
+}
+
+# run_suite DIR [MESON TEST ARGS]: runs the suite, then looks for IPC
+# objects it left. Tests remove what they make, and a store removes what its
+# last user let go cleanly, so a new one is a leak in a test or in a store.
+# Under CI=true that fails the run; elsewhere it is said (another program on
+# the machine may have made it).
 run_suite() {
-  local dir="$1"
+  local dir="$1" before left status=0
   shift
   say "test suite: $dir"
-  meson test -C "$dir" --print-errorlogs "$@"
+  before=$(ipc_objects)
+  meson test -C "$dir" --print-errorlogs "$@" || status=$?
+  left=$(comm -13 <(echo "$before") <(ipc_objects))
+  if [ -n "$left" ]; then
+    echo "the suite in $dir left these IPC objects behind:" >&2
+    echo "$left" | sed 's/^/  /' >&2
+    if [ "${CI:-}" = true ] && [ "$status" -eq 0 ]; then status=1; fi
+  fi
+  return "$status"
 }
 
 # cross_arch ARCH: sets deb_arch, triplet, qemu (qemu-user binary),
