@@ -19,8 +19,12 @@ namespace ipclock_test {
 
 constexpr int kUsage = 64;
 constexpr int kNoPermission = 77;
-// Not a status: the run must say that it tries again.
-constexpr int kRetrying = -1;
+// Not a status: a store that cannot be reached (nothing listens, no such
+// host). Without -w the run does not wait for it: it ends with 69
+// (EX_UNAVAILABLE) and a message that says how to wait for a server that
+// is starting.
+constexpr int kUnreachable = -1;
+constexpr const char* kHowToWait = "give -w SECS";
 
 struct Row {
   std::string dsn;

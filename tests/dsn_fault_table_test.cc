@@ -9,10 +9,9 @@
 // well-formed servers that cannot be reached. A permanent fault must end
 // the run within 2 s (LimitSeconds()) with the status of its class
 // (include/ipclock/errors.h, doc/ipclock.1) and a message that names the
-// option; a transient one must say within that time that it is trying
-// again. A store that classes a fault wrongly (a bad value taken for a
-// server that is down, say) fails here: its run says it tries again, or
-// waits, instead of ending.
+// option; so must a server that cannot be reached, which a run without -w
+// does not wait for (69, saying how to wait for it). A run that says it
+// tries again, or that waits, fails its row.
 //
 // The rows of one store run at once, kParallel processes at a time; a whole
 // store's table takes about as long as its slowest row. Sanitizer builds
@@ -189,9 +188,9 @@ void Redis(void**) {
   rows.push_back({base, kUsage, "counting", {"--permits", "2"}});
   rows.push_back({base, kUsage, "--ttl", {"--ttl", "1e12"}});
   // Well formed, and no server there: transient.
-  rows.push_back({base, kRetrying, "127.0.0.1:1"});
-  rows.push_back({"redis://" + f.missing + "?secret=none", kRetrying, f.missing});
-  rows.push_back({"redis://" + f.socket + "?secret=none", kRetrying, f.socket});
+  rows.push_back({base, kUnreachable, "127.0.0.1:1"});
+  rows.push_back({"redis://" + f.missing + "?secret=none", kUnreachable, f.missing});
+  rows.push_back({"redis://" + f.socket + "?secret=none", kUnreachable, f.socket});
   if (std::optional<std::string> auth = Server("IPCLOCK_TEST_REDIS_AUTH")) {
     // A wrong password: refused.
     const std::string wrong = absl::StrReplaceAll(
@@ -227,7 +226,7 @@ void Postgres(void**) {
     rows.push_back({With(base, "host=a%2Fb"), kUsage, "host"});
     rows.push_back({With(base, "password=x"), kUsage, "password"});
     rows.push_back({With(base, "service=no-such-service"), kUsage, "no-such-service"});
-    rows.push_back({With(base, "options=-c%20foo"), kRetrying, "127.0.0.1"});
+    rows.push_back({With(base, "options=-c%20foo"), kUnreachable, "127.0.0.1"});
     for (const char* name : {"sslcert", "sslkey", "sslrootcert", "sslcrl", "passfile"}) {
       AddFileOption(&rows, base, name, /*must_exist=*/false);
     }
@@ -238,7 +237,7 @@ void Postgres(void**) {
     rows.push_back({With(base, "host=/" + std::string(100, 'd')), kUsage, "too long"});
     rows.push_back({base, kUsage, "counting", {"--permits", "2"}});
     rows.push_back({"pgsql://u:p@127.0.0.1:99999/db", kUsage, "99999"});
-    rows.push_back({base, kRetrying, "127.0.0.1"});
+    rows.push_back({base, kUnreachable, "127.0.0.1"});
   }
   AddChoice(&rows, "postgresql+advisory://u:p@127.0.0.1:1/db", "scheme");
   AddChoice(&rows, "postgresql+advisory://u:p@127.0.0.1:1/db", "level");
@@ -261,7 +260,7 @@ void Postgres(void**) {
   for (const char* v : {"", "-0.5", "2", "abc", "nan"}) {
     rows.push_back({With(table, absl::StrCat("gc_probability=", v)), kUsage, "gc_probability"});
   }
-  rows.push_back({"pgsql:host=127.0.0.1;port=1;dbname=x", kRetrying, "127.0.0.1"});
+  rows.push_back({"pgsql:host=127.0.0.1;port=1;dbname=x", kUnreachable, "127.0.0.1"});
   if (std::optional<std::string> server = Server("IPCLOCK_TEST_POSTGRES")) {
     // A name the server can never accept; a wrong password.
     const std::string no_db = server->substr(0, server->rfind('/')) + "/no_such_database";
@@ -297,9 +296,9 @@ void Mysql(void**) {
     rows.push_back({With(local, "unix_socket=relative"), kUsage, "unix_socket"});
     rows.push_back({With(local, "unix_socket=/" + std::string(120, 's')), kUsage, "107"});
     rows.push_back({With(base, "unix_socket=" + f.socket), kUsage, "localhost"});
-    rows.push_back({With(local, "unix_socket=" + f.missing), kRetrying, f.missing});
+    rows.push_back({With(local, "unix_socket=" + f.missing), kUnreachable, f.missing});
     rows.push_back({base, kUsage, "shared", {"-s"}});
-    rows.push_back({base, kRetrying, "127.0.0.1"});
+    rows.push_back({base, kUnreachable, "127.0.0.1"});
   }
   const std::string advisory = "mysql+advisory://u:p@127.0.0.1:1/db";
   AddNumber(&rows, advisory, "wait_timeout", 1, 31536000);
@@ -396,8 +395,8 @@ void Memcached(void**) {
   rows.push_back({base, kUsage, "--ttl", {"--ttl", "1e12"}});
   rows.push_back({base, kUsage, "30 days", {"--ttl", "3000000"}});
   rows.push_back({"memcached://127.0.0.1:1?secret=none", kUsage, "--ttl", {"--ttl", "2592000"}});
-  rows.push_back({base, kRetrying, "127.0.0.1:1"});
-  rows.push_back({"memcached://" + f.missing + "?secret=none", kRetrying, f.missing});
+  rows.push_back({base, kUnreachable, "127.0.0.1:1"});
+  rows.push_back({"memcached://" + f.missing + "?secret=none", kUnreachable, f.missing});
   RunRows(rows);
 }
 
@@ -425,12 +424,12 @@ void ZooKeeper(void**) {
   }
   rows.push_back({"zookeeper://h1:0?secret=none", kUsage, "port"});
   // An encoded ',' is a ',': two well-formed names, which do not resolve.
-  rows.push_back({"zookeeper://no-such-host.invalid%2Cb.invalid:1?secret=none", kRetrying,
+  rows.push_back({"zookeeper://no-such-host.invalid%2Cb.invalid:1?secret=none", kUnreachable,
                   "no-such-host.invalid"});
   rows.push_back({"zookeeper://u:p@127.0.0.1:1?secret=none", kUsage, "authentication"});
   rows.push_back({base + "&format=symfony", kUsage, "shared", {"-s"}});
   rows.push_back({base, kUsage, "counting", {"--permits", "2"}});
-  rows.push_back({base, kRetrying, "127.0.0.1:1"});
+  rows.push_back({base, kUnreachable, "127.0.0.1:1"});
   RunRows(rows);
 }
 
@@ -453,7 +452,7 @@ void Etcd(void**) {
     AddFileOption(&rows, With(tls, "key=" + f.regular), "cert", /*must_exist=*/true);
     AddFileOption(&rows, With(tls, "cert=" + f.regular), "key", /*must_exist=*/true);
     rows.push_back({With(tls, "cert=" + f.regular), kUsage, "key="});
-    rows.push_back({tls + "&insecure_skip_tls_verify=true", kRetrying, "127.0.0.1:1"});
+    rows.push_back({tls + "&insecure_skip_tls_verify=true", kUnreachable, "127.0.0.1:1"});
   }
   for (const char* name : {"cacert", "cert", "key", "insecure_skip_tls_verify"}) {
     rows.push_back({With(base, absl::StrCat(name, "=", f.regular)), kUsage, name});
@@ -468,7 +467,7 @@ void Etcd(void**) {
   rows.push_back({"etcd://u:p@127.0.0.1:1", kUsage, "user:password"});
   rows.push_back({"etcd:", kUsage, "expected"});
   rows.push_back({base, kUsage, "counting", {"--permits", "2"}});
-  rows.push_back({base, kRetrying, "127.0.0.1:1"});
+  rows.push_back({base, kUnreachable, "127.0.0.1:1"});
   RunRows(rows);
 }
 

@@ -56,7 +56,8 @@
 //       memory or semaphores, a reply the store cannot make sense of
 //
 // "Waited out": only a transient failure is tried again, by `ipclock run`
-// (for as long as `-w` allows, and without `-w` for as long as it takes),
+// (for as long as `-w` allows; without `-w`, for as long as it takes once
+// the store has answered, since a server that never did may be a typo),
 // by degraded mode and by a combined store's members; a wait in a store
 // that loses its connection reconnects until its deadline. Every other
 // failure is returned at once: retrying cannot mend a configuration.

@@ -61,20 +61,39 @@ std::string WithoutPrefix(absl::string_view message) {
 // -w bounds the time to get the locks, whatever keeps them from us: a
 // holder, or a server that is down or not yet up. Only a transient failure
 // (ipclock/errors.h) is tried again; -n and -w 0 try once.
+//
+// Without -w the run waits for the lock as long as it takes, but not for a
+// store that has not answered yet: a server that cannot be reached at the
+// start (a wrong port or host name looks the same as a server that is
+// down) would keep the run waiting forever on what may be a typo. Once the
+// store has answered, a server that goes away (a restart while we wait
+// behind a holder) is waited out, as the configuration was right.
 class Retry {
  public:
   Retry(const RunOptions& options, ipclock::Deadline deadline)
       : options_(options), deadline_(deadline) {}
 
-  // Whether to try again after `s`, having slept first.
-  bool Again(const absl::Status& s) {
-    if (!ipclock::IsTransient(s) || options_.wait == absl::ZeroDuration() ||
+  // The store answered a try for a lock (held or busy).
+  void Answered() { answered_ = true; }
+
+  // Whether to try again after `*s`, having slept first. When the answer is
+  // no only because no -w was given, `*s` says so.
+  bool Again(absl::Status* s) {
+    if (!ipclock::IsTransient(*s) || options_.wait == absl::ZeroDuration() ||
         deadline_.has_passed()) {
+      return false;
+    }
+    if (deadline_.is_never() && !answered_) {
+      *s = absl::Status(s->code(),
+                        absl::StrCat(s->message(),
+                                     "; not waited for, as the store has not answered "
+                                     "yet: give -w SECS to wait for a server that is "
+                                     "starting"));
       return false;
     }
     if (!said_) {
       // Once: a run that waits should say on what.
-      Say(absl::StrCat(WithoutPrefix(s.message()), "; trying again ",
+      Say(absl::StrCat(WithoutPrefix(s->message()), "; trying again ",
                        deadline_.is_never() ? "for as long as it takes (no -w given)"
                                             : "until the wait (-w) runs out"));
       said_ = true;
@@ -89,6 +108,7 @@ class Retry {
   const ipclock::Deadline deadline_;
   absl::Duration next_ = kFirstRetry;
   bool said_ = false;
+  bool answered_ = false;
 };
 
 absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const RunOptions& options,
@@ -109,7 +129,9 @@ absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const RunOptions& opti
   for (;;) {
     absl::StatusOr<std::shared_ptr<ipclock::Store>> store =
         ipclock::StoreFromDsn(dsn, store_options);
-    if (store.ok() || !retry.Again(store.status())) return store;
+    if (store.ok()) return store;
+    absl::Status failed = store.status();
+    if (!retry.Again(&failed)) return failed;
   }
 }
 
@@ -134,6 +156,7 @@ std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
   if (options.wait != absl::ZeroDuration() && report.WantsWaiting()) {
     absl::StatusOr<bool> first = lock.TryAcquire(options.mode);
     held = first.ok() && *first;
+    if (first.ok()) retry.Answered();
     if (first.ok() && !*first) report.Waiting(lock);
   }
   absl::Status status;
@@ -147,7 +170,8 @@ std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
       status = lock.Acquire(
           deadline.is_never() ? absl::InfiniteDuration() : deadline.Remaining(), options.mode);
     }
-  } while (retry.Again(status));
+    if (status.ok() || status.code() == absl::StatusCode::kDeadlineExceeded) retry.Answered();
+  } while (retry.Again(&status));
   report.DoneWaiting();
   const int64_t took = ipclock::Deadline::NowNanos() - start;
   if (status.code() == absl::StatusCode::kDeadlineExceeded) {
