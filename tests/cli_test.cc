@@ -428,6 +428,7 @@ int main(void) {
       cmocka_unit_test(test_exit_status_classes),
       cmocka_unit_test(test_wait_covers_a_server_that_is_down),
       cmocka_unit_test(test_wait_covers_a_postgres_server_that_is_down),
+      cmocka_unit_test(test_no_wait_option_waits_out_a_restart),
       cmocka_unit_test(test_control_bytes_are_escaped),
       cmocka_unit_test(test_list_escapes_process_names),
       cmocka_unit_test(test_process_group_follows_the_terminal),

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
@@ -110,6 +111,38 @@ void test_wait_covers_a_server_that_is_down(void** state) {
   assert_int_equal(WaitChild(run, 60), 0);
   assert_true(FileExists(ran));
   ExpectContains(ReadFileOrEmpty(options.stderr_path), "trying again", "said it waited");
+}
+
+// Without -w, a run that found the store answering waits out a server that
+// goes away while it waits behind a holder: the configuration was right.
+// (A store that never answered ends the run at once: the fault table.)
+void WaitsOutARestart(OwnServer& server) {
+  server.EnsureStarted();
+  const std::string dsn = server.dsn();
+  const pid_t holder = StartCliHolder({"run", "--store", dsn, "--key", "restart"});
+  const std::string ran = ScratchFile("ran");
+  const pid_t run =
+      Spawn(WithCli({"run", "--store", dsn, "--key", "restart", "--", "touch", ran}));
+  usleep(500 * 1000);  // behind the holder
+  server.Stop();
+  usleep(1500 * 1000);
+  int wstatus = 0;
+  if (waitpid(run, &wstatus, WNOHANG) == run) {
+    fail_msg("%s: the waiting run ended (status %d) when its server went away", dsn.c_str(),
+             wstatus);
+  }
+  server.Start();
+  // The holder's lock went with the server: it ends (79), and the waiter,
+  // connected again, gets the lock.
+  StopHolder(holder);
+  assert_int_equal(WaitChild(run, 60), 0);
+  assert_true(FileExists(ran));
+}
+
+void test_no_wait_option_waits_out_a_restart(void** state) {
+  (void)state;
+  WaitsOutARestart(OwnRedis::Get());
+  WaitsOutARestart(OwnPostgres::Get());
 }
 
 void test_wait_covers_a_postgres_server_that_is_down(void** state) {

@@ -151,13 +151,15 @@ std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
                      ")"));
   }
   const int64_t start = ipclock::Deadline::NowNanos();
-  // A first try tells whether there is a wait to report (run_report.h).
+  // A first try tells whether there is a wait to report (run_report.h),
+  // and whether the store answers, which a wait behind a holder would not
+  // tell Retry until it ends.
   bool held = false;
-  if (options.wait != absl::ZeroDuration() && report.WantsWaiting()) {
+  if (options.wait != absl::ZeroDuration()) {
     absl::StatusOr<bool> first = lock.TryAcquire(options.mode);
     held = first.ok() && *first;
     if (first.ok()) retry.Answered();
-    if (first.ok() && !*first) report.Waiting(lock);
+    if (first.ok() && !*first && report.WantsWaiting()) report.Waiting(lock);
   }
   absl::Status status;
   if (!held) do {
