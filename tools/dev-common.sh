@@ -159,10 +159,11 @@ start_test_servers() {
 
 # The named IPC objects on this machine: files in /dev/shm (shm segments,
 # POSIX semaphores and their registries) and SysV semaphore sets, less
-# PostgreSQL's own segments, which come and go with its servers.
+# what the test servers keep there, which comes and goes with them:
+# PostgreSQL's segments and the etcd members' data dirs.
 ipc_objects() {
   {
-    ls -1A /dev/shm 2>/dev/null | grep -v '^PostgreSQL\.' || true
+    ls -1A /dev/shm 2>/dev/null | grep -Ev '^(PostgreSQL\.|etcd-test-data-)' || true
     ipcs -s 2>/dev/null | awk '/^0x/ { print "SysV semaphore set key " $1 " id " $2 }'
   } | sort
 }
