@@ -9,10 +9,12 @@ build_packages=(meson ninja-build pkg-config g++ libabsl-dev libmbedtls-dev)
 # servers, PHP peers, clang for the fuzzers, CMake for the install tests,
 # dpkg-dev, which Meson asks for Debian's multiarch libdir (as in a build
 # by hand, doc/install.md), and prometheus for promtool (the metrics tests
-# check their text with it).
+# check their text with it), and ccache, which the suite's many builds of
+# the same sources (plain, sanitizers, fuzzers, clang, cross, the subproject
+# test) go through.
 packages=(
   "${build_packages[@]}"
-  dpkg-dev cmake python3 clang libclang-rt-14-dev
+  dpkg-dev cmake python3 clang libclang-rt-14-dev ccache
   liburing-dev libcmocka-dev libxxhash-dev libhiredis-dev libpq-dev
   libmariadb-dev libsqlite3-dev libmemcached-dev libzookeeper-mt-dev
   util-linux procps
@@ -27,7 +29,16 @@ packages_why="build and test ipclock: compilers, every optional store's library,
 # the suite does (tests/meson.build).
 storm_dsns=('flock://{tmpdir}?removeipc=ignore' semaphore posix-semaphore 'shm://{shm}')
 
-say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
+# A heading, with the time of day, so that a log shows how long each step
+# took.
+say() { printf '\033[1m== %(%H:%M:%S)T %s\033[0m\n' -1 "$*" >&2; }
+
+# cached COMPILER: COMPILER behind ccache where ccache is installed, for CC
+# and CXX. Meson puts ccache in front of the compilers it finds by itself,
+# but not in front of one named in CC or CXX or in a cross file.
+cached() {
+  if command -v ccache >/dev/null; then echo "ccache $1"; else echo "$1"; fi
+}
 
 # usage_lines FIRST LAST: prints lines FIRST..LAST of the running script (its
 # header comment, without the "# ") to stderr and exits 64, the status of a
@@ -108,7 +119,8 @@ build() {
   # not look; the compiler knows it too. A cross file gives its own.
   local multiarch=""
   if ! command -v dpkg-architecture >/dev/null && [[ " $* " != *" --cross-file "* ]]; then
-    multiarch=$("${CC:-cc}" -print-multiarch 2>/dev/null || true)
+    # shellcheck disable=SC2086 # CC may be "ccache clang"
+    multiarch=$(${CC:-cc} -print-multiarch 2>/dev/null || true)
   fi
   [ -z "$multiarch" ] || setup+=(--libdir "lib/$multiarch")
   "${setup[@]}" "$dir" --werror "$@"

@@ -23,7 +23,7 @@ shift || true
 targets=("$@")
 
 if [ ! -f build-fuzz/build.ninja ]; then
-  CC=clang CXX=clang++ meson setup build-fuzz --werror -Dfuzz=true \
+  CC=$(cached clang) CXX=$(cached clang++) meson setup build-fuzz --werror -Dfuzz=true \
     -Dbuildtype=debugoptimized -Db_lundef=false
 fi
 if [ ${#targets[@]} -eq 0 ]; then
