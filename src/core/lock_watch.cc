@@ -183,6 +183,9 @@ class WatchCore : public std::enable_shared_from_this<WatchCore> {
     int64_t earliest_other = kNever;
     std::vector<int> poll_fds;
     std::vector<std::shared_ptr<WatchEventSource>> sources;
+    // events_->mounts_fd(), read under mu_: Add() opens it on another
+    // thread, while this one may be in Wait().
+    int mounts_fd = -1;
     int timeout_ms = -1;
   };
   Plan MakePlan(int64_t now);
@@ -799,6 +802,7 @@ void WatchCore::Run() {
       std::lock_guard<std::mutex> guard(mu_);
       if (stop_) return;
       plan = MakePlan(Now());
+      plan.mounts_fd = events_->mounts_fd();
     }
     for (const std::shared_ptr<WatchEntry>& e : plan.expired) DeclareLeaseEnd(e);
     if (plan.probes_due && RunProbes(plan.probes)) continue;  // the next plan has them due
@@ -819,7 +823,7 @@ void WatchCore::Run() {
     }
     // events_ is set before the thread starts and replaced only in a
     // child, where this thread does not exist.
-    KernelEvents::Fired fired = events_->Wait(poll_fds, plan.timeout_ms);
+    KernelEvents::Fired fired = events_->Wait(poll_fds, plan.mounts_fd, plan.timeout_ms);
     // While nothing happens, the wake-ups are the probes', 20 a second: they
     // run, and the thread sleeps again, without a new plan, which walks
     // every entry (for 100 watched locks that cost more than the probes).
@@ -838,7 +842,8 @@ void WatchCore::Run() {
         }
       }
       const int64_t until = std::min(next_probe, plan.earliest_other);
-      fired = events_->Wait(poll_fds, static_cast<int>((until - now + 999999) / 1000000));
+      fired = events_->Wait(poll_fds, plan.mounts_fd,
+                            static_cast<int>((until - now + 999999) / 1000000));
     }
     if (next_probe != plan.next_probe) {
       std::lock_guard<std::mutex> guard(mu_);

@@ -78,7 +78,7 @@ void KernelEvents::DrainInotify(Fired* fired) {
   }
 }
 
-KernelEvents::Fired KernelEvents::Wait(const std::vector<int>& poll_fds,
+KernelEvents::Fired KernelEvents::Wait(const std::vector<int>& poll_fds, int mounts_fd,
                                        int timeout_ms) {
   std::vector<struct pollfd> fds;
   fds.reserve(poll_fds.size() + 3);
@@ -86,7 +86,7 @@ KernelEvents::Fired KernelEvents::Wait(const std::vector<int>& poll_fds,
   fds.push_back({wake_.get(), POLLIN, 0});
   // mountinfo is always readable: only POLLPRI (with POLLERR) says that
   // the table changed. A negative fd is skipped by poll().
-  fds.push_back({mounts_.valid() ? mounts_.get() : -1, POLLPRI, 0});
+  fds.push_back({mounts_fd, POLLPRI, 0});
   constexpr size_t kFirstPollFd = 3;
   for (int fd : poll_fds) fds.push_back({fd, POLLIN, 0});
   Fired fired;

@@ -53,9 +53,14 @@ class KernelEvents {
   // Ends a watch. Errors (a watch the kernel already dropped) are ignored.
   void Unwatch(int wd);
 
-  // From now on, Wait() also returns when the process's mount table
-  // changes. The OS error if /proc/self/mountinfo cannot be opened.
+  // Opens /proc/self/mountinfo, once; mounts_fd() then names it, for
+  // Wait() to return when the process's mount table changes. The OS error
+  // if it cannot be opened. Not thread-safe against a Wait() in progress:
+  // the caller passes mounts_fd() to Wait() as read under its own mutex.
   absl::Status WatchMounts();
+  // The descriptor WatchMounts() opened, or -1. It stays open and the same
+  // for the life of this object.
+  int mounts_fd() const { return mounts_.valid() ? mounts_.get() : -1; }
 
   // Makes a Wait() in progress, or the next one, return. Thread-safe.
   void Wake() const;
@@ -71,9 +76,10 @@ class KernelEvents {
     }
   };
   // Sleeps until an inode event, a Wake(), one of `poll_fds` becoming
-  // readable or hanging up, a change of the mount table (once asked for),
-  // or `timeout_ms` (-1: no timeout). EINTR is a plain return.
-  Fired Wait(const std::vector<int>& poll_fds, int timeout_ms);
+  // readable or hanging up, a change of the mount table when `mounts_fd`
+  // is mounts_fd() (-1: not watched), or `timeout_ms` (-1: no timeout).
+  // EINTR is a plain return. Reads no member that another thread writes.
+  Fired Wait(const std::vector<int>& poll_fds, int mounts_fd, int timeout_ms);
 
  private:
   KernelEvents(ScopedFd inotify, ScopedFd wake)
