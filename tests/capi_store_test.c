@@ -25,16 +25,24 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+/* An open of `dsn` that returned `rc` and left `store` and `why` must have
+ * failed with `code` and a message holding `words`. Frees `why`. */
+static void failed_with(const char *dsn, int rc, ipclock_store *store, char *why, int code,
+                        const char *words) {
+  assert_int_equal(rc, code);
+  assert_null(store);
+  assert_non_null(why);
+  if (strstr(why, words) == NULL) fail_msg("%s: '%s' does not say '%s'", dsn, why, words);
+  free(why);
+}
+
 /* Opens `dsn`, which must fail with `code` and a message holding `words`. */
 static void open_fails(const char *dsn, const struct ipclock_store_options *opts, int code,
                        const char *words) {
   ipclock_store *store = (ipclock_store *)1;
   char *why = NULL;
-  assert_int_equal(ipclock_store_open(dsn, opts, &store, &why), code);
-  assert_null(store);
-  assert_non_null(why);
-  if (strstr(why, words) == NULL) fail_msg("%s: '%s' does not say '%s'", dsn, why, words);
-  free(why);
+  const int rc = ipclock_store_open(dsn, opts, &store, &why);
+  failed_with(dsn, rc, store, why, code, words);
 }
 
 static void bad_dsns(void **state) {
@@ -54,6 +62,63 @@ static void bad_dsns(void **state) {
   open_fails("in-memory", &bad_policy, -EINVAL, "remove_ipc");
 #if !IPCLOCK_HAVE_REDIS
   open_fails("redis://127.0.0.1:1", NULL, -ENOSYS, "redis");
+#endif
+}
+
+/* ipclock_store_open_kinds(): the kinds named, and no other. */
+static void open_kinds_fails(const char *dsn, const struct ipclock_store_kind *const *kinds,
+                             size_t nkinds, int code, const char *words) {
+  ipclock_store *store = (ipclock_store *)1;
+  char *why = NULL;
+  const int rc = ipclock_store_open_kinds(dsn, kinds, nkinds, NULL, &store, &why);
+  failed_with(dsn, rc, store, why, code, words);
+}
+
+static void open_kinds(void **state) {
+  (void)state;
+  const struct ipclock_store_kind *const local[] = {&ipclock_kind_flock, &ipclock_kind_in_memory};
+  ipclock_store *store = NULL;
+  char *why = NULL;
+  /* A kind's every scheme opens it, with its options. */
+  assert_int_equal(ipclock_store_open_kinds("memory?metrics=off", local, 2, NULL, &store, &why), 0);
+  assert_string_equal(ipclock_store_name(store), "in-memory");
+  ipclock_store_close(store);
+  char dsn[256];
+  capi_flock_dsn(dsn, sizeof dsn, "?removeipc=ignore");
+  assert_int_equal(ipclock_store_open_kinds(dsn, local, 2, NULL, &store, &why), 0);
+  assert_string_equal(ipclock_store_name(store), "flock");
+  ipclock_lock *lock = capi_lock(store, "kinds", NULL);
+  assert_int_equal(ipclock_lock_acquire(lock, 0, 0), 0);
+  assert_int_equal(ipclock_lock_release(lock), 0);
+  ipclock_lock_destroy(lock);
+  ipclock_store_close(store);
+  assert_int_equal(capi_unlink_lock_file("kinds"), 0);
+
+  /* Another kind, known to the build but not named, is refused as unknown,
+   * with the kinds that were named. */
+  open_kinds_fails("shm://kinds", local, 1, -EINVAL, "this program opens: flock)");
+  open_kinds_fails("shm://kinds", local, 2, -EINVAL, "flock, in-memory, memory");
+  open_kinds_fails("combined?stores=in-memory", local, 2, -EINVAL, "unknown store 'combined'");
+  open_kinds_fails("in-memory", local, 0, -EINVAL, "unknown store 'in-memory'");
+  /* The DSN's own faults, as ipclock_store_open() says them. */
+  open_kinds_fails("flock:relative/dir", local, 2, -EINVAL, "relative");
+  open_kinds_fails("in-memory?bogus=1", local, 2, -EINVAL, "bogus");
+  open_kinds_fails("in-memory?metrics=some", local, 2, -EINVAL, "metrics=some");
+  /* Degraded mode may build a store of any kind. */
+  open_kinds_fails("in-memory?fallback=flock", local, 2, -EINVAL, "degraded mode");
+  const struct ipclock_store_kind *const with_null[] = {&ipclock_kind_flock, NULL};
+  open_kinds_fails("flock", with_null, 2, -EINVAL, "kinds[1] is NULL");
+  assert_int_equal(ipclock_store_open_kinds("flock", NULL, 1, NULL, &store, NULL), -EINVAL);
+  struct ipclock_store_options bad_policy = {.remove_ipc = 7};
+  store = (ipclock_store *)1;
+  assert_int_equal(ipclock_store_open_kinds("in-memory", local, 2, &bad_policy, &store, &why),
+                   -EINVAL);
+  assert_null(store);
+  assert_non_null(strstr(why, "ipclock_store_open_kinds: unknown remove_ipc policy 7"));
+  free(why);
+#if !IPCLOCK_HAVE_REDIS
+  const struct ipclock_store_kind *const remote[] = {&ipclock_kind_redis};
+  open_kinds_fails("redis://127.0.0.1:1", remote, 1, -ENOSYS, "redis");
 #endif
 }
 
@@ -349,6 +414,7 @@ static void serialized_locks(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bad_dsns),
+      cmocka_unit_test(open_kinds),
       cmocka_unit_test(version_is_mesons),
       cmocka_unit_test(stores_describe_themselves),
       cmocka_unit_test(diagnostic_handlers),

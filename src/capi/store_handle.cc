@@ -1,7 +1,12 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Store handles of the C API (c.h, "Stores").
+// Store handles of the C API (c.h, "Stores"): what every open function
+// shares, and what a handle says of its store. The open functions are in
+// files of their own (store_open.cc, store_open_kinds.cc), so that a
+// program links the store factory it calls and no other.
+
+#include "capi/store_handle.h"
 
 #include <errno.h>
 
@@ -10,49 +15,40 @@
 #include <string>
 #include <utility>
 
-#include "absl/status/statusor.h"
 #include "capi/diagnostic_handlers.h"
 #include "capi/errors.h"
 #include "capi/handles.h"
 #include "ipclock/c.h"
 #include "ipclock/remove_ipc.h"
 #include "ipclock/store.h"
-#include "ipclock/store_factory.h"
+#include "absl/strings/str_cat.h"
 
-namespace {
+namespace ipclock::capi {
 
-using ipclock::capi::FailMaking;
-
-}  // namespace
-
-extern "C" {
-
-int ipclock_store_open(const char* dsn, const struct ipclock_store_options* opts,
-                       ipclock_store** out, char** error) {
-  if (int rc = ipclock::capi::StartMaking(out, error, dsn != nullptr, "ipclock_store_open");
-      rc != 0) {
-    return rc;
+int StoreOptionsFromC(const struct ipclock_store_options* opts, StoreOptions* options,
+                      char** error, absl::string_view function) {
+  if (opts == nullptr) return 0;
+  switch (opts->remove_ipc) {
+    case IPCLOCK_REMOVEIPC_WARN:
+      options->remove_ipc = RemoveIpcPolicy::kWarn;
+      break;
+    case IPCLOCK_REMOVEIPC_REFUSE:
+      options->remove_ipc = RemoveIpcPolicy::kRefuse;
+      break;
+    case IPCLOCK_REMOVEIPC_IGNORE:
+      options->remove_ipc = RemoveIpcPolicy::kIgnore;
+      break;
+    default:
+      return FailMaking(error, -EINVAL,
+                        absl::StrCat("ipclock: ", function, ": unknown remove_ipc policy ",
+                                     opts->remove_ipc));
   }
-  ipclock::StoreOptions options;
-  if (opts != nullptr) {
-    switch (opts->remove_ipc) {
-      case IPCLOCK_REMOVEIPC_WARN:
-        options.remove_ipc = ipclock::RemoveIpcPolicy::kWarn;
-        break;
-      case IPCLOCK_REMOVEIPC_REFUSE:
-        options.remove_ipc = ipclock::RemoveIpcPolicy::kRefuse;
-        break;
-      case IPCLOCK_REMOVEIPC_IGNORE:
-        options.remove_ipc = ipclock::RemoveIpcPolicy::kIgnore;
-        break;
-      default:
-        return FailMaking(error, -EINVAL,
-                          "ipclock: ipclock_store_open: unknown remove_ipc policy " +
-                              std::to_string(opts->remove_ipc));
-    }
-    options.diagnostics = ipclock::capi::SinkFor(opts->diagnostics, opts->diagnostics_arg);
-  }
-  absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn, options);
+  options->diagnostics = SinkFor(opts->diagnostics, opts->diagnostics_arg);
+  return 0;
+}
+
+int FinishOpening(absl::StatusOr<std::shared_ptr<Store>> store, ipclock_store** out,
+                  char** error) {
   if (!store.ok()) return FailMaking(error, store.status());
   ipclock_store* handle = new (std::nothrow) ipclock_store;
   if (handle == nullptr) {
@@ -64,6 +60,10 @@ int ipclock_store_open(const char* dsn, const struct ipclock_store_options* opts
   *out = handle;
   return 0;
 }
+
+}  // namespace ipclock::capi
+
+extern "C" {
 
 void ipclock_store_close(ipclock_store* store) { delete store; }
 

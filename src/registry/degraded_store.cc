@@ -102,11 +102,6 @@ absl::StatusOr<DegradedPolicy> ParsePolicy(const Dsn& dsn,
 
 }  // namespace
 
-bool WantsDegradedMode(const Dsn& dsn) {
-  return dsn.PeekOption("fallback").has_value() ||
-         dsn.PeekOption("degraded").has_value();
-}
-
 namespace {
 
 struct DegradedOptions {

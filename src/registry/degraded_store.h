@@ -40,7 +40,11 @@
 namespace ipclock {
 
 // Whether `dsn` asks for degraded mode (has `fallback=` or `degraded=`).
-bool WantsDegradedMode(const Dsn& dsn);
+// Inline, so that a store built without the registry (store_kinds.h) can
+// refuse degraded mode without linking it.
+inline bool WantsDegradedMode(const Dsn& dsn) {
+  return dsn.PeekOption("fallback").has_value() || dsn.PeekOption("degraded").has_value();
+}
 
 // Takes `fallback` and `degraded` from `dsn`, builds the store that the rest
 // of it names, and falls back as described above; the fallback's DSN (the

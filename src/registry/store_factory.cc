@@ -4,52 +4,20 @@
 #include "ipclock/store_factory.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "core/diagnostics.h"
 #include "core/dsn.h"
 #include "ipclock/admin/inspect.h"
 #include "registry/degraded_store.h"
 #include "registry/list_details.h"
+#include "registry/store_kinds.h"
 #include "registry/store_registry.h"
 
 namespace ipclock {
 
-std::vector<std::string> SupportedDsnSchemes() {
-  std::vector<std::string> schemes;
-  for (const StoreEntry* entry : StoreRegistry()) {
-    if (entry->driver == nullptr) continue;
-    for (absl::string_view s : entry->schemes) schemes.emplace_back(s);
-  }
-  return schemes;
-}
-
 namespace {
 
-absl::Status UnknownStore(const Dsn& dsn) {
-  return BadDsn(dsn, absl::StrCat("unknown store '", dsn.scheme(), "' (this build knows: ",
-                                  absl::StrJoin(SupportedDsnSchemes(), ", "), ")"));
-}
-
-// The entry of a store this build has, with its client library loaded.
-absl::StatusOr<const StoreEntry*> EntryFor(const Dsn& dsn) {
-  const StoreEntry* entry = FindStoreEntry(dsn.scheme());
-  if (entry == nullptr) return UnknownStore(dsn);
-  if (entry->driver == nullptr) return StoreNotBuilt(*entry);
-  if (entry->driver->client_library != nullptr) {
-    if (absl::Status s = entry->driver->client_library().Load(entry->name); !s.ok()) return s;
-  }
-  return entry;
-}
-
-// The `metrics=` option, which every store takes (ipclock/metrics.h).
-absl::StatusOr<MetricsMode> TakeMetricsOption(Dsn& dsn, MetricsMode default_mode) {
-  std::optional<std::string> v = dsn.TakeOption("metrics");
-  if (!v) return default_mode;
-  if (*v == "on" || *v == "true" || *v == "1") return MetricsMode::kOn;
-  if (*v == "off" || *v == "false" || *v == "0") return MetricsMode::kOff;
-  if (*v == "every") return MetricsMode::kEvery;
-  return BadDsn(dsn, absl::StrCat("option metrics=", *v, ": expected on, off or every"));
-}
+// Every kind of the registry.
+StoreKinds AllKinds() { return StoreKinds{StoreRegistry(), "this build knows"}; }
 
 StoreInfo InfoOf(const StoreEntry& entry) {
   StoreInfo info;
@@ -64,16 +32,11 @@ StoreInfo InfoOf(const StoreEntry& entry) {
 
 }  // namespace
 
+std::vector<std::string> SupportedDsnSchemes() { return SchemesOf(AllKinds()); }
+
 absl::StatusOr<std::shared_ptr<Store>> BuildStoreWithoutFallback(
     Dsn& dsn, const StoreOptions& options) {
-  // A degraded mode's remote or fallback may carry its own `metrics=`.
-  absl::StatusOr<MetricsMode> metrics = TakeMetricsOption(dsn, options.metrics);
-  if (!metrics.ok()) return metrics.status();
-  absl::StatusOr<const StoreEntry*> entry = EntryFor(dsn);
-  if (!entry.ok()) return entry.status();
-  absl::StatusOr<std::shared_ptr<Store>> store = (*entry)->driver->from_dsn(dsn, options);
-  if (store.ok()) (*store)->SetMetricsMode(*metrics);
-  return store;
+  return BuildStoreAmong(dsn, options, AllKinds());
 }
 
 absl::StatusOr<std::shared_ptr<Store>> BuildStore(Dsn& dsn, const StoreOptions& options) {
@@ -94,12 +57,7 @@ absl::StatusOr<std::shared_ptr<Store>> BuildStore(Dsn& dsn, const StoreOptions& 
 
 absl::StatusOr<Capabilities> CheckStoreWithoutFallback(Dsn& dsn,
                                                        const StoreOptions& options) {
-  if (absl::StatusOr<MetricsMode> m = TakeMetricsOption(dsn, options.metrics); !m.ok()) {
-    return m.status();
-  }
-  absl::StatusOr<const StoreEntry*> entry = EntryFor(dsn);
-  if (!entry.ok()) return entry.status();
-  return (*entry)->driver->check(dsn, options);
+  return CheckStoreAmong(dsn, options, AllKinds());
 }
 
 absl::StatusOr<Capabilities> CheckStore(Dsn& dsn, const StoreOptions& options) {
@@ -110,16 +68,7 @@ absl::StatusOr<Capabilities> CheckStore(Dsn& dsn, const StoreOptions& options) {
                                           ? CheckDegradedDsn(dsn, options)
                                           : CheckStoreWithoutFallback(dsn, options);
   if (!caps.ok()) return caps;
-  if (options.shared_locks && !caps->shared) {
-    return BadDsn(dsn, "shared locks were asked for, and this store has no shared locks");
-  }
-  if (absl::Status s = CheckLeaseFits(*caps, options.lease); !s.ok()) {
-    return BadDsn(dsn, s.message());
-  }
-  if (options.permits > 1 && !caps->counting) {
-    return BadDsn(dsn, absl::StrCat(options.permits, " permits were asked for, which needs a "
-                                    "counting store (semaphore, posix-semaphore, in-memory)"));
-  }
+  if (absl::Status s = CheckAskedFor(dsn, *caps, options); !s.ok()) return s;
   return caps;
 }
 
@@ -152,7 +101,7 @@ absl::StatusOr<StoreInfo> FindStore(absl::string_view text) {
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
   const StoreEntry* entry = FindStoreEntry(dsn->scheme());
-  if (entry == nullptr) return UnknownStore(*dsn);
+  if (entry == nullptr) return UnknownStore(*dsn, AllKinds());
   return InfoOf(*entry);
 }
 
@@ -164,7 +113,7 @@ absl::StatusOr<HeldLocks> ListHeldLocks(absl::string_view text, const ListReques
   if (absl::StatusOr<MetricsMode> m = TakeMetricsOption(*dsn, MetricsMode::kOn); !m.ok()) {
     return m.status();
   }
-  absl::StatusOr<const StoreEntry*> entry = EntryFor(*dsn);
+  absl::StatusOr<const StoreEntry*> entry = EntryAmong(*dsn, AllKinds());
   if (!entry.ok()) return entry.status();
   // The DSN's own faults are told as StoreFromDsn() tells them.
   Dsn checked = *dsn;

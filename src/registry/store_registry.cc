@@ -3,7 +3,6 @@
 
 #include "registry/store_registry.h"
 
-#include "absl/strings/str_cat.h"
 #include "registry/combined_dsn.h"
 #include "stores/etcd_store.h"
 #include "stores/flock_store.h"
@@ -50,13 +49,6 @@ const StoreEntry* FindStoreEntry(absl::string_view scheme) {
     }
   }
   return nullptr;
-}
-
-absl::Status StoreNotBuilt(const StoreEntry& entry) {
-  return absl::UnimplementedError(absl::StrCat(
-      "ipclock: the ", entry.name, " store is not in this build (Meson option -D",
-      entry.feature, "=enabled, with its library installed, builds it); no "
-      "other store is used in its place"));
 }
 
 }  // namespace ipclock

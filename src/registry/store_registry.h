@@ -36,6 +36,7 @@
 #include "core/store_entry.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
+#include "registry/store_kinds.h"
 
 namespace ipclock {
 
@@ -44,9 +45,6 @@ absl::Span<const StoreEntry* const> StoreRegistry();
 
 // The entry whose schemes include `scheme`, or nullptr.
 const StoreEntry* FindStoreEntry(absl::string_view scheme);
-
-// Unimplemented, naming the store and the Meson feature that builds it.
-absl::Status StoreNotBuilt(const StoreEntry& entry);
 
 // Builds the store that `dsn` names, in degraded mode
 // (registry/degraded_store.h) when its options ask for it: the one way from

@@ -4,10 +4,13 @@
 # `--static --libs`: tests/capi_pkgconfig/main.c (C11, <ipclock/c.h>) with the
 # C compiler and main.cc (C++17, <ipclock/ipclock.h>) with the C++ compiler.
 # Runs each on every store the build has, and checks that the C program's
-# version (headers and library) is the .pc's. Catches a .pc file that leaves
-# out a library (the C++ runtime for C programs above all) or names one that
-# is not installed (as libpq's private static libraries are not, on Debian),
-# and a version.h that is missing or stale.
+# version (headers and library) is the .pc's. Then builds flock_only.c,
+# which opens its stores with ipclock_store_open_kinds(), and checks from
+# its symbols that it links the flock store and no other. Catches a .pc
+# file that leaves out a library (the C++ runtime for C programs above all)
+# or names one that is not installed (as libpq's private static libraries
+# are not, on Debian), a version.h that is missing or stale, and a change
+# that makes opening one store kind link them all.
 #
 # Environment: IPCLOCK_BUILD_ROOT, IPCLOCK_SOURCE_ROOT (set by meson test),
 # CC, CXX (compiler commands; default cc, c++), SANITIZE (b_sanitize of the
@@ -76,3 +79,23 @@ for mode in plain static; do
   echo "C++ program ($mode):"
   "$tmp/cxx-$mode" "$@"
 done
+
+# A program that opens flock stores only (ipclock_store_open_kinds()) links
+# the flock store alone: no other store's code, and not the registry that
+# knows them all (which ipclock_store_open() brings in). Checked on its
+# symbols, then run.
+flags=$(PKG_CONFIG_PATH="$tmp/pc" pkg-config --cflags --libs ipclock)
+# shellcheck disable=SC2086
+$cc $san -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/flock-only" \
+    "$src/tests/capi_pkgconfig/flock_only.c" $flags
+if [ -z "${IPCLOCK_CROSS:-}" ]; then
+  others=$(nm -C "$tmp/flock-only" |
+           grep -E 'ipclock::(StoreRegistry|New(Shm|Semaphore|PosixSemaphore|InMemory|Redis|Postgres|Mysql|Memcached|ZooKeeper|Etcd|Combined)[A-Za-z]*Store)\(|ipclock_kind_(shm|semaphore|posix_semaphore|in_memory|redis)\b' || true)
+  if [ -n "$others" ] || ! nm -C "$tmp/flock-only" | grep -q 'ipclock::NewFlockStore('; then
+    echo "the flock-only program links other stores (or no flock store):" >&2
+    echo "$others" >&2
+    exit 1
+  fi
+  echo "flock-only program: no store but flock linked"
+fi
+"$tmp/flock-only" "flock://$tmp/locks?removeipc=ignore" "shm://$shm_name"

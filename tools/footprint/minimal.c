@@ -4,8 +4,9 @@
  * The smallest C program on the local stores, for the footprint figures
  * (tools/footprint.sh) and the start-up rows of tools/bench: it takes and
  * releases one lock in a flock store and, given SHMNAME, one in a shm store,
- * through the C API. tools/footprint.sh links it fully static against an
- * installed ipclock with what `pkg-config --static --libs ipclock` says;
+ * through the C API. It opens them with ipclock_store_open_kinds(), so that
+ * those two stores are all it links. tools/footprint.sh links it fully
+ * static against an installed ipclock with what `pkg-config --static --libs ipclock` says;
  * minimal_raw.c is the same program without ipclock.
  *
  * Usage: minimal LOCKDIR [SHMNAME]   (exits 0 if the locks were taken)
@@ -16,11 +17,13 @@
 
 #include <ipclock/c.h>
 
+static const struct ipclock_store_kind *const kinds[] = {&ipclock_kind_flock, &ipclock_kind_shm};
+
 static int lock_once(const char *dsn) {
   ipclock_store *store = NULL;
   ipclock_lock *lock = NULL;
   char *why = NULL;
-  if (ipclock_store_open(dsn, NULL, &store, &why) < 0) {
+  if (ipclock_store_open_kinds(dsn, kinds, 2, NULL, &store, &why) < 0) {
     fprintf(stderr, "%s: %s\n", dsn, why);
     free(why);
     return 1;
