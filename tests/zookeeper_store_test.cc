@@ -193,6 +193,24 @@ void DsnFormsAndBadInput(void**) {
   const double took =
       ExpectUnreachable("zookeeper://127.0.0.1", "?connect_timeout=0.5&secret=none");
   print_message("an unreachable ensemble was reported after %.2f s\n", took);
+  // The same with the default connect_timeout (5 s): the client library
+  // would retry quietly until then, but every server refuses the
+  // connection, and that ends the wait. A server that listens beside a
+  // refusing one makes the session as before.
+  const int free_port = FreeOwnPort(90);
+  if (free_port == 0) fail_msg("no free port in $IPCLOCK_TEST_PORT_BASE+90..98");
+  const double t0 = NowSeconds();
+  absl::StatusOr<std::shared_ptr<Store>> refused = ipclock::StoreFromDsn(absl::StrCat(
+      "zookeeper://127.0.0.1:", free_port, ",localhost:", free_port, "?secret=none"));
+  ASSERT_CODE(refused, absl::StatusCode::kUnavailable);
+  if (!absl::StrContains(refused.status().message(), "every ZooKeeper server refused")) {
+    fail_msg("%s", refused.status().ToString().c_str());
+  }
+  print_message("servers that refuse connections were reported after %.2f s: %s\n",
+                NowSeconds() - t0, std::string(refused.status().message()).c_str());
+  auto mixed = OpenStoreOrFail(
+      absl::StrCat("zookeeper://127.0.0.1:", free_port, ",", server, "?secret=none"));
+  Lock held = HeldOrFail(mixed, UniqueResource("mixed"));
 }
 
 // --- The recipe on the server ---------------------------------------------------------------

@@ -37,6 +37,19 @@ absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOpt
 }
 #else
 
+ZkServer ParseZkServer(absl::string_view server) {
+  absl::string_view host = server;
+  int port = 0;
+  const size_t colon = server.rfind(':');
+  if (colon != absl::string_view::npos && colon + 1 < server.size() &&
+      server.find(']', colon) == absl::string_view::npos) {
+    host = server.substr(0, colon);
+    if (!absl::SimpleAtoi(server.substr(colon + 1), &port)) port = 0;
+  }
+  if (absl::ConsumePrefix(&host, "[") && !absl::ConsumeSuffix(&host, "]")) host = "";
+  return ZkServer{std::string(host), port};
+}
+
 absl::Status CheckZooKeeperOptions(const ZooKeeperStoreOptions& options) {
   const std::string where = absl::StrCat("zookeeper://", options.servers);
   if (options.servers.empty()) {
@@ -45,16 +58,8 @@ absl::Status CheckZooKeeperOptions(const ZooKeeperStoreOptions& options) {
   // The client's own parser reads a '/' as the start of a chroot and
   // resolves anything else it is given: each server is checked here.
   for (absl::string_view server : absl::StrSplit(options.servers, ',')) {
-    absl::string_view host = server;
-    int port = 0;
-    const size_t colon = server.rfind(':');
-    if (colon != absl::string_view::npos && colon + 1 < server.size() &&
-        server.find(']', colon) == absl::string_view::npos) {
-      host = server.substr(0, colon);
-      if (!absl::SimpleAtoi(server.substr(colon + 1), &port)) port = 0;
-    }
-    if (absl::ConsumePrefix(&host, "[") && !absl::ConsumeSuffix(&host, "]")) host = "";
-    if (!IsHostName(host) || port < 1 || port > 65535) {
+    const ZkServer parsed = ParseZkServer(server);
+    if (!IsHostName(parsed.host) || parsed.port < 1 || parsed.port > 65535) {
       return StoreError(absl::StatusCode::kInvalidArgument, where, "",
                         absl::StrCat("server \"", absl::CHexEscape(server),
                                      "\": expected host:port, with a host name or an IP "

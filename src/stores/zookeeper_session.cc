@@ -11,9 +11,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
+#include "platform/tcp_probe.h"
 #include "stores/zookeeper_multi.h"
+#include "stores/zookeeper_store.h"
 
 namespace ipclock {
 
@@ -294,6 +297,28 @@ ZkResult ZkSession::Multi(const std::vector<ZkOp>& ops, absl::Duration wait) {
 
 // --- Session -----------------------------------------------------------------------
 
+namespace {
+
+// How long a session may take to come up before Open() asks whether the
+// servers refuse connections: a server that listens makes one in a few
+// milliseconds.
+constexpr absl::Duration kRefusalGrace = absl::Milliseconds(200);
+constexpr int kRefusalProbeMillis = 200;
+
+// Whether every server of `servers` ("host:port,...") refuses TCP
+// connections now.
+bool EveryServerRefuses(absl::string_view servers) {
+  for (absl::string_view server : absl::StrSplit(servers, ',')) {
+    const ZkServer parsed = ParseZkServer(server);
+    if (!EveryAddressRefuses(parsed.host.c_str(), parsed.port, kRefusalProbeMillis)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 ZkSession::ZkSession(const Settings& settings)
     : settings_(settings), pid_(CurrentPid()), timeout_(settings.session_timeout) {}
 
@@ -329,9 +354,27 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
   {
     std::unique_lock<std::mutex> lock(s->mu_);
     s->zh_ = zh;
-    s->connected_cv_.wait_for(lock, absl::ToChronoNanoseconds(settings.connect_timeout), [&] {
-      return s->connected() || s->expired();
-    });
+    const auto up = [&] { return s->connected() || s->expired(); };
+    // A server that is down refuses the connection at once, but the client
+    // library only tries the next one, and again, quietly, until the
+    // timeout. So after a grace period without a session, in which a
+    // server that listens has long answered, a refusal by every server
+    // ends the wait: a DSN with a wrong port fails now, not after
+    // connect_timeout. The probe's connection reaches a server only when
+    // one listens yet made no session in the grace period.
+    const absl::Duration grace = std::min(kRefusalGrace, settings.connect_timeout);
+    if (!s->connected_cv_.wait_for(lock, absl::ToChronoNanoseconds(grace), up)) {
+      lock.unlock();
+      const bool refused = EveryServerRefuses(settings.servers);
+      lock.lock();
+      if (refused && !up()) {
+        return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",
+                          absl::StrCat("every ZooKeeper server refused the connection (",
+                                       settings.servers, "): none is listening there"));
+      }
+      s->connected_cv_.wait_for(
+          lock, absl::ToChronoNanoseconds(settings.connect_timeout - grace), up);
+    }
   }
   if (!s->connected()) {
     return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",

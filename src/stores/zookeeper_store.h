@@ -11,9 +11,11 @@
 #define IPCLOCK_STORES_ZOOKEEPER_STORE_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/dsn.h"
 #include "core/store_entry.h"
 #include "ipclock_config.h"
@@ -33,6 +35,15 @@ absl::StatusOr<HeldLocks> ListZooKeeperLocks(Dsn& dsn, const ListRequest& reques
 // NewZooKeeperStore()'s checks of `options`, made before the client sees
 // them: values, the path's names, the key naming.
 absl::Status CheckZooKeeperOptions(const ZooKeeperStoreOptions& options);
+
+// One server of a server list: "host:port" or "[IPv6 address]:port", the
+// host without its brackets. A port that is missing or not a number is 0,
+// an unclosed bracket an empty host (CheckZooKeeperOptions() refuses both).
+struct ZkServer {
+  std::string host;
+  int port = 0;
+};
+ZkServer ParseZkServer(absl::string_view server);
 
 // What a ZooKeeperStore with `options` can do.
 Capabilities ZooKeeperCapabilities(const ZooKeeperStoreOptions& options);

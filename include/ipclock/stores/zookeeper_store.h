@@ -107,7 +107,9 @@
 // take up to two thirds of the session timeout to fail (the client's limit
 // on a silent server), and opening a new session (the first use after an
 // expiry or a fork) up to connect_timeout. A ZooKeeper that cannot be
-// reached is Unavailable, never "busy".
+// reached is Unavailable, never "busy"; servers that all refuse the
+// connection (nothing listens there) are Unavailable after about 0.2 s,
+// however long connect_timeout is (doc/stores.md says how that is told).
 //
 // Cost: an uncontended acquire is 3 round trips (create, getChildren, the
 // owner record; readers 2), a release 1 (a multi-op); symfony format: 1 and
