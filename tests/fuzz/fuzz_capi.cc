@@ -66,15 +66,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ipclock_store*& store = stores[in.Byte() % kStores];
     ipclock_lock*& lock = locks[in.Byte() % kLocks];
     switch (op % 14) {
-      case 0: {  // open: "in-memory" with a random tail, or NULLs
+      case 0: {  // open: "in-memory" with a random tail, or NULLs, by either function
         if (store != nullptr) ipclock_store_close(store);
         store = nullptr;
         const uint8_t how = in.Byte();
         std::string dsn = (how & 1) ? "in-memory" : "memory";
         if (how & 2) dsn += "?" + in.Bytes();
         char* why = nullptr;
-        int rc = ipclock_store_open((how & 4) ? nullptr : dsn.c_str(), nullptr,
-                                    (how & 8) ? nullptr : &store, (how & 16) ? nullptr : &why);
+        // ipclock_store_open_kinds() among in-memory and shm (a shm DSN is
+        // refused: the tail never names shm), or with a NULL kind.
+        const ipclock_store_kind* kinds[] = {&ipclock_kind_shm, &ipclock_kind_in_memory,
+                                             nullptr};
+        const size_t nkinds = (how & 64) ? 3 : 1 + (in.Byte() & 1);
+        int rc = (how & 32) ? ipclock_store_open_kinds((how & 4) ? nullptr : dsn.c_str(),
+                                                       kinds, nkinds, nullptr,
+                                                       (how & 8) ? nullptr : &store,
+                                                       (how & 16) ? nullptr : &why)
+                            : ipclock_store_open((how & 4) ? nullptr : dsn.c_str(), nullptr,
+                                                 (how & 8) ? nullptr : &store,
+                                                 (how & 16) ? nullptr : &why);
         Check(rc == 0 || IsErrno(rc));
         Check((rc == 0) == (store != nullptr));
         // A failure has a message, unless the caller did not ask for one.
