@@ -465,6 +465,7 @@ int main() {
       cmocka_unit_test_teardown(DsnFormsAndBadInput, StopOwnServers),
       cmocka_unit_test_teardown(ExcludesEtcdctlBothWays, StopOwnServers),
       cmocka_unit_test_teardown(FifoWithWaitersFromBoth, StopOwnServers),
+      cmocka_unit_test_teardown(FencesGrowAcrossClients, StopOwnServers),
       cmocka_unit_test_teardown(WaiterOutlivesItsLease, StopOwnServers),
       cmocka_unit_test_teardown(RunExportsEtcdctlEnvironment, StopOwnServers),
       cmocka_unit_test_teardown(KilledHolderLockGoesWithItsLease, StopOwnServers),

@@ -63,6 +63,8 @@ std::vector<std::string> Run(const std::string& dsn, const std::string& r,
 void UnreachableIsUnavailableThenLost(void**), RenewalGivesUpWhenTheLeaseMayEnd(void**),
     TlsRefusalsAreConfigurationErrors(void**), SharedLocksBesideEtcdctl(void**),
     ListShowsHolderWaitersAndLease(void**), ForkedChildHasItsOwnLease(void**);
+// And of etcd_store_test_handoffs.cc.
+void FencesGrowAcrossClients(void**);
 
 }  // namespace ipclock_test
 

@@ -121,7 +121,6 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
       lock.resource = r.resource;
       lock.object = kv.key;
       lock.mode = r.reader[order[i]] ? "shared" : "exclusive";
-      if (!r.reader[order[i]]) lock.fence = kv.create_revision;
       lock.waiters = static_cast<int64_t>(order.size() - holders);
       if (kv.lease != 0) {
         lock.text_details.emplace_back("lease", LeaseHex(kv.lease));
@@ -132,6 +131,10 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
       if (r.record && absl::StartsWith(r.record->value, absl::StrCat(kv.key, " "))) {
         record_explained = true;
         FillFromHolderNote(r.record->value.substr(kv.key.size() + 1), host, &lock);
+        // Our holder wrote its record in the transaction that made it the
+        // owner: that revision is its fence. Other clients' fences (the
+        // revision at which etcdctl saw itself first) are kept nowhere.
+        if (!r.reader[order[i]]) lock.fence = r.record->mod_revision;
       }
       out.push_back(std::move(lock));
     }

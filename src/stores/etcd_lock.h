@@ -54,7 +54,9 @@ struct EtcdKeyState final : KeyState {
   pid_t pid = 0;
   std::string record;     // the resource's record key (P)
   std::string key;        // our lock key
-  int64_t revision = 0;   // its create revision: the fence, and its identity
+  int64_t revision = 0;   // its create revision: its identity
+  // The revision at which it became the owner (etcd_queue.cc): the fence.
+  int64_t owner_revision = 0;
   std::shared_ptr<EtcdLease> lease;
   std::string owner;      // exclusive: what we wrote in the record
   // The watch on the held key, once the watch on held locks asked for a
@@ -117,6 +119,8 @@ class EtcdStore final : public StoreWithRelease<EtcdKeyState> {
     std::shared_ptr<EtcdLease> lease;
     std::string key;
     int64_t revision = 0;
+    // The revision of the transaction that found it first in the queue.
+    int64_t owner_revision = 0;
     LockMode mode = LockMode::kExclusive;
     std::string owner;
   };
@@ -128,9 +132,11 @@ class EtcdStore final : public StoreWithRelease<EtcdKeyState> {
   };
   // Waits until `q` holds the lock (recording an exclusive holder, and
   // whether the last one died), `deadline` passes, or its key vanished.
-  // With `first`, waits for that key's deletion before it looks.
+  // With `first`, waits for that key's deletion before it looks. Held:
+  // `*owner_revision` is the revision at which it found itself first.
   absl::StatusOr<Turn> WaitTurn(const Queued& q, Deadline deadline, absl::string_view resource,
-                                std::optional<Blocker> first, bool* died);
+                                std::optional<Blocker> first, bool* died,
+                                int64_t* owner_revision);
   // Sleeps until `blocker` (the key of that create revision) is deleted,
   // `deadline`, or the watch fails, renewing `lease` when due.
   void AwaitDeletion(const std::string& blocker, int64_t created, EtcdLease& lease,

@@ -87,12 +87,19 @@ void EtcdStore::Fill(Key& key, const Queued& q, absl::Duration ttl, bool died) {
   st.record = q.keys.record;
   st.key = q.key;
   st.revision = q.revision;
+  st.owner_revision = q.owner_revision;
   st.lease = q.lease;
   st.owner = q.owner;
   st.lost.clear();
   if (st.watch != nullptr) ReopenWatch(st);  // a converted lock the watch follows
   KeyWriter w(key);
-  w.set_fence(q.mode == LockMode::kExclusive ? std::optional<uint64_t>(q.revision)
+  // The fence is the revision at which the lock became ours, as etcdctl's
+  // ETCD_LOCK_REV is (concurrency.Mutex's header revision): past the
+  // deletion of the previous holder's key, whichever client held it, so
+  // that fences grow across clients. The key's create revision does not:
+  // a key queued behind etcdctl's holder was created before that holder
+  // saw itself first.
+  w.set_fence(q.mode == LockMode::kExclusive ? std::optional<uint64_t>(q.owner_revision)
                                              : std::nullopt);
   w.set_previous_owner_died(died);
   w.MarkUnserializable();
@@ -164,7 +171,8 @@ void EtcdStore::AwaitDeletion(const std::string& blocker, int64_t created, EtcdL
 
 absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, Deadline deadline,
                                                     absl::string_view resource,
-                                                    std::optional<Blocker> first, bool* died) {
+                                                    std::optional<Blocker> first, bool* died,
+                                                    int64_t* owner_revision) {
   const bool exclusive = q.mode == LockMode::kExclusive;
   Backoff retry(kRetryFirst, kRetryMax);
   if (first) AwaitDeletion(first->key, first->create_revision, *q.lease, deadline);
@@ -222,6 +230,9 @@ absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, Deadline de
     if (exclusive) {
       if (r->succeeded) {
         *died = !r->responses.empty() && RecordLeftBehind(r->responses[0], q.owner);
+        // The revision of the put of our record, after the deletion of the
+        // last key before ours.
+        *owner_revision = r->revision;
         return Turn::kHeld;
       }
       if (r->responses.size() < 2 || r->responses[0].kvs.empty() ||
@@ -244,6 +255,9 @@ absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, Deadline de
       if (blocker == nullptr) {
         // A record left by a writer means it died; the next writer clears it.
         *died = RecordLeftBehind(r->responses[3], "");
+        // A read: the cluster's revision when it answered, no earlier than
+        // the deletion of the last key that blocked us.
+        *owner_revision = r->revision;
         return Turn::kHeld;
       }
     }
@@ -351,6 +365,7 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
     }
     if (r->succeeded) {
       q.revision = r->revision;
+      q.owner_revision = r->revision;
       Fill(key, q, ttl, !r->responses.empty() && RecordLeftBehind(r->responses[0], q.owner));
       return true;
     }
@@ -383,7 +398,8 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
       return s;
     }
     bool died = false;
-    absl::StatusOr<Turn> turn = WaitTurn(q, deadline, key.resource(), first, &died);
+    absl::StatusOr<Turn> turn =
+        WaitTurn(q, deadline, key.resource(), first, &died, &q.owner_revision);
     if (turn.ok() && *turn == Turn::kHeld) {
       Fill(key, q, ttl, died);
       return true;
@@ -459,7 +475,8 @@ absl::StatusOr<bool> EtcdStore::Convert(Key& key, LockMode mode, Deadline deadli
   // The conversion has given up the lock we held, whatever comes next.
   st.held = false;
   bool died = false;
-  absl::StatusOr<Turn> turn = WaitTurn(q, deadline, key.resource(), std::nullopt, &died);
+  absl::StatusOr<Turn> turn =
+      WaitTurn(q, deadline, key.resource(), std::nullopt, &died, &q.owner_revision);
   if (turn.ok() && *turn == Turn::kHeld) {
     Fill(key, q, ttl, died);
     return true;

@@ -72,8 +72,8 @@ Capabilities EtcdStore::capabilities() const { return EtcdCapabilities(); }
 Capabilities EtcdCapabilities() {
   // Blocking: a waiter sleeps on a watch of the key before it. Expiring:
   // the lease, renewed, or the locks go; and the locks are tied to it (not
-  // serializable). Shared: recipe.RWMutex's readers. Fencing: the key's
-  // create revision. Owner death: the owner record.
+  // serializable). Shared: recipe.RWMutex's readers. Fencing: the revision
+  // at which the lock became ours. Owner death: the owner record.
   return MakeCapabilities(kEtcdEntry.scope, kCanBlock | kCanExpire | kCanShare | kCanFence |
                                                 kSeesOwnerDeath);
 }
@@ -363,7 +363,7 @@ absl::Status EtcdStore::Release(Key& key, bool died) {
 std::optional<EtcdHeldKey> EtcdStore::HeldKey(const Key& key) const {
   const EtcdKeyState* st = state(key);
   if (st == nullptr || !st->held) return std::nullopt;
-  return EtcdHeldKey{st->key, st->revision, st->lease->id};
+  return EtcdHeldKey{st->key, st->owner_revision, st->lease->id, st->revision};
 }
 
 }  // namespace ipclock

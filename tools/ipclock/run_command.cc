@@ -222,10 +222,10 @@ void ExportLockEnvironment(const std::vector<ipclock::Lock>& locks,
   } else {
     unsetenv("IPCLOCK_PREVIOUS_OWNER_DIED");
   }
-  // Under the names `etcdctl lock` gives its command, so that scripts written
-  // for it run unchanged (its revision is the cluster's when it stopped
-  // waiting; ours is the key's create revision, the fence). Left as they are on other stores: an enclosing `etcdctl
-  // lock` still holds its own.
+  // Under the names and meanings `etcdctl lock` gives its command (the
+  // revision is the fence), so that scripts written for it run unchanged.
+  // Left as they are on other stores: an enclosing `etcdctl lock` still
+  // holds its own.
   if (std::optional<ipclock::EtcdHeldKey> etcd = ipclock::EtcdHeldKeyOf(locks.front())) {
     setenv("ETCD_LOCK_KEY", etcd->key.c_str(), 1);
     setenv("ETCD_LOCK_REV", absl::StrCat(etcd->revision).c_str(), 1);

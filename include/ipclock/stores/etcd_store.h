@@ -62,14 +62,17 @@
 //     `previous_owner_died()`: the holder's lease ended (it died, or was
 //     cut off for longer than the TTL) or its key was deleted under it.
 //     `etcdctl lock` and Go keep no record: their deaths are not reported.
-// The fencing token is the key's create revision, which grows with every
-// change of the whole cluster, across leader elections. `ipclock run`
-// exports it as ETCD_LOCK_REV, and the key as ETCD_LOCK_KEY, the names
-// `etcdctl lock` gives its command. etcdctl's ETCD_LOCK_REV is the cluster's
-// revision when it saw itself first: the same number when it did not wait,
-// a later one when it did (a change anywhere in the cluster while it waited
-// raises it). Both grow from one holder to the next; only the create
-// revision is the key's own, for a `compare` on it.
+// The fencing token is the revision at which the lock became ours: that
+// of the transaction that put our key into an empty queue, or that found
+// our key first after a wait. It is what `etcdctl lock` gives its command
+// as ETCD_LOCK_REV (concurrency.Mutex's header revision when it saw itself
+// first), and it lies after the deletion of the previous holder's key, so
+// that fences grow from one holder to the next whichever client took the
+// lock: ours, etcdctl's and Go's Mutex holders' are ordered together. The
+// key's create revision does not grow so: a key that queued behind a
+// holder was created before that holder's own token. `ipclock run`
+// exports the fence as ETCD_LOCK_REV, and the key as ETCD_LOCK_KEY, the
+// names `etcdctl lock` gives its command.
 //
 // Leases. A store grants one lease per process (a forked child grants its
 // own) with the DSN's TTL, and puts its keys with it; two Locks of one
@@ -150,12 +153,15 @@ struct EtcdStoreOptions {
 absl::StatusOr<std::shared_ptr<Store>> NewEtcdStore(const EtcdStoreOptions& options);
 
 // Where a held lock of an etcd store lives: what `ipclock run` tells its
-// command as ETCD_LOCK_KEY and ETCD_LOCK_REV (the names `etcdctl lock` uses;
-// see the fencing token above for how its revision differs).
+// command as ETCD_LOCK_KEY and ETCD_LOCK_REV (the names and the meanings
+// `etcdctl lock` gives them).
 struct EtcdHeldKey {
   std::string key;       // e.g. "locks/job/694d7a3c1f2b0e05"
-  int64_t revision = 0;  // its create revision (the fencing token)
+  int64_t revision = 0;  // when the lock became ours (the fencing token)
   int64_t lease = 0;
+  // The key's create revision, for a transaction that compares it (as
+  // concurrency.Mutex's IsOwner() does) to act only while the key lives.
+  int64_t create_revision = 0;
 };
 
 // The key of `lock`, if it is held on an etcd store; nullopt otherwise (any

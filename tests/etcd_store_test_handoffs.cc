@@ -1,0 +1,91 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The etcd store's handoffs with `etcdctl lock` on one resource, run by
+// etcd_store_test.cc's table: fences that grow whichever client held
+// before, and a death told only to the holder that came next.
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "spawn_util.h"
+#include "etcd_store_test.h"
+#include "test_util.h"  // last: it pulls in cmocka.h
+
+namespace ipclock_test {
+
+namespace {
+
+// A shell loop that takes `name` `times` times with `lock`, each time
+// appending `line` (evaluated by sh inside the lock) to `file`.
+std::string LockLoop(const std::string& lock, int times, const std::string& line,
+                     const std::string& file) {
+  return absl::StrCat("for i in $(seq ", times, "); do ", lock, " -- sh -c 'echo ", line, " >> ",
+                      file, "' || exit 1; done");
+}
+
+}  // namespace
+
+// Three `etcdctl lock` loops and three `ipclock run` loops on one
+// resource, in one FIFO queue: every holder appends its token inside the
+// lock, so the file is in lock order. etcdctl's ETCD_LOCK_REV and
+// ipclock's IPCLOCK_FENCE must only grow along it, across every handoff
+// between the two clients (ipclock's key's create revision went back at
+// each etcdctl-to-ipclock handoff: the key had queued before etcdctl's
+// holder saw itself first).
+void FencesGrowAcrossClients(void**) {
+  REQUIRE_SERVER();
+  constexpr int kLoops = 3;
+  constexpr int kEach = 35;  // 6 x 35 = 210 holders, 209 handoffs
+  const std::string r = UniqueResource("storm");
+  const std::string file = MakeTempDir() + "/order";
+  const std::string ctl =
+      absl::StrCat(Etcdctl(), " --endpoints ", Endpoint(), " lock ", EtcdctlName(r));
+  const std::string run = absl::StrCat(IpclockPath(), " run --store ", Dsn(), " --key ", r);
+  const double t0 = NowSeconds();
+  std::vector<pid_t> loops;
+  for (int i = 0; i < kLoops; ++i) {
+    loops.push_back(Started(
+        Spawn({"sh", "-c", LockLoop(ctl, kEach, "\"e $ETCD_LOCK_REV\"", file)})));
+    loops.push_back(Started(Spawn(
+        {"sh", "-c", LockLoop(run, kEach, "\"i $IPCLOCK_FENCE $ETCD_LOCK_REV\"", file)})));
+  }
+  for (pid_t p : loops) assert_int_equal(Reap(p, 120), 0);
+  const double took = NowSeconds() - t0;
+
+  int lines = 0, to_ipclock = 0, to_etcdctl = 0;
+  int64_t last = 0;
+  char last_client = 0;
+  for (absl::string_view line : absl::StrSplit(ReadFileOrEmpty(file), '\n', absl::SkipEmpty())) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
+    int64_t fence = 0;
+    if (f.size() < 2 || !absl::SimpleAtoi(f[1], &fence)) {
+      fail_msg("line %d: \"%s\"", lines, std::string(line).c_str());
+    }
+    const char client = f[0][0];
+    // ipclock's ETCD_LOCK_REV is its fence, as etcdctl's is its own.
+    if (client == 'i' && (f.size() != 3 || f[2] != f[1])) {
+      fail_msg("line %d: IPCLOCK_FENCE and ETCD_LOCK_REV differ: %s", lines,
+               std::string(line).c_str());
+    }
+    if (fence <= last) {
+      fail_msg("line %d: the fence went from %lld (%s) to %lld (%s)", lines,
+               static_cast<long long>(last), last_client == 'e' ? "etcdctl" : "ipclock",
+               static_cast<long long>(fence), client == 'e' ? "etcdctl" : "ipclock");
+    }
+    if (last_client != 0 && client != last_client) ++(client == 'i' ? to_ipclock : to_etcdctl);
+    last = fence;
+    last_client = client;
+    ++lines;
+  }
+  print_message("%d holders in %.1f s, fences growing; %d handoffs etcdctl->ipclock, %d "
+                "ipclock->etcdctl\n", lines, took, to_ipclock, to_etcdctl);
+  assert_int_equal(lines, 2 * kLoops * kEach);
+  // The two clients took turns: the handoffs between them are what is tested.
+  assert_true(to_ipclock >= 20 && to_etcdctl >= 20);
+}
+
+}  // namespace ipclock_test
