@@ -121,6 +121,17 @@ std::vector<std::string> Run(const std::string& dsn, const std::string& r,
   return argv;
 }
 
+// Kills the command whose pid `ipclock run` had it write to `pid_file`
+// (what a SIGKILL of a whole service would also take down), once written.
+void KillCommandOf(const std::string& pid_file) {
+  int pid = 0;
+  for (double t0 = NowSeconds(); pid <= 0 && NowSeconds() - t0 < 10;) {
+    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(pid_file)), &pid);
+    if (pid <= 0) absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (pid > 0) kill(pid, SIGKILL);
+}
+
 namespace {
 
 using ipclock::Lock;
@@ -323,17 +334,6 @@ void RunExportsEtcdctlEnvironment(void**) {
 
 // --- Deaths and losses ------------------------------------------------------------------
 
-// Kills the command whose pid `ipclock run` had it write to `pid_file`
-// (what a SIGKILL of a whole service would also take down), once written.
-void KillCommandOf(const std::string& pid_file) {
-  int pid = 0;
-  for (double t0 = NowSeconds(); pid <= 0 && NowSeconds() - t0 < 10;) {
-    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(pid_file)), &pid);
-    if (pid <= 0) absl::SleepFor(absl::Milliseconds(10));
-  }
-  if (pid > 0) kill(pid, SIGKILL);
-}
-
 // A holder killed with SIGKILL: its lock goes when its lease does, and the
 // waiter already queued is told the holder died; with nobody waiting, the
 // record stays ("holder died" in the list) until the next holder is told.
@@ -469,6 +469,7 @@ int main() {
       cmocka_unit_test_teardown(WaiterOutlivesItsLease, StopOwnServers),
       cmocka_unit_test_teardown(RunExportsEtcdctlEnvironment, StopOwnServers),
       cmocka_unit_test_teardown(KilledHolderLockGoesWithItsLease, StopOwnServers),
+      cmocka_unit_test_teardown(DeathToldOnlyToTheNextHolder, StopOwnServers),
       cmocka_unit_test_teardown(RevokedLeaseIsLossSeenAtOnce, StopOwnServers),
       cmocka_unit_test_teardown(DeletedKeyStopsRun, StopOwnServers),
       cmocka_unit_test_teardown(UnreachableIsUnavailableThenLost, StopOwnServers),

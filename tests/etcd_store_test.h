@@ -55,6 +55,10 @@ std::vector<std::string> KeysUnder(const std::string& prefix);
 // Polls until the queue of `r` (keys under its P/) holds `n` keys.
 void AwaitQueueLength(const std::string& r, size_t n);
 
+// Kills the command whose pid `ipclock run` had it write to `pid_file`,
+// once written.
+void KillCommandOf(const std::string& pid_file);
+
 // `ipclock run` for the suite's DSN.
 std::vector<std::string> Run(const std::string& dsn, const std::string& r,
                              const std::vector<std::string>& command);
@@ -64,7 +68,7 @@ void UnreachableIsUnavailableThenLost(void**), RenewalGivesUpWhenTheLeaseMayEnd(
     TlsRefusalsAreConfigurationErrors(void**), SharedLocksBesideEtcdctl(void**),
     ListShowsHolderWaitersAndLease(void**), ForkedChildHasItsOwnLease(void**);
 // And of etcd_store_test_handoffs.cc.
-void FencesGrowAcrossClients(void**);
+void FencesGrowAcrossClients(void**), DeathToldOnlyToTheNextHolder(void**);
 
 }  // namespace ipclock_test
 

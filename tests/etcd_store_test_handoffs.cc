@@ -5,15 +5,19 @@
 // etcd_store_test.cc's table: fences that grow whichever client held
 // before, and a death told only to the holder that came next.
 
+#include <signal.h>
+
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "ipclock/admin/inspect.h"
+#include "peer_process.h"
 #include "spawn_util.h"
 #include "etcd_store_test.h"
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "listed_locks.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
 
@@ -25,6 +29,21 @@ std::string LockLoop(const std::string& lock, int times, const std::string& line
                      const std::string& file) {
   return absl::StrCat("for i in $(seq ", times, "); do ", lock, " -- sh -c 'echo ", line, " >> ",
                       file, "' || exit 1; done");
+}
+
+// `ipclock run` holding `r` until it is killed with SIGKILL, its command
+// too (`dir`/`mark` has the command's pid), as a whole service would be.
+void KillHolder(const std::string& dsn, const std::string& r, const std::string& dir,
+                const std::string& mark) {
+  SpawnOptions group;
+  group.new_process_group = true;
+  const pid_t run = Started(Spawn(
+      Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", dir, "/", mark, "; exec sleep 60")}),
+      group));
+  assert_true(WaitForFile(dir + "/" + mark, 20));
+  kill(-run, SIGKILL);
+  assert_int_equal(Reap(run, 10), 128 + SIGKILL);
+  KillCommandOf(dir + "/" + mark);
 }
 
 }  // namespace
@@ -86,6 +105,59 @@ void FencesGrowAcrossClients(void**) {
   assert_int_equal(lines, 2 * kLoops * kEach);
   // The two clients took turns: the handoffs between them are what is tested.
   assert_true(to_ipclock >= 20 && to_etcdctl >= 20);
+}
+
+// An ipclock holder killed, then an `etcdctl lock` holder that releases
+// cleanly: the ipclock holders after it are not told of a death (their
+// previous holder was etcdctl's), though the dead holder's record is still
+// there, since etcdctl neither reads nor clears it. Once through the fast
+// path (nothing queued when they come), once from the queue, a reader
+// (whose turn is a read) and a writer.
+void DeathToldOnlyToTheNextHolder(void**) {
+  REQUIRE_SERVER();
+  const std::string dsn = Dsn("ttl=2");
+  const std::string r = UniqueResource("died-then-etcdctl");
+  const std::string dir = MakeTempDir();
+  const std::string say = "echo \"died=$IPCLOCK_PREVIOUS_OWNER_DIED\"";
+  int code = 0;
+
+  KillHolder(dsn, r, dir, "held1");
+  // etcdctl queues behind the dead holder's key, takes the lock once its
+  // lease ends, and releases cleanly.
+  assert_int_equal(Reap(CtlLock(EtcdctlName(r), "true"), 30), 0);
+  std::vector<ipclock::HeldLock> listed = ListedLocks(dsn, r);
+  assert_true(listed.size() == 1 && listed[0].mode == "holder died");  // the record stayed
+  std::vector<std::string> shared = Run(dsn, r, {"sh", "-c", say});
+  shared.insert(shared.begin() + 2, "-s");
+  assert_string_equal(RunForOutput(shared, &code).c_str(), "died=");
+  assert_int_equal(code, 0);
+  assert_string_equal(RunForOutput(Run(dsn, r, {"sh", "-c", say}), &code).c_str(), "died=");
+  assert_int_equal(code, 0);
+
+  // The same from the queue: dead holder, etcdctl, an ipclock reader, an
+  // ipclock writer.
+  const std::string order = dir + "/order";
+  SpawnOptions group;
+  group.new_process_group = true;
+  const pid_t run = Started(Spawn(
+      Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", dir, "/held2; exec sleep 60")}),
+      group));
+  assert_true(WaitForFile(dir + "/held2", 20));
+  std::vector<pid_t> next = {CtlLock(EtcdctlName(r), absl::StrCat("echo etcdctl >> ", order))};
+  AwaitQueueLength(r, 2);
+  shared = Run(dsn, r, {"sh", "-c", absl::StrCat("echo reader $(", say, ") >> ", order)});
+  shared.insert(shared.begin() + 2, "-s");
+  next.push_back(Started(Spawn(shared)));
+  AwaitQueueLength(r, 3);
+  next.push_back(Started(Spawn(
+      Run(dsn, r, {"sh", "-c", absl::StrCat("echo writer $(", say, ") >> ", order)}))));
+  AwaitQueueLength(r, 4);
+  kill(-run, SIGKILL);
+  assert_int_equal(Reap(run, 10), 128 + SIGKILL);
+  KillCommandOf(dir + "/held2");
+  for (pid_t p : next) assert_int_equal(Reap(p, 30), 0);
+  assert_string_equal(ReadFileOrEmpty(order).c_str(),
+                      "etcdctl\nreader died=\nwriter died=\n");
 }
 
 }  // namespace ipclock_test

@@ -405,6 +405,23 @@ absl::StatusOr<std::unique_ptr<EtcdWatch>> EtcdClient::WatchDeletes(absl::string
       start_revision > 0 ? absl::StrCat(",\"start_revision\":\"", start_revision, "\"")
                          : std::string(),
       ",\"filters\":[\"NOPUT\"]}}");
+  return OpenWatch(body, start_revision == 0, deadline);
+}
+
+absl::StatusOr<std::unique_ptr<EtcdWatch>> EtcdClient::WatchHistory(absl::string_view key,
+                                                                    absl::string_view range_end,
+                                                                    int64_t start_revision,
+                                                                    Deadline deadline) {
+  const std::string body = absl::StrCat("{\"create_request\":{\"key\":", Quote(key),
+                                        ",\"range_end\":", Quote(range_end),
+                                        ",\"start_revision\":\"", start_revision,
+                                        "\",\"prev_kv\":true}}");
+  return OpenWatch(body, false, deadline);
+}
+
+absl::StatusOr<std::unique_ptr<EtcdWatch>> EtcdClient::OpenWatch(const std::string& body,
+                                                                 bool await_created,
+                                                                 Deadline deadline) {
   const size_t n = settings_.endpoints.size();
   absl::Status last;
   for (size_t tried = 0; tried < n; ++tried) {
@@ -431,7 +448,7 @@ absl::StatusOr<std::unique_ptr<EtcdWatch>> EtcdClient::WatchDeletes(absl::string
       continue;
     }
     auto watch = std::make_unique<EtcdWatch>(*std::move(conn));
-    if (start_revision == 0) {
+    if (await_created) {
       if (absl::Status s = watch->AwaitCreated(deadline); !s.ok()) {
         return absl::Status(s.code(), absl::StrCat(where, ": watch: ", s.message()));
       }
@@ -471,6 +488,7 @@ absl::Status EtcdWatch::Read(Deadline deadline, std::vector<EtcdEvent>* events,
         EtcdEvent out;
         out.deleted = ev.StringOf("type") == "DELETE";
         if (const JsonValue* kv = ev.Find("kv")) out.kv = ParseKv(*kv);
+        if (const JsonValue* kv = ev.Find("prev_kv")) out.prev_kv = ParseKv(*kv);
         events->push_back(std::move(out));
       }
     }

@@ -145,7 +145,8 @@ struct EtcdLeaseInfo {
 
 struct EtcdEvent {
   bool deleted = false;  // else a put
-  EtcdKv kv;
+  EtcdKv kv;             // a deletion's: the key, and the revision that deleted it
+  EtcdKv prev_kv;        // the key as it was, where the watch asked for it
 };
 
 // The failure that the gateway reported (its gRPC code and message), as a
@@ -183,6 +184,14 @@ class EtcdClient {
   absl::StatusOr<std::unique_ptr<EtcdWatch>> WatchDeletes(absl::string_view key,
                                                           int64_t start_revision,
                                                           Deadline deadline);
+  // Every put and deletion of the keys in [key, range_end) from
+  // `start_revision` (> 0) on, in revision order, each deletion with the
+  // key as it was (`prev_kv`). Unavailable from `EtcdWatch::Next()` when
+  // etcd compacted that history away.
+  absl::StatusOr<std::unique_ptr<EtcdWatch>> WatchHistory(absl::string_view key,
+                                                          absl::string_view range_end,
+                                                          int64_t start_revision,
+                                                          Deadline deadline);
 
   // The member requests go to now, as "host:port".
   std::string CurrentEndpoint() const;
@@ -194,6 +203,10 @@ class EtcdClient {
   // failure (`*sent`: the request may have reached a member).
   absl::StatusOr<JsonValue> Call(absl::string_view path, const std::string& body,
                                  Deadline deadline, bool retry_anywhere, bool* sent);
+  // Opens the watch `body` asks for, on the first member that takes it;
+  // `await_created`: returns once etcd confirmed it.
+  absl::StatusOr<std::unique_ptr<EtcdWatch>> OpenWatch(const std::string& body,
+                                                       bool await_created, Deadline deadline);
   absl::StatusOr<std::unique_ptr<HttpConnection>> Connect(size_t endpoint, Deadline deadline);
   std::unique_ptr<HttpConnection> TakeIdle(size_t endpoint);
   void PutIdle(size_t endpoint, std::unique_ptr<HttpConnection> conn);

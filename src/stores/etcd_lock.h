@@ -148,6 +148,15 @@ class EtcdStore final : public StoreWithRelease<EtcdKeyState> {
   // now, or the lease's end if sooner.
   void Fill(Key& key, const Queued& q, absl::Duration ttl, bool died);
 
+  // etcd_owner_death.cc
+  // Whether the holder that left `record` behind (a record another holder
+  // wrote, read in the transaction that made `q` the holder) held the lock
+  // just before `q`: not if a writer of another client (etcdctl, Go) held
+  // it in between. `acquired_at` is the revision of that transaction if it
+  // wrote under the record's key or its queue, else 0. True when the
+  // history cannot tell.
+  bool DiedJustBefore(const EtcdKv& record, const Queued& q, int64_t acquired_at);
+
   // etcd_store.cc
   // Deletes a key (and its record, if ours) that we may have written and
   // do not hold: now, or in the background if etcd does not confirm.

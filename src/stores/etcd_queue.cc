@@ -229,7 +229,8 @@ absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, Deadline de
     const EtcdKv* blocker = nullptr;
     if (exclusive) {
       if (r->succeeded) {
-        *died = !r->responses.empty() && RecordLeftBehind(r->responses[0], q.owner);
+        *died = !r->responses.empty() && RecordLeftBehind(r->responses[0], q.owner) &&
+                DiedJustBefore(r->responses[0].kvs[0], q, r->revision);
         // The revision of the put of our record, after the deletion of the
         // last key before ours.
         *owner_revision = r->revision;
@@ -254,7 +255,8 @@ absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, Deadline de
       }
       if (blocker == nullptr) {
         // A record left by a writer means it died; the next writer clears it.
-        *died = RecordLeftBehind(r->responses[3], "");
+        *died = RecordLeftBehind(r->responses[3], "") &&
+                DiedJustBefore(r->responses[3].kvs[0], q, 0);
         // A read: the cluster's revision when it answered, no earlier than
         // the deletion of the last key that blocked us.
         *owner_revision = r->revision;
@@ -366,7 +368,9 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
     if (r->succeeded) {
       q.revision = r->revision;
       q.owner_revision = r->revision;
-      Fill(key, q, ttl, !r->responses.empty() && RecordLeftBehind(r->responses[0], q.owner));
+      Fill(key, q, ttl,
+           !r->responses.empty() && RecordLeftBehind(r->responses[0], q.owner) &&
+               DiedJustBefore(r->responses[0].kvs[0], q, r->revision));
       return true;
     }
     if (!wait || r->responses.empty()) {

@@ -61,7 +61,11 @@
 //     transaction. The next holder that finds a record left behind reports
 //     `previous_owner_died()`: the holder's lease ended (it died, or was
 //     cut off for longer than the TTL) or its key was deleted under it.
-//     `etcdctl lock` and Go keep no record: their deaths are not reported.
+//     `etcdctl lock` and Go keep no record: their deaths are not reported,
+//     and they leave ours as it is; a holder whose previous holder was
+//     theirs (a writer's key older than its own went after the dead
+//     holder's, as etcd's history of the keys shows) is not told. Where
+//     the cluster compacted that history away, the death is told.
 // The fencing token is the revision at which the lock became ours: that
 // of the transaction that put our key into an empty queue, or that found
 // our key first after a wait. It is what `etcdctl lock` gives its command
