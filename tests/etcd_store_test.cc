@@ -471,6 +471,7 @@ int main() {
       cmocka_unit_test_teardown(KilledHolderLockGoesWithItsLease, StopOwnServers),
       cmocka_unit_test_teardown(DeathToldOnlyToTheNextHolder, StopOwnServers),
       cmocka_unit_test_teardown(RevokedLeaseIsLossSeenAtOnce, StopOwnServers),
+      cmocka_unit_test_teardown(RunLeavesNoLease, StopOwnServers),
       cmocka_unit_test_teardown(DeletedKeyStopsRun, StopOwnServers),
       cmocka_unit_test_teardown(UnreachableIsUnavailableThenLost, StopOwnServers),
       cmocka_unit_test_teardown(RenewalGivesUpWhenTheLeaseMayEnd, StopOwnServers),

@@ -68,7 +68,8 @@ void UnreachableIsUnavailableThenLost(void**), RenewalGivesUpWhenTheLeaseMayEnd(
     TlsRefusalsAreConfigurationErrors(void**), SharedLocksBesideEtcdctl(void**),
     ListShowsHolderWaitersAndLease(void**), ForkedChildHasItsOwnLease(void**);
 // And of etcd_store_test_handoffs.cc.
-void FencesGrowAcrossClients(void**), DeathToldOnlyToTheNextHolder(void**);
+void FencesGrowAcrossClients(void**), DeathToldOnlyToTheNextHolder(void**),
+    RunLeavesNoLease(void**);
 
 }  // namespace ipclock_test
 

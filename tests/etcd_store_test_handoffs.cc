@@ -3,15 +3,18 @@
 //
 // The etcd store's handoffs with `etcdctl lock` on one resource, run by
 // etcd_store_test.cc's table: fences that grow whichever client held
-// before, and a death told only to the holder that came next.
+// before, a death told only to the holder that came next, and no lease
+// left behind by `ipclock run`.
 
 #include <signal.h>
 
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "ipclock/admin/inspect.h"
 #include "peer_process.h"
@@ -158,6 +161,51 @@ void DeathToldOnlyToTheNextHolder(void**) {
   for (pid_t p : next) assert_int_equal(Reap(p, 30), 0);
   assert_string_equal(ReadFileOrEmpty(order).c_str(),
                       "etcdctl\nreader died=\nwriter died=\n");
+}
+
+// `ipclock run` revokes its lease as it exits, however the run ends short
+// of a SIGKILL of ipclock itself: `etcdctl lease list` keeps none of them
+// (etcdctl 3.4's own `lock` leaves its session's lease until its TTL). The
+// runs' leases have a TTL of their own, to tell them from the suite's.
+void RunLeavesNoLease(void**) {
+  REQUIRE_SERVER();
+  const std::string dsn = Dsn("ttl=37");
+  const std::string r = UniqueResource("lease");
+  const std::string dir = MakeTempDir();
+  int code = 0;
+  RunForOutput(Run(dsn, r, {"true"}), &code);  // plain
+  assert_int_equal(code, 0);
+  RunForOutput(Run(dsn, r, {"sh", "-c", "kill -9 $$"}), &code);  // released as dead
+  assert_int_equal(code, 128 + SIGKILL);
+  // A wait behind etcdctl's holder, that gets the lock...
+  pid_t peer = CtlLock(EtcdctlName(r), HoldUntilGo(dir));
+  assert_true(WaitForFile(dir + "/held", 20));
+  const pid_t waiter = Started(Spawn(Run(dsn, r, {"true"})));
+  AwaitQueueLength(r, 2);
+  // ... one that gives up...
+  std::vector<std::string> gives_up = Run(dsn, r, {"true"});
+  gives_up.insert(gives_up.begin() + 2, {"-w", "0.3"});
+  RunForOutput(gives_up, &code);
+  assert_int_equal(code, 1);
+  assert_true(WriteFile(dir + "/go", ""));
+  assert_int_equal(Reap(peer, 20), 0);
+  assert_int_equal(Reap(waiter, 20), 0);
+  // ... and one stopped with SIGTERM, which it passes on to COMMAND.
+  const pid_t stopped =
+      Started(Spawn(Run(dsn, r, {"sh", "-c", absl::StrCat("touch ", dir, "/in; exec sleep 60")})));
+  assert_true(WaitForFile(dir + "/in", 20));
+  kill(stopped, SIGTERM);
+  assert_int_equal(Reap(stopped, 20), 128 + SIGTERM);
+
+  std::vector<std::string> ours;
+  for (absl::string_view line : absl::StrSplit(Ctl({"lease", "list"}), '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "found")) continue;
+    const std::string lease(line);
+    if (absl::StrContains(Ctl({"lease", "timetolive", lease}), "granted with TTL(37s)")) {
+      ours.push_back(lease);
+    }
+  }
+  if (!ours.empty()) fail_msg("leases left by the runs: %s", absl::StrJoin(ours, " ").c_str());
 }
 
 }  // namespace ipclock_test

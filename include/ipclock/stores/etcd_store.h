@@ -92,7 +92,10 @@
 // never keep its key longer than the lease. Caveat: the lease is the
 // store's, so any renewal keeps all its keys: a holder that stopped
 // renewing one lock loses it only when the whole lease runs out.
-// The store revokes its leases when it is destroyed.
+// The store revokes its leases when it is destroyed (`ipclock run` does as
+// it exits); between locks it keeps its lease, unrenewed while it holds
+// nothing, for the next acquisition: a revocation at each release and a
+// grant at the next acquisition would be two more writes per lock.
 //
 // Losses. A held lock's key is watched (a watch stream of its own) once
 // the watch on held locks follows it, so its deletion (a revoked or
