@@ -13,6 +13,11 @@
 //   * Without it (a plain shm segment) the holder cannot run until the hog
 //     is done: the waiter waits for the hog.
 //
+//   * Through `ipclock run` the lock's owner is ipclock, asleep while its
+//     COMMAND does the work: ipclock passes the loan on to COMMAND
+//     (tools/ipclock/priority_lend.h), and the waiter waits for the
+//     critical section and the release, not for the hog.
+//
 // Timings are robust to load: SCHED_FIFO processes on one CPU are not
 // preempted by ordinary ones, the critical section is 10 ms and the hog
 // 300 ms, and each case is judged against the middle, 150 ms: bounded by
@@ -21,8 +26,10 @@
 // an alarm as a last resort. Skipped where this process may not use
 // SCHED_FIFO (no CAP_SYS_NICE, RLIMIT_RTPRIO 0, a container without it).
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -31,13 +38,16 @@
 #include <cstring>
 #include <string>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "ipclock/spi/deadline.h"
 #include "ipclock/lock.h"
 #include "ipclock/store_factory.h"
 #include "platform/futex.h"
 #include "tools/bench/real_time.h"
+#include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace {
@@ -60,7 +70,22 @@ struct Board {
   uint32_t go = 0;  // futex word: 1 once the three may run
   std::atomic<int64_t> go_ns{0};
   std::atomic<int64_t> waited_ns{-1};
+  std::atomic<int> command_ready{0};  // `ipclock run`'s COMMAND waits for go
 };
+
+// The board in a file of `dir`, so that COMMAND, which `ipclock run` execs,
+// maps it too; nullptr if it cannot be made.
+Board* FileBoard(const std::string& path, bool create) {
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+  if (fd < 0) return nullptr;
+  void* p = MAP_FAILED;
+  if (!create || ftruncate(fd, sizeof(Board)) == 0) {
+    p = mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  close(fd);
+  if (p == MAP_FAILED) return nullptr;
+  return create ? new (p) Board() : static_cast<Board*>(p);
+}
 
 // Why SCHED_FIFO is refused here, or "" if it is allowed (tried in a child,
 // which exits at once).
@@ -86,14 +111,43 @@ void SpinUntil(int64_t end) {
   }
 }
 
+// COMMAND of `ipclock run` in the CLI case: this program again, run with
+// "--critical-section BOARD". Says it is ready, waits for go, and runs the
+// critical section as the library case's holder does.
+int CriticalSection(const char* board_path) {
+  alarm(20);
+  Board* b = FileBoard(board_path, false);
+  if (b == nullptr) return 2;
+  b->command_ready = 1;
+  AwaitGo(b);
+  SpinUntil(b->go_ns.load() + kCriticalNanos);
+  return 0;
+}
+
 // The three processes on `dsn`; the high-priority process's wait for the
-// lock, in nanoseconds.
-int64_t HighPriorityWait(const std::string& dsn) {
-  Board* b = SharedMemory<Board>();
+// lock, in nanoseconds. With `cli`, the holder is `ipclock run` (pinned to
+// the CPU, not real-time), whose COMMAND runs the critical section.
+int64_t HighPriorityWait(const std::string& dsn, bool cli = false) {
+  const std::string board_path = MakeTempDir() + "/board";
+  Board* b = FileBoard(board_path, true);
+  assert_non_null(b);
   const int cpu = LastAllowedCpu();  // the one CPU all three share
   const std::string resource = UniqueResource("inversion");
   Signal low_holds, high_ready, middle_ready;
-  pid_t low = ForkChild([&] {
+  pid_t low = cli ? ForkChild([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) return 4;
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0) return 3;
+    self[n] = '\0';
+    const std::string ipclock = IpclockPath();
+    execl(ipclock.c_str(), "ipclock", "run", "--store", dsn.c_str(), "--key", resource.c_str(),
+          "--", self, "--critical-section", board_path.c_str(), nullptr);
+    return 127;
+  }) : ForkChild([&] {
     alarm(20);
     absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
     if (!store.ok()) return 2;
@@ -105,7 +159,14 @@ int64_t HighPriorityWait(const std::string& dsn) {
     SpinUntil(b->go_ns.load() + kCriticalNanos);  // the critical section
     return lock->Release().ok() ? 0 : 5;
   });
-  assert_int_equal(low_holds.Wait(), 'x');
+  if (cli) {
+    for (const double t0 = NowSeconds(); b->command_ready.load() == 0;) {
+      if (NowSeconds() - t0 > 20) fail_msg("ipclock run's COMMAND did not start");
+      usleep(1000);
+    }
+  } else {
+    assert_int_equal(low_holds.Wait(), 'x');
+  }
   pid_t middle = ForkChild([&] {
     alarm(20);
     if (PinRealTime(cpu, kMiddlePriority) != 0) return 4;
@@ -140,8 +201,9 @@ int64_t HighPriorityWait(const std::string& dsn) {
   assert_int_equal(WaitChild(middle), 0);
   assert_int_equal(WaitChild(low), 0);
   const int64_t waited = b->waited_ns.load();
-  print_message("%s: the high-priority wait was %.1f ms (critical section %.0f ms, hog %.0f ms)\n",
-                dsn.c_str(), waited / 1e6, kCriticalNanos / 1e6, kHogNanos / 1e6);
+  print_message("%s%s: the high-priority wait was %.1f ms (critical section %.0f ms, hog %.0f "
+                "ms)\n", cli ? "ipclock run on " : "", dsn.c_str(), waited / 1e6,
+                kCriticalNanos / 1e6, kHogNanos / 1e6);
   return waited;
 }
 
@@ -173,6 +235,71 @@ void FairSegmentsInheritToo(void**) {
   if (waited >= kVerdictNanos) fail_msg("with fair=true the wait was %.1f ms", waited / 1e6);
 }
 
+// pi=true through `ipclock run`: the loan reaches COMMAND, within one of
+// ipclock's looks (10 ms) after the waiter came.
+void InheritanceReachesCommand(void**) {
+  SkipWithoutRealTime();
+  const std::string name = UniqueShmName("cli");
+  const int64_t waited = HighPriorityWait(absl::StrCat("shm://", name, "?pi=true"), true);
+  if (waited >= kVerdictNanos) {
+    fail_msg("with pi=true through ipclock run the high-priority process waited %.1f ms: "
+             "COMMAND's %.0f ms critical section waited for the hog",
+             waited / 1e6, kCriticalNanos / 1e6);
+  }
+}
+
+// `pid`'s scheduling policy and priority as "FIFO 20" or "OTHER 0" (any
+// other policy by its number), polled until it is `want` or 10 s passed.
+std::string PolicyBecomes(pid_t pid, const std::string& want) {
+  std::string now;
+  for (const double t0 = NowSeconds(); now != want && NowSeconds() - t0 < 10; usleep(5000)) {
+    struct sched_param param;
+    const int policy = sched_getscheduler(pid);
+    if (policy < 0 || sched_getparam(pid, &param) != 0) return "gone";
+    now = absl::StrCat(policy == SCHED_FIFO    ? "FIFO"
+                       : policy == SCHED_OTHER ? "OTHER"
+                                               : absl::StrCat(policy),
+                       " ", param.sched_priority);
+  }
+  return now;
+}
+
+// The loan lasts as long as the wait: COMMAND of `ipclock run` runs at the
+// real-time waiter's priority while it waits, and at its own once the
+// waiter is gone (killed here: a wait that ends for any reason ends the
+// loan). No hog and no shared CPU: the policies are read.
+void LoanEndsWhenTheWaiterGoes(void**) {
+  SkipWithoutRealTime();
+  const std::string dsn = absl::StrCat("shm://", UniqueShmName("loan"), "?pi=true");
+  const std::string resource = UniqueResource("loan");
+  const std::string dir = MakeTempDir();
+  const pid_t holder = Spawn(
+      {IpclockPath(), "run", "--store", dsn, "--key", resource, "--", "sh", "-c",
+       absl::StrCat("echo $$ > ", dir, "/pid; while [ ! -e ", dir, "/done ]; do sleep 0.02; "
+                    "done")});
+  assert_true(WaitForFile(dir + "/pid", 20));
+  int command = 0;
+  assert_true(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(dir + "/pid")),
+                               &command));
+  assert_string_equal(PolicyBecomes(command, "OTHER 0").c_str(), "OTHER 0");
+  const pid_t waiter = ForkChild([&] {
+    alarm(20);
+    absl::StatusOr<std::shared_ptr<ipclock::Store>> store = ipclock::StoreFromDsn(dsn);
+    if (!store.ok()) return 2;
+    absl::StatusOr<Lock> lock = Lock::Create(*store, resource);
+    if (!lock.ok()) return 3;
+    struct sched_param param;
+    param.sched_priority = kMiddlePriority;
+    if (sched_setscheduler(0, SCHED_FIFO, &param) != 0) return 4;
+    return lock->Acquire().ok() ? 0 : 5;  // killed before it gets the lock
+  });
+  assert_string_equal(PolicyBecomes(command, "FIFO 20").c_str(), "FIFO 20");
+  KillChild(waiter);
+  assert_string_equal(PolicyBecomes(command, "OTHER 0").c_str(), "OTHER 0");
+  assert_true(WriteFile(dir + "/done", ""));
+  assert_int_equal(WaitChild(holder), 0);
+}
+
 // A plain segment: the inversion shows, the waiter waits for the hog.
 void WithoutInheritanceTheHogWins(void**) {
   SkipWithoutRealTime();
@@ -186,10 +313,13 @@ void WithoutInheritanceTheHogWins(void**) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "--critical-section") == 0) return CriticalSection(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(InheritanceBoundsTheWait),
       cmocka_unit_test(FairSegmentsInheritToo),
+      cmocka_unit_test(InheritanceReachesCommand),
+      cmocka_unit_test(LoanEndsWhenTheWaiterGoes),
       cmocka_unit_test(WithoutInheritanceTheHogWins),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

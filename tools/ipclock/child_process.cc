@@ -157,18 +157,25 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
   int64_t kill_at = -1;  // ms on the monotonic clock; -1: no stop under way
   // ms on the monotonic clock; -1: after_a_while was called, or is not set.
   int64_t a_while_at = after_a_while ? NowMillis() + absl::ToInt64Milliseconds(a_while) : -1;
+  const int64_t every = tick_ ? std::max<int64_t>(1, absl::ToInt64Milliseconds(every_)) : -1;
+  int64_t tick_at = tick_ ? NowMillis() + every : -1;  // ms on the monotonic clock
   for (;;) {
     if (a_while_at >= 0 && !done && NowMillis() >= a_while_at) {
       a_while_at = -1;
       after_a_while();
+    }
+    if (tick_at >= 0 && !done && NowMillis() >= tick_at) {
+      tick_();
+      tick_at = NowMillis() + every;
     }
     int timeout = -1;
     if (kill_at >= 0 && !result.killed) {
       timeout = static_cast<int>(std::max<int64_t>(0, kill_at - NowMillis()));
       if (done) timeout = std::min(timeout, kGroupPollMillis);
     }
-    if (a_while_at >= 0 && !done) {
-      const int until = static_cast<int>(std::max<int64_t>(0, a_while_at - NowMillis()));
+    for (const int64_t at : {a_while_at, tick_at}) {
+      if (at < 0 || done) continue;
+      const int until = static_cast<int>(std::max<int64_t>(0, at - NowMillis()));
       timeout = timeout < 0 ? until : std::min(timeout, until);
     }
     struct pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};

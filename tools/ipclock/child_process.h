@@ -109,6 +109,14 @@ class ChildRunner {
     on_started_ = std::move(on_started);
   }
 
+  // Called by Run() on its thread every `every` while COMMAND runs (the
+  // thread wakes for it: `ipclock run` looks there for a loan of priority
+  // to pass on, priority_lend.h).
+  void set_every(absl::Duration every, std::function<void()> tick) {
+    every_ = every;
+    tick_ = std::move(tick);
+  }
+
  private:
   ChildRunner() = default;
 
@@ -117,6 +125,8 @@ class ChildRunner {
   int signal_fd_ = -1;
   int stop_fd_ = -1;
   std::function<void(pid_t)> on_started_;
+  absl::Duration every_;
+  std::function<void()> tick_;
 };
 
 }  // namespace ipclock_cli

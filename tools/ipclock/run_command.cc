@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "child_process.h"
 #include "exit_codes.h"
+#include "priority_lend.h"
 #include "ipclock/errors.h"
 #include "run_report.h"
 #include "ipclock/spi/deadline.h"
@@ -420,6 +421,12 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
   }
 
   (*runner)->set_on_started([&report](pid_t pid) { report.Running(pid); });
+  // This thread holds the locks: a real-time waiter's priority is lent to
+  // it, and from it to COMMAND (priority_lend.h).
+  PriorityLender lender(caps.priority_inheritance, options.verbose);
+  if (lender.active()) {
+    (*runner)->set_every(PriorityLender::kLookEvery, [&lender]() { lender.Look(); });
+  }
   const ChildResult result = (*runner)->Run(
       options.command, options.kill_after,
       [&](const StopPlan& plan) {
@@ -434,6 +441,9 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
         // The locks are released: COMMAND must not go on.
         if (!watch_error.ok()) child->RequestStop();
       });
+  // What COMMAND left running goes back to its own priority before the
+  // release ends the loan.
+  lender.Restore();
   if (!watch_error.ok()) {
     PrintError(watch_error);
     return ExitCodeForStatus(watch_error);
