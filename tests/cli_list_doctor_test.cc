@@ -133,7 +133,7 @@ void test_list_flock(void** state) {
 
 // Waiters of a fair=true flock store queue in the lock file, and only the
 // first of them waits in flock(2): the list counts the others from the
-// queue.
+// queue, and names them (pid and mode) from its entries.
 void test_list_flock_fair_queue(void** state) {
   (void)state;
   const std::string store = FreshStore() + "?fair=true";
@@ -141,29 +141,44 @@ void test_list_flock_fair_queue(void** state) {
   SpawnOptions quiet;
   quiet.new_process_group = true;
   std::vector<pid_t> waiters;
-  for (int i = 0; i < 3; ++i) {
-    waiters.push_back(Spawn(WithCli({"run", "--store", store, "--key", "queue", "-w", "60",
-                                     "--", "true"}),
+  for (const char* mode : {"-x", "-s", "-x"}) {
+    waiters.push_back(Spawn(WithCli({"run", mode, "--store", store, "--key", "queue", "-w",
+                                     "60", "--", "true"}),
                             quiet));
   }
-  const std::string json = ListJsonUntil({"--store", store}, "\"waiters\":3");
+  std::string json = ListJsonUntil({"--store", store}, "\"waiters\":3");
   ExpectListJson(json);
   ExpectContains(json, "\"queued\":3", "json queued");
+  // Each waiter writes its entry just after it took its ticket.
+  for (size_t i = 0; i < waiters.size(); ++i) {
+    const std::string named =
+        absl::StrCat("{\"pid\":", waiters[i], ",\"command\":\"ipclock\",\"unit\":\"\",\"mode\":\"",
+                     i == 1 ? "shared" : "exclusive", "\"}");
+    json = ListJsonUntil({"--store", store}, named);
+  }
+  CliResult table = RunCli({"list", "--store", store});
+  for (pid_t waiter : waiters) ExpectContains(table.out, absl::StrCat(waiter), "waiter named");
   for (pid_t waiter : waiters) StopHolder(waiter, SIGKILL);
   StopHolder(holder);
 }
 
+// Shared holders, of a resource whose file name keeps only part of it
+// (Symfony's naming: "sf.multi-word-.<hash>.lock"): the list names the
+// resource as it is, from the file (shared holders write no record).
 void test_list_flock_shared_holders(void** state) {
   (void)state;
   const std::string store = FreshStore();
-  const pid_t a = StartCliHolder({"run", "-s", "--store", store, "--key", "both"});
-  const pid_t b = StartCliHolder({"run", "-s", "--store", store, "--key", "both"});
+  const std::string resource = "multi word/ключ";
+  const pid_t a = StartCliHolder({"run", "-s", "--store", store, "--key", resource});
+  const pid_t b = StartCliHolder({"run", "-s", "--store", store, "--key", resource});
   CliResult r = RunCli({"list", "--store", store, "--json"});
   ExpectCode(r, 0, "list --json");
   ExpectListJson(r.out);
   ExpectContains(r.out, absl::StrCat("\"pid\":", a), "first shared holder");
   ExpectContains(r.out, absl::StrCat("\"pid\":", b), "second shared holder");
   ExpectContains(r.out, "\"mode\":\"shared\"", "shared mode");
+  ExpectContains(r.out, "\"resource\":\"multi word/ключ\"", "the resource, not the file's part");
+  ExpectContains(r.out, "\"object\":\"sf.multi-word-.", "the file");
   StopHolder(a);
   StopHolder(b);
 }

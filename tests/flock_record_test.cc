@@ -117,6 +117,22 @@ void FormatAndParse(void**) {
   for (const char* b : bad) assert_false(ipclock::ParseFlockRecord(b, &back));
 }
 
+// The resource's name after the record: what fits before the queue, read
+// back only from a whole block.
+void NameBlock(void**) {
+  const std::string name = "multi word/\xd0\xba\0x";
+  const std::string block = ipclock::FormatFlockName(name);
+  std::string head(64, '\0');
+  head += block;
+  assert_true(ipclock::ParseFlockName(head) == name);
+  assert_false(ipclock::ParseFlockName(head.substr(0, head.size() - 1)).has_value());
+  assert_false(ipclock::ParseFlockName(std::string(64, '\0') + "ipclock-name/1 0x3\nabc")
+                   .has_value());
+  assert_false(ipclock::ParseFlockName("").has_value());
+  assert_int_equal(ipclock::FormatFlockName(std::string(173, 'a')).size(), 192);
+  assert_true(ipclock::FormatFlockName(std::string(174, 'a')).empty());
+}
+
 // --- Fences and owner death through the mapped record -------------------------------
 
 // A Lock reused in one process (its record mapped after the first
@@ -479,6 +495,7 @@ int main(int argc, char** argv) {
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(FormatAndParse),
+      cmocka_unit_test(NameBlock),
       cmocka_unit_test(FencesGrowAcrossMappedAndPlainHolders),
       cmocka_unit_test(KilledMappedHolderIsReported),
       cmocka_unit_test(TruncatedMappedFileDoesNotCrash),

@@ -79,8 +79,10 @@ void HolderRecordAndFence(void**) {
   std::string path = dir + "/" + ipclock::FlockFileName("rec");
   Lock lock = HeldOrFail(store, "rec");
   std::string held = ReadFile(path);
-  assert_int_equal(held.size(), 64);
+  // The record, then the resource's name that the file's creator wrote.
+  assert_int_equal(held.size(), 64 + 22);
   assert_true(held.rfind("ipclock-flock/1 fence=00000000000000000001 held=1 pid=", 0) == 0);
+  assert_string_equal(held.substr(64).c_str(), "ipclock-name/1 003\nrec");
   ASSERT_OK(lock.Release());
   assert_true(ReadFile(path).find("held=0") != std::string::npos);
   assert_true(*lock.TryAcquire());

@@ -247,6 +247,13 @@ int64_t FlockQueueLength(absl::string_view head) {
   return queued <= kTicketQueueEntries * 1024u ? queued : 0;
 }
 
+size_t FlockQueueSize() { return kFlockQueueOffset + sizeof(TicketQueueShared); }
+
+std::vector<QueuedWaiter> FlockQueuedWaiters(absl::string_view head) {
+  if (head.size() < FlockQueueSize()) return {};
+  return QueuedWaiters(head.substr(kFlockQueueOffset));
+}
+
 int FlockFile::MapQueue(TicketQueueShared** out) {
   static_assert(kFlockQueueOffset >= kFlockRecordSize && kFlockQueueOffset % 64 == 0,
                 "the queue lies after the record, on its own cache line");
@@ -317,6 +324,11 @@ absl::StatusOr<std::unique_ptr<FlockFile>> OpenFlockFile(const FlockOpenRequest&
           return open_error(e, absl::StrFormat("set mode %04o of", r.file_mode));
         }
         f->writable = true;
+        if (const std::string block = r.write_name ? FormatFlockName(r.resource) : "";
+            !block.empty()) {
+          // Only for `ipclock list`: a file without it still locks.
+          (void)WriteAllAt(f->fd.get(), block.data(), block.size(), kFlockNameOffset);
+        }
         break;
       }
       if (err == EEXIST && attempt < kMaxCreateRaces) continue;  // created just now

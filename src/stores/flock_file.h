@@ -178,6 +178,9 @@ struct FlockOpenRequest {
   std::string name;
   mode_t file_mode = 0600;
   bool symfony = true;  // Symfony's FlockStore's opening, else flock(1)'s
+  // Symfony naming with records: a file created here gets the resource's
+  // name after its record (flock_record.h).
+  bool write_name = false;
 };
 
 // Opens a lock file:

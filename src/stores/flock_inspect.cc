@@ -19,6 +19,7 @@
 #include "platform/dir_scan.h"
 #include "platform/proc_locks.h"
 #include "platform/proc_pid.h"
+#include "stores/flock_record.h"
 #include "stores/flock_store.h"
 
 namespace ipclock {
@@ -36,19 +37,39 @@ std::string ReadablePart(absl::string_view name) {
   return std::string(name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix));
 }
 
-// The holder record's fields, when the file has one of its holder's, and
-// the Locks queued behind the waiter in flock(2) by `fair=true` stores.
-void AddHolderRecord(const std::string& path, const ProcFlockLock& l, absl::string_view who,
-                     HeldLock* row) {
+// The holder record's fields, when the file has one of its holder's, the
+// Locks queued behind the waiter in flock(2) by `fair=true` stores, and the
+// resource's name where the file keeps it (`name_it`: only its readable part
+// is known yet).
+void AddHolderRecord(const std::string& path, absl::string_view file_name, bool name_it,
+                     const ProcFlockLock& l, absl::string_view who, HeldLock* row) {
   // Reading needs no lock: the record is copied once and only the copy is
   // parsed (flock_record.h).
   absl::StatusOr<FileHead> head =
-      ReadFileHead(path, std::max(FlockHolderRecordSize(), FlockQueueHeadSize()), who);
+      ReadFileHead(path, std::max(FlockHolderRecordSize(), FlockQueueSize()), who);
   if (!head.ok()) return;
+  if (name_it) {
+    // Trusted only if the file is named after it.
+    std::optional<std::string> name = ParseFlockName(head->bytes);
+    if (name && FlockFileName(*name) == file_name) row->resource = *std::move(name);
+  }
   if (const int64_t queued = FlockQueueLength(head->bytes); queued > 0) {
     // The first of them waits in flock(2), where /proc/locks counted it.
     row->waiters = row->waiters.value_or(0) + queued - 1;
     row->number_details.emplace_back("queued", queued);
+    // The others sleep in the queue, where its entries name them.
+    for (const QueuedWaiter& q : FlockQueuedWaiters(head->bytes)) {
+      const bool named = std::any_of(row->waiter_list.begin(), row->waiter_list.end(),
+                                     [&q](const LockWaiter& w) { return w.pid == q.pid; });
+      if (named) continue;
+      LockWaiter w;
+      w.pid = q.pid;
+      w.command = ProcessCommandName(q.pid);
+      w.mode = q.mode == QueuedFor::kExclusive ? "exclusive"
+               : q.mode == QueuedFor::kShared  ? "shared"
+                                               : "";
+      row->waiter_list.push_back(std::move(w));
+    }
   }
   FlockHolderRecord record;
   if (!ParseFlockHolderRecord(head->bytes, &record)) return;
@@ -155,7 +176,8 @@ absl::StatusOr<HeldLocks> ListFlockLocks(Dsn& dsn, const ListRequest& request) {
     row.command = ProcessCommandName(l.pid);
     row.waiter_list = waiters[f];
     row.waiters = static_cast<int64_t>(row.waiter_list.size());
-    AddHolderRecord(absl::StrCat(dir, "/", f->name), l, out.store, &row);
+    AddHolderRecord(absl::StrCat(dir, "/", f->name), f->name,
+                    !request.resource && !target->path_naming, l, out.store, &row);
     out.locks.push_back(std::move(row));
   }
   return out;

@@ -5,7 +5,13 @@
 
 #include <cstring>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "stores/flock_file.h"
 #include "stores/flock_store.h"
 
 namespace ipclock {
@@ -105,6 +111,27 @@ void UpdateFlockRecord(char* out, const FlockRecordFields& from, const FlockReco
   if (to.pid != from.pid) {
     FormatDigits(static_cast<uint64_t>(to.pid), kPidDigits, out + kPidOffset);
   }
+}
+
+namespace {
+constexpr absl::string_view kNameMagic = "ipclock-name/1 ";
+constexpr size_t kNameHeader = 19;  // the magic, 3 digits, '\n'
+}  // namespace
+
+std::string FormatFlockName(absl::string_view resource) {
+  if (kFlockNameOffset + kNameHeader + resource.size() > kFlockQueueOffset) return "";
+  return absl::StrCat(kNameMagic, absl::StrFormat("%03u", resource.size()), "\n", resource);
+}
+
+std::optional<std::string> ParseFlockName(absl::string_view head) {
+  if (head.size() < kFlockNameOffset + kNameHeader) return std::nullopt;
+  absl::string_view block = head.substr(kFlockNameOffset);
+  size_t size = 0;
+  if (!absl::ConsumePrefix(&block, kNameMagic) || block[3] != '\n' ||
+      !absl::SimpleAtoi(block.substr(0, 3), &size) || block.size() < 4 + size) {
+    return std::nullopt;
+  }
+  return std::string(block.substr(4, size));
 }
 
 size_t FlockHolderRecordSize() { return kFlockRecordSize; }

@@ -23,10 +23,30 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
 
 namespace ipclock {
 
 constexpr size_t kFlockRecordSize = 64;
+
+// The resource's name, right after the record, written once by the
+// process that creates the file, so that `ipclock list` can show the
+// resource rather than the file name's readable part (Symfony's naming
+// keeps 50 bytes of [a-zA-Z0-9._-] and a hash):
+//
+//   "ipclock-name/1 <3 digits: its length>\n<the name's bytes>"
+//
+// A name that does not fit before the waiters' queue is not written.
+// Readers trust a name only if it is the one the file is named after.
+constexpr size_t kFlockNameOffset = kFlockRecordSize;
+// The block for `resource`; empty when it does not fit.
+std::string FormatFlockName(absl::string_view resource);
+// The name in a copy of the file's first bytes; nullopt without a whole
+// block.
+std::optional<std::string> ParseFlockName(absl::string_view head);
 
 struct FlockRecordFields {
   uint64_t fence = 0;

@@ -248,6 +248,7 @@ absl::Status FlockStore::OpenFile(const Key& key, FlockKeyState* st) {
       request.name = symfony_ ? SymfonyFlockFileName(key.resource()) : key.resource();
       request.file_mode = options_.file_mode;
       request.symfony = symfony_;
+      request.write_name = symfony_ && record_;
     }
     request.dir = dir;
     FlockOpenFailure failure;
@@ -348,7 +349,7 @@ absl::StatusOr<int> FlockStore::FlockInTurn(const Key& key, FlockFile& f, int op
   }
   if (deadline.has_passed()) return EWOULDBLOCK;
   *waited = true;
-  place->emplace(queue);
+  place->emplace(queue, (operation & LOCK_SH) != 0 ? QueuedFor::kShared : QueuedFor::kExclusive);
   if (!(*place)->AwaitTurn(deadline)) return EWOULDBLOCK;
   // First: only a holder stands between us and the lock now (and whoever
   // does not queue: PHP, flock(1), stores without `fair`).

@@ -10,11 +10,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
 #include "core/store_entry.h"
 #include "ipclock/stores/flock_store.h"
+#include "stores/ticket_queue.h"
 
 namespace ipclock {
 
@@ -59,6 +61,10 @@ size_t FlockHolderRecordSize();
 // queue's words make no sense.
 int64_t FlockQueueLength(absl::string_view head);
 size_t FlockQueueHeadSize();
+// Who queues, from a copy of the file's first FlockQueueSize() bytes: the
+// waiters QueuedWaiters() (ticket_queue.h) names, in the queue's order.
+std::vector<QueuedWaiter> FlockQueuedWaiters(absl::string_view head);
+size_t FlockQueueSize();
 
 // Its driver and entry (core/store_entry.h), which the registry lists.
 IPCLOCK_STORE_ENTRY(Flock, Scope::kLocal, IpcKind::kLockDir, "", 1, "flock");

@@ -4,6 +4,7 @@
 #include "stores/ticket_queue.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include <climits>
 
@@ -50,7 +51,27 @@ uint32_t BitOf(uint32_t ticket) { return 1u << (ticket % 32); }
 
 }  // namespace
 
-uint32_t TicketQueue::Join() {
+std::vector<QueuedWaiter> QueuedWaiters(absl::string_view bytes) {
+  std::vector<QueuedWaiter> out;
+  TicketQueueShared q;
+  if (bytes.size() < sizeof(q)) return out;
+  memcpy(&q, bytes.data(), sizeof(q));
+  if (q.next - q.first > kMaxQueued) return out;
+  for (uint32_t t = q.first, n = 0; t != q.next && n < kTicketQueueEntries; ++t, ++n) {
+    const TicketQueueEntry& e = q.entries[t % kTicketQueueEntries];
+    if (e.tag != Tag(t, kTicketWaiting) || e.pid <= 0) continue;
+    QueuedWaiter w;
+    w.pid = e.pid;
+    if (e.mode == static_cast<uint32_t>(QueuedFor::kExclusive) ||
+        e.mode == static_cast<uint32_t>(QueuedFor::kShared)) {
+      w.mode = static_cast<QueuedFor>(e.mode);
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+uint32_t TicketQueue::Join(QueuedFor mode) {
   const uint32_t ticket = __atomic_fetch_add(&q_->next, 1u, __ATOMIC_SEQ_CST);
   // First of an empty queue: its wait starts now, not when the last
   // waiter before it passed on.
@@ -58,6 +79,7 @@ uint32_t TicketQueue::Join() {
   TicketQueueEntry& e = q_->entries[ticket % kTicketQueueEntries];
   Store(&e.pid, static_cast<int32_t>(CurrentPid()));
   Store(&e.start_time, CurrentProcessStartTime());
+  Store(&e.mode, static_cast<uint32_t>(mode));
   Store(&e.tag, Tag(ticket, kTicketWaiting));
   return ticket;
 }
@@ -133,7 +155,8 @@ bool TicketQueue::Empty() {
   return false;
 }
 
-QueuePlace::QueuePlace(TicketQueue queue) : queue_(queue), ticket_(queue_.Join()) {}
+QueuePlace::QueuePlace(TicketQueue queue, QueuedFor mode)
+    : queue_(queue), ticket_(queue_.Join(mode)) {}
 
 QueuePlace::~QueuePlace() {
   if (state_ == State::kQueued) {

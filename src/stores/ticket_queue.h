@@ -60,7 +60,9 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <vector>
 
+#include "absl/strings/string_view.h"
 #include "ipclock/spi/deadline.h"
 
 namespace ipclock {
@@ -73,7 +75,7 @@ struct TicketQueueEntry {
   uint64_t tag;         // ticket << 32 | TicketState; 0 never written
   uint64_t start_time;  // of `pid`, in clock ticks since boot (/proc)
   int32_t pid;
-  uint32_t reserved;
+  uint32_t mode;  // a QueuedFor; 0 from builds that did not write it
 };
 
 // The queue in shared memory. All zero is an empty queue. 8-byte aligned;
@@ -88,6 +90,21 @@ struct TicketQueueShared {
 // change it only with the layouts that hold it.
 static_assert(sizeof(TicketQueueEntry) == 24 && sizeof(TicketQueueShared) == 784,
               "the queue's layout is shared between processes");
+
+// What a waiter queues for, as its entry says (for `ipclock list`).
+enum class QueuedFor : uint32_t { kUnknown = 0, kExclusive = 1, kShared = 2 };
+
+struct QueuedWaiter {
+  pid_t pid = 0;
+  QueuedFor mode = QueuedFor::kUnknown;
+};
+
+// Who queues, for `ipclock list`: from a copy of a TicketQueueShared
+// (`bytes`, read in one call: nothing in it is trusted), the waiter of each
+// ticket from the first to the last whose entry says it waits, in the
+// order they will be served. A ticket whose entry is reused, marked left or
+// not written yet is not named. Empty for bytes that are no queue.
+std::vector<QueuedWaiter> QueuedWaiters(absl::string_view bytes);
 
 class TicketQueue {
  public:
@@ -106,7 +123,7 @@ class TicketQueue {
   friend class QueuePlace;
   enum class Holder { kWaiting, kGone, kLeft, kUnknown };
 
-  uint32_t Join();
+  uint32_t Join(QueuedFor mode);
   // Marks `ticket` left, and passes it on if it is first already.
   void Leave(uint32_t ticket);
   // If `ticket` is still first, the next ticket becomes first (passing over
@@ -128,7 +145,7 @@ class TicketQueue {
 // came).
 class QueuePlace {
  public:
-  explicit QueuePlace(TicketQueue queue);
+  explicit QueuePlace(TicketQueue queue, QueuedFor mode = QueuedFor::kUnknown);
   ~QueuePlace();
   QueuePlace(const QueuePlace&) = delete;
   QueuePlace& operator=(const QueuePlace&) = delete;

@@ -89,7 +89,8 @@ struct HeldLock {
   // that someone waits).
   std::optional<int64_t> waiters;
   // The waiters the store can name (flock: the blocked entries of
-  // /proc/locks, the "->" lines), in the kernel's order.
+  // /proc/locks, the "->" lines, in the kernel's order, then those queued
+  // in the lock file by `fair=true` stores, in the queue's order).
   std::vector<LockWaiter> waiter_list;
   // Store-specific facts, as name and value; numbers stay numbers in JSON.
   std::vector<std::pair<std::string, std::string>> text_details;

@@ -41,7 +41,11 @@
 // the file is never written (it may be a user's data file): no fencing and
 // no owner-death reports. A record that cannot be read or written fails the
 // acquisition (the lock is let go): a fence is never reset to 0 by an I/O
-// error, and never goes below what this process saw of the file before.
+// error, and never goes below what this process saw of the file before
+// (a peer that truncates the file, as `exec 9>FILE` does, wipes the count
+// for the others). With the record on, the process that creates a file
+// also writes the resource's name after the record, once, for `ipclock
+// list` (the file name keeps only part of it).
 //
 // Cost. A Lock that is acquired again reuses its open file, and a destroyed
 // Lock's file stays open, idle, in the store (`idle_files` of them, least
