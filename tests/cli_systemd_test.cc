@@ -305,8 +305,17 @@ void test_journal_native_entries(void** state) {
   assert_string_equal(by_event["waiting"]["PRIORITY"].c_str(), "6");
   assert_string_equal(by_event["acquired"]["PRIORITY"].c_str(), "6");
   assert_string_equal(by_event["lost"]["PRIORITY"].c_str(), "3");
-  // flock's fence of the second acquisition of the file.
+  // flock's fence of the second acquisition of the file, on the loss too.
   assert_string_equal(by_event["acquired"]["IPCLOCK_FENCE"].c_str(), "2");
+  assert_string_equal(by_event["lost"]["IPCLOCK_FENCE"].c_str(), "2");
+  // The identifier is not said again in the message (journalctl shows
+  // "ipclock[PID]: " in front of it).
+  ExpectContains(by_event["lost"]["MESSAGE"], "lost a held lock: ", "lost MESSAGE");
+  for (const char* event : {"waiting", "acquired", "lost"}) {
+    if (absl::StartsWith(by_event[event]["MESSAGE"], "ipclock")) {
+      fail_msg("%s: MESSAGE=%s", event, by_event[event]["MESSAGE"].c_str());
+    }
+  }
   // Everything went to journald, nothing to the stream.
   const std::string text = ReadFileOrEmpty(err);
   if (!text.empty()) fail_msg("stderr got: %s", text.c_str());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "platform/errors.h"
 #include "platform/files.h"
 #include "platform/journal.h"
@@ -87,10 +88,18 @@ bool SendToJournal(const Diagnostic& d) {
   const std::string priority = absl::StrCat(DiagnosticPriority(d));
   const std::string fence = d.fence ? absl::StrCat(*d.fence) : std::string();
   const absl::string_view event = DiagnosticEventName(d.kind);
+  // journalctl shows the identifier in front of the message: "ipclock[42]:
+  // ipclock: lost ..." would say it twice. A library's message in another
+  // program keeps its "ipclock: ", which says where it came from.
+  const absl::string_view identifier = program_invocation_short_name;
+  absl::string_view message = d.text;
+  if (absl::ConsumePrefix(&message, identifier) && !absl::ConsumePrefix(&message, ": ")) {
+    message = d.text;
+  }
   std::vector<JournalField> fields = {
-      {"MESSAGE", d.text},
+      {"MESSAGE", message},
       {"PRIORITY", priority},
-      {"SYSLOG_IDENTIFIER", program_invocation_short_name},
+      {"SYSLOG_IDENTIFIER", identifier},
   };
   if (!event.empty()) fields.emplace_back("IPCLOCK_EVENT", event);
   if (!d.store.empty()) fields.emplace_back("IPCLOCK_STORE", d.store);

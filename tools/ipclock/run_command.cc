@@ -10,10 +10,12 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -234,9 +236,17 @@ void ExportLockEnvironment(const std::vector<ipclock::Lock>& locks,
 }
 
 // The losses the watch reports, from its thread, for the main thread to
-// tell. Each is printed once.
+// tell. Each is printed once, with the lock's fence (the watch's report has
+// none), as the acquisition was.
 class LossLog {
  public:
+  // Before the watch starts: the fence of each lock it will follow.
+  void SetFences(const std::vector<ipclock::Lock>& locks) {
+    std::lock_guard<std::mutex> guard(mu_);
+    for (const ipclock::Lock& lock : locks) {
+      fences_.emplace(std::make_pair(lock.store().Describe(), lock.resource()), lock.fence());
+    }
+  }
   void Add(const ipclock::Diagnostic& loss) {
     std::lock_guard<std::mutex> guard(mu_);
     losses_.push_back(loss);
@@ -247,6 +257,10 @@ class LossLog {
     for (; printed_ < losses_.size(); ++printed_) {
       ipclock::Diagnostic loss = losses_[printed_];
       loss.text = absl::StrCat("lost a held lock: ", WithoutPrefix(loss.status.message()));
+      if (!loss.fence) {
+        auto it = fences_.find(std::make_pair(loss.store, loss.resource));
+        if (it != fences_.end()) loss.fence = it->second;
+      }
       Tell(std::move(loss));
     }
   }
@@ -271,6 +285,8 @@ class LossLog {
   std::mutex mu_;
   std::vector<ipclock::Diagnostic> losses_;  // guarded by mu_
   size_t printed_ = 0;                     // guarded by mu_
+  // (store, resource) -> fence; guarded by mu_
+  std::map<std::pair<std::string, std::string>, std::optional<uint64_t>> fences_;
 };
 
 std::string SecondsText(absl::Duration d) { return absl::FormatDuration(d); }
@@ -376,6 +392,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
   std::vector<ipclock::WatchedLock> watched;
   absl::Status watch_error;
   auto start_watch = [&]() -> absl::Status {
+    losses.SetFences(locks);
     watch.emplace();
     for (ipclock::Lock& lock : locks) {
       absl::StatusOr<ipclock::WatchedLock> w = watch->Watch(std::move(lock), watch_options);
@@ -452,6 +469,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
   struct Released {
     std::string store;
     std::string resource;
+    std::optional<uint64_t> fence;
     absl::Status status;
   };
   std::vector<Released> released;
@@ -461,7 +479,8 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
   // were lost already.
   const bool died = result.signaled && !result.stopped;
   auto release = [&](ipclock::Lock& lock) {
-    Released r{lock.store().Describe(), lock.resource(),
+    // Fields in order: the fence is read before the release.
+    Released r{lock.store().Describe(), lock.resource(), lock.fence(),
                died ? lock.ReleaseAsDead() : lock.Release()};
     if (r.status.ok() && options.verbose) SayInfo(absl::StrCat("released ", Quoted(r.resource)));
     released.push_back(std::move(r));
@@ -486,6 +505,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
         loss.kind = ipclock::DiagnosticKind::kLockLost;
         loss.store = r.store;
         loss.resource = r.resource;
+        loss.fence = r.fence;
         loss.text = absl::StrCat("the lock was found lost at its release: ",
                                  WithoutPrefix(r.status.message()));
         Tell(std::move(loss));
