@@ -100,6 +100,10 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
   std::vector<HeldLock> out;
   for (auto& entry : by_resource) {
     ResourceKeys& r = entry.second;  // a named variable: lambdas below capture it
+    // P, the owner record's key: each holder's key is P/<lease>, and is
+    // another with every holder.
+    const std::string record_key =
+        prefix.empty() ? r.encoded : absl::StrCat(prefix, "/", r.encoded);
     // Creation order: the queue's order.
     std::vector<size_t> order(r.queue.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -120,6 +124,7 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
       HeldLock lock;
       lock.resource = r.resource;
       lock.object = kv.key;
+      lock.lock = record_key;
       lock.mode = r.reader[order[i]] ? "shared" : "exclusive";
       if (!r.reader[order[i]]) lock.fence = kv.create_revision;
       lock.waiters = static_cast<int64_t>(order.size() - holders);
@@ -146,6 +151,7 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
       HeldLock lock;
       lock.resource = r.resource;
       lock.object = r.record->key;
+      lock.lock = record_key;
       lock.mode = "holder died";
       lock.waiters = static_cast<int64_t>(order.size() - holders);
       lock.text_details.emplace_back("last_holder", r.record->value);

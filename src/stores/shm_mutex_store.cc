@@ -34,6 +34,7 @@
 #include "platform/shm_mapping.h"
 #include "stores/shm_inspect.h"
 #include "stores/shm_segment.h"
+#include "stores/wait_mark.h"
 #include "stores/shm_slot_table.h"
 
 namespace ipclock {
@@ -229,8 +230,14 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) 
       return Refusal(key, loss);
     }
     ShmSlot& slot = *st->slot;
-    const int rc = deadline == Deadline::Past() ? RobustMutexTryLock(&slot.mu)
-                                                 : RobustMutexLock(&slot.mu, ForPlatform(deadline));
+    int rc = RobustMutexTryLock(&slot.mu);
+    if (rc == EBUSY && !deadline.has_passed()) {
+      // A wait, which `ipclock list` sees by its mark (wait_mark.h); an
+      // uncontended acquisition pays for the try alone, as it would for
+      // the lock.
+      const WaitMark mark(segment_->fd(), static_cast<uint32_t>(st->slot - &segment_->slot(0)));
+      rc = RobustMutexLock(&slot.mu, ForPlatform(deadline));
+    }
     if (rc != 0) {
       absl::StatusOr<bool> locked = OnLockFailure(key, slot, rc, deadline);
       if (!locked.ok() || !*locked) return locked;
@@ -251,6 +258,10 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) 
     KeyWriter(key).set_previous_owner_died(previous_holder != 0);
     slot.holder_pid = pid;
     KeyWriter(key).set_fence(++slot.fence);
+    // For listings (shm_mutex_store.h): a vDSO read of a second and two
+    // stores, beside what the acquisition writes anyway.
+    slot.held_since = static_cast<uint32_t>(WallClockSeconds());
+    slot.held_since_pid = pid;
     // The futex word names the owner now: cheaper than asking for the TID.
     st->owner_tid = futex_shows_owner_ ? MutexOwnerTid(&slot.mu) : CurrentTid();
     st->owner_thread = CurrentThread();

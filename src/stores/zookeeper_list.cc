@@ -85,6 +85,7 @@ struct Lister {
       HeldLock lock;
       lock.resource = resource;
       lock.object = path;
+      lock.lock = parent;
       lock.mode = sorted[i].mode == LockMode::kExclusive ? "exclusive" : "shared";
       FillStat(g.stat, &lock);
       if (sorted[i].mode == LockMode::kExclusive) lock.fence = g.stat.czxid;
@@ -97,6 +98,7 @@ struct Lister {
       HeldLock lock;
       lock.resource = resource;
       lock.object = absl::StrCat(parent, "/", kOwnerNode);
+      lock.lock = parent;
       lock.mode = "holder died";
       lock.waiters = static_cast<int64_t>(sorted.size() - holders);
       lock.text_details.emplace_back("last_holder", recorded_owner);
