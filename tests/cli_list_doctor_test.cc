@@ -329,6 +329,7 @@ int main(void) {
       cmocka_unit_test(test_list_usage_errors),
       cmocka_unit_test(test_list_metrics_one_series_per_semaphore_lock),
       cmocka_unit_test(test_list_metrics_five_stores_and_a_failure),
+      cmocka_unit_test(test_list_metrics_example_unit),
       cmocka_unit_test(test_list_metrics_usage),
       cmocka_unit_test(test_doctor_removeipc),
       cmocka_unit_test(test_doctor_unsafe_and_cleaned_dirs),

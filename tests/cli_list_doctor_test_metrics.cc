@@ -19,6 +19,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
 #include "cli_list_doctor_test.h"
 #include "cli_util.h"
@@ -283,6 +285,37 @@ void test_list_metrics_five_stores_and_a_failure(void** state) {
   for (const std::string& store : {shm, std::string("semaphore"), posix}) {
     ExpectCode(RunCli({"run", "--store", store, "--key", r, "--", "true"}), 0, "a next holder");
   }
+}
+
+// The example unit's command runs as it is written (its ipclock and file
+// aside) and writes a file that promtool accepts.
+void test_list_metrics_example_unit(void** state) {
+  (void)state;
+  const char* source = getenv("IPCLOCK_SOURCE_ROOT");
+  if (source == nullptr) skip();
+  const std::string unit =
+      ReadFileOrEmpty(absl::StrCat(source, "/doc/examples/ipclock-metrics.service"));
+  const std::string joined = absl::StrReplaceAll(unit, {{"\\\n", " "}});
+  std::string command;
+  for (absl::string_view line : absl::StrSplit(joined, '\n')) {
+    if (absl::ConsumePrefix(&line, "ExecStart=")) command = std::string(line);
+  }
+  const std::string file = absl::StrCat(MakeTempDir(), "/ipclock.prom");
+  const std::string dir = "/var/lib/prometheus/node-exporter/ipclock.prom";
+  if (!absl::StartsWith(command, "/usr/bin/ipclock list ") ||
+      !absl::StrContains(command, dir)) {
+    fail_msg("ExecStart= is not the command this test knows: %s", command.c_str());
+  }
+  command = absl::StrReplaceAll(command, {{"/usr/bin/ipclock", Cli()}, {dir, file}});
+  // Its stores are this host's: whatever else uses them (a registry of
+  // another ipclock version in /dev/shm fails its store) may fail one,
+  // which the file then says. The command line itself must be right.
+  CliResult r = RunProgram({"sh", "-c", command});
+  if (r.code != 0 && r.code != 71) ExpectCode(r, 0, "the example unit's command");
+  const std::string text = ReadFileOrEmpty(file);
+  ExpectContains(text, "ipclock_list_success{store=\"flock:///run/lock/app\"} 1",
+                 "a store listed");
+  ExpectPromtoolAccepts(text, "the example unit's file");
 }
 
 void test_list_metrics_usage(void** state) {
