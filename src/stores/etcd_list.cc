@@ -119,6 +119,14 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
       }
     }
     bool record_explained = !r.record.has_value() || r.record->value.empty();
+    // The keys queued behind the holders: ipclock's say who and since when
+    // (their note), etcdctl's and Go's nothing.
+    std::vector<LockWaiter> waiting;
+    for (size_t i = holders; i < order.size(); ++i) {
+      LockWaiter w = WaiterFromNote(r.queue[order[i]].value, host);
+      w.mode = r.reader[order[i]] ? "shared" : "exclusive";
+      waiting.push_back(std::move(w));
+    }
     for (size_t i = 0; i < holders; ++i) {
       const EtcdKv& kv = r.queue[order[i]];
       HeldLock lock;
@@ -137,7 +145,14 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
       if (r.record && absl::StartsWith(r.record->value, absl::StrCat(kv.key, " "))) {
         record_explained = true;
         FillFromHolderNote(r.record->value.substr(kv.key.size() + 1), host, &lock);
+      } else if (!kv.value.empty()) {
+        FillFromHolderNote(kv.value, host, &lock);  // a reader's, or a writer's of old
       }
+      if (const HolderNote note = ParseHolderNote(kv.value); note.since > 0) {
+        lock.since = note.since;
+        lock.since_source = "its key's note: queued then, so the lock was taken then or later";
+      }
+      lock.waiter_list = waiting;
       out.push_back(std::move(lock));
     }
     if (!record_explained) {
@@ -154,6 +169,7 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
       lock.lock = record_key;
       lock.mode = "holder died";
       lock.waiters = static_cast<int64_t>(order.size() - holders);
+      lock.waiter_list = waiting;
       lock.text_details.emplace_back("last_holder", r.record->value);
       out.push_back(std::move(lock));
     }
