@@ -36,6 +36,8 @@ struct Marks {
   pid_t pid = 0;
   std::mutex mu;
   std::map<std::pair<int, uint64_t>, int> count;
+  // The parent's, left as it was but reachable (no leak to report).
+  Marks* replaced = nullptr;
 };
 
 Marks& ThisProcessMarks() {
@@ -46,6 +48,7 @@ Marks& ThisProcessMarks() {
     // The one it replaces is left as it is (see above).
     auto* fresh = new Marks;
     fresh->pid = pid;
+    fresh->replaced = m;
     if (marks.compare_exchange_strong(m, fresh, std::memory_order_acq_rel)) return *fresh;
     delete fresh;
   }

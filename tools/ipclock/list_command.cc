@@ -49,6 +49,7 @@ std::string WaitersJson(const std::vector<ipclock::LockWaiter>& waiters, absl::T
     o.AddString("mode", w.mode);
     if (w.since) {
       o.AddString("since", TimeText(*w.since, /*utc=*/true));
+      o.AddInt("since_unix", *w.since);
       o.AddInt("waited_seconds", absl::ToInt64Seconds(Since(*w.since, now)));
     } else {
       o.AddRaw("since", "null");
