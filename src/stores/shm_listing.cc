@@ -88,7 +88,10 @@ void AddWaiters(const ObjectStat& segment, std::vector<ShmSlotInfo>* slots) {
     const std::optional<WaitMarkInfo> mark = ReadWaitMark(l.start);
     if (!mark) continue;
     for (ShmSlotInfo& slot : *slots) {
-      if (slot.index == mark->index) slot.waiters.push_back({l.pid, mark->since});
+      // A holder keeps its wait's mark until it releases (shm_mutex_store.cc).
+      if (slot.index == mark->index && l.pid != slot.holder_pid) {
+        slot.waiters.push_back({l.pid, mark->since});
+      }
     }
   }
   for (ShmSlotInfo& slot : *slots) {

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,6 +80,12 @@ struct ShmKeyState final : KeyState {
   pthread_t owner_thread{};
   pid_t owner_pid = 0;
   bool held = false;
+  // The mark of this Key's last wait (wait_mark.h), kept past the
+  // acquisition it ended in until the release has let the mutex go: its
+  // fcntl then delays no waiter, while made at once it would delay this
+  // one's return with the lock. Listings leave out a holder's own marks.
+  // After `segment`, whose descriptor it needs at its end.
+  std::optional<WaitMark> wait_mark;
 };
 
 // `pi`: the segment's mutexes inherit priority.
@@ -232,11 +239,12 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) 
     ShmSlot& slot = *st->slot;
     int rc = RobustMutexTryLock(&slot.mu);
     if (rc == EBUSY && !deadline.has_passed()) {
-      // A wait, which `ipclock list` sees by its mark (wait_mark.h); an
-      // uncontended acquisition pays for the try alone, as it would for
-      // the lock.
-      const WaitMark mark(segment_->fd(), static_cast<uint32_t>(st->slot - &segment_->slot(0)));
+      // A wait, which `ipclock list` sees by its mark; an uncontended
+      // acquisition pays for the try alone, as it would for the lock.
+      st->wait_mark.emplace(st->segment->fd(),
+                            static_cast<uint32_t>(st->slot - &st->segment->slot(0)));
       rc = RobustMutexLock(&slot.mu, ForPlatform(deadline));
+      if (rc != 0 && rc != EOWNERDEAD) st->wait_mark.reset();
     }
     if (rc != 0) {
       absl::StatusOr<bool> locked = OnLockFailure(key, slot, rc, deadline);
@@ -324,6 +332,7 @@ absl::Status ShmMutexStore::Release(Key& key, bool died) {
     return ShmMutexError(*segment_, err, key.resource(), "pthread_mutex_unlock");
   }
   st->held = false;
+  if (ABSL_PREDICT_FALSE(st->wait_mark.has_value())) st->wait_mark.reset();
   // Released either way. A lock in a segment that was removed while it was
   // held excluded nobody who opened the name since, and the caller must
   // hear of it: from any check of this store that found it, or from this

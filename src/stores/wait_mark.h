@@ -19,6 +19,10 @@
 //     a wait already marked stops showing until its next wait.
 //   * A mark that cannot be made (no lock memory, ENOLCK) is skipped: it is
 //     there for listings only, and the wait goes on without it.
+//   * A store may keep a mark past the wait (the shm store does, until its
+//     release, so that the fcntl delays no handoff): a listing then leaves
+//     out the marks of the lock's holder, and with them a wait by another
+//     thread of the holder's process.
 
 #ifndef IPCLOCK_STORES_WAIT_MARK_H_
 #define IPCLOCK_STORES_WAIT_MARK_H_
