@@ -18,18 +18,7 @@ namespace {
 constexpr size_t kMaxProcLocksBytes = 64 << 20;
 
 // One line's fields, if it is a lock of `kind` ("FLOCK", "POSIX").
-struct Line {
-  bool waiting = false;
-  bool write = false;
-  pid_t pid = 0;
-  unsigned major = 0;
-  unsigned minor = 0;
-  uint64_t inode = 0;
-  uint64_t start = 0;
-  uint64_t last = 0;
-};
-
-bool ParseLine(absl::string_view line, absl::string_view kind, Line* l) {
+bool ParseLine(absl::string_view line, absl::string_view kind, ProcRecordLock* l) {
   std::vector<absl::string_view> f =
       absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
   size_t i = 1;  // past "N:"
@@ -71,16 +60,8 @@ absl::StatusOr<std::string> ReadProcLocks(absl::string_view who) {
 std::vector<ProcFlockLock> ParseProcFlockLocks(absl::string_view text) {
   std::vector<ProcFlockLock> out;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    Line l;
-    if (!ParseLine(line, "FLOCK", &l)) continue;
-    ProcFlockLock f;
-    f.waiting = l.waiting;
-    f.write = l.write;
-    f.pid = l.pid;
-    f.major = l.major;
-    f.minor = l.minor;
-    f.inode = l.inode;
-    out.push_back(f);
+    ProcRecordLock l;
+    if (ParseLine(line, "FLOCK", &l)) out.push_back(l);  // without the range
   }
   return out;
 }
@@ -94,17 +75,8 @@ absl::StatusOr<std::vector<ProcFlockLock>> ReadProcFlockLocks(absl::string_view 
 std::vector<ProcRecordLock> ParseProcRecordLocks(absl::string_view text) {
   std::vector<ProcRecordLock> out;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    Line l;
-    if (!ParseLine(line, "POSIX", &l) || l.waiting) continue;
-    ProcRecordLock r;
-    r.write = l.write;
-    r.pid = l.pid;
-    r.major = l.major;
-    r.minor = l.minor;
-    r.inode = l.inode;
-    r.start = l.start;
-    r.last = l.last;
-    out.push_back(r);
+    ProcRecordLock l;
+    if (ParseLine(line, "POSIX", &l) && !l.waiting) out.push_back(l);
   }
   return out;
 }

@@ -51,13 +51,8 @@ std::vector<ProcFlockLock> ParseProcFlockLocks(absl::string_view text);
 // when it cannot be read (no /proc).
 absl::StatusOr<std::vector<ProcFlockLock>> ReadProcFlockLocks(absl::string_view who);
 
-// A POSIX record lock held (not waited for), on bytes [start, last].
-struct ProcRecordLock {
-  bool write = false;
-  pid_t pid = 0;
-  unsigned major = 0;
-  unsigned minor = 0;
-  uint64_t inode = 0;
+// A POSIX record lock held (`waiting` is false), on bytes [start, last].
+struct ProcRecordLock : ProcFlockLock {
   uint64_t start = 0;
   uint64_t last = 0;  // UINT64_MAX for "EOF"
 };

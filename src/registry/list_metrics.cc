@@ -57,6 +57,11 @@ void KeepMax(std::optional<double>* at, double value) {
   *at = std::max(at->value_or(value), value);
 }
 
+std::optional<double> AsDouble(std::optional<int64_t> v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
 std::string TextDetail(const HeldLock& row, absl::string_view name) {
   for (const auto& [key, value] : row.text_details) {
     if (key == name) return value;
@@ -140,9 +145,7 @@ std::string ListingsToOpenMetrics(absl::Span<const StoreListing> stores, absl::T
   kept(kLastSuccess);
   text.Family(kHolders, MetricsText::Type::kGauge, "",
               "Live holders of the lock (a holder that died is not one).");
-  per_lock(kHolders, [](const LockSeries& s) -> std::optional<double> {
-    return static_cast<double>(s.holders);
-  });
+  per_lock(kHolders, [](const LockSeries& s) { return AsDouble(s.holders); });
   text.Family(kHolderInfo, MetricsText::Type::kGauge, "",
               "1 per holder, with who it is where the store can tell (mode \"holder died\": "
               "the next holder will be told).");
@@ -154,19 +157,13 @@ std::string ListingsToOpenMetrics(absl::Span<const StoreListing> stores, absl::T
   per_lock(kHeld, [](const LockSeries& s) { return s.held_seconds; });
   text.Family(kWaiters, MetricsText::Type::kGauge, "",
               "Processes waiting for the lock, where the store can tell.");
-  per_lock(kWaiters, [](const LockSeries& s) -> std::optional<double> {
-    if (!s.waiters) return std::nullopt;
-    return static_cast<double>(*s.waiters);
-  });
+  per_lock(kWaiters, [](const LockSeries& s) { return AsDouble(s.waiters); });
   text.Family(kLongestWait, MetricsText::Type::kGauge, "seconds",
               "How long the longest waiter has waited, where the store keeps when each began.");
   per_lock(kLongestWait, [](const LockSeries& s) { return s.longest_wait; });
   text.Family(kFence, MetricsText::Type::kGauge, "",
               "The fencing token of the latest acquisition; it grows with every one.");
-  per_lock(kFence, [](const LockSeries& s) -> std::optional<double> {
-    if (!s.fence) return std::nullopt;
-    return static_cast<double>(*s.fence);
-  });
+  per_lock(kFence, [](const LockSeries& s) { return AsDouble(s.fence); });
   return text.Finish();
 }
 
