@@ -257,7 +257,8 @@ std::string ListHelp() {
       "creates no lock dir, segment or semaphore.\n"
       "\n"
       "Options:\n"
-      "      --store DSN  a store to list; give it again for more (default ",
+      "      --store DSN  a store to list, again for each other one (default\n"
+      "                   ",
       ipclock::kDefaultDsn,
       ", the default lock dir).\n"
       "                   Stores that can be listed: ",
@@ -279,8 +280,9 @@ std::string ListHelp() {
       "                   ipclock_list_success per store (this look from outside;\n"
       "                   a process's own counters are in its ipclock metrics)\n"
       "      --json       the same as --format json\n"
-      "      --output FILE  write to FILE instead of stdout, replacing it whole\n"
-      "                   (a file beside it, synced, then renamed over it, as the\n"
+      "      --output FILE\n"
+      "                   write to FILE instead of stdout, replacing it whole (a\n"
+      "                   file beside it, synced, then renamed over it, as the\n"
       "                   textfile collector needs); with openmetrics, a store\n"
       "                   that fails keeps its series from FILE's last content,\n"
       "                   its ipclock_list_success at 0\n"
@@ -298,8 +300,8 @@ std::string ListHelp() {
       "                   a holder that died is shown as such\n"
       "  semaphore        SysV sets of ipclock's or Symfony's layout whose lock\n"
       "                   is taken: IPC key, semval against permits, the last pid\n"
-      "                   to operate on it, SINCE its last semop (a lower bound of\n"
-      "                   the hold), waiters (GETNCNT) without a time\n"
+      "                   to operate on it, SINCE as its last semop (the hold is\n"
+      "                   at least that long), waiters (GETNCNT) without a time\n"
       "  posix-semaphore  holders in the registries in /dev/shm, since when,\n"
       "                   permits free, waiters by pid, since when\n"
       "UNIT is the holder's systemd unit: the last .service or .scope in its\n"
