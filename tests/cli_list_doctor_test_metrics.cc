@@ -255,7 +255,12 @@ void test_list_metrics_five_stores_and_a_failure(void** state) {
       absl::StrCat("/dev/shm", ipclock::PosixSemaphoreName("planted", prefix), ".reg");
   WriteFile(planted, "an older registry");
   CliResult failed = RunCli(args);
+  // To stdout too, the failure is a gauge, never an empty text.
+  CliResult to_stdout = RunCli({"list", "--store", posix, "--format=openmetrics"});
   unlink(planted.c_str());
+  ExpectCode(to_stdout, 71, "list of the failing store alone");
+  ExpectContains(to_stdout.out, absl::StrCat("ipclock_list_success{store=\"", posix, "\"} 0"),
+                 "its gauge on stdout");
   ExpectCode(failed, 71, "list with one store failing");
   ExpectContains(failed.err, "is not an ipclock registry", "says why");
   const std::string kept = ReadFileOrEmpty(file);
