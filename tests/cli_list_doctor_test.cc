@@ -153,7 +153,7 @@ void test_list_flock_fair_queue(void** state) {
   for (size_t i = 0; i < waiters.size(); ++i) {
     const std::string named =
         absl::StrCat("{\"pid\":", waiters[i], ",\"command\":\"ipclock\",\"unit\":\"\",\"mode\":\"",
-                     i == 1 ? "shared" : "exclusive", "\"}");
+                     i == 1 ? "shared" : "exclusive", "\",\"since\":null");
     json = ListJsonUntil({"--store", store}, named);
   }
   CliResult table = RunCli({"list", "--store", store});
@@ -342,6 +342,10 @@ int main(void) {
       cmocka_unit_test(test_list_posix_semaphore),
       cmocka_unit_test(test_list_never_waits_on_fifos),
       cmocka_unit_test(test_list_usage_errors),
+      cmocka_unit_test(test_list_metrics_one_series_per_semaphore_lock),
+      cmocka_unit_test(test_list_metrics_five_stores_and_a_failure),
+      cmocka_unit_test(test_list_metrics_example_unit),
+      cmocka_unit_test(test_list_metrics_usage),
       cmocka_unit_test(test_doctor_removeipc),
       cmocka_unit_test(test_doctor_unsafe_and_cleaned_dirs),
       cmocka_unit_test(test_doctor_usage_errors),

@@ -16,6 +16,11 @@ void test_doctor_removeipc(void**), test_doctor_unsafe_and_cleaned_dirs(void**),
     test_man_page_covers_every_option(void**), test_help_names_the_stores_of_this_build(void**),
     test_exit_statuses_in_help_and_man_page(void**), test_man_page_renders_cleanly(void**);
 
+// The tests of cli_list_doctor_test_metrics.cc.
+void test_list_metrics_one_series_per_semaphore_lock(void**),
+    test_list_metrics_five_stores_and_a_failure(void**), test_list_metrics_example_unit(void**),
+    test_list_metrics_usage(void**);
+
 }  // namespace ipclock_test
 
 #endif  // IPCLOCK_TESTS_CLI_LIST_DOCTOR_TEST_H_

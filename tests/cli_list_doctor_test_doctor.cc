@@ -282,7 +282,7 @@ const std::vector<CommandOptions>& AllOptions() {
        {"--key", "--file", "--store", "--exclusive", "--shared", "--nonblock", "--wait",
         "--conflict-exit-code", "--permits", "--ttl", "--check-interval", "--kill-after",
         "--command", "--close", "--verbose", "--help"}},
-      {"list", {"--store", "--key", "--json", "--help"}},
+      {"list", {"--store", "--key", "--format", "--json", "--output", "--help"}},
       {"doctor", {"--store", "--root", "--user", "--json", "--help"}},
   };
   return all;

@@ -405,7 +405,7 @@ void test_list_shows_units_and_waiters(void** state) {
   ExpectContains(json,
                  absl::StrCat("\"waiting\":[{\"pid\":", waiter,
                               ",\"command\":\"ipclock\",\"unit\":\"waiter.service\","
-                              "\"mode\":\"exclusive\"}]"),
+                              "\"mode\":\"exclusive\",\"since\":null,\"waited_seconds\":null}]"),
                  "the waiter, named");
 
   CliResult table = RunCli({"list", "--store", store});
@@ -419,14 +419,23 @@ void test_list_shows_units_and_waiters(void** state) {
   // Gauges for node_exporter, which promtool accepts.
   CliResult metrics = RunCli({"list", "--store", store, "--format=openmetrics"});
   ExpectCode(metrics, 0, "list --format=openmetrics");
+  // The lock is its file, whoever holds it; who holds is in the info gauge.
   ExpectContains(metrics.out,
-                 absl::StrCat("ipclock_lock_holder{store=\"", store,
-                              "\",resource=\"unit-lock\",mode=\"exclusive\",pid=\"", holder,
-                              "\",command=\"ipclock\",unit=\"holder.service\"} 1"),
-                 "holder gauge");
+                 absl::StrCat("\",resource=\"unit-lock\",mode=\"exclusive\",pid=\"", holder,
+                              "\",command=\"ipclock\",unit=\"holder.service\",host=\"\"} 1"),
+                 "holder info gauge");
   ExpectContains(metrics.out,
-                 absl::StrCat("ipclock_lock_waiters{store=\"", store,
-                              "\",resource=\"unit-lock\"} 1"),
+                 absl::StrCat("ipclock_lock_holder_info{store=\"", store, "\",lock=\"sf.unit-lock."),
+                 "holder info gauge's lock");
+  const size_t holders = metrics.out.find(
+      absl::StrCat("ipclock_lock_holders{store=\"", store, "\",lock=\"sf.unit-lock."));
+  if (holders == std::string::npos ||
+      metrics.out.compare(metrics.out.find('\n', holders) - 25, 25,
+                          "\",resource=\"unit-lock\"} 1") != 0) {
+    fail_msg("no holders gauge of 1: %s", metrics.out.c_str());
+  }
+  ExpectContains(metrics.out,
+                 absl::StrCat("ipclock_lock_waiters{store=\"", store, "\",lock=\"sf.unit-lock."),
                  "waiters gauge");
   ExpectContains(metrics.out, "ipclock_lock_held_seconds{", "held gauge");
   ExpectContains(metrics.out, "# EOF\n", "OpenMetrics end");
@@ -462,7 +471,7 @@ void test_list_format_usage(void** state) {
   r = RunCli({"list", "--store", FreshStore(), "--format=openmetrics"});
   ExpectCode(r, 0, "empty store");
   // Families without samples, and the end.
-  ExpectContains(r.out, "# TYPE ipclock_lock_holder gauge", "family");
+  ExpectContains(r.out, "# TYPE ipclock_lock_holders gauge", "family");
   ExpectContains(r.out, "# EOF\n", "end");
 }
 

@@ -202,10 +202,24 @@ void ListShowsHolderWaitersAndLease(void**) {
   }
   for (const auto& d : l.number_details) ttl = ttl || (d.first == "lease_ttl_left" && d.second > 0);
   assert_true(lease && ttl);
+  // One lock whoever holds it; since when it is held, and who waits since
+  // when, from ipclock's key notes (etcdctl's keys carry none).
+  assert_true(absl::EndsWith(l.lock, absl::StrCat("/", r)));
+  const int64_t now = absl::ToUnixSeconds(absl::Now());
+  assert_true(l.since.has_value() && *l.since <= now && *l.since > now - 60);
+  assert_int_equal(l.waiter_list.size(), 2);
+  assert_int_equal(l.waiter_list[0].pid, 0);
+  assert_false(l.waiter_list[0].since.has_value());
+  assert_int_equal(l.waiter_list[1].pid, w2);
+  assert_true(l.waiter_list[1].since.has_value() && *l.waiter_list[1].since <= now);
   int code = 0;
   std::string out = RunForOutput({IpclockPath(), "list", "--json", "--store", dsn, "--key", r}, &code);
   assert_int_equal(code, 0);
   assert_true(absl::StrContains(out, "\"waiters\":2"));
+  out = RunForOutput(
+      {IpclockPath(), "list", "--format=openmetrics", "--store", dsn, "--key", r}, &code);
+  assert_int_equal(code, 0);
+  assert_true(absl::StrContains(out, "ipclock_lock_longest_wait_seconds{store="));
   ASSERT_OK(holder.Release());
   assert_int_equal(Reap(w1, 20), 0);
   assert_int_equal(Reap(w2, 20), 0);

@@ -388,7 +388,19 @@ void CliRunListAndLoss(void**) {
   assert_int_equal(code, 0);
   assert_true(absl::StrContains(out, absl::StrCat("\"resource\":\"", r, "\"")));
   assert_true(absl::StrContains(out, absl::StrCat("\"pid\":", getpid())));
+  // A waiter is named, with since when it waits (its node's ctime).
+  const pid_t waiter = Spawn({cli, "run", "--store", dsn, "--key", r, "-w", "30", "--", "true"});
+  bool named = false;
+  for (const double t1 = NowSeconds(); !named && NowSeconds() - t1 < 10;) {
+    const std::vector<ipclock::HeldLock> held = ListedLocks(dsn, r);
+    named = held.size() == 1 && held[0].waiter_list.size() == 1 &&
+            held[0].waiter_list[0].pid == waiter && held[0].waiter_list[0].since.has_value() &&
+            *held[0].waiter_list[0].since <= absl::ToUnixSeconds(absl::Now());
+    if (!named) absl::SleepFor(absl::Milliseconds(50));
+  }
+  assert_true(named);
   ASSERT_OK(holder.Release());
+  assert_int_equal(WaitPlain(waiter, 30), 0);
   // The lock lost under a running command (its node deleted): the run
   // fails and says so. (A build with the watch in `ipclock run` stops the
   // command at once; this one notices at release.)

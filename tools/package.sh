@@ -69,7 +69,8 @@ cmake --build "$tmp/cmake"
 "$tmp/cmake/consumer" "flock://$tmp?removeipc=ignore"
 
 say "the example units under /usr/share/doc/ipclock/examples"
-for unit in ipclock-job.service ipclock-daemon.service ipclock-single-instance.conf; do
+for unit in ipclock-job.service ipclock-daemon.service ipclock-single-instance.conf \
+    ipclock-metrics.service ipclock-metrics.timer; do
   cmp "/usr/share/doc/ipclock/examples/$unit" "doc/examples/$unit"
 done
 

@@ -137,6 +137,8 @@ std::string Redact(absl::string_view text) {
 
 }  // namespace
 
+std::string RedactedDsn(absl::string_view text) { return Printable(Redact(text)); }
+
 absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
   Dsn dsn;
   // Redact before anything can fail, so no error repeats a password.

@@ -139,6 +139,10 @@ class Dsn {
   std::string redacted_;
 };
 
+// `text` as Dsn::redacted() shows a DSN (passwords and secrets "***"),
+// whether or not it parses.
+std::string RedactedDsn(absl::string_view text);
+
 // InvalidArgument: `ipclock: bad DSN "<redacted DSN>": <why>`.
 absl::Status BadDsn(const Dsn& dsn, absl::string_view why);
 

@@ -137,6 +137,8 @@ void MetricsText::Histogram(const MetricLabels& labels, const DurationHistogram&
   Line("_sum", labels, "", "", Number(h.sum_seconds));
 }
 
+void MetricsText::Verbatim(absl::string_view line) { absl::StrAppend(&out_, line, "\n"); }
+
 std::string MetricsText::Finish() {
   if (format_ == MetricsTextFormat::kOpenMetrics) out_ += "# EOF\n";
   return std::move(out_);

@@ -45,6 +45,10 @@ class MetricsText {
   // bucket), `_count` and `_sum`.
   void Histogram(const MetricLabels& labels, const DurationHistogram& histogram);
 
+  // `line`, a whole sample line (without its newline) of the current
+  // family as an earlier text held it, written again as it is.
+  void Verbatim(absl::string_view line);
+
   // The text, with `# EOF` in OpenMetrics.
   std::string Finish();
 

@@ -124,6 +124,18 @@ int ChmodFd(int fd, mode_t mode) {
   }
 }
 
+int SetByteRecordLock(int fd, uint64_t offset, bool take) {
+  struct flock l = {};
+  l.l_type = take ? F_RDLCK : F_UNLCK;
+  l.l_whence = SEEK_SET;
+  l.l_start = static_cast<off_t>(offset);
+  l.l_len = 1;
+  for (;;) {
+    if (fcntl(fd, F_SETLK, &l) == 0) return 0;
+    if (errno != EINTR) return errno;
+  }
+}
+
 int GrowFileTo(int fd, off_t size) {
   // A short write armed for kWrite means nothing to a truncation.
   if (int err = TakeFault(FaultPoint::kWrite); err > 0) return err;

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "platform/scoped_fd.h"
@@ -56,6 +57,15 @@ namespace ipclock {
 
 // fchmod(2).
 [[nodiscard]] int ChmodFd(int fd, mode_t mode);
+
+// A POSIX record lock on the one byte at `offset` (fcntl F_SETLK, never
+// waiting): a shared one (F_RDLCK) when `take`, none (F_UNLCK) otherwise.
+// fcntl's rules hold: the lock belongs to the process (its threads share
+// it, a second take of the same byte is the same lock), any close(2) of
+// the file by the process drops all of them, and a forked child has none.
+// Independent of flock(2) locks, except where a filesystem emulates flock
+// with record locks (NFS): not for lock files there.
+[[nodiscard]] int SetByteRecordLock(int fd, uint64_t offset, bool take);
 
 // Makes the file at least `size` bytes long (ftruncate(2) when fstat(2) finds
 // it shorter; the new bytes read as zeros). Never shortens it.

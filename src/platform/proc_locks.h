@@ -1,13 +1,16 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Who holds and who waits for flock(2) locks on this host, from /proc/locks.
+// Who holds and who waits for flock(2) locks, and who holds POSIX record
+// locks, on this host, from /proc/locks.
 //
 // A line of /proc/locks reads
 //   3: FLOCK  ADVISORY  WRITE 4242 08:02:1311022 0 EOF
 //   3: -> FLOCK  ADVISORY  WRITE 4250 08:02:1311022 0 EOF
-// with the device as hex major:minor and the inode in decimal; a "->" line
-// is a process blocked waiting for the lock of the line above it.
+//   4: POSIX  ADVISORY  READ 4260 00:1a:2117 8589934592 8589934592
+// with the device as hex major:minor and the inode in decimal, then the
+// first and last byte locked; a "->" line is a process blocked waiting for
+// the lock of the line above it.
 //
 // Caveats:
 //   * The pid is the process that took the lock. A flock lock belongs to the
@@ -47,6 +50,17 @@ std::vector<ProcFlockLock> ParseProcFlockLocks(absl::string_view text);
 // The FLOCK lines of this host's /proc/locks. Unavailable, naming `who`,
 // when it cannot be read (no /proc).
 absl::StatusOr<std::vector<ProcFlockLock>> ReadProcFlockLocks(absl::string_view who);
+
+// A POSIX record lock held (`waiting` is false), on bytes [start, last].
+struct ProcRecordLock : ProcFlockLock {
+  uint64_t start = 0;
+  uint64_t last = 0;  // UINT64_MAX for "EOF"
+};
+
+// The held POSIX lines of `text`, and of this host's /proc/locks (as
+// ReadProcFlockLocks() reads it). OFD locks show no pid and are left out.
+std::vector<ProcRecordLock> ParseProcRecordLocks(absl::string_view text);
+absl::StatusOr<std::vector<ProcRecordLock>> ReadProcRecordLocks(absl::string_view who);
 
 }  // namespace ipclock
 

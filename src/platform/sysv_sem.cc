@@ -26,6 +26,7 @@ SysvSetStat FromDs(const struct semid_ds& ds) {
   out.nsems = static_cast<int>(ds.sem_nsems);
   out.uid = ds.sem_perm.uid;
   out.mode = ds.sem_perm.mode & 0777u;
+  out.last_op_time = static_cast<int64_t>(ds.sem_otime);
   return out;
 }
 

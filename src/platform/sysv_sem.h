@@ -35,6 +35,9 @@ struct SysvSetStat {
   int nsems = 0;
   uid_t uid = 0;
   unsigned mode = 0;
+  // sem_otime: when a semop last succeeded on any semaphore of the set
+  // (Unix seconds; 0 if none has).
+  int64_t last_op_time = 0;
 };
 
 // semget(key, nsems, flags): the set id in `*semid`.

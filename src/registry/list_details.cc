@@ -9,6 +9,7 @@ namespace ipclock {
 
 void AddProcessDetails(HeldLocks* held) {
   for (HeldLock& row : held->locks) {
+    if (row.lock.empty()) row.lock = row.object;
     if (row.pid > 0 && !row.command.empty()) {
       row.command_line = ProcessCommandLine(row.pid);
       ProcessCgroup cgroup = ReadProcessCgroup(row.pid);

@@ -15,7 +15,8 @@ namespace ipclock {
 // For each holder and waiter whose `command` the store filled (it judged
 // the pid a live process of this host), fills the command line, cgroup and
 // unit; sets `waiters` from `waiter_list` where the store named waiters but
-// left the count unset.
+// left the count unset, and `lock` to `object` where the store left it
+// empty (its object names the lock whoever holds it).
 void AddProcessDetails(HeldLocks* held);
 
 }  // namespace ipclock

@@ -100,6 +100,10 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
   std::vector<HeldLock> out;
   for (auto& entry : by_resource) {
     ResourceKeys& r = entry.second;  // a named variable: lambdas below capture it
+    // P, the owner record's key: each holder's key is P/<lease>, and is
+    // another with every holder.
+    const std::string record_key =
+        prefix.empty() ? r.encoded : absl::StrCat(prefix, "/", r.encoded);
     // Creation order: the queue's order.
     std::vector<size_t> order(r.queue.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -115,11 +119,20 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
       }
     }
     bool record_explained = !r.record.has_value() || r.record->value.empty();
+    // The keys queued behind the holders: ipclock's say who and since when
+    // (their note), etcdctl's and Go's nothing.
+    std::vector<LockWaiter> waiting;
+    for (size_t i = holders; i < order.size(); ++i) {
+      LockWaiter w = WaiterFromNote(r.queue[order[i]].value, host);
+      w.mode = r.reader[order[i]] ? "shared" : "exclusive";
+      waiting.push_back(std::move(w));
+    }
     for (size_t i = 0; i < holders; ++i) {
       const EtcdKv& kv = r.queue[order[i]];
       HeldLock lock;
       lock.resource = r.resource;
       lock.object = kv.key;
+      lock.lock = record_key;
       lock.mode = r.reader[order[i]] ? "shared" : "exclusive";
       lock.waiters = static_cast<int64_t>(order.size() - holders);
       if (kv.lease != 0) {
@@ -135,7 +148,14 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
         // owner: that revision is its fence. Other clients' fences (the
         // revision at which etcdctl saw itself first) are kept nowhere.
         if (!r.reader[order[i]]) lock.fence = r.record->mod_revision;
+      } else if (!kv.value.empty()) {
+        FillFromHolderNote(kv.value, host, &lock);  // a reader's, or a writer's of old
       }
+      if (const HolderNote note = ParseHolderNote(kv.value); note.since > 0) {
+        lock.since = note.since;
+        lock.since_source = "its key's note: queued then, so the lock was taken then or later";
+      }
+      lock.waiter_list = waiting;
       out.push_back(std::move(lock));
     }
     if (!record_explained) {
@@ -149,8 +169,10 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
       HeldLock lock;
       lock.resource = r.resource;
       lock.object = r.record->key;
+      lock.lock = record_key;
       lock.mode = "holder died";
       lock.waiters = static_cast<int64_t>(order.size() - holders);
+      lock.waiter_list = waiting;
       lock.text_details.emplace_back("last_holder", r.record->value);
       out.push_back(std::move(lock));
     }

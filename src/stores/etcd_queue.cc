@@ -35,11 +35,13 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "core/backoff.h"
 #include "platform/errors.h"
 #include "stores/etcd_lock.h"
 #include "platform/process_id.h"
+#include "platform/shm_mapping.h"
 
 namespace ipclock {
 
@@ -64,6 +66,15 @@ std::string ReaderName(int64_t lease) {
 // not release (anyone but us, who may be reading our own record again).
 bool RecordLeftBehind(const EtcdOpResult& read, const std::string& owner) {
   return !read.kvs.empty() && !read.kvs[0].value.empty() && read.kvs[0].value != owner;
+}
+
+// The value of our lock keys: the holder note (holder_note.h) and since
+// when the key is queued, for `ipclock list` to say who waits and for how
+// long. concurrency.Mutex writes its keys empty and reads only their
+// revisions, so a value is ours to use.
+std::string KeyNote(absl::string_view owner_tag) {
+  return absl::StrCat(absl::StripPrefix(owner_tag, " "), CurrentPid(),
+                      " since=", WallClockSeconds());
 }
 
 bool Transient(const absl::Status& s) {
@@ -318,12 +329,13 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
     newest.descending = true;
     newest.keys_only = true;
     const bool wait = !deadline.has_passed();
+    const std::string note = KeyNote(owner_tag_);
     EtcdTxn enqueue;
     enqueue.IfCreate(q.key, "EQUAL", 0);
-    enqueue.then().Put(q.key, "", q.lease->id);
+    enqueue.then().Put(q.key, note, q.lease->id);
     if (exclusive) {
       t.IfCreate(keys.queue, "EQUAL", 0, keys.queue_end);
-      t.then().Get(record).Put(q.key, "", q.lease->id).Put(keys.record, q.owner, 0);
+      t.then().Get(record).Put(q.key, note, q.lease->id).Put(keys.record, q.owner, 0);
       if (wait) {
         newest.key = keys.queue;
         newest.range_end = keys.queue_end;
@@ -334,7 +346,7 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
       t.IfCreate(keys.queue, "EQUAL", 0, keys.readers)
           .IfCreate(keys.readers_end, "EQUAL", 0, keys.queue_end)
           .IfCreate(q.key, "EQUAL", 0);
-      t.then().Get(record).Put(q.key, "", q.lease->id);
+      t.then().Get(record).Put(q.key, note, q.lease->id);
       if (wait) {
         newest.limit = 1;
         newest.key = keys.queue;
@@ -447,7 +459,7 @@ absl::StatusOr<bool> EtcdStore::Convert(Key& key, LockMode mode, Deadline deadli
   // A writer that demotes releases cleanly: its record goes too.
   EtcdTxn t;
   t.IfCreate(st.key, "EQUAL", st.revision);
-  t.then().Delete(st.key).Put(q.key, "", q.lease->id);
+  t.then().Delete(st.key).Put(q.key, KeyNote(owner_tag_), q.lease->id);
   if (!st.owner.empty()) {
     EtcdTxn clear;
     clear.IfValue(st.record, "EQUAL", st.owner);

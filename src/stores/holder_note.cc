@@ -19,18 +19,36 @@ std::string LocalHostName() {
 
 std::string HolderNotePrefix() { return absl::StrCat("ipclock host=", LocalHostName(), " pid="); }
 
-void FillFromHolderNote(absl::string_view note, const std::string& this_host, HeldLock* lock) {
-  std::string their_host;
-  int pid = 0;
+HolderNote ParseHolderNote(absl::string_view note) {
+  HolderNote out;
   for (absl::string_view field : absl::StrSplit(note, ' ')) {
-    if (absl::ConsumePrefix(&field, "host=")) their_host = std::string(field);
-    if (absl::ConsumePrefix(&field, "pid=")) (void)absl::SimpleAtoi(field, &pid);
+    if (absl::ConsumePrefix(&field, "host=")) out.host = std::string(field);
+    if (absl::ConsumePrefix(&field, "pid=") && !absl::SimpleAtoi(field, &out.pid)) out.pid = 0;
+    if (absl::ConsumePrefix(&field, "since=") && !absl::SimpleAtoi(field, &out.since)) {
+      out.since = 0;
+    }
   }
-  if (!their_host.empty()) lock->text_details.emplace_back("host", their_host);
-  if (pid > 0 && their_host == this_host) {
-    lock->pid = pid;
-    lock->command = ProcessCommandName(pid);
+  return out;
+}
+
+void FillFromHolderNote(absl::string_view note, const std::string& this_host, HeldLock* lock) {
+  const HolderNote n = ParseHolderNote(note);
+  if (!n.host.empty()) lock->text_details.emplace_back("host", n.host);
+  if (n.pid > 0 && n.host == this_host) {
+    lock->pid = n.pid;
+    lock->command = ProcessCommandName(n.pid);
   }
+}
+
+LockWaiter WaiterFromNote(absl::string_view note, const std::string& this_host) {
+  const HolderNote n = ParseHolderNote(note);
+  LockWaiter w;
+  if (n.pid > 0 && n.host == this_host) {
+    w.pid = n.pid;
+    w.command = ProcessCommandName(n.pid);
+  }
+  if (n.since > 0) w.since = n.since;
+  return w;
 }
 
 }  // namespace ipclock

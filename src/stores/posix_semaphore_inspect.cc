@@ -3,6 +3,9 @@
 
 #include "stores/posix_semaphore_inspect.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -92,6 +95,20 @@ absl::StatusOr<HeldLocks> ListPosixSemaphoreLocks(Dsn& dsn, const ListRequest& r
     // Pids of another pid namespace (a container) name other processes
     // here, or none: they are shown as recorded and never judged.
     const bool our_pids = snap->pid_namespace == PidNamespaceId();
+    // The waiters of this resource: slots of live processes that say so.
+    std::vector<LockWaiter> waiting;
+    for (const RegistrySnapshot::Attached& a : snap->attached) {
+      if (a.waiting_since == 0 || a.holding) continue;
+      if (our_pids && ProcessIsGone(a.pid, a.start_time)) continue;
+      LockWaiter w;
+      w.pid = a.pid;
+      if (our_pids) w.command = ProcessCommandName(a.pid);
+      w.mode = snap->permits == 1 ? "exclusive" : "permit";
+      w.since = a.waiting_since;
+      waiting.push_back(std::move(w));
+    }
+    std::stable_sort(waiting.begin(), waiting.end(),
+                     [](const LockWaiter& a, const LockWaiter& b) { return *a.since < *b.since; });
     for (const RegistrySnapshot::Attached& a : snap->attached) {
       if (!a.holding) continue;
       HeldLock row;
@@ -102,6 +119,12 @@ absl::StatusOr<HeldLocks> ListPosixSemaphoreLocks(Dsn& dsn, const ListRequest& r
       row.mode = gone ? "holder died" : snap->permits == 1 ? "exclusive" : "permit";
       row.pid = a.pid;
       if (our_pids && !gone) row.command = ProcessCommandName(a.pid);
+      if (!gone && a.held_since > 0) {
+        row.since = a.held_since;
+        row.since_source = "written by the holder when it acquired";
+      }
+      row.waiter_list = waiting;
+      row.waiters = static_cast<int64_t>(waiting.size());
       // Clock ticks since boot, as /proc/PID/stat has it: with the pid, it
       // tells this holder from a later process that reused its pid.
       row.number_details.emplace_back("start_time", static_cast<int64_t>(a.start_time));

@@ -82,6 +82,8 @@ absl::StatusOr<RegistrySnapshot> ReadRegistrySnapshot(const std::string& registr
       a.pid = SharedLoad(&slot.pid);
       a.start_time = SharedLoad(&slot.start_time);
       a.holding = snap.permits == 1 ? owner == i + 1 : state == kSlotHolding;
+      if (a.holding) a.held_since = SharedLoad(&slot.held_since);
+      a.waiting_since = SharedLoad(&slot.waiting_since);
       snap.attached.push_back(a);
     }
     // The semaphore beside it: "/x.reg" -> "/x".

@@ -47,10 +47,11 @@
 
 namespace ipclock {
 
-// "ipc3": the layout above. Registries of earlier layouts ("ipc1", "ipc2",
-// which had no queue) are refused, not converted: processes of two ipclock
-// versions do not share a posix-semaphore resource.
-inline constexpr uint32_t kRegistryMagic = 0x69706333;
+// "ipc4": the layout above. Registries of earlier layouts ("ipc1", "ipc2",
+// which had no queue; "ipc3", whose slots did not say since when they hold
+// or wait) are refused, not converted: processes of two ipclock versions do
+// not share a posix-semaphore resource.
+inline constexpr uint32_t kRegistryMagic = 0x69706334;
 
 // `flags`, fixed by the registry's creator.
 inline constexpr uint32_t kRegistryFair = 1;  // acquisitions wait in `queue`
@@ -69,6 +70,11 @@ struct RegistrySlot {
   int32_t pid;
   uint32_t state;
   uint64_t start_time;
+  // For `ipclock list` alone, written only by the slot's process: when it
+  // last acquired (read while it holds), and since when it waits, 0 while
+  // it does not (Unix seconds).
+  int64_t held_since;
+  int64_t waiting_since;
 };
 
 struct RegistryPage {

@@ -25,6 +25,7 @@
 #include "platform/errors.h"
 #include "platform/proc_pid.h"
 #include "platform/process_id.h"
+#include "platform/shm_mapping.h"
 #include "stores/posix_semaphore_page.h"
 
 namespace ipclock {
@@ -144,6 +145,7 @@ absl::Status SemaphoreRegistry::TakeSlot() {
     // names a process.
     SharedStore(&slot.pid, static_cast<int32_t>(attach_pid_));
     SharedStore(&slot.start_time, start_time_);
+    SharedStore(&slot.waiting_since, int64_t{0});
     SharedStore(&slot.state, static_cast<uint32_t>(kSlotAttached));
     slot_ = static_cast<int>(i);
     break;
@@ -358,6 +360,7 @@ absl::StatusOr<bool> SemaphoreRegistry::TryAcquire(bool woken, bool* previous_ow
                                       __ATOMIC_ACQUIRE)) {
         // This swap is the acquisition (see posix_semaphore_page.h).
         holding_ = true;
+        SharedStore(&page_->slots[slot_].held_since, WallClockSeconds());
         *previous_owner_died = seen == kOwnerDied;
         // Take the post that stands for this permit, so that the semaphore
         // keeps following the free permits; none there (lost, or taken by a
@@ -395,6 +398,7 @@ absl::StatusOr<bool> SemaphoreRegistry::TryAcquire(bool woken, bool* previous_ow
                                    " no longer names this process in its slot "
                                    "(it was rewritten)"));
   }
+  SharedStore(&slot.held_since, WallClockSeconds());
   SharedStore(&slot.state, static_cast<uint32_t>(kSlotHolding));
   SharedStore(&page_->holders, SharedLoad(&page_->holders) + 1);
   holding_ = true;
@@ -406,6 +410,10 @@ absl::StatusOr<bool> SemaphoreRegistry::TryAcquire(bool woken, bool* previous_ow
   UnlockPage();
   if (!woken) (void)SemTryWait(sem_.sem);
   return true;
+}
+
+void SemaphoreRegistry::MarkWaiting(bool waiting) {
+  SharedStore(&page_->slots[slot_].waiting_since, waiting ? WallClockSeconds() : int64_t{0});
 }
 
 absl::Status SemaphoreRegistry::ReleasePermit(bool died) {

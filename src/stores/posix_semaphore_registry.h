@@ -11,8 +11,8 @@
 // a header (magic, permits, pid namespace, the identity of the semaphore
 // made with it, the holder of a mutex-like registry, the count of holders
 // and of reclaimed permits not yet reported, whether it is fair), a robust
-// process-shared mutex, 256 slots {pid, state, start time}, then the queue
-// of a fair registry's waiters.
+// process-shared mutex, 256 slots {pid, state, start time, since when it
+// holds, since when it waits}, then the queue of a fair registry's waiters.
 //
 // Creation is atomic: a registry is made and initialized under no name
 // (O_TMPFILE) and linked into place complete, with flock(2) held on it until
@@ -94,6 +94,9 @@ class SemaphoreRegistry {
   // one if there is one, so the semaphore keeps following the free permits.
   // `*previous_owner_died` says whether the permit came from a dead holder.
   absl::StatusOr<bool> TryAcquire(bool woken, bool* previous_owner_died);
+  // Says in our slot, for listings, that this attachment waits since now
+  // (`waiting`), or no longer.
+  void MarkWaiting(bool waiting);
   // Gives our permit back and posts the semaphore to wake a waiter.
   // Aborted when the registry no longer names us as the holder (the permit
   // was taken from us: the registry was rewritten under us). `died` gives
@@ -169,6 +172,8 @@ struct RegistrySnapshot {
     pid_t pid = 0;
     uint64_t start_time = 0;  // clock ticks since boot, as /proc has it
     bool holding = false;     // holds a permit
+    int64_t held_since = 0;   // when it acquired, if holding (Unix seconds)
+    int64_t waiting_since = 0;  // since when it waits; 0 if it does not
   };
   uint32_t permits = 0;
   uint64_t pid_namespace = 0;

@@ -168,6 +168,19 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
                                                      bool* waited) {
   *waited = false;
   bool woken = false;
+  // Our slot says that we wait from the first wait on (for listings), and
+  // no longer once this returns, however it does.
+  struct Waiting {
+    SemaphoreRegistry* registry;
+    bool marked = false;
+    void Begin() {
+      if (!marked) registry->MarkWaiting(true);
+      marked = true;
+    }
+    ~Waiting() {
+      if (marked) registry->MarkWaiting(false);
+    }
+  } waiting{registry};
   // A fair registry's waiters take turns in its queue (ticket_queue.h):
   // only the first of them sleeps on the semaphore, and nobody takes a
   // permit while someone queues. The place passes its turn on when it goes.
@@ -177,6 +190,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
   if (queue && !queue->Empty()) {
     if (deadline.has_passed()) return false;
     *waited = true;
+    waiting.Begin();
     place.emplace(*queue);
     if (!place->AwaitTurn(deadline)) return false;
   }
@@ -190,6 +204,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
     if (queue && !place) {
       // About to wait: behind whoever queued since our look, if anyone.
       *waited = true;
+      waiting.Begin();
       place.emplace(*queue);
       if (!place->AwaitTurn(deadline)) return false;
       woken = false;
@@ -198,6 +213,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
     // Slices bound how late a dead holder's permit, or a permit whose post
     // was lost with a killed process, reaches a waiter.
     *waited = true;
+    waiting.Begin();
     const int64_t slice_end =
         std::min(deadline.monotonic_nanos(), Deadline::NowNanos() + kReclaimSliceNanos);
     const int err = SemClockWait(registry->semaphore(), slice_end);

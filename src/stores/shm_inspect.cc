@@ -54,10 +54,25 @@ absl::StatusOr<HeldLocks> ListShmLocks(Dsn& dsn, const ListRequest& request) {
     HeldLock row;
     row.resource = request.resource ? *request.resource : slot.name;
     row.object = absl::StrCat("slot ", slot.index);
+    // A slot may be bound to another name later; the name is the lock.
+    row.lock = slot.name;
     row.mode = slot.holder_alive ? "exclusive" : "holder died";
     row.pid = slot.holder_pid;
     if (slot.holder_alive) row.command = ProcessCommandName(slot.holder_pid);
     row.fence = static_cast<int64_t>(slot.fence);
+    if (slot.holder_alive && slot.held_since > 0) {
+      row.since = slot.held_since;
+      row.since_source = "written by the holder when it acquired";
+    }
+    for (const ShmSlotInfo::Waiter& w : slot.waiters) {
+      LockWaiter waiter;
+      waiter.pid = w.pid;
+      waiter.command = ProcessCommandName(w.pid);
+      waiter.mode = "exclusive";
+      waiter.since = w.since;
+      row.waiter_list.push_back(std::move(waiter));
+    }
+    row.waiters = static_cast<int64_t>(row.waiter_list.size());
     row.number_details.emplace_back("refcount", slot.refs);
     out.locks.push_back(std::move(row));
   }

@@ -7,6 +7,7 @@
 // can open it, including while we read.
 
 #include <fcntl.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,11 +19,13 @@
 #include "core/hashing.h"
 #include "ipclock/stores/shm_store.h"
 #include "platform/errors.h"
+#include "platform/proc_locks.h"
 #include "platform/proc_pid.h"
 #include "platform/scoped_fd.h"
 #include "platform/shm_mapping.h"
 #include "stores/shm_mutex_store.h"
 #include "stores/shm_segment.h"
+#include "stores/wait_mark.h"
 
 namespace ipclock {
 
@@ -53,6 +56,9 @@ bool CopySlot(const ShmSlot& slot, uint32_t i, ShmSlotInfo* out) {
     out->holder_pid = __atomic_load_n(&slot.holder_pid, __ATOMIC_ACQUIRE);
     out->fence = __atomic_load_n(&slot.fence, __ATOMIC_ACQUIRE);
     out->refs = slot.refs.load(std::memory_order_acquire);
+    const uint32_t held_since = __atomic_load_n(&slot.held_since, __ATOMIC_ACQUIRE);
+    const int32_t held_since_pid = __atomic_load_n(&slot.held_since_pid, __ATOMIC_ACQUIRE);
+    if (out->holder_pid > 0 && held_since_pid == out->holder_pid) out->held_since = held_since;
     if (kind == kShmNameSha256) {
       Sha256Digest digest;
       memcpy(digest.data(), words, digest.size());
@@ -67,6 +73,33 @@ bool CopySlot(const ShmSlot& slot, uint32_t i, ShmSlotInfo* out) {
     }
   }
   return false;
+}
+
+// The waits marked on the segment (wait_mark.h), given to their slots.
+// Without /proc/locks the slots have no waiters listed; the rest stands.
+void AddWaiters(const ObjectStat& segment, std::vector<ShmSlotInfo>* slots) {
+  absl::StatusOr<std::vector<ProcRecordLock>> locks = ReadProcRecordLocks("shm");
+  if (!locks.ok()) return;
+  for (const ProcRecordLock& l : *locks) {
+    if (l.inode != segment.ino || l.major != major(segment.dev) ||
+        l.minor != minor(segment.dev) || l.start != l.last || l.write) {
+      continue;
+    }
+    const std::optional<WaitMarkInfo> mark = ReadWaitMark(l.start);
+    if (!mark) continue;
+    for (ShmSlotInfo& slot : *slots) {
+      // A holder keeps its wait's mark until it releases (shm_mutex_store.cc).
+      if (slot.index == mark->index && l.pid != slot.holder_pid) {
+        slot.waiters.push_back({l.pid, mark->since});
+      }
+    }
+  }
+  for (ShmSlotInfo& slot : *slots) {
+    std::stable_sort(slot.waiters.begin(), slot.waiters.end(),
+                     [](const ShmSlotInfo::Waiter& a, const ShmSlotInfo::Waiter& b) {
+                       return a.since < b.since;
+                     });
+  }
 }
 
 }  // namespace
@@ -110,6 +143,7 @@ absl::StatusOr<std::vector<ShmSlotInfo>> ListShmSlots(absl::string_view name) {
   }
   std::sort(out.begin(), out.end(),
             [](const ShmSlotInfo& a, const ShmSlotInfo& b) { return a.index < b.index; });
+  AddWaiters(identity, &out);
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "platform/shm_mapping.h"
 #include "stores/shm_inspect.h"
 #include "stores/shm_segment.h"
+#include "stores/wait_mark.h"
 #include "stores/shm_slot_table.h"
 
 namespace ipclock {
@@ -78,6 +80,12 @@ struct ShmKeyState final : KeyState {
   pthread_t owner_thread{};
   pid_t owner_pid = 0;
   bool held = false;
+  // The mark of this Key's last wait (wait_mark.h), kept past the
+  // acquisition it ended in until the release has let the mutex go: its
+  // fcntl then delays no waiter, while made at once it would delay this
+  // one's return with the lock. Listings leave out a holder's own marks.
+  // After `segment`, whose descriptor it needs at its end.
+  std::optional<WaitMark> wait_mark;
 };
 
 // `pi`: the segment's mutexes inherit priority.
@@ -229,8 +237,15 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) 
       return Refusal(key, loss);
     }
     ShmSlot& slot = *st->slot;
-    const int rc = deadline == Deadline::Past() ? RobustMutexTryLock(&slot.mu)
-                                                 : RobustMutexLock(&slot.mu, ForPlatform(deadline));
+    int rc = RobustMutexTryLock(&slot.mu);
+    if (rc == EBUSY && !deadline.has_passed()) {
+      // A wait, which `ipclock list` sees by its mark; an uncontended
+      // acquisition pays for the try alone, as it would for the lock.
+      st->wait_mark.emplace(st->segment->fd(),
+                            static_cast<uint32_t>(st->slot - &st->segment->slot(0)));
+      rc = RobustMutexLock(&slot.mu, ForPlatform(deadline));
+      if (rc != 0 && rc != EOWNERDEAD) st->wait_mark.reset();
+    }
     if (rc != 0) {
       absl::StatusOr<bool> locked = OnLockFailure(key, slot, rc, deadline);
       if (!locked.ok() || !*locked) return locked;
@@ -251,6 +266,10 @@ absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) 
     KeyWriter(key).set_previous_owner_died(previous_holder != 0);
     slot.holder_pid = pid;
     KeyWriter(key).set_fence(++slot.fence);
+    // For listings (shm_mutex_store.h): a vDSO read of a second and two
+    // stores, beside what the acquisition writes anyway.
+    slot.held_since = static_cast<uint32_t>(WallClockSeconds());
+    slot.held_since_pid = pid;
     // The futex word names the owner now: cheaper than asking for the TID.
     st->owner_tid = futex_shows_owner_ ? MutexOwnerTid(&slot.mu) : CurrentTid();
     st->owner_thread = CurrentThread();
@@ -313,6 +332,7 @@ absl::Status ShmMutexStore::Release(Key& key, bool died) {
     return ShmMutexError(*segment_, err, key.resource(), "pthread_mutex_unlock");
   }
   st->held = false;
+  if (ABSL_PREDICT_FALSE(st->wait_mark.has_value())) st->wait_mark.reset();
   // Released either way. A lock in a segment that was removed while it was
   // held excluded nobody who opened the name since, and the caller must
   // hear of it: from any check of this store that found it, or from this

@@ -108,6 +108,13 @@ struct alignas(64) ShmSlot {
   std::atomic<uint64_t> name_hash;
   // The stored name's bytes in memory order, zero after its end.
   std::atomic<uint64_t> name[kShmNameWords];
+  // For `ipclock list` alone, in what was the slot's padding (older builds
+  // write neither and find them 0): the wall clock's second at which the
+  // holder acquired, and its pid, written under mu after holder_pid. A
+  // listing trusts the second only beside the same pid as holder_pid, so
+  // that a holder of an older build is not given its predecessor's time.
+  uint32_t held_since;
+  int32_t held_since_pid;
 };
 
 // An index entry: a bound position's tag (never 0) and 1 + its slot.

@@ -40,6 +40,11 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free,
 static_assert(sizeof(std::atomic<uint64_t>) == 8 && sizeof(std::atomic<uint32_t>) == 4,
               "atomics in the segment have the size of their values");
 static_assert(sizeof(ShmSlot) % 64 == 0, "slots are cache-line multiples");
+#if defined(__x86_64__)
+// The listing's fields took padding: layout 2's slot size is unchanged, so
+// processes of older builds share segments with this one.
+static_assert(sizeof(ShmSlot) == 320, "the slot of layout 2 on x86-64");
+#endif
 // Where pthread_mutex_t is 40 bytes (x86_64) or less (armhf: 24). On
 // aarch64 glibc's is 48, and the slot's hot fields spill into a second line.
 static_assert(sizeof(pthread_mutex_t) > 40 ||

@@ -39,6 +39,15 @@ absl::StatusOr<HeldLocks> ListSemaphoreLocks(Dsn& dsn, const ListRequest& reques
     if (request.resource) row.resource = *request.resource;
     row.object = absl::StrFormat("key 0x%08x", static_cast<uint32_t>(set.ipc_key));
     row.mode = set.permits == 1 ? "exclusive" : "permit";
+    // Every acquisition takes one permit, and the kernel gives a dead
+    // holder's back (SEM_UNDO): the permits taken are the live holders.
+    if (set.permits > 1) row.holders = set.permits - set.value;
+    if (set.permits == 1 && set.last_op_time > 0) {
+      row.since = set.last_op_time;
+      row.since_source =
+          "the set's last semop (sem_otime): the lock was taken then or before (a process "
+          "that attaches to the set meanwhile moves it on)";
+    }
     if (set.last_pid > 0) {
       row.pid = set.last_pid;
       row.command = ProcessCommandName(set.last_pid);

@@ -30,6 +30,7 @@ absl::StatusOr<std::vector<SemaphoreSetInfo>> ListSemaphoreSets() {
     set.ipc_key = st.key;
     set.semid = semid;
     set.own_layout = st.nsems == kSysvOwnSems;
+    set.last_op_time = st.last_op_time;
     // 0 in the record: PHP initialized the set, always for one holder.
     int recorded = 1;
     // Any failure: removed meanwhile.

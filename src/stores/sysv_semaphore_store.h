@@ -27,6 +27,7 @@ struct SemaphoreSetInfo {
   int permits = 1;          // what #0 holds when nobody holds a permit
   pid_t last_pid = 0;       // GETPID of #0: the last process to operate on it
   int waiters = 0;          // GETNCNT of #0
+  int64_t last_op_time = 0; // sem_otime of the set (SysvSetStat)
 };
 
 // Every set of those layouts that this process may read, walked by kernel

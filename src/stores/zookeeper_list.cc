@@ -12,7 +12,9 @@
 // exactly; a Symfony name with a SHA-1 suffix stands for a resource that
 // had '/' in it, which the name alone cannot restore), and is empty when
 // names are HMACs (secret=). The pid is the one the holder wrote into its
-// node when it is on this host; the fence is the node's creation zxid.
+// node when it is on this host; the fence is the node's creation zxid; a
+// node's ctime is when it queued: a waiter's wait began then, and a
+// holder that waited took the lock later.
 
 #include <string>
 #include <utility>
@@ -53,7 +55,7 @@ struct Lister {
 
   void FillStat(const struct Stat& stat, HeldLock* lock) const {
     lock->since = stat.ctime / 1000;
-    lock->since_source = "node ctime";
+    lock->since_source = "node ctime: made when it queued, so the lock was taken then or later";
     lock->number_details.emplace_back("session", stat.ephemeralOwner);
   }
 
@@ -78,6 +80,16 @@ struct Lister {
       if (o.rc == ZOK) recorded_owner = o.data;
     }
     bool owner_explained = !owner_left;
+    // The nodes queued behind the holders, each made when its wait began.
+    std::vector<LockWaiter> waiting;
+    for (size_t i = holders; i < sorted.size(); ++i) {
+      ZkResult g = session.Get(absl::StrCat(parent, "/", sorted[i].name), wait);
+      if (g.rc != ZOK) continue;  // gone meanwhile: it waits no more
+      LockWaiter w = WaiterFromNote(g.data, host);
+      w.mode = sorted[i].mode == LockMode::kExclusive ? "exclusive" : "shared";
+      w.since = g.stat.ctime / 1000;
+      waiting.push_back(std::move(w));
+    }
     for (size_t i = 0; i < holders; ++i) {
       const std::string path = absl::StrCat(parent, "/", sorted[i].name);
       ZkResult g = session.Get(path, wait);
@@ -85,10 +97,12 @@ struct Lister {
       HeldLock lock;
       lock.resource = resource;
       lock.object = path;
+      lock.lock = parent;
       lock.mode = sorted[i].mode == LockMode::kExclusive ? "exclusive" : "shared";
       FillStat(g.stat, &lock);
       if (sorted[i].mode == LockMode::kExclusive) lock.fence = g.stat.czxid;
       lock.waiters = static_cast<int64_t>(sorted.size() - holders);
+      lock.waiter_list = waiting;
       FillHolder(g.data, &lock);
       owner_explained = owner_explained || recorded_owner == sorted[i].name;
       out->push_back(std::move(lock));
@@ -97,8 +111,10 @@ struct Lister {
       HeldLock lock;
       lock.resource = resource;
       lock.object = absl::StrCat(parent, "/", kOwnerNode);
+      lock.lock = parent;
       lock.mode = "holder died";
       lock.waiters = static_cast<int64_t>(sorted.size() - holders);
+      lock.waiter_list = waiting;
       lock.text_details.emplace_back("last_holder", recorded_owner);
       out->push_back(std::move(lock));
     }

@@ -21,6 +21,7 @@
 #include "ipclock/admin/inspect.h"
 #include "ipclock/store_factory.h"
 #include "json.h"
+#include "output_file.h"
 #include "terminal_text.h"
 
 namespace ipclock_cli {
@@ -33,13 +34,12 @@ std::string TimeText(int64_t unix_seconds, bool utc) {
                           utc ? absl::UTCTimeZone() : absl::LocalTimeZone());
 }
 
-// How long `row` has been held, where its store can tell.
-std::optional<absl::Duration> HeldFor(const ipclock::HeldLock& row, absl::Time now) {
-  if (!row.since) return std::nullopt;
-  return std::max(absl::ZeroDuration(), now - absl::FromUnixSeconds(*row.since));
+// How long `since` (Unix seconds) is before `now`, never below zero.
+absl::Duration Since(int64_t since, absl::Time now) {
+  return std::max(absl::ZeroDuration(), now - absl::FromUnixSeconds(since));
 }
 
-std::string WaitersJson(const std::vector<ipclock::LockWaiter>& waiters) {
+std::string WaitersJson(const std::vector<ipclock::LockWaiter>& waiters, absl::Time now) {
   std::vector<std::string> objects;
   for (const ipclock::LockWaiter& w : waiters) {
     JsonObject o;
@@ -47,6 +47,14 @@ std::string WaitersJson(const std::vector<ipclock::LockWaiter>& waiters) {
     o.AddString("command", w.command);
     o.AddString("unit", w.unit);
     o.AddString("mode", w.mode);
+    if (w.since) {
+      o.AddString("since", TimeText(*w.since, /*utc=*/true));
+      o.AddInt("since_unix", *w.since);
+      o.AddInt("waited_seconds", absl::ToInt64Seconds(Since(*w.since, now)));
+    } else {
+      o.AddRaw("since", "null");
+      o.AddRaw("waited_seconds", "null");
+    }
     objects.push_back(o.Build());
   }
   return absl::StrCat("[", absl::StrJoin(objects, ","), "]");
@@ -57,7 +65,9 @@ std::string RowJson(const ipclock::HeldLock& row, absl::string_view store, absl:
   o.AddString("store", store);
   o.AddString("resource", row.resource);
   o.AddString("object", row.object);
+  o.AddString("lock", row.lock);
   o.AddString("mode", row.mode);
+  if (row.holders) o.AddInt("holders", *row.holders);
   o.AddInt("pid", row.pid == 0 ? std::nullopt : std::optional<int64_t>(row.pid));
   o.AddString("command", row.command);
   o.AddString("command_line", row.command_line);
@@ -67,14 +77,14 @@ std::string RowJson(const ipclock::HeldLock& row, absl::string_view store, absl:
     o.AddString("since", TimeText(*row.since, /*utc=*/true));
     o.AddInt("since_unix", *row.since);
     o.AddString("since_source", row.since_source);
-    o.AddInt("held_seconds", absl::ToInt64Seconds(*HeldFor(row, now)));
+    o.AddInt("held_seconds", absl::ToInt64Seconds(Since(*row.since, now)));
   } else {
     o.AddRaw("since", "null");
     o.AddRaw("held_seconds", "null");
   }
   o.AddInt("fence", row.fence);
   o.AddInt("waiters", row.waiters);
-  o.AddRaw("waiting", WaitersJson(row.waiter_list));
+  o.AddRaw("waiting", WaitersJson(row.waiter_list, now));
   for (const auto& [key, value] : row.text_details) o.AddString(key, value);
   for (const auto& [key, value] : row.number_details) o.AddInt(key, value);
   return o.Build();
@@ -88,36 +98,35 @@ std::string Details(const ipclock::HeldLock& row) {
   return absl::StrJoin(parts, " ");
 }
 
-// Prints `cells` (a heading line first) as aligned columns.
-void PrintColumns(const std::vector<std::vector<std::string>>& cells) {
+// `cells` (a heading line first) as aligned columns.
+std::string Columns(const std::vector<std::vector<std::string>>& cells) {
   std::vector<size_t> width(cells[0].size(), 0);
   for (const auto& line : cells) {
     for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
   }
+  std::string out;
   for (const auto& line : cells) {
-    std::string out;
     for (size_t i = 0; i < line.size(); ++i) {
       absl::StrAppend(&out, line[i]);
       if (i + 1 < line.size()) out.append(width[i] - line[i].size() + 2, ' ');
     }
-    printf("%s\n", out.c_str());
+    out += '\n';
   }
+  return out;
 }
 
 std::string DurationText(absl::Duration d) {
   return absl::FormatDuration(absl::Trunc(d, absl::Seconds(1)));
 }
 
-void PrintTable(const ipclock::HeldLocks& held, absl::Time now) {
+std::string Table(const ipclock::HeldLocks& held, absl::Time now) {
   const std::string store = Printable(held.store);
-  if (held.locks.empty()) {
-    printf("No locks held in %s.\n", store.c_str());
-    return;
-  }
+  if (held.locks.empty()) return absl::StrCat("No locks held in ", store, ".\n");
   std::vector<std::vector<std::string>> cells = {{"RESOURCE", "MODE", "PID", "COMMAND", "UNIT",
                                                   "SINCE", "HELD", "FENCE", "WAITERS",
                                                   "DETAILS"}};
-  std::vector<std::vector<std::string>> waiting = {{"RESOURCE", "MODE", "PID", "COMMAND", "UNIT"}};
+  std::vector<std::vector<std::string>> waiting = {
+      {"RESOURCE", "MODE", "PID", "COMMAND", "UNIT", "WAITED"}};
   std::set<std::pair<std::string, pid_t>> waiters_shown;
   bool mtime_note = false;
   for (const ipclock::HeldLock& row : held.locks) {
@@ -126,34 +135,32 @@ void PrintTable(const ipclock::HeldLocks& held, absl::Time now) {
     // C-escaped: a name may hold tabs, newlines or escape sequences, and the
     // columns must stay columns. A process may name itself anything too.
     const std::string resource = row.resource.empty() ? "?" : absl::CHexEscape(row.resource);
-    const std::optional<absl::Duration> held_for = HeldFor(row, now);
     cells.push_back({resource, Printable(row.mode), row.pid == 0 ? "?" : absl::StrCat(row.pid),
                      row.command.empty() ? "-" : absl::CHexEscape(row.command),
                      row.unit.empty() ? "-" : absl::CHexEscape(row.unit),
                      row.since ? TimeText(*row.since, /*utc=*/false) : "?",
-                     held_for ? DurationText(*held_for) : "?",
+                     row.since ? DurationText(Since(*row.since, now)) : "?",
                      row.fence ? absl::StrCat(*row.fence) : "-",
                      row.waiters ? absl::StrCat(*row.waiters) : "?",
                      Printable(Details(row))});
     for (const ipclock::LockWaiter& w : row.waiter_list) {
       // Each holder of a shared lock has the same waiters.
-      if (!waiters_shown.emplace(row.resource, w.pid).second) continue;
+      if (!waiters_shown.emplace(row.lock, w.pid).second) continue;
       waiting.push_back({resource, w.mode.empty() ? "?" : Printable(w.mode),
                          w.pid == 0 ? "?" : absl::StrCat(w.pid),
                          w.command.empty() ? "-" : absl::CHexEscape(w.command),
-                         w.unit.empty() ? "-" : absl::CHexEscape(w.unit)});
+                         w.unit.empty() ? "-" : absl::CHexEscape(w.unit),
+                         w.since ? DurationText(Since(*w.since, now)) : "?"});
     }
   }
-  printf("Locks held in %s:\n", store.c_str());
-  PrintColumns(cells);
-  if (waiting.size() > 1) {
-    printf("Waiting for them:\n");
-    PrintColumns(waiting);
-  }
+  std::string out = absl::StrCat("Locks held in ", store, ":\n", Columns(cells));
+  if (waiting.size() > 1) absl::StrAppend(&out, "Waiting for them:\n", Columns(waiting));
   if (mtime_note) {
-    printf("SINCE of a lock file is its mtime: the lock was taken then or later (a holder\n"
-           "that locks its file again leaves mtime as it was).\n");
+    absl::StrAppend(&out,
+                    "SINCE of a lock file is its mtime: the lock was taken then or later (a "
+                    "holder\nthat locks its file again leaves mtime as it was).\n");
   }
+  return out;
 }
 
 // A store that can never be listed is a usage error, as asking a store for
@@ -182,7 +189,12 @@ absl::Status CheckListable(absl::string_view dsn) {
 absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
   ListOptions options;
   const std::vector<LongOption> table = {
-      StringOption("store", &options.store_dsn),
+      {"store", true,
+       [&](const char* arg) {
+         options.store_dsns.emplace_back(arg);
+         return absl::OkStatus();
+       }},
+      NonEmptyOption("output", &options.output, "--output needs a file name"),
       NonEmptyOption("key", &options.key, "--key needs a non-empty name"),
       {"json", false,
        [&](const char*) {
@@ -211,37 +223,83 @@ absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
 }
 
 int ListCommand(const ListOptions& options) {
-  const absl::string_view dsn =
-      options.store_dsn.empty() ? ipclock::kDefaultDsn : absl::string_view(options.store_dsn);
-  if (absl::Status s = CheckListable(dsn); !s.ok()) return FailCommand("list", s);
+  std::vector<std::string> dsns = options.store_dsns;
+  if (dsns.empty()) dsns.emplace_back(ipclock::kDefaultDsn);
+  // Every store is checked before any is listed: a command line that can
+  // never work fails whole, and leaves --output as it was.
+  for (size_t i = 0; i < dsns.size(); ++i) {
+    if (std::find(dsns.begin(), dsns.begin() + i, dsns[i]) != dsns.begin() + i) {
+      return FailCommand("list", UsageError(absl::StrCat("--store '", Printable(dsns[i]),
+                                                         "' is given twice")));
+    }
+    if (absl::Status s = CheckListable(dsns[i]); !s.ok()) return FailCommand("list", s);
+  }
   ipclock::ListRequest request;
   request.resource = options.key;
-  absl::StatusOr<ipclock::HeldLocks> held = ipclock::ListHeldLocks(dsn, request);
-  if (!held.ok()) {
-    PrintError("ipclock list", held.status());
-    return ExitCodeForStatus(held.status());
+  // One failed store does not keep the others from being listed; the exit
+  // status is the first failure's.
+  int status = 0;
+  std::vector<std::optional<ipclock::HeldLocks>> held(dsns.size());
+  for (size_t i = 0; i < dsns.size(); ++i) {
+    absl::StatusOr<ipclock::HeldLocks> listed = ipclock::ListHeldLocks(dsns[i], request);
+    if (listed.ok()) {
+      held[i] = *std::move(listed);
+      continue;
+    }
+    PrintError("ipclock list", listed.status());
+    if (status == 0) status = ExitCodeForStatus(listed.status());
   }
   const absl::Time now = absl::Now();
+  std::string text;
   switch (options.format) {
     case ListOptions::Format::kJson: {
       std::vector<std::string> objects;
-      for (const ipclock::HeldLock& row : held->locks) {
-        objects.push_back(RowJson(row, held->store, now));
+      for (const std::optional<ipclock::HeldLocks>& store : held) {
+        if (!store) continue;
+        for (const ipclock::HeldLock& row : store->locks) {
+          objects.push_back(RowJson(row, store->store, now));
+        }
       }
-      fputs(JsonArray(objects).c_str(), stdout);
+      text = JsonArray(objects);
       break;
     }
-    case ListOptions::Format::kOpenMetrics:
-      // The common ground of OpenMetrics and the Prometheus text format
-      // (gauges only, and a closing "# EOF" that the latter reads as a
-      // comment), for node_exporter's textfile collector.
-      fputs(ipclock::HeldLocksToOpenMetrics({*held}, now).c_str(), stdout);
+    case ListOptions::Format::kOpenMetrics: {
+      // A failed store keeps what the file said of it last, for
+      // Prometheus to go on seeing its locks beside its success gauge at 0.
+      std::optional<std::string> previous;
+      if (!options.output.empty() && status != 0) {
+        absl::StatusOr<std::optional<std::string>> read = ReadFileIfAny(options.output);
+        if (read.ok()) {
+          previous = *std::move(read);
+        } else {
+          PrintError("ipclock list", read.status());
+        }
+      }
+      std::vector<ipclock::StoreListing> listings(dsns.size());
+      for (size_t i = 0; i < dsns.size(); ++i) {
+        listings[i].dsn = dsns[i];
+        if (held[i]) {
+          listings[i].held = &*held[i];
+        } else if (previous) {
+          listings[i].kept = ipclock::KeptSamples(*previous, dsns[i]);
+        }
+      }
+      text = ipclock::ListingsToOpenMetrics(listings, now);
       break;
+    }
     case ListOptions::Format::kTable:
-      PrintTable(*held, now);
+      for (const std::optional<ipclock::HeldLocks>& store : held) {
+        if (store) absl::StrAppend(&text, Table(*store, now));
+      }
       break;
   }
-  return 0;
+  if (options.output.empty()) {
+    fputs(text.c_str(), stdout);
+  } else if (absl::Status s = ReplaceFile(options.output, text); !s.ok()) {
+    PrintError("ipclock list", s);
+    if (status == 0) status = ExitCodeForStatus(s);
+  }
+  return status;
 }
 
 }  // namespace ipclock_cli

@@ -57,6 +57,9 @@ struct LockWaiter {
   std::string command;  // /proc/PID/comm; empty when unknown or gone
   std::string unit;     // its systemd unit, as `HeldLock::unit`
   std::string mode;     // "exclusive" or "shared"; empty when unknown
+  // When it began to wait (Unix seconds), where the store keeps it; see
+  // `HeldLock::waiter_list` for which do.
+  std::optional<int64_t> since;
 };
 
 // One holder of one lock (a shared lock held by three processes is three
@@ -67,8 +70,19 @@ struct HeldLock {
   std::string resource;
   // Where the lock lives: a file name, a slot, a semaphore set, a key.
   std::string object;
+  // What names the lock in its store: the same for each of its holders,
+  // from one holder to the next, and whether or not the resource was asked
+  // for. The lock file's name (flock), the slot's name (shm), the set's key
+  // (semaphore), the registry (posix-semaphore), the resource's key or node
+  // (etcd, ZooKeeper), the server's lock name (MySQL); `object` where a
+  // store leaves it empty.
+  std::string lock;
   // "exclusive", "shared", "permit" (counting stores), or "holder died".
   std::string mode;
+  // How many holders this one entry stands for, where the store keeps only
+  // a count (a SysV set of several permits: its acquisitions not yet
+  // released); nullopt: one.
+  std::optional<int64_t> holders;
   pid_t pid = 0;        // 0: unknown (or on another host)
   std::string command;  // /proc/PID/comm; empty when unknown or gone
   // Filled wherever `command` is (a live process of this host): its
@@ -88,9 +102,12 @@ struct HeldLock {
   // semaphores); nullopt where it cannot tell (a robust mutex knows only
   // that someone waits).
   std::optional<int64_t> waiters;
-  // The waiters the store can name (flock: the blocked entries of
-  // /proc/locks, the "->" lines, in the kernel's order, then those queued
-  // in the lock file by `fair=true` stores, in the queue's order).
+  // The waiters the store can name, oldest first where it knows since when:
+  // flock, the blocked entries of /proc/locks (the "->" lines, in the
+  // kernel's order, without a time), then those queued in the lock file by
+  // `fair=true` stores, in the queue's order; shm, the waits ipclock
+  // processes mark on the segment; posix-semaphore, the registry's slots
+  // that wait; both with the time each began to wait.
   std::vector<LockWaiter> waiter_list;
   // Store-specific facts, as name and value; numbers stay numbers in JSON.
   std::vector<std::pair<std::string, std::string>> text_details;
@@ -120,20 +137,50 @@ struct HeldLocks {
 absl::StatusOr<HeldLocks> ListHeldLocks(absl::string_view dsn,
                                         const ListRequest& request = ListRequest());
 
-// The text form of `held` for Prometheus (`ipclock list --format=openmetrics`,
-// for node_exporter's textfile collector): gauges of what one look from
-// outside can see now, never counters (those are in each process,
-// metrics.h):
+// One store's part of a listing for Prometheus (ListingsToOpenMetrics()).
+struct StoreListing {
+  // The store as given (`ipclock list --store`): its `store` label, with
+  // passwords and secrets written "***" as messages write them.
+  std::string dsn;
+  // Its locks now; nullptr when the listing failed.
+  const HeldLocks* held = nullptr;
+  // When the listing failed: the samples of its last good listing, as
+  // KeptSamples() read them back from the text written then, shown again
+  // as they were (ipclock_list_last_success_timestamp_seconds says when).
+  std::vector<std::string> kept;
+};
+
+// The text form of `stores` for Prometheus (`ipclock list
+// --format=openmetrics`, for node_exporter's textfile collector): one
+// exposition whatever the number of stores, valid as OpenMetrics and as
+// the Prometheus text format (gauges only; `# EOF` last, which the latter
+// reads as a comment). What one look from outside can see now, never
+// counters (those are in each process, metrics.h). Every series carries
+// `store`; a lock's carry `lock` (HeldLock::lock) and `resource` (empty
+// where the store cannot name it), so that each lock is one series,
+// whoever holds it:
 //
-//   ipclock_lock_holder{store,resource,mode,pid,command,unit}      1 per holder
-//   ipclock_lock_held_seconds{store,resource,mode,pid,command,unit} since when
-//   ipclock_lock_waiters{store,resource}                           where known
-//   ipclock_lock_fence{store,resource}                             where known
+//   ipclock_list_success{store}                          1, or 0 if it failed
+//   ipclock_list_last_success_timestamp_seconds{store}   when it last listed
+//   ipclock_lock_holders{store,lock,resource}            live holders
+//   ipclock_lock_holder_info{store,lock,resource,mode,pid,command,unit,host} 1
+//   ipclock_lock_held_seconds{store,lock,resource}       the longest hold
+//   ipclock_lock_waiters{store,lock,resource}            where known
+//   ipclock_lock_longest_wait_seconds{store,lock,resource}
+//   ipclock_lock_fence{store,lock,resource}              where known
 //
-// `now` is the time held_seconds is measured to. Holders that share every
-// label (one process holding a shared lock twice) are one series.
-std::string HeldLocksToOpenMetrics(absl::Span<const HeldLocks> held, absl::Time now,
-                                   MetricsTextFormat format = MetricsTextFormat::kOpenMetrics);
+// Who holds is in the info gauge alone (one series per holder, 1), so
+// that a new holder does not start new series of the others. `now` is the
+// time held and waited seconds are measured to, and the listing's time.
+std::string ListingsToOpenMetrics(absl::Span<const StoreListing> stores, absl::Time now,
+                                  MetricsTextFormat format = MetricsTextFormat::kOpenMetrics);
+
+// The sample lines of `text`, an earlier ListingsToOpenMetrics() output,
+// that belong to store `dsn` (its label written as that function writes
+// it), but for ipclock_list_success: what StoreListing::kept takes. Lines
+// of families this version does not write, or that do not read as one of
+// its samples (a file edited by hand), are left out.
+std::vector<std::string> KeptSamples(absl::string_view text, absl::string_view dsn);
 
 // The store kind that `dsn` names, whether or not this build has it.
 // InvalidArgument for a malformed DSN or an unknown scheme.

@@ -121,7 +121,8 @@
 // (FailedPrecondition).
 //
 // Format. The registry's layout changed with this version (magic number
-// "ipc3", with the queue): registries of earlier ipclock builds are refused
+// "ipc4": its slots say since when they hold or wait, for `ipclock list`):
+// registries of earlier ipclock builds are refused
 // with FailedPrecondition rather than shared.
 //
 // Caveat: systemd-logind empties /dev/shm of a user's objects at logout

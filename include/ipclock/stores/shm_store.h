@@ -230,6 +230,20 @@ struct ShmSlotInfo {
   uint64_t fence = 0;
   // Keys (in any process) that have this slot cached; a hint.
   uint32_t refs = 0;
+  // When the holder acquired it (Unix seconds); 0 if unknown (no holder,
+  // or one of an ipclock build before listings had it).
+  int64_t held_since = 0;
+  // The processes waiting for it, with when each began (Unix seconds),
+  // oldest first: the blocking waits of ipclock processes, which mark
+  // their wait on the segment (a POSIX record lock that /proc/locks shows,
+  // and that goes with its process). Threads of one process that began in
+  // the same second are one waiter; waits through ipclock/async.h are not
+  // marked.
+  struct Waiter {
+    pid_t pid = 0;
+    int64_t since = 0;
+  };
+  std::vector<Waiter> waiters;
 };
 
 // The slots of /dev/shm/ipclock.<name> that are bound to a resource, for
