@@ -311,6 +311,53 @@ void test_sigterm_reaches_command_before_release(void** state) {
              "free after the command ended");
 }
 
+// Polls `ipclock list --json` on `store` until its output has `needle`.
+void AwaitListed(const std::string& store, absl::string_view needle) {
+  const double t0 = NowSeconds();
+  for (;;) {
+    CliResult r = RunCli({"list", "--json", "--store", store, "--key", "k"});
+    if (absl::StrContains(r.out, needle)) return;
+    if (NowSeconds() - t0 > 20) fail_msg("never listed %s: %s", std::string(needle).c_str(),
+                                         r.out.c_str());
+    usleep(20 * 1000);
+  }
+}
+
+// SIGINT, SIGTERM or SIGHUP to a waiter on a fair store: it leaves the
+// queue before it dies by the signal (128+N), so its ticket is not left for
+// those behind it to find dead; the next waiter gets the lock at the
+// release. (The lock file's queue shows it: "queued" goes with the ticket.)
+void test_signalled_waiter_leaves_a_fair_queue(void** state) {
+  (void)state;
+  const std::string flock = FreshStore() + "?fair=true";
+  const std::string posix = absl::StrCat("posix-semaphore:?fair=true&prefix=ipclock-sigwait-",
+                                         getpid());
+  for (const std::string& store : {flock, posix}) {
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+      pid_t holder = StartCliHolder({"run", "--store", store, "--key", "k"});
+      const std::string next = ScratchFile("next");
+      pid_t waiter = Spawn(WithCli({"run", "--store", store, "--key", "k", "--", "true"}));
+      // In the queue: listed as waiting (flock), or asleep (both).
+      if (store == flock) AwaitListed(store, "\"queued\":1");
+      AwaitWaiting(waiter);
+      kill(waiter, sig);
+      assert_int_equal(WaitChild(waiter, 10), 128 + sig);
+      if (store == flock) {
+        CliResult listed = RunCli({"list", "--json", "--store", store, "--key", "k"});
+        ExpectLacks(listed.out, "\"queued\"", "a ticket after the waiter left");
+      }
+      pid_t later = Spawn(WithCli({"run", "--store", store, "--key", "k", "--", "sh", "-c",
+                                   absl::StrCat(": > '", next, "'")}));
+      AwaitWaiting(later);
+      StopHolder(holder);
+      assert_int_equal(WaitChild(later, 10), 0);
+      assert_true(FileExists(next));
+    }
+  }
+  ExpectCode(RunCli({"run", "-n", "--store", posix, "--key", "k", "--", "true"}), 0,
+             "free at the end");
+}
+
 // -o is accepted; the lock is never inherited, so killing ipclock frees it
 // even while the command runs on (flock(1) without -o would not).
 void test_command_does_not_inherit_lock(void** state) {
@@ -421,6 +468,7 @@ int main(void) {
       cmocka_unit_test(test_verbose),
       cmocka_unit_test(test_sigterm_reaches_command_before_release),
       cmocka_unit_test(test_command_does_not_inherit_lock),
+      cmocka_unit_test(test_signalled_waiter_leaves_a_fair_queue),
       cmocka_unit_test(test_usage_errors),
       cmocka_unit_test(test_bad_dsn),
       cmocka_unit_test(test_unsafe_lock_dir),

@@ -31,6 +31,7 @@
 #include "ipclock/spi/store_interface.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
+#include "combined_store_test.h"
 #include "forwarding_store.h"
 #include "ipclock_config.h"
 #if IPCLOCK_HAVE_REDIS
@@ -493,6 +494,7 @@ int main() {
       cmocka_unit_test(MemberDownAtStartCountsAsRefusing),
       cmocka_unit_test(MajorityOfRedisMembersLosesTheLock),
       cmocka_unit_test(UnreachableMemberIsNotALoss),
+      cmocka_unit_test(FrozenMemberHoldsUpNoLoss),
       cmocka_unit_test(SerializedKeyIsCheckedOnEveryMember),
 #endif
       cmocka_unit_test(CapabilitiesAreTheIntersection),

@@ -576,6 +576,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(KilledHolderWithAWaiterIsReported),
       cmocka_unit_test(FairStoreServesTheWaiterFirst),
       cmocka_unit_test(FairStoreLetsNoReaderPastAWaitingWriter),
+      cmocka_unit_test(CancelledWaitLeavesTheQueue),
       cmocka_unit_test(FenceGrows),
       cmocka_unit_test(ExpiresAfterTtl),
       cmocka_unit_test(NearZeroRefreshReportsExpiry),

@@ -30,6 +30,7 @@ bool CrossProcess();
 // The tests of conformance_test_capabilities.cc, in one declaration, for the suite's table.
 void KilledWaiterDoesNotBlockTheNext(void**), KilledHolderWithAWaiterIsReported(void**),
     FairStoreServesTheWaiterFirst(void**), FairStoreLetsNoReaderPastAWaitingWriter(void**),
+    CancelledWaitLeavesTheQueue(void**),
     FenceGrows(void**), ExpiresAfterTtl(void**), NearZeroRefreshReportsExpiry(void**),
     SavingExpiredKeyLeavesNothing(void**), ReadersCoexist(void**),
     ReaderConflictsWithWriter(void**), SoleReaderPromotes(void**), TwoReadersCannotPromote(void**),

@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The conformance suite's tests of killed waiters and holders with waiters,
-// the order of fair stores, fencing, expiring, shared and counting stores,
+// the order of fair stores, cancelled waits, fencing, expiring, shared and
+// counting stores,
 // run by conformance_test.cc's table, on the store under test (g_dsn).
 
 #include <dirent.h>
@@ -49,27 +50,6 @@ using ipclock::Store;
 bool LocalBlocking() {
   const Capabilities c = Caps();
   return c.scope == Scope::kLocal && c.blocking;
-}
-
-// Whether `pid` sleeps, from the state field of /proc/PID/stat.
-bool Sleeping(pid_t pid) {
-  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
-  std::string line;
-  std::getline(stat, line);
-  const size_t paren = line.rfind(')');
-  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
-}
-
-// Waits until `pid`, which has told us it is about to wait for a lock, has
-// slept for 200 ms on end: it is in the lock's wait by then, whatever the
-// machine's load (nothing else in an acquisition sleeps that long).
-void AwaitWaiting(pid_t pid) {
-  int asleep = 0;
-  for (int i = 0; i < 3000 && asleep < 20; ++i) {
-    asleep = Sleeping(pid) ? asleep + 1 : 0;
-    usleep(10 * 1000);
-  }
-  if (asleep < 20) fail_msg("process %d never settled into its wait", static_cast<int>(pid));
 }
 
 // Forks a process that waits for `r` and, once it holds the lock, exits
@@ -180,6 +160,46 @@ void FairStoreLetsNoReaderPastAWaitingWriter(void**) {
   ASSERT_OK(reader.Release());
   assert_int_equal(WaitChild(writer), 0);
   assert_true(TryOrFail(late_reader, LockMode::kShared));
+}
+
+// --- Cancelled waits ----------------------------------------------------------------
+
+// A Canceller ends a wait from another thread: Cancelled, without the
+// lock, and out of the store's queue (on etcd and ZooKeeper this process's
+// lease and session live on, so a key or node left behind would keep the
+// next waiter out for good). Every later wait of its Locks ends at once; a
+// try still tries. How soon: at once on `cancellable` stores, within a
+// 200 ms slice elsewhere; the bound here only catches a wait that went on.
+void CancelledWaitLeavesTheQueue(void**) {
+  auto store = OpenStoreOrFail(g_dsn);
+  const std::string r = UniqueResource("cancel");
+  Lock holder = HeldOrFail(store, r);
+  absl::StatusOr<std::shared_ptr<ipclock::Canceller>> canceller = ipclock::Canceller::Create();
+  ASSERT_OK(canceller);
+  LockOptions options;
+  options.canceller = *canceller;
+  Lock waiter = LockOrFail(store, r, options);
+  absl::Status waited;
+  std::atomic<double> ended{0};
+  std::thread wait([&] {
+    waited = waiter.Acquire(absl::Seconds(60));
+    ended = NowSeconds();
+  });
+  // Into its wait, most likely (a cancel before it began ends it alike).
+  absl::SleepFor(absl::Milliseconds(300));
+  const double t0 = NowSeconds();
+  (*canceller)->Cancel();
+  wait.join();
+  print_message("the wait ended %.1f ms after Cancel() (%s)\n", (ended - t0) * 1e3,
+                Caps().cancellable ? "cancellable" : "200 ms slices");
+  ASSERT_CODE(waited, absl::StatusCode::kCancelled);
+  assert_false(waiter.is_acquired());
+  assert_true(ended - t0 < 10);
+  ASSERT_CODE(waiter.TryAcquireFor(absl::Seconds(30)).status(), absl::StatusCode::kCancelled);
+  assert_false(TryOrFail(waiter));
+  ASSERT_OK(holder.Release());
+  Lock next = LockOrFail(store, r);
+  ASSERT_OK(next.Acquire(absl::Seconds(20)));
 }
 
 // --- Fencing -----------------------------------------------------------------

@@ -6,9 +6,10 @@
 // ($IPCLOCK_TEST_PORT_BASE+90.., to freeze with SIGSTOP), with etcd's own
 // `etcdctl lock` as the other client: exclusion both ways, one FIFO queue
 // for waiters of both, `etcdctl lock`'s environment from `ipclock run`, a
-// killed holder's lock going with its lease and the next holder told,
-// losses (a revoked lease, a deleted key) reported by the watch at once,
-// an unreachable member reported Unavailable and then, once the lease may
+// killed holder's lock going with its lease and the next holder told, a
+// waiter that gets SIGTERM leaving the queue before it dies, losses (a
+// revoked lease, a deleted key) reported by the watch at once, an
+// unreachable member reported Unavailable and then, once the lease may
 // have expired, Aborted; the layout, the DSN, TLS refusals, shared locks
 // beside etcdctl, `ipclock list`, fork.
 //
@@ -455,6 +456,48 @@ void DeletedKeyStopsRun(void**) {
   assert_true(absl::StrContains(err, "deleted by another client"));
 }
 
+// A waiter that gets SIGINT, SIGTERM or SIGHUP leaves the queue before it
+// dies by the signal (128+N): its key is deleted and its lease revoked, so
+// the waiter behind it gets the lock when the holder lets go, not when the
+// killed waiter's lease would have ended (TTL 20 s; 60 s for SIGINT and
+// SIGHUP, whose keys must be gone before the holder lets go).
+void SignalledWaiterLeavesTheQueue(void**) {
+  REQUIRE_SERVER();
+  const std::string r = UniqueResource("sigwait");
+  const std::string dir = MakeTempDir();
+  pid_t holder = CtlLock(EtcdctlName(r), HoldUntilGo(dir));
+  assert_true(WaitForFile(dir + "/held", 20));
+  AwaitQueueLength(r, 1);
+  for (int sig : {SIGINT, SIGHUP}) {
+    pid_t waiter = Started(Spawn(Run(Dsn("ttl=60"), r, {"true"})));
+    AwaitQueueLength(r, 2);
+    kill(waiter, sig);
+    assert_int_equal(Reap(waiter, 10), 128 + sig);
+    AwaitQueueLength(r, 1);
+  }
+  const std::vector<std::string> before = KeysUnder(EtcdctlName(r) + "/");
+  pid_t waiter = Started(Spawn(Run(Dsn("ttl=20"), r, {"true"})));
+  AwaitQueueLength(r, 2);
+  // concurrency.Mutex names a waiter's key after its lease.
+  std::string lease;
+  for (const std::string& k : KeysUnder(EtcdctlName(r) + "/")) {
+    if (k != before[0]) lease = k.substr(k.rfind('/') + 1);
+  }
+  pid_t next = Started(Spawn(Run(Dsn("ttl=20"), r, {"touch", dir + "/next"})));
+  AwaitQueueLength(r, 3);
+  kill(waiter, SIGTERM);
+  assert_int_equal(Reap(waiter, 10), 128 + SIGTERM);
+  const double t0 = NowSeconds();
+  assert_true(WriteFile(dir + "/go", ""));
+  assert_true(WaitForFile(dir + "/next", 30));
+  const double took = NowSeconds() - t0;
+  print_message("the next waiter got the lock %.0f ms after the holder was told to let go "
+                "(the killed waiter's lease: 20 s)\n", took * 1000);
+  assert_true(took < 5);
+  for (pid_t p : {holder, next}) assert_int_equal(Reap(p, 30), 0);
+  assert_true(absl::StrContains(Ctl({"lease", "timetolive", lease}), "already expired"));
+}
+
 }  // namespace
 }  // namespace ipclock_test
 
@@ -473,6 +516,7 @@ int main() {
       cmocka_unit_test_teardown(RevokedLeaseIsLossSeenAtOnce, StopOwnServers),
       cmocka_unit_test_teardown(RunLeavesNoLease, StopOwnServers),
       cmocka_unit_test_teardown(DeletedKeyStopsRun, StopOwnServers),
+      cmocka_unit_test_teardown(SignalledWaiterLeavesTheQueue, StopOwnServers),
       cmocka_unit_test_teardown(UnreachableIsUnavailableThenLost, StopOwnServers),
       cmocka_unit_test_teardown(RenewalGivesUpWhenTheLeaseMayEnd, StopOwnServers),
       cmocka_unit_test_teardown(TlsRefusalsAreConfigurationErrors, StopOwnServers),

@@ -151,6 +151,25 @@ int WaitChild(pid_t pid, double timeout_sec) {
   return code;
 }
 
+namespace {
+
+bool Sleeping(pid_t pid) {
+  const std::string line = ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/stat"));
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
+}
+
+}  // namespace
+
+void AwaitWaiting(pid_t pid) {
+  int asleep = 0;
+  for (int i = 0; i < 3000 && asleep < 20; ++i) {
+    asleep = Sleeping(pid) ? asleep + 1 : 0;
+    usleep(10 * 1000);
+  }
+  if (asleep < 20) fail_msg("process %d never settled into its wait", static_cast<int>(pid));
+}
+
 void KillChild(pid_t pid) {
   if (kill(pid, SIGKILL) != 0) fail_msg("kill(%d): %s", pid, strerror(errno));
   assert_int_equal(WaitChild(pid), 128 + SIGKILL);

@@ -119,6 +119,13 @@ pid_t ForkChild(const std::function<int()>& body);
 // report. Fails the test if it takes longer than `timeout_sec`.
 int WaitChild(pid_t pid, double timeout_sec = 30);
 
+// Waits until `pid`, which has told us it is about to wait for a lock (or
+// was started to), has slept for 200 ms on end (the state field of
+// /proc/PID/stat): it is in the lock's wait by then, whatever the
+// machine's load (nothing else in an acquisition sleeps that long).
+// Fails the test after 30 s.
+void AwaitWaiting(pid_t pid);
+
 // kill -9 on a forked child, and WaitChild, failing the test unless the
 // child ended by that signal (it had not exited on its own before).
 void KillChild(pid_t pid);

@@ -9,7 +9,8 @@
 // Symfony's layout with another client as the peer both ways, every way a
 // held lock is lost (its node deleted, its session expired) reported as
 // Aborted, a disconnection shorter than the session timeout not reported
-// as a loss, `ipclock list`, and `ipclock run` end to end.
+// as a loss, a waiter that gets SIGTERM leaving the queue before it dies,
+// `ipclock list`, and `ipclock run` end to end.
 //
 // Skipped without the server (failed under CI=true).
 
@@ -349,6 +350,59 @@ void WaitersQueueInOrderWithoutHerd(void**) {
   assert_string_equal(ReadFileOrEmpty(order).c_str(), "0\n1\n2\n3\n");
 }
 
+// A waiter that gets SIGINT, SIGTERM or SIGHUP leaves the queue before it
+// dies by the signal (128+N): its node is deleted and its session closed,
+// so the waiter behind it gets the lock when the holder lets go, not once
+// the servers expire the killed waiter's session (20 s here).
+void SignalledWaiterLeavesTheQueue(void**) {
+  REQUIRE_SERVER();
+  const std::string server = Server();
+  const std::string dsn = absl::StrCat(EnvOrNull("IPCLOCK_TEST_ZOOKEEPER"),
+                                       "/ipclock-test?session_timeout=20&secret=none");
+  auto store = OpenStoreOrFail(dsn);
+  const std::string r = UniqueResource("sigwait");
+  const std::string parent = absl::StrCat("/ipclock-test/", ipclock::EncodeResourceNode(r));
+  const std::string next = MakeTempDir() + "/next";
+  Lock holder = HeldOrFail(store, r);
+  auto await_nodes = [&](size_t n) {
+    size_t nodes = 0;
+    for (const double t0 = NowSeconds(); NowSeconds() - t0 < 10;) {
+      const std::vector<std::string> children = Lines(Peer(server, "ls", parent));
+      nodes = static_cast<size_t>(std::count_if(children.begin(), children.end(),
+                                                [](const std::string& c) { return c != "owner"; }));
+      if (nodes == n) return;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    fail_msg("the queue of %s never held %zu nodes (it holds %zu)", r.c_str(), n, nodes);
+  };
+  auto run = [&](const std::vector<std::string>& command) {
+    std::vector<std::string> argv = {IpclockPath(), "run", "--store", dsn, "--key", r, "--"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    return Spawn(argv);
+  };
+  for (int sig : {SIGINT, SIGHUP}) {
+    pid_t waiter = run({"true"});
+    await_nodes(2);
+    kill(waiter, sig);
+    assert_int_equal(WaitPlain(waiter, 10), 128 + sig);
+    await_nodes(1);
+  }
+  pid_t waiter = run({"true"});
+  await_nodes(2);
+  pid_t later = run({"touch", next});
+  await_nodes(3);
+  kill(waiter, SIGTERM);
+  assert_int_equal(WaitPlain(waiter, 10), 128 + SIGTERM);
+  const double t0 = NowSeconds();
+  ASSERT_OK(holder.Release());
+  assert_true(WaitForFile(next, 30));
+  const double took = NowSeconds() - t0;
+  print_message("the next waiter got the lock %.0f ms after the release (the killed "
+                "waiter's session: 20 s)\n", took * 1000);
+  assert_true(took < 5);
+  assert_int_equal(WaitPlain(later, 10), 0);
+}
+
 void SharedLocksFollowTheQueue(void**) {
   REQUIRE_SERVER();
   const std::string dsn = RecipeDsn();
@@ -451,6 +505,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test_teardown(RecipeLayoutOnTheServer, StopOwnServers),
       cmocka_unit_test_teardown(FenceGrowsAcrossHoldersAndContainers, StopOwnServers),
       cmocka_unit_test_teardown(WaitersQueueInOrderWithoutHerd, StopOwnServers),
+      cmocka_unit_test_teardown(SignalledWaiterLeavesTheQueue, StopOwnServers),
       cmocka_unit_test_teardown(SharedLocksFollowTheQueue, StopOwnServers),
       cmocka_unit_test_teardown(SymfonyPeerBothWays, StopOwnServers),
       cmocka_unit_test_teardown(DeletedNodeIsLossSeenByTheWatch, StopOwnServers),

@@ -62,7 +62,8 @@
 // that loses its connection reconnects until its deadline. Every other
 // failure is returned at once: retrying cannot mend a configuration.
 // (DeadlineExceeded is not a failure of a store: `Lock::Acquire` returns it
-// when the lock stayed busy until the deadline.)
+// when the lock stayed busy until the deadline. Nor is the Cancelled that
+// it returns when its `Canceller`, lock.h, ended the wait.)
 
 #ifndef IPCLOCK_ERRORS_H_
 #define IPCLOCK_ERRORS_H_

@@ -43,7 +43,8 @@
 // lock stayed busy"; a store that timed out (a server that did not answer)
 // is Unavailable, and the other codes are the store's errors. Waits sleep
 // until the holder releases on every store with the `blocking` capability;
-// none spins.
+// none spins. A wait that another thread or a signal handler must be able
+// to end early takes a `Canceller` (below): it then ends with Cancelled.
 //
 // A Lock is released when it is destroyed, unless `LockOptions::auto_release`
 // is false. It is movable (a `LockGuard` on it follows it), not copyable,
@@ -68,6 +69,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -85,6 +87,67 @@ namespace ipclock {
 
 class LockGuard;
 
+// Ends waits for locks early, from another thread or from a signal handler:
+// a service told to stop while it waits for a lock, `ipclock run` on
+// SIGTERM. Give it to the Locks whose waits it may end
+// (`LockOptions::canceller`).
+//
+//   // Made before the handler is installed; the handler only calls Cancel().
+//   std::shared_ptr<ipclock::Canceller> g_stop;
+//   void OnSigterm(int) { g_stop->Cancel(); }
+//
+//   absl::Status WaitForTheLock(std::shared_ptr<ipclock::Store> store) {
+//     absl::StatusOr<std::shared_ptr<ipclock::Canceller>> stop =
+//         ipclock::Canceller::Create();
+//     if (!stop.ok()) return stop.status();
+//     g_stop = *stop;
+//     signal(SIGTERM, OnSigterm);
+//     ipclock::LockOptions options;
+//     options.canceller = g_stop;
+//     absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, "job", options);
+//     if (!lock.ok()) return lock.status();
+//     return lock->Acquire();  // Cancelled after a SIGTERM: not held, not queued
+//   }
+//
+// Once cancelled it stays so: every wait of its Locks, under way or later,
+// ends with Cancelled (`TryAcquireFor()` and `Acquire()` return that code; a
+// try, which does not wait, still tries). The lock is then not held, and the
+// wait has given up whatever it held in the store's queue (an etcd key and,
+// with the store, its lease; a ZooKeeper node; a fair store's ticket), as a
+// wait whose timeout ran out does: the next waiter is not held up by it.
+// How soon a wait ends:
+//   * on stores with the `cancellable` capability (store.h), whose waits
+//     watch the canceller: at once on etcd and ZooKeeper; on flock and
+//     posix-semaphore with fair=true, at once when Cancel() runs in a signal
+//     handler on the waiting thread, else within their 100 ms slice;
+//   * on other stores, within 200 ms: a Lock with a canceller waits there in
+//     slices of 200 ms and looks between them. What those stores keep for a
+//     waiter (a place in the kernel's or the server's queue) goes with the
+//     process, so a program that is about to exit may just as well exit.
+class Canceller {
+ public:
+  // An OS error if no eventfd can be made (the descriptor limit).
+  static absl::StatusOr<std::shared_ptr<Canceller>> Create();
+
+  Canceller(const Canceller&) = delete;
+  Canceller& operator=(const Canceller&) = delete;
+  ~Canceller();
+
+  // Cancels every wait of the Locks that have this canceller, now and from
+  // now on. Thread-safe, async-signal-safe, and idempotent.
+  void Cancel();
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+
+  // A descriptor that turns readable once cancelled (an eventfd,
+  // close-on-exec), for waits that poll. Owned by the canceller.
+  int fd() const { return fd_; }
+
+ private:
+  explicit Canceller(int fd) : fd_(fd) {}
+  std::atomic<bool> cancelled_{false};
+  const int fd_;
+};
+
 namespace internal {
 class LockAccess;
 class MetricsCell;
@@ -100,6 +163,9 @@ struct LockOptions {
   // that does not count refuses more with InvalidArgument).
   uint32_t permits = 1;
   KeyOptions key_options;
+  // Ends this Lock's waits when cancelled (see `Canceller` above); none by
+  // default.
+  std::shared_ptr<Canceller> canceller;
 };
 
 class Lock {
@@ -134,13 +200,15 @@ class Lock {
   absl::StatusOr<bool> TryAcquire(LockMode mode = LockMode::kExclusive);
 
   // Waits up to `timeout`. True once held, false if another holder still
-  // had it when `timeout` ran out; an error status if the store failed.
+  // had it when `timeout` ran out; Cancelled if the Lock's canceller was
+  // cancelled (see `Canceller`); an error status if the store failed.
   absl::StatusOr<bool> TryAcquireFor(absl::Duration timeout,
                                      LockMode mode = LockMode::kExclusive);
 
   // Waits up to `timeout` (forever by default). OK once held;
-  // DeadlineExceeded if another holder kept it for all of `timeout`; another
-  // code if the store failed.
+  // DeadlineExceeded if another holder kept it for all of `timeout`;
+  // Cancelled if the Lock's canceller was cancelled; another code if the
+  // store failed.
   absl::Status Acquire(absl::Duration timeout = absl::InfiniteDuration(),
                        LockMode mode = LockMode::kExclusive);
 
@@ -215,7 +283,12 @@ class Lock {
   void DetachGuard();
 
   absl::StatusOr<bool> AcquireUntil(Deadline deadline, LockMode mode);
+  // The store's Save() by `deadline`, in slices of kCancelSlice on a store
+  // whose waits do not watch the Lock's canceller.
+  absl::StatusOr<bool> SaveUntil(Deadline deadline, LockMode mode);
+  static constexpr absl::Duration kCancelSlice = absl::Milliseconds(200);
   absl::Status BusyError(absl::Duration timeout) const;
+  absl::Status CancelledError() const;
   // Release() through the store's full operation, with the lease-overrun
   // report; kept out of line so that the fast path stays small.
   ABSL_ATTRIBUTE_NOINLINE absl::Status ReleaseFully();

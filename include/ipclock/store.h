@@ -78,6 +78,12 @@ struct Capabilities {
   // inheritance): a real-time waiter is held up by the critical section,
   // never by threads of a priority between the holder's and its own.
   bool priority_inheritance = false;
+  // Waits watch the Lock's canceller (`Canceller`, lock.h): a cancelled
+  // wait leaves the store's queue and ends at once (within a 100 ms slice
+  // on the fair local stores). Elsewhere a Lock with a canceller waits in
+  // slices of 200 ms; nothing such a store keeps for a waiter outlives the
+  // waiter's process.
+  bool cancellable = false;
   Scope scope = Scope::kLocal;
   // On expiring stores, the longest lease (LockOptions::ttl) the store
   // keeps: memcached reads a longer expiry as a date, the table store keeps

@@ -11,11 +11,13 @@
 #include <thread>
 
 #include "absl/time/clock.h"
+#include "core/platform_deadline.h"
+#include "platform/event_signal.h"
 #include "platform/process_id.h"
 
 namespace ipclock {
 
-void Backoff::Sleep(Deadline deadline) {
+void Backoff::Sleep(Deadline deadline, int cancel_fd) {
   // Seeded per thread from the clock, the pid and the thread, and again in
   // a forked child, which must not repeat its parent's sequence.
   thread_local std::minstd_rand rng;
@@ -29,7 +31,13 @@ void Backoff::Sleep(Deadline deadline) {
   std::uniform_real_distribution<double> jitter(0.75, 1.25);
   const absl::Duration step = next_ * jitter(rng);
   next_ = std::min(next_ * 2, max_);
-  absl::SleepFor(std::min(step, deadline.Remaining()));
+  if (cancel_fd < 0) {
+    absl::SleepFor(std::min(step, deadline.Remaining()));
+    return;
+  }
+  Deadline until = Deadline::In(step);
+  if (deadline < until) until = deadline;
+  WaitReadableOrCancelled(-1, cancel_fd, ForPlatform(until));
 }
 
 }  // namespace ipclock

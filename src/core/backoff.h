@@ -19,8 +19,9 @@ class Backoff {
   // Steps start at `first` and double up to `max`.
   Backoff(absl::Duration first, absl::Duration max) : next_(first), max_(max) {}
 
-  // Sleeps for the next step, never past `deadline`.
-  void Sleep(Deadline deadline);
+  // Sleeps for the next step, never past `deadline`; with a `cancel_fd`
+  // (Key::cancel_fd()), not past its turning readable either.
+  void Sleep(Deadline deadline, int cancel_fd = -1);
 
  private:
   absl::Duration next_;

@@ -33,6 +33,7 @@ inline constexpr CapabilityFlags kSeesOwnerDeath = 1u << 5;    // owner_death
 inline constexpr CapabilityFlags kCanCount = 1u << 6;          // counting
 inline constexpr CapabilityFlags kIsFair = 1u << 7;            // fair
 inline constexpr CapabilityFlags kInheritsPriority = 1u << 8;  // priority_inheritance
+inline constexpr CapabilityFlags kCanCancel = 1u << 9;         // cancellable
 
 // `flags` when `on`, else none.
 constexpr CapabilityFlags When(bool on, CapabilityFlags flags) { return on ? flags : 0; }
@@ -52,6 +53,7 @@ constexpr Capabilities MakeCapabilities(
   c.counting = (flags & kCanCount) != 0;
   c.fair = (flags & kIsFair) != 0;
   c.priority_inheritance = (flags & kInheritsPriority) != 0;
+  c.cancellable = (flags & kCanCancel) != 0;
   c.scope = scope;
   c.max_lease = max_lease;
   return c;

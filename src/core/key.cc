@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "platform/errors.h"
 #include "core/hashing.h"
+#include "ipclock/lock.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/random.h"
 
@@ -37,6 +38,22 @@ Key::Key(std::string resource) : resource_(std::move(resource)) {}
 Key::Key(Key&&) noexcept = default;
 Key& Key::operator=(Key&&) noexcept = default;
 Key::~Key() = default;
+
+Key Key::Twin() const {
+  Key twin(resource_);
+  twin.token_ = token_;
+  twin.expiry_ = expiry_;
+  twin.fence_ = fence_;
+  twin.permits_ = permits_;
+  twin.previous_owner_died_ = previous_owner_died_;
+  twin.serializable_ = serializable_;
+  twin.canceller_ = canceller_;
+  return twin;
+}
+
+bool Key::cancelled() const { return canceller_ != nullptr && canceller_->cancelled(); }
+
+int Key::cancel_fd() const { return canceller_ != nullptr ? canceller_->fd() : -1; }
 
 absl::Status Key::ValidateResource(absl::string_view resource,
                                    const KeyOptions& options) {

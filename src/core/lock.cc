@@ -3,6 +3,7 @@
 
 #include "ipclock/lock.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/base/optimization.h"
@@ -87,6 +88,7 @@ Lock::Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options)
   // child's copy (IsForkedCopy()).
   fast_path_ = !caps_.expiring && !caps_.serializable;
   metrics_ = internal::ClaimMetricsCell(*store_, key_.resource());
+  KeyWriter(key_).set_canceller(options_.canceller.get());
 }
 
 Lock::Lock(Lock&& other) noexcept
@@ -141,10 +143,36 @@ void Lock::DetachGuard() {
   if (guard_ != nullptr) std::exchange(guard_, nullptr)->lock_ = nullptr;
 }
 
+absl::StatusOr<bool> Lock::SaveUntil(Deadline deadline, LockMode mode) {
+  const Canceller* canceller = options_.canceller.get();
+  if (canceller == nullptr || caps_.cancellable || deadline.has_passed()) {
+    return StoreCalls::Save(*store_, caps_, key_, mode, deadline);
+  }
+  // The store's wait does not watch the canceller: it waits in slices, and
+  // looks between them. Each slice asks for the whole lease again.
+  for (bool first = true;; first = false) {
+    if (!first && caps_.expiring) {
+      KeyWriter(key_).ResetLifetime();
+      KeyWriter(key_).ReduceLifetime(options_.ttl);
+    }
+    const Deadline slice = std::min(deadline, Deadline::In(kCancelSlice));
+    absl::StatusOr<bool> saved = StoreCalls::Save(*store_, caps_, key_, mode, slice);
+    if (!saved.ok() || *saved || slice == deadline || canceller->cancelled()) return saved;
+  }
+}
+
+absl::Status Lock::CancelledError() const {
+  return StoreError(absl::StatusCode::kCancelled, store_->Describe(), key_.resource(),
+                    "the wait was cancelled (Canceller::Cancel())");
+}
+
 absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   if (store_ == nullptr) {
     return absl::FailedPreconditionError("ipclock: use of a moved-from Lock");
   }
+  // A wait, not a try, ends before it begins once cancelled.
+  const bool cancellable = options_.canceller != nullptr && !deadline.has_passed();
+  if (cancellable && options_.canceller->cancelled()) return CancelledError();
   const bool expiring = caps_.expiring;
   // A conversion that fails leaves the store's lease as it was, so the key's
   // must stay as it was too.
@@ -164,21 +192,23 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
     saved = StoreCalls::Save(*store_, caps_, key_, mode, Deadline::Past());
     if ((saved.ok() && !*saved) || absl::IsUnavailable(saved.status())) {
       wait_began = internal::MetricsNowNanos();
-      saved = StoreCalls::Save(*store_, caps_, key_, mode, deadline);
+      saved = SaveUntil(deadline, mode);
     }
   } else {
-    saved = StoreCalls::Save(*store_, caps_, key_, mode, deadline);
+    saved = SaveUntil(deadline, mode);
   }
   if (!saved.ok() || !*saved) {
     if (expiring) KeyWriter(key_).set_expiry(previous_expiry);
     if (!saved.ok()) return saved.status();
-    if (metrics_ != nullptr) internal::Bump(metrics_->timeouts);
+    const bool cancelled = cancellable && options_.canceller->cancelled();
+    if (metrics_ != nullptr && !cancelled) internal::Bump(metrics_->timeouts);
     // A failed conversion may have cost the lock we held (flock drops a
     // shared lock before it queues for an exclusive one): ask the store.
     if (acquired_) {
       absl::StatusOr<bool> still = StoreCalls::Exists(*store_, key_);
       acquired_ = still.ok() && *still;
     }
+    if (cancelled) return CancelledError();
     return false;
   }
   const bool converted = acquired_;

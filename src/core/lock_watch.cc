@@ -7,7 +7,8 @@
 // turning readable, an event source having something to say, or a wake
 // from another thread. It checks
 // the locks of local stores itself (system calls), and runs their probes.
-// The locks of a remote store, or of a store with an event source, are
+// The locks of a remote store, of a store with an event source, or of one
+// whose checks may wait on a server (WatchTargets::checks_wait), are
 // checked and renewed on a lane of that store's own (a thread, made with the
 // store's first such lock), so that a server that is slow or stopped holds
 // up the checks of its own locks only. Reports (the sink of a lost lock)
@@ -389,8 +390,8 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
   entry->fence = lock.fence();
   entry->expiring = lock.store().capabilities().expiring;
   entry->lease_end = LeaseEnd(lock);
-  entry->on_lane =
-      lock.store().capabilities().scope == Scope::kRemote || targets.events != nullptr;
+  entry->on_lane = lock.store().capabilities().scope == Scope::kRemote ||
+                   targets.events != nullptr || targets.checks_wait;
   std::lock_guard<std::mutex> guard(mu_);
   if (started_ && thread_pid_ != CurrentPid()) {
     // A fork()ed child: the threads and the parent's entries stayed with the

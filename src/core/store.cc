@@ -148,6 +148,7 @@ std::string CapabilitiesToString(const Capabilities& c) {
   if (c.counting) parts.push_back("counting");
   if (c.fair) parts.push_back("fair");
   if (c.priority_inheritance) parts.push_back("priority-inheritance");
+  if (c.cancellable) parts.push_back("cancellable");
   return absl::StrJoin(parts, ",");
 }
 

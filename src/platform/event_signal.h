@@ -9,10 +9,12 @@
 // event loop the same way. An eventfd: one descriptor, no pipe pair, and a
 // Notify() that never blocks.
 //
-// Also here: `SignalsBlockedScope`, for starting a library's threads with
-// every signal blocked (they inherit the starter's mask), so that the
-// program's signals stay on the program's threads, as StartThread()
-// (thread.h) does for ipclock's own.
+// Also here: the waits of ipclock::Canceller (lock.h), whose eventfd a
+// signal handler writes: `WaitReadableOrCancelled()` sleeps on a
+// descriptor, on the canceller's, or on both; and `SignalsBlockedScope`,
+// for starting a library's threads with every signal blocked (they
+// inherit the starter's mask), so that the program's signals stay on the
+// program's threads, as StartThread() (thread.h) does for ipclock's own.
 
 #ifndef IPCLOCK_PLATFORM_EVENT_SIGNAL_H_
 #define IPCLOCK_PLATFORM_EVENT_SIGNAL_H_
@@ -21,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "platform/monotonic_deadline.h"
 #include "platform/scoped_fd.h"
 
 namespace ipclock {
@@ -40,11 +43,32 @@ class EventSignal {
   void Notify() const;
   // Consumes every Notify() so far; true if there was any.
   bool Drain() const;
+  // Hands the descriptor over; this object is then empty.
+  int Release() { return fd_.release(); }
+
+  // Notify() on a descriptor of an EventSignal that was released.
+  // Async-signal-safe.
+  static void NotifyFd(int fd);
+  // Closes such a descriptor.
+  static void CloseFd(int fd);
 
  private:
   explicit EventSignal(ScopedFd fd) : fd_(std::move(fd)) {}
   ScopedFd fd_;
 };
+
+enum class CancellableWait {
+  kReady,      // `fd` is readable, hung up or in error
+  kCancelled,  // `cancel_fd` is readable
+  kTimeout,    // `until` passed first
+};
+
+// Sleeps until `fd` turns readable (-1: no such descriptor, a plain sleep),
+// `cancel_fd` turns readable (-1: none), or `until`. EINTR ends the sleep
+// early with kTimeout only if `until` has passed; otherwise the sleep goes
+// on, so that a signal handler that wrote `cancel_fd` is seen at once.
+// Neither descriptor is read.
+CancellableWait WaitReadableOrCancelled(int fd, int cancel_fd, MonotonicDeadline until);
 
 // Blocks every signal in this thread for the scope's life.
 class SignalsBlockedScope {

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +24,7 @@
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/random.h"
+#include "stores/combined_member_check.h"
 
 namespace ipclock {
 
@@ -52,11 +55,26 @@ constexpr absl::string_view kName = "combined";
 // The waits poll: a member cannot wake a waiter that also needs the others.
 constexpr absl::Duration kFirstBackoff = absl::Milliseconds(1);
 constexpr absl::Duration kMaxBackoff = absl::Milliseconds(50);
+// While a check waits for a member's server, the members that answer at
+// once are asked again this often: their loss may decide the verdict.
+constexpr absl::Duration kRecheck = kWatchProbeInterval;
 
 struct CombinedKeyState : KeyState {
-  explicit CombinedKeyState(size_t members) : held(members, false) {}
+  explicit CombinedKeyState(size_t members)
+      : held(members, false), checks(members),
+        board(std::make_shared<MemberCheckBoard>()) {}
+  ~CombinedKeyState() override {
+    // A forked child's copies never finish: their threads are the parent's.
+    for (std::unique_ptr<MemberCheck>& c : checks) {
+      if (c != nullptr && c->Orphaned()) c.release();
+    }
+  }
   std::vector<bool> held;  // by member index
   LockMode mode = LockMode::kExclusive;
+  // Checks of members still under way on threads of their own (by member
+  // index), which hold that member's state in the key until they finish.
+  std::vector<std::unique_ptr<MemberCheck>> checks;
+  std::shared_ptr<MemberCheckBoard> board;
 };
 
 size_t CountHeld(const std::vector<bool>& held) {
@@ -101,6 +119,17 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     caps_ = CombinedCapabilities(caps);
     describe_ = absl::StrCat("combined(", StrategyName(), ": ",
                              absl::StrJoin(described, ", "), ")");
+    // A member whose check may wait on a server: a remote one, asked on a
+    // thread of its own. Not a combined member: its members keep their
+    // states in the key under their own addresses, which a twin of the key
+    // would not carry (it is asked here, and its own members on threads).
+    // And a member whose checks are system calls: asked again while the
+    // verdict waits for the others.
+    for (size_t i = 0; i < members_.size(); ++i) {
+      const bool combined = members_[i]->name() == kName;
+      may_wait_.push_back(caps[i].scope == Scope::kRemote && !combined);
+      quick_.push_back(caps[i].scope != Scope::kRemote && !combined);
+    }
   }
 
   absl::string_view name() const override { return kName; }
@@ -110,6 +139,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   absl::StatusOr<bool> Save(Key& key, LockMode mode,
                             Deadline deadline) override {
     CombinedKeyState& st = StateOf(key);
+    FinishChecks(key);
     const std::vector<bool> before = st.held;
     const LockMode before_mode = st.mode;
     absl::Duration backoff = kFirstBackoff;
@@ -145,6 +175,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   }
 
   absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
+    FinishChecks(key);
     const std::vector<bool> holders = Holders(key);
     if (CountHeld(holders) == 0) {
       return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
@@ -177,6 +208,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   // refuse rather than leave such a lock owned by a thread that never
   // releases it.
   absl::StatusOr<WaitWord> GetWaitWord(Key& key) override {
+    FinishChecks(key);
     for (const std::shared_ptr<Store>& m : members_) {
       absl::StatusOr<WaitWord> w = StoreCalls::GetWaitWord(*m, key);
       if (!w.ok() || w->word != nullptr) {
@@ -197,6 +229,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   }
 
   absl::StatusOr<bool> Exists(Key& key) override {
+    FinishChecks(key);
     size_t yes = 0;
     size_t no = 0;
     for (const std::shared_ptr<Store>& m : members_) {
@@ -220,46 +253,79 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   // is lost (Aborted) only when the members that surely lost it leave the
   // strategy unmet even if every such member still holds; otherwise it is
   // Unavailable, and the watch goes by the lease, as for a single server.
+  //
+  // One slow member never holds up a loss that the others prove. The
+  // members that answer at once (local ones) are asked first; the others,
+  // when there is more than one member to ask, each on a thread of its own
+  // (combined_member_check.h), all at once. The verdict comes as soon as the
+  // answers decide it: a loss that the members still unheard cannot undo
+  // is reported while they are asked, and, while it waits for them, the
+  // local members are asked again every kRecheck. A check left under way
+  // keeps its member's part of the key: the next call on this key waits
+  // for it first (FinishChecks()), and a check of the watch that comes then
+  // takes its answer.
   absl::Status CheckHeld(Key& key) override {
     const std::vector<bool> holders = Holders(key);
-    size_t held = 0;
-    size_t unknown = 0;
-    std::vector<std::string> lost;
-    std::vector<std::string> unasked;
+    CombinedKeyState* st = state(key);
+    if (st != nullptr) DropOrphans(*st);
+    // Without combined state (a deserialized key) every member is asked in
+    // turn, as is a single member.
+    const bool on_threads = st != nullptr && CountHeld(holders) > 1;
+    std::vector<Answer> answers(members_.size(), Answer::kNone);
+    std::vector<std::string> why(members_.size());
+    auto ask = [&](size_t i) {
+      absl::Status s = StoreCalls::CheckHeld(*members_[i], key);
+      Record(i, s, &answers, &why);
+    };
     for (size_t i = 0; i < members_.size(); ++i) {
       if (!holders[i]) continue;
-      absl::Status s = StoreCalls::CheckHeld(*members_[i], key);
-      if (s.ok()) {
-        ++held;
-      } else if (absl::IsAborted(s)) {
-        lost.push_back(std::string(s.message()));
+      if (on_threads && may_wait_[i]) {
+        answers[i] = Answer::kUnasked;
       } else {
-        ++unknown;
-        unasked.push_back(std::string(s.message()));
+        ask(i);
       }
     }
-    if (IsMet(held)) return absl::OkStatus();
-    std::string detail = absl::StrCat(held, " of ", members_.size(), " members hold it");
-    if (!lost.empty()) absl::StrAppend(&detail, "; lost: ", absl::StrJoin(lost, "; "));
-    if (!unasked.empty()) {
-      absl::StrAppend(&detail, "; could not be asked: ", absl::StrJoin(unasked, "; "));
+    if (std::optional<absl::Status> v = Verdict(key, answers, why)) return *v;
+    for (size_t i = 0; i < members_.size(); ++i) {
+      if (answers[i] != Answer::kUnasked) continue;
+      answers[i] = Answer::kPending;
+      if (st->checks[i] != nullptr) continue;  // under way since an earlier check
+      st->checks[i] = MemberCheck::Start(members_[i], key, st->board);
+      if (st->checks[i] == nullptr) ask(i);  // no thread: here, then
     }
-    if (IsMet(held + unknown)) {
-      return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                        absl::StrCat("cannot tell whether the ", StrategyName(),
-                                     " of members still holds the lock: ", detail));
+    for (Deadline recheck = Deadline::In(kRecheck);;) {
+      for (size_t i = 0; i < members_.size(); ++i) {
+        if (answers[i] == Answer::kPending && st->checks[i]->done()) {
+          Record(i, std::exchange(st->checks[i], nullptr)->Finish(key), &answers, &why);
+        }
+      }
+      if (std::optional<absl::Status> v = Verdict(key, answers, why)) return *v;
+      if (recheck.has_passed()) {
+        for (size_t i = 0; i < members_.size(); ++i) {
+          if (answers[i] == Answer::kHeld && quick_[i]) ask(i);
+        }
+        recheck = Deadline::In(kRecheck);
+        continue;
+      }
+      std::unique_lock<std::mutex> lock(st->board->mu);
+      st->board->cv.wait_for(lock, absl::ToChronoNanoseconds(recheck.Remaining()), [&] {
+        for (size_t i = 0; i < members_.size(); ++i) {
+          if (answers[i] == Answer::kPending && st->checks[i]->done()) return true;
+        }
+        return false;
+      });
     }
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      absl::StrCat("the lock is no longer held: the ", StrategyName(),
-                                   " of members is no longer met (", detail, ")"));
   }
 
   WatchTargets GetWatchTargets(Key& key) override {
+    FinishChecks(key);
     WatchTargets all;
-    for (const std::shared_ptr<Store>& m : members_) {
-      WatchTargets t = StoreCalls::GetWatchTargets(*m, key);
+    for (size_t i = 0; i < members_.size(); ++i) {
+      WatchTargets t = StoreCalls::GetWatchTargets(*members_[i], key);
       all.inode_fds.insert(all.inode_fds.end(), t.inode_fds.begin(), t.inode_fds.end());
       all.poll_fds.insert(all.poll_fds.end(), t.poll_fds.begin(), t.poll_fds.end());
+      all.checks_wait = all.checks_wait || t.checks_wait ||
+                        members_[i]->capabilities().scope == Scope::kRemote;
     }
     return all;
   }
@@ -277,6 +343,100 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   }
 
   bool CanBeMet(size_t failures) const { return IsMet(members_.size() - failures); }
+
+  // What a member said in one CheckHeld(): kNone for a member the key did
+  // not take; kUnasked before it is asked, kPending while it is.
+  enum class Answer : uint8_t { kNone, kUnasked, kPending, kHeld, kLost, kUnknown };
+
+  static void Record(size_t i, const absl::Status& s, std::vector<Answer>* answers,
+                     std::vector<std::string>* why) {
+    (*answers)[i] = s.ok() ? Answer::kHeld : absl::IsAborted(s) ? Answer::kLost : Answer::kUnknown;
+    (*why)[i] = std::string(s.message());
+  }
+
+  // CheckHeld()'s verdict from the answers so far, or nullopt while the
+  // members not heard yet could still decide it.
+  std::optional<absl::Status> Verdict(const Key& key, const std::vector<Answer>& answers,
+                                       const std::vector<std::string>& why) const {
+    size_t held = 0;
+    size_t unknown = 0;
+    std::vector<std::string> lost;
+    std::vector<std::string> unasked;
+    std::vector<std::string> pending;
+    std::vector<std::string> unasked_yet;
+    for (size_t i = 0; i < members_.size(); ++i) {
+      switch (answers[i]) {
+        case Answer::kNone: break;
+        case Answer::kUnasked: unasked_yet.push_back(members_[i]->Describe()); break;
+        case Answer::kPending: pending.push_back(members_[i]->Describe()); break;
+        case Answer::kHeld: ++held; break;
+        case Answer::kLost: lost.push_back(why[i]); break;
+        case Answer::kUnknown:
+          ++unknown;
+          unasked.push_back(why[i]);
+          break;
+      }
+    }
+    // Every member not heard from may still hold: the lock is lost only if
+    // even that would not meet the strategy.
+    const size_t unheard = pending.size() + unasked_yet.size();
+    const bool lost_anyway = !IsMet(held + unknown + unheard);
+    if (!lost_anyway && unheard > 0) return std::nullopt;
+    if (IsMet(held)) return absl::OkStatus();
+    std::string detail = absl::StrCat(held, " of ", members_.size(), " members hold it");
+    if (!lost.empty()) absl::StrAppend(&detail, "; lost: ", absl::StrJoin(lost, "; "));
+    if (!unasked.empty()) {
+      absl::StrAppend(&detail, "; could not be asked: ", absl::StrJoin(unasked, "; "));
+    }
+    if (!pending.empty()) {
+      absl::StrAppend(&detail, "; no answer yet from: ", absl::StrJoin(pending, ", "));
+    }
+    if (!unasked_yet.empty()) {
+      absl::StrAppend(&detail, "; not asked: ", absl::StrJoin(unasked_yet, ", "));
+    }
+    if (!lost_anyway) {
+      return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
+                        absl::StrCat("cannot tell whether the ", StrategyName(),
+                                     " of members still holds the lock: ", detail));
+    }
+    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
+                      absl::StrCat("the lock is no longer held: the ", StrategyName(),
+                                   " of members is no longer met (", detail, ")"));
+  }
+
+  // A forked child's copies of checks under way, whose threads stayed with
+  // the parent, are left alone (leaked, with their members' parts).
+  static void DropOrphans(CombinedKeyState& st) {
+    for (std::unique_ptr<MemberCheck>& c : st.checks) {
+      if (c != nullptr && c->Orphaned()) c.release();
+    }
+  }
+
+  // Waits for the member checks under way on `key` and gives their members'
+  // parts of it back; their answers are dropped. With `releasing`, a check
+  // that has not ended is not waited for: its thread releases its member's
+  // part when it does (MemberCheck::LeaveToRelease()). For each member,
+  // whether its release was left so.
+  std::vector<bool> FinishChecks(Key& key, bool releasing = false) {
+    std::vector<bool> left(members_.size(), false);
+    CombinedKeyState* st = state(key);
+    if (st == nullptr) return left;
+    for (size_t i = 0; i < members_.size(); ++i) {
+      std::unique_ptr<MemberCheck> check = std::exchange(st->checks[i], nullptr);
+      if (check == nullptr) continue;
+      if (check->Orphaned()) {
+        check.release();  // a forked child's copy: see CombinedKeyState
+        continue;
+      }
+      if (releasing && check->LeaveToRelease()) {
+        check.release();  // its thread frees it
+        left[i] = true;
+        continue;
+      }
+      check->Finish(key).IgnoreError();
+    }
+    return left;
+  }
 
   CombinedKeyState& StateOf(Key& key) {
     return EnsureState(key, members_.size());
@@ -350,12 +510,23 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   // members that did release still met the strategy no more: until then
   // the lock was held. Other member errors are reported as they are.
   absl::Status DeleteOnMembers(Key& key, const std::vector<bool>& holders) {
+    // A member whose check is still under way (a loss was told without
+    // its answer) is not waited for: its server is slow or stopped, and the
+    // release would wait for the check and then for itself. The check's
+    // thread releases its part if its server answers; its lease or session
+    // ends it otherwise.
+    const std::vector<bool> left = FinishChecks(key, /*releasing=*/true);
     std::vector<std::string> errors;
     std::vector<std::string> lost;
     absl::StatusCode code = absl::StatusCode::kOk;
     size_t released = 0;
     for (size_t i = 0; i < members_.size(); ++i) {
-      absl::Status s = StoreCalls::Delete(*members_[i], key);
+      absl::Status s =
+          left[i] ? StoreError(absl::StatusCode::kUnavailable, members_[i]->Describe(),
+                               key.resource(),
+                               "its server has not answered the check under way: released "
+                               "once it answers, else its lease or session ends its part")
+                  : StoreCalls::Delete(*members_[i], key);
       if (s.ok()) {
         if (holders[i]) ++released;
       } else if (absl::IsAborted(s)) {
@@ -394,6 +565,10 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   const CombineStrategy strategy_;
   Capabilities caps_;
   std::string describe_;
+  // By member index: whether it is asked on a thread of its own (its
+  // checks may wait on a server), and whether it answers at once.
+  std::vector<bool> may_wait_;
+  std::vector<bool> quick_;
 };
 
 }  // namespace

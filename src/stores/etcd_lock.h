@@ -131,19 +131,21 @@ class EtcdStore final : public StoreWithRelease<EtcdKeyState> {
     int64_t create_revision = 0;
   };
   // Waits until `q` holds the lock (recording an exclusive holder, and
-  // whether the last one died), `deadline` passes, or its key vanished.
-  // With `first`, waits for that key's deletion before it looks. Held:
-  // `*owner_revision` is the revision at which it found itself first.
-  absl::StatusOr<Turn> WaitTurn(const Queued& q, Deadline deadline, absl::string_view resource,
+  // whether the last one died), `deadline` passes or `key`'s wait is
+  // cancelled (kBusy), or its key vanished. With `first`, waits for that
+  // key's deletion before it looks. Held: `*owner_revision` is the revision
+  // at which it found itself first.
+  absl::StatusOr<Turn> WaitTurn(const Queued& q, const Key& key, Deadline deadline,
                                 std::optional<Blocker> first, bool* died,
                                 int64_t* owner_revision);
   // Sleeps until `blocker` (the key of that create revision) is deleted,
-  // `deadline`, or the watch fails, renewing `lease` when due.
+  // `deadline`, `cancel_fd` turns readable, or the watch fails, renewing
+  // `lease` when due.
   void AwaitDeletion(const std::string& blocker, int64_t created, EtcdLease& lease,
-                     Deadline deadline);
+                     Deadline deadline, int cancel_fd);
   // Puts the key of `q` in the queue (concurrency.Mutex's put-if-absent);
   // sets q->revision.
-  absl::Status Enqueue(Queued* q, Deadline deadline, absl::string_view resource);
+  absl::Status Enqueue(Queued* q, const Key& key, Deadline deadline);
   // Records the held lock in `key`; its expiry is `ttl` (the Lock's) from
   // now, or the lease's end if sooner.
   void Fill(Key& key, const Queued& q, absl::Duration ttl, bool died);

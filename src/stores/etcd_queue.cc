@@ -38,7 +38,9 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "core/backoff.h"
+#include "core/platform_deadline.h"
 #include "platform/errors.h"
+#include "platform/event_signal.h"
 #include "stores/etcd_lock.h"
 #include "platform/process_id.h"
 #include "platform/shm_mapping.h"
@@ -81,6 +83,12 @@ bool Transient(const absl::Status& s) {
   return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s);
 }
 
+// Whether a wait is over without the lock: its deadline passed, or its
+// Lock's canceller was cancelled (both leave the queue alike).
+bool Over(Deadline deadline, const Key& key) {
+  return deadline.has_passed() || key.cancelled();
+}
+
 // How long a waiter may sleep: until its deadline, or until its lease is
 // due for renewal.
 Deadline Until(const EtcdLease& lease, Deadline deadline) {
@@ -120,7 +128,8 @@ void EtcdStore::Fill(Key& key, const Queued& q, absl::Duration ttl, bool died) {
   w.ReduceLifetime(std::min(ttl, q.lease->KnownLife()));
 }
 
-absl::Status EtcdStore::Enqueue(Queued* q, Deadline deadline, absl::string_view resource) {
+absl::Status EtcdStore::Enqueue(Queued* q, const Key& key, Deadline deadline) {
+  const absl::string_view resource = key.resource();
   Backoff retry(kRetryFirst, kRetryMax);
   for (;;) {
     EtcdTxn t;
@@ -132,8 +141,8 @@ absl::Status EtcdStore::Enqueue(Queued* q, Deadline deadline, absl::string_view 
     bool unknown = false;
     absl::StatusOr<EtcdTxnResult> r = client_.Txn(t, RequestDeadline(), &unknown);
     // Put-if-absent, else read: sending it again is safe, and tells.
-    if (!r.ok() && Transient(r.status()) && !deadline.has_passed()) {
-      retry.Sleep(deadline);
+    if (!r.ok() && Transient(r.status()) && !Over(deadline, key)) {
+      retry.Sleep(deadline, key.cancel_fd());
       continue;
     }
     if (!r.ok()) return Failure(r.status(), resource, "queue (put)");
@@ -150,14 +159,15 @@ absl::Status EtcdStore::Enqueue(Queued* q, Deadline deadline, absl::string_view 
 }
 
 void EtcdStore::AwaitDeletion(const std::string& blocker, int64_t created, EtcdLease& lease,
-                              Deadline deadline) {
+                              Deadline deadline, int cancel_fd) {
   // A watch from now (etcd serves one from a past revision up to 100 ms
   // late), then a look: the blocker still there means any deletion of it
   // is after the watch began, and will be reported.
   absl::StatusOr<std::unique_ptr<EtcdWatch>> watch =
       client_.WatchDeletes(blocker, 0, std::min(deadline, RequestDeadline()));
   if (!watch.ok()) {
-    absl::SleepFor(std::min(kWatchRetry, deadline.Remaining()));
+    const Deadline retry = std::min(deadline, Deadline::In(kWatchRetry));
+    WaitReadableOrCancelled(-1, cancel_fd, ForPlatform(retry));
     return;
   }
   EtcdRange look;
@@ -168,6 +178,13 @@ void EtcdStore::AwaitDeletion(const std::string& blocker, int64_t created, EtcdL
   // The same watch serves the whole wait: the lease is renewed beside it.
   while (!deadline.has_passed()) {
     const Deadline until = Until(lease, deadline);
+    // The canceller's descriptor beside the watch's: Next() polls the
+    // watch alone. Input already taken off a TLS stream is read at once.
+    if (cancel_fd >= 0 && !(*watch)->HasInput() &&
+        WaitReadableOrCancelled((*watch)->fd(), cancel_fd, ForPlatform(until)) ==
+            CancellableWait::kCancelled) {
+      return;
+    }
     absl::StatusOr<std::vector<EtcdEvent>> events = (*watch)->Next(until);
     if (!events.ok()) return;
     for (const EtcdEvent& e : *events) {
@@ -180,14 +197,19 @@ void EtcdStore::AwaitDeletion(const std::string& blocker, int64_t created, EtcdL
   }
 }
 
-absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, Deadline deadline,
-                                                    absl::string_view resource,
+absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, const Key& key,
+                                                    Deadline deadline,
                                                     std::optional<Blocker> first, bool* died,
                                                     int64_t* owner_revision) {
+  const absl::string_view resource = key.resource();
   const bool exclusive = q.mode == LockMode::kExclusive;
   Backoff retry(kRetryFirst, kRetryMax);
-  if (first) AwaitDeletion(first->key, first->create_revision, *q.lease, deadline);
+  if (first) {
+    AwaitDeletion(first->key, first->create_revision, *q.lease, deadline, key.cancel_fd());
+  }
   for (;;) {
+    // Cancelled: the caller deletes our key, as after the deadline.
+    if (key.cancelled()) return Turn::kBusy;
     // The wait may outlast the lease: renew it as its holder would.
     if (absl::Status ka = leases_.KeepAliveIfDue(*q.lease, RequestDeadline());
         absl::IsNotFound(ka)) {
@@ -230,9 +252,9 @@ absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, Deadline de
     absl::StatusOr<EtcdTxnResult> r = client_.Txn(t, RequestDeadline(), &unknown);
     if (!r.ok()) {
       // Unanswered: writing the record again is harmless.
-      if (Transient(r.status()) && !deadline.has_passed()) {
+      if (Transient(r.status()) && !Over(deadline, key)) {
         if (Deadline::NowNanos() >= q.lease->EarliestExpiryNanos()) return Turn::kLostQueue;
-        retry.Sleep(deadline);
+        retry.Sleep(deadline, key.cancel_fd());
         continue;
       }
       return Failure(r.status(), resource, "wait in the queue");
@@ -275,8 +297,8 @@ absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, Deadline de
       }
     }
     if (blocker == nullptr) continue;  // changed between the compare and the read
-    if (deadline.has_passed()) return Turn::kBusy;
-    AwaitDeletion(blocker->key, blocker->create_revision, *q.lease, deadline);
+    if (Over(deadline, key)) return Turn::kBusy;
+    AwaitDeletion(blocker->key, blocker->create_revision, *q.lease, deadline, key.cancel_fd());
   }
 }
 
@@ -294,8 +316,8 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
     absl::StatusOr<std::shared_ptr<EtcdLease>> lease =
         exclusive ? leases_.ForExclusive(keys.record) : leases_.ForShared();
     if (!lease.ok()) {
-      if (Transient(lease.status()) && !deadline.has_passed()) {
-        retry.Sleep(deadline);
+      if (Transient(lease.status()) && !Over(deadline, key)) {
+        retry.Sleep(deadline, key.cancel_fd());
         continue;
       }
       return Failure(lease.status(), key.resource(), "grant a lease");
@@ -307,8 +329,8 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
     if (absl::Status ka = leases_.KeepAliveIfDue(*q.lease, RequestDeadline()); !ka.ok()) {
       unreserve();
       if (absl::IsNotFound(ka)) continue;  // gone: another lease
-      if (Transient(ka) && !deadline.has_passed()) {
-        retry.Sleep(deadline);
+      if (Transient(ka) && !Over(deadline, key)) {
+        retry.Sleep(deadline, key.cancel_fd());
         continue;
       }
       return Failure(ka, key.resource(), "renew the lease");
@@ -371,8 +393,8 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
         leases_.MarkGone(*q.lease);
         continue;
       }
-      if (Transient(r.status()) && !deadline.has_passed()) {
-        retry.Sleep(deadline);
+      if (Transient(r.status()) && !Over(deadline, key)) {
+        retry.Sleep(deadline, key.cancel_fd());
         continue;
       }
       return Failure(r.status(), key.resource(), "acquire");
@@ -403,7 +425,7 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
           }
         }
       }
-    } else if (absl::Status s = Enqueue(&q, deadline, key.resource()); !s.ok()) {
+    } else if (absl::Status s = Enqueue(&q, key, deadline); !s.ok()) {
       // Our key was there already (an earlier unanswered attempt's): its
       // revision is our place.
       Abandon(EtcdPendingRelease{q.lease, keys.record, q.key, 0, q.owner, mode});
@@ -414,8 +436,7 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
       return s;
     }
     bool died = false;
-    absl::StatusOr<Turn> turn =
-        WaitTurn(q, deadline, key.resource(), first, &died, &q.owner_revision);
+    absl::StatusOr<Turn> turn = WaitTurn(q, key, deadline, first, &died, &q.owner_revision);
     if (turn.ok() && *turn == Turn::kHeld) {
       Fill(key, q, ttl, died);
       return true;
@@ -427,6 +448,7 @@ absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadli
     if (*turn == Turn::kBusy) return false;
     // Our key vanished while we waited (its lease ended, or a client
     // deleted it): join again while the deadline allows.
+    if (key.cancelled()) return false;
     if (deadline.has_passed()) {
       return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                         absl::StrCat("our queued key ", q.key, " vanished while we waited "
@@ -491,8 +513,7 @@ absl::StatusOr<bool> EtcdStore::Convert(Key& key, LockMode mode, Deadline deadli
   // The conversion has given up the lock we held, whatever comes next.
   st.held = false;
   bool died = false;
-  absl::StatusOr<Turn> turn =
-      WaitTurn(q, deadline, key.resource(), std::nullopt, &died, &q.owner_revision);
+  absl::StatusOr<Turn> turn = WaitTurn(q, key, deadline, std::nullopt, &died, &q.owner_revision);
   if (turn.ok() && *turn == Turn::kHeld) {
     Fill(key, q, ttl, died);
     return true;

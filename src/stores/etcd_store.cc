@@ -75,7 +75,7 @@ Capabilities EtcdCapabilities() {
   // serializable). Shared: recipe.RWMutex's readers. Fencing: the revision
   // at which the lock became ours. Owner death: the owner record.
   return MakeCapabilities(kEtcdEntry.scope, kCanBlock | kCanExpire | kCanShare | kCanFence |
-                                                kSeesOwnerDeath);
+                                                kSeesOwnerDeath | kCanCancel);
 }
 
 absl::Status EtcdStore::Start() { return leases_.Start(); }

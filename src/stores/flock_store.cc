@@ -350,10 +350,17 @@ absl::StatusOr<int> FlockStore::FlockInTurn(const Key& key, FlockFile& f, int op
   if (deadline.has_passed()) return EWOULDBLOCK;
   *waited = true;
   place->emplace(queue, (operation & LOCK_SH) != 0 ? QueuedFor::kShared : QueuedFor::kExclusive);
-  if (!(*place)->AwaitTurn(deadline)) return EWOULDBLOCK;
+  if (!(*place)->AwaitTurn(deadline, &key)) return EWOULDBLOCK;
   // First: only a holder stands between us and the lock now (and whoever
-  // does not queue: PHP, flock(1), stores without `fair`).
-  return FlockUntil(f.fd.get(), operation, ForPlatform(deadline));
+  // does not queue: PHP, flock(1), stores without `fair`). A cancellable
+  // wait sleeps in slices, keeping its turn, and looks between them.
+  if (key.cancel_fd() < 0) return FlockUntil(f.fd.get(), operation, ForPlatform(deadline));
+  for (;;) {
+    const Deadline slice =
+        std::min(deadline, Deadline::In(absl::Nanoseconds(TicketQueue::kSliceNanos)));
+    const int err = FlockUntil(f.fd.get(), operation, ForPlatform(slice));
+    if (err != EWOULDBLOCK || slice == deadline || key.cancelled()) return err;
+  }
 }
 
 absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline) {
@@ -560,7 +567,7 @@ Capabilities FlockCapabilities(const FlockStoreOptions& options) {
       options.holder_record && options.naming == FlockStoreOptions::Naming::kSymfony;
   return MakeCapabilities(kFlockEntry.scope, kCanBlock | kCanShare |
                                                 When(record, kCanFence | kSeesOwnerDeath) |
-                                                When(options.fair, kIsFair));
+                                                When(options.fair, kIsFair | kCanCancel));
 }
 
 std::shared_ptr<Store> MakeFlockStore(const FlockStoreOptions& options,

@@ -93,7 +93,7 @@ bool ValidPrefix(absl::string_view prefix) {
 
 Capabilities PosixSemaphoreCapabilities(const PosixSemaphoreStoreOptions& options) {
   return MakeCapabilities(kPosixSemaphoreEntry.scope, kCanBlock | kCanCount | kSeesOwnerDeath |
-                                                         When(options.fair, kIsFair));
+                                                         When(options.fair, kIsFair | kCanCancel));
 }
 
 class PosixSemaphoreStore final : public StoreWithRelease<PosixKeyState> {
@@ -192,7 +192,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
     *waited = true;
     waiting.Begin();
     place.emplace(*queue);
-    if (!place->AwaitTurn(deadline)) return false;
+    if (!place->AwaitTurn(deadline, &key)) return false;
   }
   for (;;) {
     // The registry decides; a post only says that it is worth looking. It
@@ -200,13 +200,15 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
     // and every slice of a wait looks for one.
     absl::StatusOr<bool> got = registry->TryAcquire(woken, previous_owner_died);
     if (!got.ok() || *got) return got;
-    if (deadline.has_passed()) return false;
+    // A fair store's wait watches the canceller (a signal's EINTR ends the
+    // slice); the others' waits are sliced by Lock.
+    if (deadline.has_passed() || (queue && key.cancelled())) return false;
     if (queue && !place) {
       // About to wait: behind whoever queued since our look, if anyone.
       *waited = true;
       waiting.Begin();
       place.emplace(*queue);
-      if (!place->AwaitTurn(deadline)) return false;
+      if (!place->AwaitTurn(deadline, &key)) return false;
       woken = false;
       continue;
     }

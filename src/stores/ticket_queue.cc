@@ -10,6 +10,7 @@
 
 #include "absl/time/time.h"
 #include "core/platform_deadline.h"
+#include "ipclock/spi/key.h"
 #include "platform/futex.h"
 #include "platform/proc_pid.h"
 #include "platform/process_id.h"
@@ -34,7 +35,7 @@ constexpr uint32_t kMaxQueued = 1u << 20;
 template <typename T>
 T Load(const T* p) { return SharedLoad<__ATOMIC_SEQ_CST>(p); }
 template <typename T>
-void Store(T* p, T v) { SharedStore<__ATOMIC_SEQ_CST>(p, v); }
+void Put(T* p, T v) { SharedStore<__ATOMIC_SEQ_CST>(p, v); }
 template <typename T>
 bool CompareExchange(T* p, T expected, T desired) {
   return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST,
@@ -75,12 +76,12 @@ uint32_t TicketQueue::Join(QueuedFor mode) {
   const uint32_t ticket = __atomic_fetch_add(&q_->next, 1u, __ATOMIC_SEQ_CST);
   // First of an empty queue: its wait starts now, not when the last
   // waiter before it passed on.
-  if (Load(&q_->first) == ticket) Store(&q_->first_since, Deadline::NowNanos());
+  if (Load(&q_->first) == ticket) Put(&q_->first_since, Deadline::NowNanos());
   TicketQueueEntry& e = q_->entries[ticket % kTicketQueueEntries];
-  Store(&e.pid, static_cast<int32_t>(CurrentPid()));
-  Store(&e.start_time, CurrentProcessStartTime());
-  Store(&e.mode, static_cast<uint32_t>(mode));
-  Store(&e.tag, Tag(ticket, kTicketWaiting));
+  Put(&e.pid, static_cast<int32_t>(CurrentPid()));
+  Put(&e.start_time, CurrentProcessStartTime());
+  Put(&e.mode, static_cast<uint32_t>(mode));
+  Put(&e.tag, Tag(ticket, kTicketWaiting));
   return ticket;
 }
 
@@ -97,7 +98,7 @@ void TicketQueue::Leave(uint32_t ticket) {
 void TicketQueue::PassOn(uint32_t ticket) {
   for (uint32_t i = 0; i < kTicketQueueEntries; ++i) {
     if (!CompareExchange(&q_->first, ticket, ticket + 1)) return;  // moved by another
-    Store(&q_->first_since, Deadline::NowNanos());
+    Put(&q_->first_since, Deadline::NowNanos());
     ++ticket;
     if (Load(&q_->next) == ticket) return;  // nobody queues
     // A waiter that left, or whose process is certainly gone (one kill(2),
@@ -166,7 +167,7 @@ QueuePlace::~QueuePlace() {
   }
 }
 
-bool QueuePlace::AwaitTurn(Deadline deadline) {
+bool QueuePlace::AwaitTurn(Deadline deadline, const Key* key) {
   for (;;) {
     const uint32_t first = Load(&queue_.q_->first);
     const uint32_t next = Load(&queue_.q_->next);
@@ -174,7 +175,7 @@ bool QueuePlace::AwaitTurn(Deadline deadline) {
     // First; or not between the first and the last any more (passed over,
     // or the queue was rewritten): go to the lock.
     if (ahead == 0 || ahead >= next - first) break;
-    if (deadline.has_passed()) {
+    if (deadline.has_passed() || (key != nullptr && key->cancelled())) {
       state_ = State::kLeft;
       queue_.Leave(ticket_);
       return false;

@@ -67,6 +67,8 @@
 
 namespace ipclock {
 
+class Key;
+
 inline constexpr uint32_t kTicketQueueEntries = 32;
 
 // Who holds a ticket. Written by its waiter when it joins and when it
@@ -152,8 +154,10 @@ class QueuePlace {
 
   // Sleeps until this place is first (or was passed over, or the queue
   // makes no sense: go to the lock either way). False when `deadline`
-  // passed first: the place has left the queue.
-  bool AwaitTurn(Deadline deadline);
+  // passed first, or the wait of `key` (if given) was cancelled (seen at a
+  // signal that interrupts the sleep, else within a slice): the place has
+  // left the queue.
+  bool AwaitTurn(Deadline deadline, const Key* key = nullptr);
 
  private:
   enum class State { kQueued, kTurn, kLeft };

@@ -95,11 +95,11 @@ class ZooKeeperStore final : public StoreWithRelease<ZkKeyState> {
   // zookeeper_recipe.cc
   absl::StatusOr<bool> SaveRecipe(Key& key, LockMode mode, Deadline deadline);
   absl::Status DeleteRecipe(Key& key, ZkKeyState& st, bool died);
-  // Queues `me` and waits until it holds the lock or `deadline`; on false or
-  // an error the node is deleted.
+  // Queues `me` and waits until it holds the lock, `deadline` passes or
+  // `key`'s wait is cancelled; on false or an error the node is deleted.
   absl::StatusOr<bool> WaitInQueue(ZkSession& session, const std::string& parent,
-                                   const LockChild& me, Deadline deadline,
-                                   absl::string_view resource, bool* owner_left);
+                                   const LockChild& me, const Key& key, Deadline deadline,
+                                   bool* owner_left);
   // Records an exclusive holder in "owner"; its version, or an error.
   absl::StatusOr<int> RecordOwner(ZkSession& session, const std::string& parent,
                                   const std::string& me, bool left_behind,

@@ -79,9 +79,11 @@ absl::StatusOr<int> ZooKeeperStore::RecordOwner(ZkSession& session, const std::s
 }
 
 absl::StatusOr<bool> ZooKeeperStore::WaitInQueue(ZkSession& session, const std::string& parent,
-                                                 const LockChild& me, Deadline deadline,
-                                                 absl::string_view resource,
-                                                 bool* owner_left) {
+                                                 const LockChild& me, const Key& key,
+                                                 Deadline deadline, bool* owner_left) {
+  const absl::string_view resource = key.resource();
+  // A cancelled wait leaves the queue as one whose deadline passed.
+  auto over = [&]() { return deadline.has_passed() || key.cancelled(); };
   const std::string my_path = Child(parent, me.name);
   auto bell = std::make_shared<ZkBell>();
   session.ListenSession(bell);
@@ -104,11 +106,15 @@ absl::StatusOr<bool> ZooKeeperStore::WaitInQueue(ZkSession& session, const std::
         return StoreError(absl::StatusCode::kAborted, describe_, resource,
                           "the session expired while waiting");
       }
+      if (key.cancelled()) {
+        leave();
+        return false;
+      }
       if (deadline.has_passed()) {
         leave();
         return Failure(c, resource, "wait (children)");
       }
-      retry.Sleep(deadline);
+      retry.Sleep(deadline, key.cancel_fd());
       continue;
     }
     if (c.rc != ZOK && c.rc != ZNONODE) {
@@ -131,7 +137,7 @@ absl::StatusOr<bool> ZooKeeperStore::WaitInQueue(ZkSession& session, const std::
       for (const std::string& name : c.children) *owner_left = *owner_left || name == kOwnerNode;
       return true;
     }
-    if (deadline.has_passed()) {
+    if (over()) {
       leave();
       return false;
     }
@@ -141,9 +147,9 @@ absl::StatusOr<bool> ZooKeeperStore::WaitInQueue(ZkSession& session, const std::
     session.Listen(blocker_path, bell);
     ZkResult e = session.Exists(blocker_path, true, CallWait(session));
     if (e.answered && e.rc == ZOK) {
-      bell->Wait(deadline);
+      bell->Wait(deadline, key.cancel_fd());
     } else if (!e.answered) {
-      retry.Sleep(deadline);
+      retry.Sleep(deadline, key.cancel_fd());
     } else if (e.rc != ZNONODE) {
       session.Unlisten(blocker_path, bell.get());
       leave();
@@ -224,8 +230,9 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
       }
       if (!r.answered) {
         session->DeleteTaggedLater(parent, *tag);
+        if (key.cancelled()) return false;
         if (deadline.has_passed()) return Failure(r, key.resource(), "acquire (create)");
-        retry.Sleep(deadline);
+        retry.Sleep(deadline, key.cancel_fd());
         continue;
       }
       if (r.rc != ZOK) {
@@ -241,8 +248,9 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
     int64_t czxid = r.has_stat ? r.stat.czxid : 0;
     bool owner_left = false;
     absl::StatusOr<bool> got =
-        WaitInQueue(*session, parent, *me, deadline, key.resource(), &owner_left);
-    if (absl::IsAborted(got.status()) && !deadline.has_passed() && !converting) {
+        WaitInQueue(*session, parent, *me, key, deadline, &owner_left);
+    if (absl::IsAborted(got.status()) && !deadline.has_passed() && !key.cancelled() &&
+        !converting) {
       continue;  // our node vanished: join the queue again
     }
     if (!got.ok() || !*got) {

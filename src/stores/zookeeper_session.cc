@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
 #include "platform/tcp_probe.h"
@@ -29,7 +30,30 @@ void ZkBell::Ring() {
   if (signal_) signal_->Notify();
 }
 
-bool ZkBell::Wait(Deadline deadline) {
+bool ZkBell::Wait(Deadline deadline, int cancel_fd) {
+  // A canceller is written from a signal handler, which cannot notify a
+  // condition variable: the wait polls the bell's eventfd beside it.
+  if (cancel_fd >= 0 && EnableSignal().ok()) {
+    const int fd = signal_fd();
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> guard(mu_);
+        if (rung_) {
+          rung_ = false;
+          signal_->Drain();
+          return true;
+        }
+      }
+      const CancellableWait woke = WaitReadableOrCancelled(fd, cancel_fd, ForPlatform(deadline));
+      if (woke == CancellableWait::kReady) {
+        DrainSignal();
+        continue;
+      }
+      std::lock_guard<std::mutex> guard(mu_);
+      const bool rung = std::exchange(rung_, false);
+      return rung;
+    }
+  }
   std::unique_lock<std::mutex> lock(mu_);
   while (!rung_) {
     if (deadline.is_never()) {

@@ -65,8 +65,9 @@ namespace ipclock {
 class ZkBell {
  public:
   void Ring();
-  // Waits until rung or `deadline`; true if rung. Takes the ring.
-  bool Wait(Deadline deadline);
+  // Waits until rung or `deadline`, or until `cancel_fd` (Key::cancel_fd())
+  // turns readable; true if rung. Takes the ring.
+  bool Wait(Deadline deadline, int cancel_fd = -1);
   // Makes the eventfd that Ring() notifies. Idempotent.
   absl::Status EnableSignal();
   // -1 without EnableSignal().

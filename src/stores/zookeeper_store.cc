@@ -69,7 +69,8 @@ Capabilities ZooKeeperCapabilities(const ZooKeeperStoreOptions& options) {
   // session (not expiring) and are tied to it (not serializable); the
   // fencing token is the node's creation zxid.
   return MakeCapabilities(kZooKeeperEntry.scope,
-                          kCanBlock | kCanFence | When(!symfony, kCanShare | kSeesOwnerDeath));
+                          kCanBlock | kCanFence | kCanCancel |
+                              When(!symfony, kCanShare | kSeesOwnerDeath));
 }
 
 absl::StatusOr<std::string> ZooKeeperStore::NodeName(absl::string_view resource) const {
@@ -337,18 +338,19 @@ absl::StatusOr<bool> ZooKeeperStore::SaveSymfony(Key& key, Deadline deadline) {
       } else if (g.answered && g.rc == ZNONODE) {
         continue;
       } else if (g.answered && g.rc == ZOK) {
-        if (deadline.has_passed()) return false;
+        if (deadline.has_passed() || key.cancelled()) return false;
         s.Listen(path, bell);
         s.ListenSession(bell);
         ZkResult e = s.Exists(path, true, CallWait(s));
-        if (e.answered && e.rc == ZOK) bell->Wait(deadline);
+        if (e.answered && e.rc == ZOK) bell->Wait(deadline, key.cancel_fd());
         s.Unlisten(path, bell.get());
         s.UnlistenSession(bell.get());
         continue;
       } else {
         if (!r.answered) s.DeleteIfDataLater(path, std::string(*token));
+        if (key.cancelled()) return false;
         if (deadline.has_passed()) return Failure(g.answered ? g : r, key.resource(), "acquire");
-        retry.Sleep(deadline);
+        retry.Sleep(deadline, key.cancel_fd());
         continue;
       }
     } else if (r.rc != ZOK) {

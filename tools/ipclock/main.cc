@@ -19,6 +19,7 @@
 #include "run_command.h"
 #include "run_options.h"
 #include "terminal_text.h"
+#include "wait_signals.h"
 
 namespace {
 
@@ -61,10 +62,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "run") {
-    return Subcommand("run", ipclock_cli::ParseRunOptions(argc - 1, argv + 1),
-                      ipclock_cli::RunHelp, [&](const ipclock_cli::RunOptions& options) {
-                        return ipclock_cli::RunCommand(options, original_mask);
-                      });
+    const int status =
+        Subcommand("run", ipclock_cli::ParseRunOptions(argc - 1, argv + 1), ipclock_cli::RunHelp,
+                   [&](const ipclock_cli::RunOptions& options) {
+                     return ipclock_cli::RunCommand(options, original_mask);
+                   });
+    // A signal before COMMAND started, once the locks and the store are let
+    // go (wait_signals.h): die by it, as its default action would have.
+    if (const int sig = ipclock_cli::WaitSignalReceived(); sig != 0) {
+      ipclock_cli::DieBySignal(sig);
+    }
+    return status;
   }
   if (command == "list") {
     return Subcommand("list", ipclock_cli::ParseListOptions(argc - 1, argv + 1),

@@ -28,6 +28,7 @@
 #include "priority_lend.h"
 #include "ipclock/errors.h"
 #include "run_report.h"
+#include "wait_signals.h"
 #include "ipclock/spi/deadline.h"
 #include "ipclock/stores/etcd_store.h"
 #include "ipclock/stores/flock_store.h"
@@ -83,7 +84,7 @@ class Retry {
   // no only because no -w was given, `*s` says so.
   bool Again(absl::Status* s) {
     if (!ipclock::IsTransient(*s) || options_.wait == absl::ZeroDuration() ||
-        deadline_.has_passed()) {
+        deadline_.has_passed() || WaitSignalReceived() != 0) {
       return false;
     }
     if (deadline_.is_never() && !answered_) {
@@ -101,9 +102,9 @@ class Retry {
                                             : "until the wait (-w) runs out"));
       said_ = true;
     }
-    absl::SleepFor(std::min(next_, deadline_.Remaining()));
+    SleepUnlessSignalled(std::min(next_, deadline_.Remaining()));
     next_ = std::min(next_ * 2, kMaxRetry);
-    return true;
+    return WaitSignalReceived() == 0;
   }
 
  private:
@@ -178,6 +179,15 @@ std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
     if (status.ok() || status.code() == absl::StatusCode::kDeadlineExceeded) retry.Answered();
   } while (retry.Again(&status));
   report.DoneWaiting();
+  if (const int sig = WaitSignalReceived(); sig != 0 && !status.ok()) {
+    // The wait has left the store's queue (wait_signals.h); the caller lets
+    // go of the locks it holds, and main() dies by the signal.
+    if (options.verbose) {
+      SayInfo(absl::StrCat("signal ", sig, " while waiting for ", name,
+                           ": left the queue without the lock"));
+    }
+    return kExitSignalBase + sig;
+  }
   const int64_t took = ipclock::Deadline::NowNanos() - start;
   if (status.code() == absl::StatusCode::kDeadlineExceeded) {
     // Silent by default, as flock(1) is: a busy lock is an expected outcome.
@@ -317,6 +327,7 @@ std::string StatusText(int status) {
 }  // namespace
 
 int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
+  InstallWaitSignals();
   // One deadline for the store and all the locks: -w bounds the whole
   // acquisition.
   const ipclock::Deadline deadline = ipclock::Deadline::In(options.wait);
@@ -347,6 +358,17 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
   ipclock::LockOptions lock_options;
   lock_options.permits = options.permits;
   lock_options.ttl = options.ttl;
+  // A store whose waiters keep a place in its queue: a signal while we
+  // wait cancels the wait, so that it leaves the queue (wait_signals.h).
+  // Without a canceller (no descriptor left), the signal kills at once.
+  if (caps.cancellable) {
+    absl::StatusOr<std::shared_ptr<ipclock::Canceller>> canceller = ipclock::Canceller::Create();
+    if (canceller.ok()) lock_options.canceller = *std::move(canceller);
+  }
+  // Restores the dispositions before the canceller goes (declared after it).
+  struct RestoreAtExit {
+    ~RestoreAtExit() { RestoreWaitSignals(); }
+  } restore_at_exit;
   std::vector<ipclock::Lock> locks;
   locks.reserve(resources.size());
   for (const std::string& resource : resources) {
@@ -357,12 +379,16 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     }
     locks.push_back(*std::move(lock));
   }
+  if (lock_options.canceller != nullptr) DeferWaitSignals(lock_options.canceller.get());
   for (ipclock::Lock& lock : locks) {
     if (std::optional<int> failed = AcquireOne(lock, options, deadline, retry, report)) {
       ReleaseAll(locks);
       return *failed;
     }
   }
+  // Held: a signal from now until COMMAND's runner takes the signals over
+  // lets the locks go before ipclock dies by it.
+  DeferWaitSignals(nullptr);
   ExportLockEnvironment(locks, **store);
   report.Held(locks);
 
@@ -373,6 +399,12 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     PrintError(runner.status());
     ReleaseAll(locks);
     return kExitOsError;
+  }
+  // Blocked now: whatever comes next is COMMAND's.
+  RestoreWaitSignals();
+  if (const int sig = WaitSignalReceived(); sig != 0) {
+    ReleaseAll(locks);
+    return kExitSignalBase + sig;
   }
   LossLog losses;
   ipclock::WatchOptions watch_options;

@@ -45,6 +45,7 @@
 
 namespace ipclock {
 
+class Canceller;
 class Store;
 
 struct KeyOptions {
@@ -120,6 +121,28 @@ class Key {
   // capability. Whatever it was protecting may be half-updated.
   bool previous_owner_died() const { return previous_owner_died_; }
 
+  // --- Cancellation (`Canceller`, ipclock/lock.h) -----------------------------
+
+  // Whether the Lock's canceller was cancelled: the wait under way should
+  // end now. A store with the `cancellable` capability looks wherever its
+  // wait would otherwise sleep on, and then gives up its place in the queue
+  // as when the deadline passes, and `Save()` returns false. Always false
+  // without a canceller.
+  bool cancelled() const;
+  // The canceller's descriptor, readable once cancelled, for waits that
+  // poll; -1 without a canceller.
+  int cancel_fd() const;
+
+  // --- Another thread's view -------------------------------------------------
+
+  // A key for the same acquisition (resource, token, permits, lease, fence,
+  // canceller) that holds no store's state: for code between Lock and a
+  // store that asks one store about this acquisition on another thread
+  // while this key stays in use, lending it that store's state
+  // (KeyWriter::MoveState()) and taking it back once the call returned.
+  // The combined store checks a member whose server may be slow that way.
+  Key Twin() const;
+
   // --- Moving a lock between processes ----------------------------------------
 
   // False once a store that ties a lock to the process holding it (an open
@@ -168,6 +191,8 @@ class Key {
   uint32_t permits_ = 1;
   bool previous_owner_died_ = false;
   bool serializable_ = true;
+  // The Lock's, which outlives the key's use by any store call.
+  const Canceller* canceller_ = nullptr;
   absl::InlinedVector<StateEntry, 1> states_;
 };
 

@@ -31,7 +31,9 @@
 #define IPCLOCK_SPI_KEY_STATE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <utility>
 
 #include "absl/time/time.h"
 #include "ipclock/spi/deadline.h"
@@ -72,6 +74,23 @@ class KeyWriter {
   // For stores that tie a lock to the process holding it (an open file, a
   // kernel mutex): `Key::Serialize()` then refuses.
   void MarkUnserializable() { key_.serializable_ = false; }
+
+  // --- What `Lock` gives its stores ------------------------------------------
+
+  // The canceller whose Cancel() ends the key's waits (Key::cancelled());
+  // it must outlive every store call on the key.
+  void set_canceller(const Canceller* canceller) { key_.canceller_ = canceller; }
+
+  // Moves the state that `store` keeps in this key, if any, to `to` (a
+  // Key::Twin() of it, or back from one), replacing what `to` had for it.
+  // False if there was none. Only `store`'s own: a store that keeps its
+  // state under another store's address (a wrapper) has none to move.
+  bool MoveState(const Store& store, Key& to) {
+    std::unique_ptr<KeyState> moved = key_.take_state(&store);
+    if (moved == nullptr) return false;
+    to.set_state(&store, std::move(moved));
+    return true;
+  }
 
  private:
   Key& key_;

@@ -187,6 +187,11 @@ struct WatchTargets {
   // while checks find the lock held; the watch takes the store's word only
   // if every one of `inode_fds` got its inotify watch.
   bool events_tell_all = false;
+  // `CheckHeld()` may wait on a server although the store is not remote
+  // (a combined store with a remote member): the watch then checks the
+  // lock on a thread of the store's own, as it does a remote store's, so
+  // that a server that is slow or stopped delays no other lock's check.
+  bool checks_wait = false;
 };
 
 // Calls the operations of a store, checking each request against the

@@ -38,6 +38,20 @@
 //     (and the watch goes by the lease). The watch polls every member's
 //     descriptors, so a member that reports a loss at once (a PostgreSQL
 //     session's socket) triggers the check at once.
+//   * One slow member never holds up a loss that the others prove. Local
+//     members are asked first, and when their answers already rule the
+//     strategy out (the deleted lock file of a unanimous flock + Redis
+//     lock) the remote members are not asked. Otherwise, with more than one
+//     member to ask, each remote member is asked on a thread of its own,
+//     all at once; the verdict comes as soon as the answers decide it, and
+//     while it waits for a server the local members are asked again every
+//     50 ms. A check of a server that has not answered when the loss is
+//     told goes on alone: the next call on the key waits for it, except a
+//     release, which leaves that member's part to it (released if its
+//     server answers, else ended by its lease or session). The watch checks
+//     such a lock on a thread of the store's own, so that a stopped server
+//     delays no other lock's check. What a stopped server still delays is a
+//     release that has to ask it: by that member's own timeouts.
 //   * A release is OK when the members that released meet the strategy,
 //     even if another member had lost its part meanwhile; when they do not,
 //     and some member found its part lost, it is Aborted ("the lock was no
