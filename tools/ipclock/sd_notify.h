@@ -38,7 +38,16 @@ class ServiceNotifier {
   // Sends `state` (one or more "NAME=value" lines, newline-separated).
   // False when inactive or the send failed (the service manager may have
   // gone; nothing depends on it being heard). Thread-safe.
+  //
+  // Never blocks for long: a reader that has stopped reading (a hung
+  // manager, a full queue) must not keep ipclock, and so the lock, from
+  // ending once COMMAND has. A full queue is waited on for at most
+  // kFullQueueWaitMillis, then the message is dropped; after a message was
+  // dropped so, the next ones are tried once without waiting until one
+  // gets through.
   bool Send(absl::string_view state);
+
+  static constexpr int kFullQueueWaitMillis = 100;
 
  private:
   explicit ServiceNotifier(const char* address);
@@ -46,7 +55,8 @@ class ServiceNotifier {
   struct sockaddr_un address_ {};
   socklen_t length_ = 0;
   std::mutex mu_;
-  int fd_ = -1;  // guarded by mu_
+  int fd_ = -1;         // guarded by mu_
+  bool stuck_ = false;  // guarded by mu_
 };
 
 }  // namespace ipclock_cli
