@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "platform/descriptors.h"
 #include "platform/faults.h"
 
 namespace ipclock {
@@ -17,8 +18,11 @@ namespace ipclock {
 int OpenFileAt(int dirfd, const char* name, int flags, mode_t mode, ScopedFd* out) {
   if (int err = TakeFault(FaultPoint::kOpen); err != 0) return err;
   for (;;) {
+    // AboveStdio: a standard stream closed after the store was made.
     int fd = openat(dirfd, name, flags | O_CLOEXEC, mode);
     if (fd >= 0) {
+      fd = AboveStdio(fd);
+      if (fd < 0) return errno;
       out->reset(fd);
       return 0;
     }

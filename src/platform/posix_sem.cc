@@ -13,6 +13,7 @@
 
 #include <cstring>
 
+#include "platform/descriptors.h"
 #include "platform/faults.h"
 #include "platform/files.h"
 
@@ -27,7 +28,7 @@ int OpenPath(const std::string& path, bool writable, ScopedFd* fd, struct stat* 
   if (int err = TakeFault(FaultPoint::kOpen)) return err;
   const int flags = (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
                     O_NOCTTY;
-  ScopedFd opened(open(path.c_str(), flags));
+  ScopedFd opened(AboveStdio(open(path.c_str(), flags)));
   if (!opened.valid()) return errno;
   if (int err = FstatFd(opened.get(), st)) return err;
   *fd = std::move(opened);
@@ -67,7 +68,7 @@ int OpenShmFile(const std::string& name, bool writable, ScopedFd* fd, struct sta
 
 int CreateUnlinkedShmFile(mode_t mode, ScopedFd* fd) {
   if (int err = TakeFault(FaultPoint::kOpen)) return err;
-  ScopedFd made(open(kShmDir, O_TMPFILE | O_RDWR | O_CLOEXEC, mode));
+  ScopedFd made(AboveStdio(open(kShmDir, O_TMPFILE | O_RDWR | O_CLOEXEC, mode)));
   if (!made.valid()) return errno;
   if (int err = TakeFault(FaultPoint::kChmod)) return err;
   if (fchmod(made.get(), mode) != 0) return errno;
@@ -175,7 +176,7 @@ void CloseNamedSem(NamedSem* sem) {
 
 int OpenNamedSemPath(const std::string& name, ScopedFd* fd, ShmFileId* id) {
   if (int err = TakeFault(FaultPoint::kOpen)) return err;
-  ScopedFd opened(open(SemPath(name).c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  ScopedFd opened(AboveStdio(open(SemPath(name).c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC)));
   if (!opened.valid()) return errno;
   struct stat st;
   if (int err = FstatFd(opened.get(), &st)) return err;

@@ -12,6 +12,7 @@
 
 #include <utility>
 
+#include "platform/descriptors.h"
 #include "platform/faults.h"
 
 namespace ipclock {
@@ -29,7 +30,7 @@ void FromStat(const struct stat& st, ObjectStat* out) {
 
 int ShmOpen(const std::string& shm_name, int flags, mode_t mode, ScopedFd* fd) {
   if (int err = TakeFault(FaultPoint::kOpen); err != 0) return err;
-  const int opened = shm_open(shm_name.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, mode);
+  const int opened = AboveStdio(shm_open(shm_name.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, mode));
   if (opened < 0) return errno;
   fd->reset(opened);
   return 0;

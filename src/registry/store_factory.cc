@@ -7,6 +7,7 @@
 #include "core/diagnostics.h"
 #include "core/dsn.h"
 #include "ipclock/admin/inspect.h"
+#include "platform/descriptors.h"
 #include "registry/degraded_store.h"
 #include "registry/list_details.h"
 #include "registry/store_kinds.h"
@@ -80,6 +81,8 @@ absl::StatusOr<Capabilities> CheckDsn(absl::string_view text, const StoreOptions
 
 absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
                                                     const StoreOptions& options) {
+  // Before the store opens anything (platform/descriptors.h).
+  FillClosedStdio();
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
   // Every fault the DSN itself carries, before anything is made: the check
@@ -106,6 +109,7 @@ absl::StatusOr<StoreInfo> FindStore(absl::string_view text) {
 }
 
 absl::StatusOr<HeldLocks> ListHeldLocks(absl::string_view text, const ListRequest& request) {
+  FillClosedStdio();
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
   // A DSN that builds a store lists it too: an option about this

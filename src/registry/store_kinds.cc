@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/diagnostics.h"
+#include "platform/descriptors.h"
 #include "registry/degraded_store.h"
 
 namespace ipclock {
@@ -99,6 +100,8 @@ absl::Status CheckAskedFor(const Dsn& dsn, const Capabilities& caps,
 absl::StatusOr<std::shared_ptr<Store>> StoreFromDsnAmong(absl::string_view text,
                                                          const StoreOptions& options,
                                                          const StoreKinds& kinds) {
+  // Before the store opens anything (platform/descriptors.h).
+  FillClosedStdio();
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
   if (WantsDegradedMode(*dsn)) {

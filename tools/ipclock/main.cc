@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "descriptors.h"
 #include "doctor_command.h"
 #include "exit_codes.h"
 #include "help_text.h"
@@ -42,6 +43,8 @@ int Subcommand(const char* name, const absl::StatusOr<Options>& options,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything is opened (descriptors.h).
+  ipclock_cli::FillClosedStdio();
   // Taken before any lock code runs: timed waits block a signal of their own,
   // and the command must start with the mask ipclock was given.
   sigset_t original_mask;
