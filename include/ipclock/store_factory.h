@@ -71,6 +71,16 @@ inline constexpr absl::string_view kDefaultDsn = "flock";
 // The DSN is parsed once and checked as CheckDsn() checks it before
 // anything is created or connected. Errors are classed as ipclock/errors.h
 // says: only Unavailable is worth trying again.
+//
+// Descriptors. If any of the standard streams (descriptors 0, 1 and 2) is
+// closed, /dev/null is opened there first: a lock file, segment or server
+// connection must not become the process's stderr, where whatever is
+// written to stderr would land in it. Every descriptor the store opens is
+// close-on-exec, those of the client libraries included where the library
+// lets ipclock reach them (hiredis, MariaDB Connector/C; libpq and etcd's
+// connections are so already; the ZooKeeper client's are not reachable:
+// a program that forks and execs while it holds ZooKeeper locks should
+// close descriptors from 3 up in the child, as `ipclock run` does).
 absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(
     absl::string_view dsn, const StoreOptions& options = StoreOptions());
 

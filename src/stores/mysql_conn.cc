@@ -17,6 +17,7 @@
 #include "absl/strings/str_replace.h"
 #include "core/platform_deadline.h"
 #include "ipclock/errors.h"
+#include "platform/descriptors.h"
 #include "platform/errors.h"
 #include "platform/sigpipe_block.h"
 #include "platform/socket_wait.h"
@@ -139,6 +140,10 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
                       "connect: TLS is required (ssl_mode) and the server did not "
                       "agree to it");
   }
+  // Connector/C does not make its socket close-on-exec: a child that
+  // inherited it would keep the session, and its advisory locks, alive
+  // after we died (platform/descriptors.h).
+  SetCloseOnExec(conn.socket());
   SetTcpKeepalive(conn.socket(), kKeepaliveIdle, kKeepaliveInterval, kKeepaliveCount);
   MyConnection out = std::move(conn);
   for (const std::string& sql : session_setup) {

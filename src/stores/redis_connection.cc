@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
+#include "platform/descriptors.h"
 #include "platform/errors.h"
 #include "platform/hiredis_calls.h"
 #include "platform/process_id.h"
@@ -227,6 +228,8 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
     Hiredis().redisFree(c);
     return s;
   }
+  // hiredis does not make its socket close-on-exec (platform/descriptors.h).
+  SetCloseOnExec(c->fd);
   const struct timeval command_tv = ToTimevalOrZero(options_.command_timeout);
   if ((command_tv.tv_sec != 0 || command_tv.tv_usec != 0) &&
       Hiredis().redisSetTimeout(c, command_tv) != REDIS_OK) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "descriptors.h"
 #include "exit_codes.h"
 #include "ipclock/spi/deadline.h"
 #include "terminal_text.h"
@@ -129,6 +130,9 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
   argv.push_back(nullptr);
   // Made before fork: the child of a threaded process should not allocate.
   const std::string shown = Printable(command[0]);
+  std::vector<int> keep = inherited_;
+  keep.insert(keep.end(), lock_fds_.begin(), lock_fds_.end());
+  std::sort(keep.begin(), keep.end());
 
   fflush(nullptr);
   const pid_t pid = fork();
@@ -139,6 +143,7 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
   }
   if (pid == 0) {
     if (plan.own_group) setpgid(0, 0);
+    KeepOnlyAcrossExec(keep.data(), static_cast<int>(keep.size()));
     sigprocmask(SIG_SETMASK, &child_mask_, nullptr);
     execvp(argv[0], argv.data());
     const int err = errno;

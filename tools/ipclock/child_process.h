@@ -109,6 +109,16 @@ class ChildRunner {
     on_started_ = std::move(on_started);
   }
 
+  // What COMMAND inherits besides its standard streams (descriptors.h):
+  // `inherited`, the descriptors ipclock was started with, and `locks`,
+  // descriptors whose open files hold COMMAND's locks (flock), so that the
+  // locks last while COMMAND runs even if ipclock is killed. Every other
+  // descriptor is closed at exec. Both in increasing order.
+  void set_descriptors(std::vector<int> inherited, std::vector<int> locks) {
+    inherited_ = std::move(inherited);
+    lock_fds_ = std::move(locks);
+  }
+
   // Called by Run() on its thread every `every` while COMMAND runs (the
   // thread wakes for it: `ipclock run` looks there for a loan of priority
   // to pass on, priority_lend.h).
@@ -125,6 +135,8 @@ class ChildRunner {
   int signal_fd_ = -1;
   int stop_fd_ = -1;
   std::function<void(pid_t)> on_started_;
+  std::vector<int> inherited_;
+  std::vector<int> lock_fds_;
   absl::Duration every_;
   std::function<void()> tick_;
 };

@@ -6,8 +6,10 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -45,6 +47,9 @@ int Subcommand(const char* name, const absl::StatusOr<Options>& options,
 int main(int argc, char** argv) {
   // Before anything is opened (descriptors.h).
   ipclock_cli::FillClosedStdio();
+  // What COMMAND may inherit: what ipclock was given, nothing of its own.
+  std::vector<int> inherited;
+  if (argc >= 2 && strcmp(argv[1], "run") == 0) inherited = ipclock_cli::OpenDescriptors();
   // Taken before any lock code runs: timed waits block a signal of their own,
   // and the command must start with the mask ipclock was given.
   sigset_t original_mask;
@@ -68,7 +73,7 @@ int main(int argc, char** argv) {
     const int status =
         Subcommand("run", ipclock_cli::ParseRunOptions(argc - 1, argv + 1), ipclock_cli::RunHelp,
                    [&](const ipclock_cli::RunOptions& options) {
-                     return ipclock_cli::RunCommand(options, original_mask);
+                     return ipclock_cli::RunCommand(options, original_mask, inherited);
                    });
     // A signal before COMMAND started, once the locks and the store are let
     // go (wait_signals.h): die by it, as its default action would have.

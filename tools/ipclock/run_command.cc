@@ -326,7 +326,8 @@ std::string StatusText(int status) {
 
 }  // namespace
 
-int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
+int RunCommand(const RunOptions& options, const sigset_t& child_mask,
+               const std::vector<int>& inherited) {
   InstallWaitSignals();
   // One deadline for the store and all the locks: -w bounds the whole
   // acquisition.
@@ -400,6 +401,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask) {
     ReleaseAll(locks);
     return kExitOsError;
   }
+  (*runner)->set_descriptors(inherited, {});
   // Blocked now: whatever comes next is COMMAND's.
   RestoreWaitSignals();
   if (const int sig = WaitSignalReceived(); sig != 0) {
