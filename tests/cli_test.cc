@@ -360,14 +360,22 @@ void test_signalled_waiter_leaves_a_fair_queue(void** state) {
 
 // -o is accepted; the lock is never inherited, so killing ipclock frees it
 // even while the command runs on (flock(1) without -o would not).
-void test_command_does_not_inherit_lock(void** state) {
+// As under flock(1): COMMAND inherits the lock's descriptor, and keeps the
+// lock once ipclock alone died; with -o it does not (and is killed with
+// ipclock: tests/cli_kill_alone_test.cc).
+void test_command_inherits_lock_unless_o(void** state) {
   (void)state;
   const std::string store = FreshStore();
   ExpectCode(RunCli({"run", "-o", "--store", store, "--key", "k", "--", "true"}), 0, "-o");
   pid_t holder = StartCliHolder({"run", "--store", store, "--key", "k"});
   kill(holder, SIGKILL);  // ipclock only; its command keeps running
+  ExpectCode(RunCli({"run", "-n", "--store", store, "--key", "k", "--", "true"}), 1,
+             "held by COMMAND once ipclock died");
+  StopHolder(holder, SIGKILL);
+  holder = StartCliHolder({"run", "-o", "--store", store, "--key", "k"});
+  kill(holder, SIGKILL);
   ExpectCode(RunCli({"run", "--store", store, "--key", "k", "-w", "5", "--", "true"}), 0,
-             "free once ipclock died");
+             "free once ipclock died (-o)");
   StopHolder(holder, SIGKILL);
 }
 
@@ -467,7 +475,7 @@ int main(void) {
       cmocka_unit_test(test_command_killed_by_a_signal_is_told),
       cmocka_unit_test(test_verbose),
       cmocka_unit_test(test_sigterm_reaches_command_before_release),
-      cmocka_unit_test(test_command_does_not_inherit_lock),
+      cmocka_unit_test(test_command_inherits_lock_unless_o),
       cmocka_unit_test(test_signalled_waiter_leaves_a_fair_queue),
       cmocka_unit_test(test_usage_errors),
       cmocka_unit_test(test_bad_dsn),

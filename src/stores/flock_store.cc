@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/capability_flags.h"
+#include "core/lock_access.h"
 #include "ipclock/spi/store_interface.h"
 #include "core/platform_deadline.h"
 #include "platform/errors.h"
@@ -87,6 +88,12 @@ class FlockStore final : public StoreWithRelease<FlockKeyState> {
   std::string Describe() const override { return describe_; }
 
   Capabilities capabilities() const override { return FlockCapabilities(options_); }
+
+  // For FlockDescriptorOf().
+  int HeldDescriptor(const Key& key) const {
+    const FlockKeyState* st = state(key);
+    return st != nullptr && st->held && st->file != nullptr ? st->file->fd.get() : -1;
+  }
 
  private:
   absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
@@ -568,6 +575,13 @@ Capabilities FlockCapabilities(const FlockStoreOptions& options) {
   return MakeCapabilities(kFlockEntry.scope, kCanBlock | kCanShare |
                                                 When(record, kCanFence | kSeesOwnerDeath) |
                                                 When(options.fair, kIsFair | kCanCancel));
+}
+
+int FlockDescriptorOf(const Lock& lock) {
+  if (!lock.is_acquired() || lock.store().name() != kName) return -1;
+  // The name says which class it is (no RTTI in ipclock).
+  const FlockStore& store = static_cast<const FlockStore&>(lock.store());
+  return store.HeldDescriptor(internal::LockAccess::key(lock));
 }
 
 std::shared_ptr<Store> MakeFlockStore(const FlockStoreOptions& options,

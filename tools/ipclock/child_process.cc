@@ -133,6 +133,7 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
   std::vector<int> keep = inherited_;
   keep.insert(keep.end(), lock_fds_.begin(), lock_fds_.end());
   std::sort(keep.begin(), keep.end());
+  const pid_t parent = getpid();
 
   fflush(nullptr);
   const pid_t pid = fork();
@@ -144,6 +145,12 @@ ChildResult ChildRunner::Run(const std::vector<std::string>& command,
   if (pid == 0) {
     if (plan.own_group) setpgid(0, 0);
     KeepOnlyAcrossExec(keep.data(), static_cast<int>(keep.size()));
+    if (die_with_parent_) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+      // ipclock died before the request was in place: nothing else sends
+      // the signal now.
+      if (getppid() != parent) kill(getpid(), SIGKILL);
+    }
     sigprocmask(SIG_SETMASK, &child_mask_, nullptr);
     execvp(argv[0], argv.data());
     const int err = errno;

@@ -119,6 +119,13 @@ class ChildRunner {
     lock_fds_ = std::move(locks);
   }
 
+  // COMMAND gets SIGKILL when ipclock dies (PR_SET_PDEATHSIG): the locks
+  // go with ipclock, and the command they protect with them. The kernel
+  // sends it when the thread that forked COMMAND ends, which is ipclock's
+  // main thread, so only when ipclock ends; it does not reach what COMMAND
+  // started, and an exec of a set-user-ID program (sudo) clears it.
+  void set_die_with_parent(bool die) { die_with_parent_ = die; }
+
   // Called by Run() on its thread every `every` while COMMAND runs (the
   // thread wakes for it: `ipclock run` looks there for a loan of priority
   // to pass on, priority_lend.h).
@@ -137,6 +144,7 @@ class ChildRunner {
   std::function<void(pid_t)> on_started_;
   std::vector<int> inherited_;
   std::vector<int> lock_fds_;
+  bool die_with_parent_ = false;
   absl::Duration every_;
   std::function<void()> tick_;
 };

@@ -324,6 +324,31 @@ std::string StatusText(int status) {
   return absl::StrCat("exited with ", status);
 }
 
+// What keeps COMMAND from running on unlocked once ipclock alone is killed.
+// On flock, COMMAND inherits the lock files' descriptors, as under flock(1)
+// without -o: the locks then last until COMMAND (and whatever it started
+// that kept them) ends, and the next holder waits for it. Elsewhere (and
+// with -o) a lock cannot outlive ipclock in COMMAND's hands (a robust
+// mutex, a semaphore's undo, a database session, a lease renewed by
+// ipclock), so COMMAND gets SIGKILL when ipclock dies.
+void BindCommandToLocks(const std::vector<ipclock::Lock>& locks, const RunOptions& options,
+                        const std::vector<int>& inherited, ChildRunner& runner) {
+  std::vector<int> lock_fds;
+  if (!options.close_lock) {
+    for (const ipclock::Lock& lock : locks) {
+      const int fd = ipclock::FlockDescriptorOf(lock);
+      if (fd < 0) {
+        lock_fds.clear();
+        break;
+      }
+      lock_fds.push_back(fd);
+    }
+  }
+  std::sort(lock_fds.begin(), lock_fds.end());
+  runner.set_die_with_parent(lock_fds.empty());
+  runner.set_descriptors(inherited, std::move(lock_fds));
+}
+
 }  // namespace
 
 int RunCommand(const RunOptions& options, const sigset_t& child_mask,
@@ -401,7 +426,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask,
     ReleaseAll(locks);
     return kExitOsError;
   }
-  (*runner)->set_descriptors(inherited, {});
+  BindCommandToLocks(locks, options, inherited, **runner);
   // Blocked now: whatever comes next is COMMAND's.
   RestoreWaitSignals();
   if (const int sig = WaitSignalReceived(); sig != 0) {

@@ -18,7 +18,7 @@ namespace ipclock_cli {
 // the exit status (see exit_codes.h). `child_mask` is the signal mask the
 // command starts with; `inherited`, the descriptors from 3 up that ipclock
 // was started with (descriptors.h), the only ones besides the standard
-// streams that the command inherits.
+// streams and a flock lock's that the command inherits.
 int RunCommand(const RunOptions& options, const sigset_t& child_mask,
                const std::vector<int>& inherited);
 

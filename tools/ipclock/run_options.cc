@@ -141,7 +141,7 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
         break;
       }
       case 'o':
-        // ipclock's lock descriptors are close-on-exec already (see --help).
+        options.close_lock = true;
         break;
       case 'c':
         shell_command = optarg;

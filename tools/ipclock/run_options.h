@@ -51,6 +51,10 @@ struct RunOptions {
   // --notify-wait: EXTEND_TIMEOUT_USEC= to the service manager while
   // waiting for a lock.
   bool notify_wait = false;
+  // -o, --close: COMMAND does not inherit the flock lock's descriptor (as
+  // flock(1) -o): it is bound to the lock by SIGKILL at ipclock's death,
+  // as on the other stores.
+  bool close_lock = false;
   // The program and its arguments; `-c STRING` becomes /bin/sh -c STRING.
   std::vector<std::string> command;
 };

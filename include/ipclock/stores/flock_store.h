@@ -153,7 +153,8 @@
 //     Lock shares its parent's lock. The child's release of it closes the
 //     child's descriptor and leaves the parent's lock alone; the child's own
 //     Locks open files of their own. ipclock opens with O_CLOEXEC so exec'd
-//     programs do not inherit them.
+//     programs do not inherit them, unless handed on on purpose
+//     (`FlockDescriptorOf()` below).
 
 #ifndef IPCLOCK_FLOCK_STORE_H_
 #define IPCLOCK_FLOCK_STORE_H_
@@ -166,6 +167,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ipclock/lock.h"
 #include "ipclock/remove_ipc.h"
 #include "ipclock/store.h"
 
@@ -213,6 +215,14 @@ std::string FlockFileName(absl::string_view resource);
 
 // The default lock dir for this process (see above); not created.
 std::string DefaultFlockDir();
+
+// The descriptor of the open file that holds `lock`, if it is held on a
+// flock store; -1 otherwise (any other store, a lock not held). Owned by
+// the store: for a program that hands the lock on to a child it starts,
+// as flock(1) does, by letting the child inherit it (clear its
+// FD_CLOEXEC in the child). The lock then lasts until the last process
+// that has the open file closes it or the holder releases it.
+int FlockDescriptorOf(const Lock& lock);
 
 }  // namespace ipclock
 
