@@ -89,9 +89,14 @@ struct WatchEntry;
 class WatchCore;
 }  // namespace internal
 
+// The longest `WatchOptions::check_interval`: a year. The watch's sums of
+// monotonic times and intervals (ten intervals, while a server tells of
+// every loss) must not overflow, or a lease would go unrenewed.
+inline constexpr absl::Duration kMaxCheckInterval = absl::Hours(24 * 366);
+
 struct WatchOptions {
   // How often the store is asked when nothing is reported sooner. At least
-  // 1 ms.
+  // 1 ms, at most kMaxCheckInterval.
   absl::Duration check_interval = absl::Seconds(1);
   // Gets one kLockLost `Diagnostic` per lost lock (diagnostics.h): its
   // `store`, `resource` and `status` (Aborted, saying what happened: e.g.

@@ -1023,11 +1023,14 @@ absl::StatusOr<WatchedLock> LockWatch::Watch(Lock&& lock, const WatchOptions& op
         absl::StrCat("ipclock: LockWatch::Watch: resource ",
                      QuoteResource(lock.resource()), ": the lock is not held"));
   }
-  if (options.check_interval < absl::Milliseconds(1)) {
+  if (options.check_interval < absl::Milliseconds(1) ||
+      options.check_interval > kMaxCheckInterval) {
     return absl::InvalidArgumentError(
         absl::StrCat("ipclock: LockWatch::Watch: check_interval ",
                      absl::FormatDuration(options.check_interval),
-                     " is below 1ms"));
+                     options.check_interval < absl::Milliseconds(1)
+                         ? " is below 1ms"
+                         : absl::StrCat(" is above ", absl::FormatDuration(kMaxCheckInterval))));
   }
   auto entry = std::make_shared<internal::WatchEntry>(std::move(lock), options);
   entry->interval_nanos = absl::ToInt64Nanoseconds(options.check_interval);
