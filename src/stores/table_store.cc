@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "core/capability_flags.h"
 #include "core/hashing.h"
+#include "ipclock/errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/random.h"
@@ -101,7 +102,8 @@ class TableStore final : public StoreWithRelease<TableKeyState> {
   // `*took_over` then says whether it was there already (ours, or expired).
   absl::StatusOr<bool> TryOnce(const Key& key, const std::string& id,
                                const std::string& token, int64_t lease, bool* took_over);
-  absl::Status CreateTable(const Key& key);
+  // CREATE TABLE; `*failed` gets the database's reply.
+  absl::Status CreateTable(const Key& key, TableReply* failed);
   absl::StatusOr<bool> RowIsOurs(Key& key);
   void MaybePrune();
   absl::Status Error(const Key& key, absl::StatusCode code, absl::string_view what) const {
@@ -156,12 +158,14 @@ absl::StatusOr<TableReply> TableStore::Run(const Key& key, const std::string& sq
   return r;
 }
 
-absl::Status TableStore::CreateTable(const Key& key) {
+absl::Status TableStore::CreateTable(const Key& key, TableReply* failed) {
   absl::StatusOr<TableReply> r = Run(key, CreateTableSql(dialect_, options_), "create table");
   if (!r.ok()) return r.status();
   // Another process may have created it a moment ago ("already exists", or
   // on PostgreSQL a unique violation in its catalog): whether the table is
-  // there now is for the statement that follows to say.
+  // there now is for the statement that follows to say. What the database
+  // said is kept for when it is not.
+  *failed = *std::move(r);
   return absl::OkStatus();
 }
 
@@ -173,9 +177,25 @@ absl::StatusOr<bool> TableStore::TryOnce(const Key& key, const std::string& id,
   absl::StatusOr<TableReply> r = Run(key, insert, "insert");
   if (!r.ok()) return r.status();
   if (r->failure == TableReply::Failure::kNoTable) {
-    if (absl::Status s = CreateTable(key); !s.ok()) return s;
+    TableReply created;
+    if (absl::Status s = CreateTable(key, &created); !s.ok()) return s;
     r = Run(key, insert, "insert");
     if (!r.ok()) return r.status();
+    if (r->failure == TableReply::Failure::kNoTable) {
+      // Still missing, and it could not be made: a schema or database that
+      // does not exist (PostgreSQL's 3F000, MySQL's 1049), or the like.
+      // The DSN's to fix, as PostgreSQL's class 42 and MySQL's 1146 say:
+      // waiting does not make it. A user who may not create tables there
+      // is refused, as the database said.
+      const bool refused = created.failure == TableReply::Failure::kOther &&
+                           FaultClassOf(absl::Status(created.ErrorCode(), "")) ==
+                               FaultClass::kRefused;
+      return Error(key, refused ? created.code : CodeOf(FaultClass::kConfiguration),
+                   absl::StrCat("table ", options_.table,
+                                " does not exist and could not be created: ",
+                                created.failure == TableReply::Failure::kNone ? r->error
+                                                                              : created.error));
+    }
   }
   if (r->failure == TableReply::Failure::kNone) return true;
   if (r->failure != TableReply::Failure::kDuplicateKey) {
