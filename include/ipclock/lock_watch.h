@@ -25,7 +25,10 @@
 //     server or kernel tells of every loss (a Redis key followed by client
 //     tracking, a ZooKeeper node watch and its session's events, a flock
 //     lock on a local filesystem) is asked ten times less often while its
-//     last check found it held: a safety net;
+//     last check found it held: a safety net. A lock whose loss nothing
+//     reports (a table store's row, a memcached key) is asked at least
+//     every 100 ms, the store's bound, at one request a round for all of
+//     the store's locks;
 //   * it renews leases on expiring stores at a third of their length, so a
 //     lock outlasts a long job and still runs out soon after its process
 //     dies;

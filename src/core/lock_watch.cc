@@ -392,6 +392,10 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
   entry->lease_end = LeaseEnd(lock);
   entry->on_lane = lock.store().capabilities().scope == Scope::kRemote ||
                    targets.events != nullptr || targets.checks_wait;
+  if (targets.check_at_least_every >= absl::Milliseconds(1) &&
+      targets.check_at_least_every < absl::Nanoseconds(entry->interval_nanos)) {
+    entry->interval_nanos = absl::ToInt64Nanoseconds(targets.check_at_least_every);
+  }
   std::lock_guard<std::mutex> guard(mu_);
   if (started_ && thread_pid_ != CurrentPid()) {
     // A fork()ed child: the threads and the parent's entries stayed with the
