@@ -112,6 +112,9 @@ void test_list_leaves_out_a_foreign_registry(void**) {
   }
   unlink(planted.c_str());
   StopHolder(holder);
+  // The holder's semaphore and registry stay for the next user: none.
+  unlink(row.c_str());
+  unlink(absl::StrCat("/dev/shm/sem.", ipclock::PosixSemaphoreName(r, prefix).substr(1)).c_str());
 }
 
 // --- The environment --------------------------------------------------------------
