@@ -343,7 +343,7 @@ int main(void) {
       cmocka_unit_test(test_list_never_waits_on_fifos),
       cmocka_unit_test(test_list_usage_errors),
       cmocka_unit_test(test_list_metrics_one_series_per_semaphore_lock),
-      cmocka_unit_test(test_list_metrics_five_stores_and_a_failure),
+      cmocka_unit_test(test_list_metrics_six_stores_and_a_failure),
       cmocka_unit_test(test_list_metrics_example_unit),
       cmocka_unit_test(test_list_metrics_usage),
       cmocka_unit_test(test_doctor_removeipc),

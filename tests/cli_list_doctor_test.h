@@ -18,7 +18,7 @@ void test_doctor_removeipc(void**), test_doctor_unsafe_and_cleaned_dirs(void**),
 
 // The tests of cli_list_doctor_test_metrics.cc.
 void test_list_metrics_one_series_per_semaphore_lock(void**),
-    test_list_metrics_five_stores_and_a_failure(void**), test_list_metrics_example_unit(void**),
+    test_list_metrics_six_stores_and_a_failure(void**), test_list_metrics_example_unit(void**),
     test_list_metrics_usage(void**);
 
 }  // namespace ipclock_test

@@ -336,6 +336,29 @@ void NoFalseAlarm(void**) {
   ASSERT_OK(b->Release());
 }
 
+// The longest check interval still renews a lease; a longer one, whose
+// sums of times would overflow, is refused.
+void LongestCheckIntervalStillRenews(void**) {
+  auto store = ipclock::NewInMemoryStore();
+  LockWatch watch;
+  const std::string r = UniqueResource("longest");
+  WatchOptions longest;
+  longest.check_interval = ipclock::kMaxCheckInterval;
+  absl::StatusOr<WatchedLock> kept = watch.Watch(HeldOrFail(store, r, Ttl(kTtl)), longest);
+  ASSERT_OK(kept);
+  absl::SleepFor(kTtl * 3);
+  Lock rival = LockOrFail(store, r, Ttl(kTtl));
+  assert_false(TryOrFail(rival));
+  assert_false(kept->lost());
+  ASSERT_OK(kept->Release());
+  WatchOptions longer;
+  longer.check_interval = ipclock::kMaxCheckInterval + absl::Seconds(1);
+  Lock lock = HeldOrFail(store, UniqueResource("longer"), Ttl(kTtl));
+  ASSERT_CODE(watch.Watch(std::move(lock), longer), absl::StatusCode::kInvalidArgument);
+  assert_true(lock.is_acquired());
+  ASSERT_OK(lock.Release());
+}
+
 void TakeHandsTheLockBack(void**) {
   auto store = std::make_shared<FailingRefreshStore>();
   LockWatch watch;
@@ -499,6 +522,7 @@ int main() {
       cmocka_unit_test(ReportWithoutWatchSinkGoesToStoreOrDefault),
       cmocka_unit_test(NoFalseAlarm),
       cmocka_unit_test(StuckSinkDelaysNoOtherLoss),
+      cmocka_unit_test(LongestCheckIntervalStillRenews),
       cmocka_unit_test(TakeHandsTheLockBack),
       cmocka_unit_test(DestroyedWatchedLockReleases),
       cmocka_unit_test(ForkedChildWatchesItsOwnLocks),

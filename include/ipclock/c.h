@@ -563,7 +563,8 @@ struct ipclock_watch_options {
 };
 
 /* Makes a watch and sets `*out` to it (NULL on failure). `opts` may be
- * NULL. Returns 0; -EINVAL for a negative `check_interval_ms`; -ENOSPC or
+ * NULL. Returns 0; -EINVAL for a negative `check_interval_ms` or one above a
+ * year (31622400000); -ENOSPC or
  * another OS error if its descriptor could not be made (the message goes to
  * `*error`). Its thread starts with its first lock. */
 int ipclock_watch_create(const struct ipclock_watch_options *opts, ipclock_watch **out,

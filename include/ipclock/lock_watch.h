@@ -25,7 +25,10 @@
 //     server or kernel tells of every loss (a Redis key followed by client
 //     tracking, a ZooKeeper node watch and its session's events, a flock
 //     lock on a local filesystem) is asked ten times less often while its
-//     last check found it held: a safety net;
+//     last check found it held: a safety net. A lock whose loss nothing
+//     reports (a table store's row, a memcached key) is asked at least
+//     every 100 ms, the store's bound, at one request a round for all of
+//     the store's locks;
 //   * it renews leases on expiring stores at a third of their length, so a
 //     lock outlasts a long job and still runs out soon after its process
 //     dies;
@@ -89,9 +92,14 @@ struct WatchEntry;
 class WatchCore;
 }  // namespace internal
 
+// The longest `WatchOptions::check_interval`: a year. The watch's sums of
+// monotonic times and intervals (ten intervals, while a server tells of
+// every loss) must not overflow, or a lease would go unrenewed.
+inline constexpr absl::Duration kMaxCheckInterval = absl::Hours(24 * 366);
+
 struct WatchOptions {
   // How often the store is asked when nothing is reported sooner. At least
-  // 1 ms.
+  // 1 ms, at most kMaxCheckInterval.
   absl::Duration check_interval = absl::Seconds(1);
   // Gets one kLockLost `Diagnostic` per lost lock (diagnostics.h): its
   // `store`, `resource` and `status` (Aborted, saying what happened: e.g.

@@ -157,6 +157,12 @@ int ipclock_watch_create(const struct ipclock_watch_options* opts, ipclock_watch
                                    interval_ms, " is negative"));
   }
   if (interval_ms == 0) interval_ms = 1000;
+  if (absl::Milliseconds(interval_ms) > ipclock::kMaxCheckInterval) {
+    return FailMaking(error, -EINVAL,
+                      absl::StrCat("ipclock: ipclock_watch_create: check_interval_ms ",
+                                   interval_ms, " is above a year (",
+                                   absl::ToInt64Milliseconds(ipclock::kMaxCheckInterval), ")"));
+  }
   absl::StatusOr<ipclock::EventSignal> signal = ipclock::EventSignal::Create();
   if (!signal.ok()) return FailMaking(error, signal.status());
   ipclock_watch* watch = new (std::nothrow)

@@ -392,6 +392,10 @@ absl::Status WatchCore::Add(const std::shared_ptr<WatchEntry>& entry) {
   entry->lease_end = LeaseEnd(lock);
   entry->on_lane = lock.store().capabilities().scope == Scope::kRemote ||
                    targets.events != nullptr || targets.checks_wait;
+  if (targets.check_at_least_every >= absl::Milliseconds(1) &&
+      targets.check_at_least_every < absl::Nanoseconds(entry->interval_nanos)) {
+    entry->interval_nanos = absl::ToInt64Nanoseconds(targets.check_at_least_every);
+  }
   std::lock_guard<std::mutex> guard(mu_);
   if (started_ && thread_pid_ != CurrentPid()) {
     // A fork()ed child: the threads and the parent's entries stayed with the
@@ -1023,11 +1027,14 @@ absl::StatusOr<WatchedLock> LockWatch::Watch(Lock&& lock, const WatchOptions& op
         absl::StrCat("ipclock: LockWatch::Watch: resource ",
                      QuoteResource(lock.resource()), ": the lock is not held"));
   }
-  if (options.check_interval < absl::Milliseconds(1)) {
+  if (options.check_interval < absl::Milliseconds(1) ||
+      options.check_interval > kMaxCheckInterval) {
     return absl::InvalidArgumentError(
         absl::StrCat("ipclock: LockWatch::Watch: check_interval ",
                      absl::FormatDuration(options.check_interval),
-                     " is below 1ms"));
+                     options.check_interval < absl::Milliseconds(1)
+                         ? " is below 1ms"
+                         : absl::StrCat(" is above ", absl::FormatDuration(kMaxCheckInterval))));
   }
   auto entry = std::make_shared<internal::WatchEntry>(std::move(lock), options);
   entry->interval_nanos = absl::ToInt64Nanoseconds(options.check_interval);

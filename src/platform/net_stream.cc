@@ -193,11 +193,12 @@ absl::StatusOr<int> internal::ConnectSocket(const std::string& host, int port,
     const std::string text = absl::StrCat("resolve ", host, ": ", gai_strerror(gai),
                                           gai == EAI_SYSTEM ? absl::StrCat(" (", OsText(errno), ")")
                                                             : std::string());
-    // A name that does not exist is a configuration error; a resolver that
-    // could not answer now may answer later.
-    if (gai == EAI_NONAME || gai == EAI_SERVICE || gai == EAI_FAMILY) {
-      return absl::NotFoundError(text);
-    }
+    // A name that does not resolve now may later (a member whose DNS
+    // record comes with its container, a resolver that answers "no such
+    // name" while its upstream is down), as the other stores take it:
+    // transient. Only a service or family the resolver cannot take at all
+    // is for the caller to fix.
+    if (gai == EAI_SERVICE || gai == EAI_FAMILY) return absl::NotFoundError(text);
     return absl::UnavailableError(text);
   }
   int last_err = ECONNREFUSED;

@@ -78,8 +78,8 @@ class ByteStream {
 // without brackets), trying each address the name resolves to until one
 // answers. Unavailable naming the server and the OS error for a refused or
 // timed-out connection (DeadlineExceeded is not used: a connect that did
-// not finish by `deadline` is Unavailable), NotFound for a name that does
-// not resolve, Unavailable for a resolver that could not answer now.
+// not finish by `deadline` is Unavailable), Unavailable also for a name
+// that does not resolve (now) or a resolver that could not answer.
 absl::StatusOr<std::unique_ptr<ByteStream>> ConnectTcp(const std::string& host, int port,
                                                        MonotonicDeadline deadline);
 

@@ -326,6 +326,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
       all.poll_fds.insert(all.poll_fds.end(), t.poll_fds.begin(), t.poll_fds.end());
       all.checks_wait = all.checks_wait || t.checks_wait ||
                         members_[i]->capabilities().scope == Scope::kRemote;
+      all.check_at_least_every = std::min(all.check_at_least_every, t.check_at_least_every);
     }
     return all;
   }

@@ -177,7 +177,7 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
       out.push_back(std::move(lock));
     }
   }
-  return HeldLocks{setup->describe, std::move(out)};
+  return HeldLocks{setup->describe, std::move(out), {}};
 }
 
 }  // namespace ipclock

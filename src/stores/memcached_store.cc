@@ -56,6 +56,9 @@ constexpr time_t kReleaseExpiry = 2;
 // the lock was taken; a key missing from it or holding another token is
 // asked about on its own before a loss is reported.
 constexpr int64_t kSharedCheckNanos = 100 * 1000 * 1000;
+// The watch checks a held lock at least this often, at one multi-get a
+// round for all the store's held locks.
+constexpr absl::Duration kCheckAtLeastEvery = absl::Milliseconds(100);
 
 constexpr absl::Duration kPollFirst = absl::Milliseconds(5);
 constexpr absl::Duration kPollMax = absl::Milliseconds(50);
@@ -120,6 +123,13 @@ class MemcachedStore final : public StoreWithRelease<MemcachedKeyState> {
   absl::Status Release(Key& key, bool died) override;
   absl::StatusOr<bool> Exists(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
+  // A flushed, deleted or evicted key sends nothing: the checks find it,
+  // at least every kCheckAtLeastEvery.
+  WatchTargets GetWatchTargets(Key&) override {
+    WatchTargets targets;
+    targets.check_at_least_every = kCheckAtLeastEvery;
+    return targets;
+  }
 
  private:
   // InvalidArgument for a lease memcached cannot keep.

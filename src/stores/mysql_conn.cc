@@ -253,11 +253,15 @@ absl::StatusCode MyErrorCode(unsigned error) {
     case ER_HOST_NOT_PRIVILEGED:
     case ER_HOST_IS_BLOCKED:
       return CodeOf(FaultClass::kRefused);
-    // A name the server never accepts; TLS that was required and failed
-    // (a server without it, a certificate that does not verify).
+    // A name the server never accepts, or a database, table or column that
+    // is not there (PostgreSQL's SQLSTATE class 42); TLS that was required
+    // and failed (a server without it, a certificate that does not verify).
     case ER_TOO_LONG_IDENT:
     case ER_BAD_DB_ERROR:
     case ER_WRONG_DB_NAME:
+    case ER_WRONG_TABLE_NAME:
+    case ER_NO_SUCH_TABLE:
+    case ER_BAD_FIELD_ERROR:
     case CR_SSL_CONNECTION_ERROR:
       return CodeOf(FaultClass::kConfiguration);
     case ER_CON_COUNT_ERROR:

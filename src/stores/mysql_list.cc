@@ -206,7 +206,7 @@ absl::StatusOr<HeldLocks> ListMysqlAdvisoryLocks(Dsn& dsn,
     }
     out.push_back(std::move(lock));
   }
-  return HeldLocks{describe, std::move(out)};
+  return HeldLocks{describe, std::move(out), {}};
 }
 
 }  // namespace ipclock

@@ -109,6 +109,18 @@ std::string ExistsSql(TableDialect dialect, const TableStoreOptions& n,
                       n.expiration_column, " > ", NowSql(dialect));
 }
 
+std::string HeldRowsSql(TableDialect dialect, const TableStoreOptions& n,
+                        const std::vector<std::string>& ids) {
+  std::string sql = absl::StrCat("SELECT ", n.id_column, ", ", n.token_column, " FROM ",
+                                 n.table, " WHERE ", n.expiration_column, " > ",
+                                 NowSql(dialect), " AND ", n.id_column, " IN (");
+  for (size_t i = 0; i < ids.size(); ++i) {
+    absl::StrAppend(&sql, i == 0 ? "'" : ", '", ids[i], "'");
+  }
+  absl::StrAppend(&sql, ")");
+  return sql;
+}
+
 std::string PruneSql(TableDialect dialect, const TableStoreOptions& n) {
   return absl::StrCat("DELETE FROM ", n.table, " WHERE ", n.expiration_column,
                       " <= ", NowSql(dialect), " - ", kPruneGraceSeconds);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -49,6 +50,10 @@ std::string ExpireSql(const TableStoreOptions& n, absl::string_view id,
 // SELECT 1 where the row is ours and not expired.
 std::string ExistsSql(TableDialect dialect, const TableStoreOptions& n,
                       absl::string_view id, absl::string_view token);
+// The id and token of each of the rows `ids` that has not expired: one
+// statement for the checks of every lock a store holds.
+std::string HeldRowsSql(TableDialect dialect, const TableStoreOptions& n,
+                        const std::vector<std::string>& ids);
 // DELETE of every row that expired at least kPruneGraceSeconds ago.
 inline constexpr int64_t kPruneGraceSeconds = 3600;
 std::string PruneSql(TableDialect dialect, const TableStoreOptions& n);

@@ -345,7 +345,7 @@ absl::StatusOr<HeldLocks> ListSqliteTableLocks(Dsn& dsn, const ListRequest& requ
   const std::string describe = Describe(options);
   absl::StatusOr<HeldLocks> locks = ListTableLocks(**backend, describe, options.table, request);
   // No database file: nothing was ever locked there.
-  if (absl::IsNotFound(locks.status())) return HeldLocks{describe, {}};
+  if (absl::IsNotFound(locks.status())) return HeldLocks{describe, {}, {}};
   return locks;
 }
 

@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <mutex>
 #include <random>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -19,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "core/capability_flags.h"
 #include "core/hashing.h"
+#include "ipclock/errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/random.h"
@@ -33,12 +36,26 @@ constexpr absl::Duration kPollFirst = absl::Milliseconds(10);
 constexpr absl::Duration kPollMax = absl::Milliseconds(250);
 // Statements rolled back to break a deadlock are run again this many times.
 constexpr int kRetries = 6;
+// The watch checks a held lock at least this often: a deleted row sends
+// nothing, so only a check finds it, and the checks of a round cost one
+// statement for all of a store's held locks (kSharedCheckNanos).
+constexpr absl::Duration kCheckAtLeastEvery = absl::Milliseconds(100);
+// A check of one held lock may take its answer from one statement, made
+// this recently, that read the rows of every lock the store holds: the
+// watch checks the locks of a store together, and so one statement a round
+// answers them all. Only a "still held" is taken from it, and only from
+// one asked for after the lock was taken; a row missing from it is asked
+// about on its own before a loss is reported.
+constexpr int64_t kSharedCheckNanos = 100 * 1000 * 1000;
 
 // What the store knows of a key between calls: whether it holds the row as
 // far as this process knows, so that a release that finds the row gone can
 // tell a lost lock from a key that never held one.
 struct TableKeyState final : KeyState {
   bool held = false;
+  // When it last acquired (monotonic ns): a shared check's answer counts
+  // only if it was asked for after.
+  int64_t held_since = 0;
   // The database file, while the watch looks at it (SQLite only).
   ScopedFd watch_fd;
 };
@@ -101,8 +118,25 @@ class TableStore final : public StoreWithRelease<TableKeyState> {
   // `*took_over` then says whether it was there already (ours, or expired).
   absl::StatusOr<bool> TryOnce(const Key& key, const std::string& id,
                                const std::string& token, int64_t lease, bool* took_over);
-  absl::Status CreateTable(const Key& key);
+  // CREATE TABLE; `*failed` gets the database's reply.
+  absl::Status CreateTable(const Key& key, TableReply* failed);
   absl::StatusOr<bool> RowIsOurs(Key& key);
+  // Whether one statement reading the rows of every lock this store holds,
+  // asked for after `held_since` and within kSharedCheckNanos (made now if
+  // none is), found row `id` with `token`, unexpired. False also when there
+  // is nothing to share (one lock held) or the statement failed: the caller
+  // then asks on its own.
+  bool HeldPerSharedCheck(const Key& key, const std::string& id, const std::string& token,
+                          int64_t held_since);
+  void NoteHeld(const std::string& id, const std::string& token) {
+    std::lock_guard<std::mutex> guard(check_mu_);
+    held_.insert_or_assign(id, token);
+  }
+  void ForgetHeld(const std::string& id, const std::string& token) {
+    std::lock_guard<std::mutex> guard(check_mu_);
+    auto it = held_.find(id);
+    if (it != held_.end() && it->second == token) held_.erase(it);
+  }
   void MaybePrune();
   absl::Status Error(const Key& key, absl::StatusCode code, absl::string_view what) const {
     return StoreError(code, describe_, key.resource(), what);
@@ -118,6 +152,12 @@ class TableStore final : public StoreWithRelease<TableKeyState> {
   const TableStoreOptions options_;
   const std::unique_ptr<TableBackend> backend_;
   const TableDialect dialect_;
+  // The rows of the locks this store holds (id to token), and what the
+  // last shared check found. Not held across a statement.
+  std::mutex check_mu_;
+  absl::flat_hash_map<std::string, std::string> held_;  // guarded by check_mu_
+  int64_t shared_asked_at_ = 0;                         // guarded by check_mu_
+  absl::flat_hash_map<std::string, std::string> shared_found_;  // guarded by check_mu_
 };
 
 absl::Status TableStore::IdAndToken(Key& key, std::string* id, std::string* token) const {
@@ -156,12 +196,14 @@ absl::StatusOr<TableReply> TableStore::Run(const Key& key, const std::string& sq
   return r;
 }
 
-absl::Status TableStore::CreateTable(const Key& key) {
+absl::Status TableStore::CreateTable(const Key& key, TableReply* failed) {
   absl::StatusOr<TableReply> r = Run(key, CreateTableSql(dialect_, options_), "create table");
   if (!r.ok()) return r.status();
   // Another process may have created it a moment ago ("already exists", or
   // on PostgreSQL a unique violation in its catalog): whether the table is
-  // there now is for the statement that follows to say.
+  // there now is for the statement that follows to say. What the database
+  // said is kept for when it is not.
+  *failed = *std::move(r);
   return absl::OkStatus();
 }
 
@@ -173,9 +215,25 @@ absl::StatusOr<bool> TableStore::TryOnce(const Key& key, const std::string& id,
   absl::StatusOr<TableReply> r = Run(key, insert, "insert");
   if (!r.ok()) return r.status();
   if (r->failure == TableReply::Failure::kNoTable) {
-    if (absl::Status s = CreateTable(key); !s.ok()) return s;
+    TableReply created;
+    if (absl::Status s = CreateTable(key, &created); !s.ok()) return s;
     r = Run(key, insert, "insert");
     if (!r.ok()) return r.status();
+    if (r->failure == TableReply::Failure::kNoTable) {
+      // Still missing, and it could not be made: a schema or database that
+      // does not exist (PostgreSQL's 3F000, MySQL's 1049), or the like.
+      // The DSN's to fix, as PostgreSQL's class 42 and MySQL's 1146 say:
+      // waiting does not make it. A user who may not create tables there
+      // is refused, as the database said.
+      const bool refused = created.failure == TableReply::Failure::kOther &&
+                           FaultClassOf(absl::Status(created.ErrorCode(), "")) ==
+                               FaultClass::kRefused;
+      return Error(key, refused ? created.code : CodeOf(FaultClass::kConfiguration),
+                   absl::StrCat("table ", options_.table,
+                                " does not exist and could not be created: ",
+                                created.failure == TableReply::Failure::kNone ? r->error
+                                                                              : created.error));
+    }
   }
   if (r->failure == TableReply::Failure::kNone) return true;
   if (r->failure != TableReply::Failure::kDuplicateKey) {
@@ -235,7 +293,10 @@ absl::StatusOr<bool> TableStore::Save(Key& key, LockMode, Deadline deadline) {
       // released it (a release deletes it), and its lease ran out. That
       // holder died, or stopped renewing, holding the lock.
       if (!held_before) KeyWriter(key).set_previous_owner_died(took_over);
-      EnsureState(key).held = true;
+      TableKeyState& st = EnsureState(key);
+      st.held = true;
+      st.held_since = Deadline::NowNanos();
+      NoteHeld(id, token);
       MaybePrune();
       return true;
     }
@@ -286,6 +347,7 @@ absl::Status TableStore::Release(Key& key, bool died) {
   if (!held) return absl::OkStatus();
   std::string id, token;
   if (absl::Status s = IdAndToken(key, &id, &token); !s.ok()) return s;
+  ForgetHeld(id, token);
   absl::StatusOr<TableReply> r =
       Run(key, died ? ExpireSql(options_, id, token) : DeleteSql(options_, id, token), "release");
   if (!r.ok()) {
@@ -334,23 +396,64 @@ absl::Status TableStore::CheckHeld(Key& key) {
   if (key.IsExpired()) {
     return Error(key, absl::StatusCode::kAborted, "the lease ran out");
   }
+  if (st != nullptr) {
+    std::string id, token;
+    if (absl::Status s = IdAndToken(key, &id, &token); !s.ok()) return s;
+    if (HeldPerSharedCheck(key, id, token, st->held_since)) return absl::OkStatus();
+  }
   absl::StatusOr<bool> ours = RowIsOurs(key);
   if (!ours.ok()) return ours.status();
   if (*ours) return absl::OkStatus();
+  if (key.has_token()) {
+    std::string id, token;
+    if (IdAndToken(key, &id, &token).ok()) ForgetHeld(id, token);
+  }
   return Error(key, absl::StatusCode::kAborted,
                "the lock was lost while held: its row is gone, expired or "
                "another owner's");
 }
 
+bool TableStore::HeldPerSharedCheck(const Key& key, const std::string& id,
+                                    const std::string& token, int64_t held_since) {
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> guard(check_mu_);
+    const int64_t now = Deadline::NowNanos();
+    if (shared_asked_at_ > held_since && now - shared_asked_at_ < kSharedCheckNanos) {
+      auto it = shared_found_.find(id);
+      return it != shared_found_.end() && it->second == token;
+    }
+    if (held_.size() < 2) return false;  // nothing to share
+    ids.reserve(held_.size());
+    for (const auto& [held_id, held_token] : held_) ids.push_back(held_id);
+  }
+  const int64_t asked_at = Deadline::NowNanos();
+  absl::StatusOr<TableReply> r = Run(key, HeldRowsSql(dialect_, options_, ids), "check");
+  if (!r.ok() || r->failure != TableReply::Failure::kNone) return false;
+  absl::flat_hash_map<std::string, std::string> found;
+  for (const std::vector<std::string>& row : r->rows) {
+    if (row.size() == 2) found.insert_or_assign(row[0], row[1]);
+  }
+  std::lock_guard<std::mutex> guard(check_mu_);
+  if (asked_at > shared_asked_at_) {
+    shared_asked_at_ = asked_at;
+    shared_found_ = std::move(found);
+  }
+  if (shared_asked_at_ <= held_since) return false;
+  auto it = shared_found_.find(id);
+  return it != shared_found_.end() && it->second == token;
+}
+
 // A database in a file (SQLite) is watched for its deletion or renaming,
-// which takes the held rows with it; a server's database at the interval
-// check only.
+// which takes the held rows with it. A deleted row sends nothing: the
+// checks find it, at least every kCheckAtLeastEvery.
 WatchTargets TableStore::GetWatchTargets(Key& key) {
   WatchTargets targets;
   TableKeyState* st = state(key);
   if (st == nullptr || !st->held) return targets;
   if (!st->watch_fd.valid()) st->watch_fd = backend_->OpenWatchFd();
   if (st->watch_fd.valid()) targets.inode_fds.push_back(st->watch_fd.get());
+  targets.check_at_least_every = kCheckAtLeastEvery;
   return targets;
 }
 

@@ -178,7 +178,7 @@ absl::StatusOr<HeldLocks> ListZooKeeperLocks(Dsn& dsn, const ListRequest& reques
     nodes.push_back(symfony ? SymfonyNodeName(*name) : EncodeResourceNode(*name));
   } else {
     ZkResult c = (*session)->GetChildren(base.empty() ? "/" : base, lister.wait);
-    if (c.rc == ZNONODE) return HeldLocks{settings.describe, {}};
+    if (c.rc == ZNONODE) return HeldLocks{settings.describe, {}, {}};
     if (c.rc != ZOK) {
       return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",
                         absl::StrCat("list ", base.empty() ? "/" : base, ": ",
@@ -193,7 +193,7 @@ absl::StatusOr<HeldLocks> ListZooKeeperLocks(Dsn& dsn, const ListRequest& reques
                              : lister.ListRecipe(base, node, &out);
     if (!s.ok()) return s;
   }
-  return HeldLocks{settings.describe, std::move(out)};
+  return HeldLocks{settings.describe, std::move(out), {}};
 }
 
 }  // namespace ipclock

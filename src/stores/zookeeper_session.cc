@@ -11,10 +11,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
+#include "platform/resolve_names.h"
 #include "platform/tcp_probe.h"
 #include "stores/zookeeper_multi.h"
 #include "stores/zookeeper_store.h"
@@ -341,6 +343,47 @@ bool EveryServerRefuses(absl::string_view servers) {
   return true;
 }
 
+// The servers of `servers` ("host:port,...", an IPv6 host in brackets) as
+// the client is to be given them: each name resolved here, all at once and
+// within `deadline`, to numeric "address:port" entries (an IPv6 address
+// without brackets: the client splits off the port at the last ':' and
+// hands the rest to getaddrinfo(), which takes no brackets). The client
+// would resolve the names itself, one after another and with no bound (a
+// list of names that do not resolve kept it for as long as the resolver
+// took for each). Unavailable when none resolves: a name that does not
+// resolve now may later, as for any other store.
+absl::StatusOr<std::string> NumericServers(absl::string_view servers, MonotonicDeadline deadline,
+                                           const std::string& describe) {
+  std::vector<ZkServer> parsed;
+  std::vector<std::string> names;
+  for (absl::string_view server : absl::StrSplit(servers, ',')) {
+    parsed.push_back(ParseZkServer(server));
+    names.push_back(parsed.back().host);
+  }
+  const std::vector<ResolvedName> resolved = ResolveNames(names, deadline);
+  std::vector<std::string> entries;
+  std::vector<std::string> failures;
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    for (const std::string& address : resolved[i].addresses) {
+      std::string entry = absl::StrCat(address, ":", parsed[i].port);
+      if (std::find(entries.begin(), entries.end(), entry) == entries.end()) {
+        entries.push_back(std::move(entry));
+      }
+    }
+    // A few are enough to say why; a list of thousands would drown it.
+    if (!resolved[i].error.empty() && failures.size() < 3) {
+      failures.push_back(absl::StrCat(parsed[i].host, ": ", resolved[i].error));
+    }
+  }
+  if (entries.empty()) {
+    return StoreError(absl::StatusCode::kUnavailable, describe, "",
+                      absl::StrCat("could not resolve the servers (",
+                                   absl::StrJoin(failures, "; "),
+                                   failures.size() < parsed.size() ? "; ..." : "", ")"));
+  }
+  return absl::StrJoin(entries, ",");
+}
+
 }  // namespace
 
 ZkSession::ZkSession(const Settings& settings)
@@ -351,29 +394,36 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
   const int64_t started = Now();
   const int timeout_ms = static_cast<int>(
       std::clamp<int64_t>(absl::ToInt64Milliseconds(settings.session_timeout), 1, INT32_MAX));
+  // connect_timeout bounds the whole opening, the names' resolution
+  // included.
+  const int64_t connect_by =
+      started + std::min<int64_t>(absl::ToInt64Nanoseconds(settings.connect_timeout),
+                                  INT64_MAX - started);
+  absl::StatusOr<std::string> servers =
+      NumericServers(settings.servers, MonotonicDeadline::AtNanos(connect_by), settings.describe);
+  if (!servers.ok()) return servers.status();
   zhandle_t* zh;
   {
     // The client's two threads start here and inherit this thread's mask.
     SignalsBlockedScope blocked;
-    zh = ZooKeeper().zookeeper_init2(settings.servers.c_str(), &ZkSession::OnWatch, timeout_ms,
+    zh = ZooKeeper().zookeeper_init2(servers->c_str(), &ZkSession::OnWatch, timeout_ms,
                                      nullptr, s.get(), 0, &DropLog);
   }
   if (zh == nullptr) {
     const int err = errno;
     if (err == EINVAL || err == ENOENT || err == 0) {
-      // The list's form was checked when the DSN was read: what is left is
-      // a name that does not resolve (now), as for any other store.
       return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",
-                        absl::StrCat("the ZooKeeper client could not resolve the servers \"",
-                                     settings.servers, "\""));
+                        absl::StrCat("the ZooKeeper client refused the servers \"", *servers,
+                                     "\""));
     }
     return ErrnoError(err, settings.describe, "", "zookeeper_init");
   }
-  // By default the client's I/O thread resolves the server names again on
-  // every turn of its loop. glibc's getaddrinfo() holds a process-wide lock
-  // meanwhile, and a fork() that lands then leaves the child with that lock
-  // taken forever: its first getaddrinfo() (its own session) hangs. Names
-  // are resolved again only after a lost connection.
+  // The client is given numeric addresses, but would still call
+  // getaddrinfo() on them on every turn of its I/O thread's loop. glibc's
+  // getaddrinfo() holds a process-wide lock meanwhile, and a fork() that
+  // lands then leaves the child with that lock taken forever: its first
+  // getaddrinfo() (its own session) hangs. The names themselves are
+  // resolved again when a new session is opened.
   ZooKeeper().zoo_set_servers_resolution_delay(zh, -1);
   {
     std::unique_lock<std::mutex> lock(s->mu_);
@@ -386,10 +436,12 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
     // ends the wait: a DSN with a wrong port fails now, not after
     // connect_timeout. The probe's connection reaches a server only when
     // one listens yet made no session in the grace period.
-    const absl::Duration grace = std::min(kRefusalGrace, settings.connect_timeout);
+    const absl::Duration left =
+        std::max(absl::ZeroDuration(), absl::Nanoseconds(connect_by - Now()));
+    const absl::Duration grace = std::min(kRefusalGrace, left);
     if (!s->connected_cv_.wait_for(lock, absl::ToChronoNanoseconds(grace), up)) {
       lock.unlock();
-      const bool refused = EveryServerRefuses(settings.servers);
+      const bool refused = EveryServerRefuses(*servers);
       lock.lock();
       if (refused && !up()) {
         return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",
@@ -397,7 +449,10 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
                                        settings.servers, "): none is listening there"));
       }
       s->connected_cv_.wait_for(
-          lock, absl::ToChronoNanoseconds(settings.connect_timeout - grace), up);
+          lock,
+          absl::ToChronoNanoseconds(
+              std::max(absl::ZeroDuration(), absl::Nanoseconds(connect_by - Now()))),
+          up);
     }
   }
   if (!s->connected()) {

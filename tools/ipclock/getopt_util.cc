@@ -33,16 +33,45 @@ absl::Status UsageError(absl::string_view message) {
   return absl::InvalidArgumentError(message);
 }
 
+namespace {
+
+// SECS as written: decimal digits with an optional fraction ("2", "0.5",
+// ".5", "2."). strtod's other forms are refused, not guessed at: "0x10" is
+// 16 to strtod, "1e9" a number few would type for a duration, "inf" and
+// "nan" no duration at all.
+bool IsDecimalSeconds(absl::string_view text) {
+  size_t digits = 0;
+  bool point = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      ++digits;
+    } else if (c == '.' && !point) {
+      point = true;
+    } else {
+      return false;
+    }
+  }
+  return digits > 0;
+}
+
+}  // namespace
+
 absl::StatusOr<absl::Duration> ParseSeconds(absl::string_view option, const char* text,
                                             absl::Duration min) {
   double seconds = 0;
-  if (!absl::SimpleAtod(text, &seconds) || !std::isfinite(seconds) ||
-      absl::Seconds(seconds) < min) {
+  const bool number = IsDecimalSeconds(text) && absl::SimpleAtod(text, &seconds) &&
+                      std::isfinite(seconds);
+  if (!number || absl::Seconds(seconds) < min) {
     return UsageError(absl::StrCat("invalid ", option, " '", text,
-                                   "': expected seconds, e.g. 2 or 0.5",
+                                   "': expected seconds in decimal, e.g. 2 or 0.5",
                                    min > absl::ZeroDuration()
                                        ? absl::StrCat(", at least ", absl::FormatDuration(min))
                                        : ""));
+  }
+  if (absl::Seconds(seconds) > kMaxSeconds) {
+    return UsageError(absl::StrCat("invalid ", option, " '", text, "': at most ",
+                                   absl::ToInt64Seconds(kMaxSeconds), " seconds (",
+                                   absl::ToInt64Hours(kMaxSeconds) / 24, " days)"));
   }
   return absl::Seconds(seconds);
 }

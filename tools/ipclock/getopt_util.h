@@ -26,8 +26,15 @@ void ResetGetopt();
 // e.g. "unknown option: --frob". Call right after that return.
 std::string GetoptProblem(int opt, char** argv);
 
-// SECS as a duration: a number of seconds, fractions allowed, at least
-// `min` (and finite). InvalidArgument naming `option` otherwise.
+// The longest SECS any option takes. Beyond it a duration stops meaning
+// anything to a lock (a lease "of without end", a check that never comes,
+// so a lease never renewed), and the sums the watch makes of it would
+// overflow.
+inline constexpr absl::Duration kMaxSeconds = absl::Hours(24 * 366);
+
+// SECS as a duration: decimal digits with an optional fraction (no sign,
+// exponent or hex), at least `min` and at most kMaxSeconds.
+// InvalidArgument naming `option` otherwise.
 absl::StatusOr<absl::Duration> ParseSeconds(absl::string_view option, const char* text,
                                             absl::Duration min);
 

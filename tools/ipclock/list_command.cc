@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "exit_codes.h"
 #include "getopt_util.h"
@@ -188,6 +189,19 @@ absl::Status CheckListable(absl::string_view dsn) {
 
 absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
   ListOptions options;
+  // The option that chose the format, if one did: a second that chooses
+  // another is a usage error, not a silent last-one-wins (a script that
+  // says --json and gets OpenMetrics parses neither).
+  std::string format_by;
+  const auto choose = [&](ListOptions::Format format, std::string by) -> absl::Status {
+    if (!format_by.empty() && format != options.format) {
+      return UsageError(absl::StrCat(format_by, " and ", by,
+                                     " ask for different formats: give one"));
+    }
+    options.format = format;
+    format_by = std::move(by);
+    return absl::OkStatus();
+  };
   const std::vector<LongOption> table = {
       {"store", true,
        [&](const char* arg) {
@@ -197,23 +211,17 @@ absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
       NonEmptyOption("output", &options.output, "--output needs a file name"),
       NonEmptyOption("key", &options.key, "--key needs a non-empty name"),
       {"json", false,
-       [&](const char*) {
-         options.format = ListOptions::Format::kJson;
-         return absl::OkStatus();
-       }},
+       [&](const char*) { return choose(ListOptions::Format::kJson, "--json"); }},
       {"format", true,
        [&](const char* arg) {
-         if (absl::string_view(arg) == "table") {
-           options.format = ListOptions::Format::kTable;
-         } else if (absl::string_view(arg) == "json") {
-           options.format = ListOptions::Format::kJson;
-         } else if (absl::string_view(arg) == "openmetrics") {
-           options.format = ListOptions::Format::kOpenMetrics;
-         } else {
-           return UsageError(absl::StrCat("invalid --format '", Printable(arg),
-                                          "': expected table, json or openmetrics"));
+         const std::string by = absl::StrCat("--format=", Printable(arg));
+         if (absl::string_view(arg) == "table") return choose(ListOptions::Format::kTable, by);
+         if (absl::string_view(arg) == "json") return choose(ListOptions::Format::kJson, by);
+         if (absl::string_view(arg) == "openmetrics") {
+           return choose(ListOptions::Format::kOpenMetrics, by);
          }
-         return absl::OkStatus();
+         return UsageError(absl::StrCat("invalid --format '", Printable(arg),
+                                        "': expected table, json or openmetrics"));
        }},
   };
   if (absl::Status s = ParseOptionsOnly(argc, argv, table, &options.show_help); !s.ok()) {
@@ -243,6 +251,11 @@ int ListCommand(const ListOptions& options) {
   for (size_t i = 0; i < dsns.size(); ++i) {
     absl::StatusOr<ipclock::HeldLocks> listed = ipclock::ListHeldLocks(dsns[i], request);
     if (listed.ok()) {
+      for (const std::string& why : listed->skipped) {
+        absl::string_view text = why;
+        absl::ConsumePrefix(&text, "ipclock: ");
+        Say(absl::StrCat("warning: ", text, "; left out of the listing"));
+      }
       held[i] = *std::move(listed);
       continue;
     }

@@ -237,11 +237,15 @@ void ExportLockEnvironment(const std::vector<ipclock::Lock>& locks,
   }
   // Under the names and meanings `etcdctl lock` gives its command (the
   // revision is the fence), so that scripts written for it run unchanged.
-  // Left as they are on other stores: an enclosing `etcdctl lock` still
-  // holds its own.
+  // Removed on other stores: a script that fences with ETCD_LOCK_REV would
+  // otherwise take whatever the caller's environment says (an enclosing
+  // `etcdctl lock`, or anyone who set them) for this lock's fence.
   if (std::optional<ipclock::EtcdHeldKey> etcd = ipclock::EtcdHeldKeyOf(locks.front())) {
     setenv("ETCD_LOCK_KEY", etcd->key.c_str(), 1);
     setenv("ETCD_LOCK_REV", absl::StrCat(etcd->revision).c_str(), 1);
+  } else {
+    unsetenv("ETCD_LOCK_KEY");
+    unsetenv("ETCD_LOCK_REV");
   }
 }
 

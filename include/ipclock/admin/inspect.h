@@ -126,6 +126,11 @@ struct HeldLocks {
   // (e.g. "flock:///run/lock/ipclock" for "flock").
   std::string store;
   std::vector<HeldLock> locks;
+  // What the listing left out because it could not be read, one line each
+  // naming the object and why (a file of another program or version named
+  // like a posix-semaphore registry): one such file does not hide every
+  // other lock of the store. `ipclock list` prints each on stderr.
+  std::vector<std::string> skipped;
 };
 
 // The locks held now in the store `dsn` names. Nothing is created: a store

@@ -187,6 +187,12 @@ struct WatchTargets {
   // while checks find the lock held; the watch takes the store's word only
   // if every one of `inode_fds` got its inotify watch.
   bool events_tell_all = false;
+  // The longest the store lets a loss that nothing reports go unseen: the
+  // watch checks the lock at least this often, whatever its
+  // `check_interval`. For stores whose losses only a check finds (a row
+  // deleted, a memcached key flushed) and whose checks of all the held
+  // locks of a round cost one request, so that a short bound stays cheap.
+  absl::Duration check_at_least_every = absl::InfiniteDuration();
   // `CheckHeld()` may wait on a server although the store is not remote
   // (a combined store with a remote member): the watch then checks the
   // lock on a thread of the store's own, as it does a remote store's, so
