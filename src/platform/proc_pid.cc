@@ -116,6 +116,14 @@ uint64_t ProcessStartTime(pid_t pid) {
   return ReadProcStat(pid, &st) == 0 ? st.start_time : 0;
 }
 
+uint64_t LeaderThreadStartTime(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", static_cast<int>(pid),
+           static_cast<int>(pid));
+  ProcStat st;
+  return ReadStatFile(path, &st) == 0 ? st.start_time : 0;
+}
+
 bool ProcessIsGone(pid_t pid, uint64_t start_time) {
   if (pid <= 0) return false;
   ProcStat st;
