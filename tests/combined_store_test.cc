@@ -335,7 +335,10 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
     absl::Status s = lock.CheckAcquired();
     print_message("%s\n", s.ToString().c_str());
     ASSERT_CODE(s, absl::StatusCode::kAborted);
-    assert_true(Contains(s, "1 of 3 members hold it"));
+    // Member 3 still holds; the loss may be told before it answered.
+    assert_true(Contains(s, "1 of 3 members hold it") ||
+                (Contains(s, "0 of 3 members are known to hold it") &&
+                 Contains(s, absl::StrCat("no answer yet from: ", c))));
     assert_true(Contains(s, a.substr(strlen("redis://"))));
     assert_true(Contains(s, b.substr(strlen("redis://"))));
     // CheckAcquired let go of member 3's part too: the next holder gets it.

@@ -384,7 +384,9 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     const bool lost_anyway = !IsMet(held + unknown + unheard);
     if (!lost_anyway && unheard > 0) return std::nullopt;
     if (IsMet(held)) return absl::OkStatus();
-    std::string detail = absl::StrCat(held, " of ", members_.size(), " members hold it");
+    // Decided before every member answered: the count is of those that did.
+    std::string detail = absl::StrCat(held, " of ", members_.size(), " members ",
+                                      unheard > 0 ? "are known to hold it" : "hold it");
     if (!lost.empty()) absl::StrAppend(&detail, "; lost: ", absl::StrJoin(lost, "; "));
     if (!unasked.empty()) {
       absl::StrAppend(&detail, "; could not be asked: ", absl::StrJoin(unasked, "; "));
