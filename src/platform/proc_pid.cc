@@ -80,9 +80,17 @@ int ReadStatFile(const char* path, ProcStat* out) {
   return 0;
 }
 
+// The leader thread's entry, /proc/PID/task/PID/stat, holds the same state,
+// thread count and start time as /proc/PID/stat. It is read instead because
+// qemu-user answers a program's reads of /proc/self/stat and /proc/<own
+// pid>/stat itself, with a start time of its own reckoning a tick or two off
+// the kernel's: an emulated holder then saw its own slot as a reused pid's,
+// and rivals saw the start time it recorded as another process's. The task
+// entry it passes through to the kernel.
 int ReadProcStat(pid_t pid, ProcStat* out) {
-  char path[40];
-  snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", static_cast<int>(pid),
+           static_cast<int>(pid));
   return ReadStatFile(path, out);
 }
 
@@ -114,14 +122,6 @@ bool EveryThreadEnding(pid_t pid) {
 uint64_t ProcessStartTime(pid_t pid) {
   ProcStat st;
   return ReadProcStat(pid, &st) == 0 ? st.start_time : 0;
-}
-
-uint64_t LeaderThreadStartTime(pid_t pid) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", static_cast<int>(pid),
-           static_cast<int>(pid));
-  ProcStat st;
-  return ReadStatFile(path, &st) == 0 ? st.start_time : 0;
 }
 
 bool ProcessIsGone(pid_t pid, uint64_t start_time) {

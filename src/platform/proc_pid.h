@@ -26,14 +26,6 @@ namespace ipclock {
 // read (no such process, or /proc hides it).
 uint64_t ProcessStartTime(pid_t pid);
 
-// The same value read from the leader thread's entry, /proc/PID/task/PID/
-// stat. A process reading its own start time uses this one: qemu-user
-// answers a program's reads of /proc/self/stat and /proc/<own pid>/stat
-// itself, with a start time of its own reckoning a tick or two off the
-// kernel's, which every other process reads; the task entry it passes
-// through.
-uint64_t LeaderThreadStartTime(pid_t pid);
-
 // True only when `pid` is certainly gone: no such process, a zombie, a
 // process whose every thread is exiting (the kernel gives a killed
 // process's SEM_UNDO adjustments, flocks and robust mutexes back while it

@@ -59,7 +59,7 @@ uint64_t CurrentProcessStartTime() {
   uint64_t start = g_start_time.load(std::memory_order_relaxed);
   if (start == 0) {
     // Two threads may both read /proc here; they store the same value.
-    start = LeaderThreadStartTime(CurrentPid());
+    start = ProcessStartTime(CurrentPid());
     g_start_time.store(start, std::memory_order_relaxed);
   }
   return start;

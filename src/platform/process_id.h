@@ -35,9 +35,9 @@ inline pid_t CurrentPid() {
 }
 pid_t CurrentTid();
 
-// This process's start time as another process reads it with
-// ProcessStartTime(pid) (clock ticks since boot; 0 if /proc cannot be read,
-// which is then retried at the next call).
+// This process's start time as ProcessStartTime(CurrentPid()) reads it
+// (clock ticks since boot; 0 if /proc cannot be read, which is then retried
+// at the next call).
 uint64_t CurrentProcessStartTime();
 
 }  // namespace ipclock

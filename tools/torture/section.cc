@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   const char* told_env = getenv("IPCLOCK_PREVIOUS_OWNER_DIED");
   const bool told = told_env != nullptr && strcmp(told_env, "1") == 0;
   const pid_t self = getpid();
-  const uint64_t start = ipclock::LeaderThreadStartTime(self);  // as others read it
+  const uint64_t start = ipclock::ProcessStartTime(self);
 
   ipclock_torture::Protected& data = r->data;
   const pid_t previous = data.owner_pid.load();
