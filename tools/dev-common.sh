@@ -91,19 +91,39 @@ apt_install() {
 
 # Reads apt-get's output with APT::Status-Fd=1 and prints what a person
 # waiting wants: how much comes, then each tenth of the download and of
-# the installation.
+# the installation, and at least a line every 30 s (a big package's
+# unpacking or a trigger can be silent for minutes). A shell loop, not awk:
+# mawk, the awk of a minimal root, holds piped input back until a block
+# fills, so that nothing would show for minutes.
 apt_progress() {
-  awk -F: '
-    / newly installed, / || /^Need to get / { print "  " $0; fflush(); next }
-    /^(dlstatus|pmstatus):/ {
-      phase = ($1 == "dlstatus") ? "downloading" : "installing"
-      tenth = int($3 / 10)
-      if (tenth > 0 && (phase != last_phase || tenth > last_tenth)) {
-        text = $4; for (i = 5; i <= NF; i++) text = text ":" $i
-        printf "  %s: %d%% (%s)\n", phase, tenth * 10, text; fflush()
-        last_phase = phase; last_tenth = tenth
-      }
-    }'
+  local line kind pct text phase last_phase="" tenth last_tenth=0 now="" quiet=0 rc
+  while :; do
+    rc=0
+    IFS= read -r -t 30 line || rc=$?
+    if [ "$rc" -gt 128 ]; then
+      quiet=$((quiet + 30))
+      echo "  still ${last_phase:-working} after ${quiet} s${now:+ ($now)}"
+      continue
+    fi
+    [ "$rc" -eq 0 ] || [ -n "$line" ] || break
+    quiet=0
+    case "$line" in
+      *" newly installed, "*|"Need to get "*) echo "  $line" ;;
+      dlstatus:*|pmstatus:*)
+        IFS=: read -r kind _ pct text <<<"$line"
+        [ "$kind" = dlstatus ] && phase=downloading || phase=installing
+        now=$text
+        pct=${pct%%.*}
+        [[ "$pct" =~ ^[0-9]+$ ]] || continue
+        tenth=$((pct / 10))
+        if [ "$tenth" -gt 0 ] && { [ "$phase" != "$last_phase" ] || [ "$tenth" -gt "$last_tenth" ]; }; then
+          printf '  %s: %d%% (%s)\n' "$phase" $((tenth * 10)) "$text"
+          last_phase=$phase last_tenth=$tenth
+        fi
+        ;;
+    esac
+    [ "$rc" -eq 0 ] || break
+  done
 }
 
 # build DIR [meson args...]: configure (again, if the dir exists, so that
@@ -130,7 +150,10 @@ build() {
 # ninja_progress NINJA_ARGS...: ninja. On a terminal ninja shows its step
 # count in one line; elsewhere (a log) it prints a line per step, of which
 # this keeps one per 2.5% of the build, and everything else ninja prints
-# (compiler messages, the failed command) in full.
+# (compiler messages, the failed command) in full; and when 30 s pass
+# without a line (a busy machine, a long link), the last step seen and how
+# long it has been. A shell loop, not awk: mawk, the awk of a minimal root,
+# holds piped input back until a block fills.
 ninja_progress() {
   if [ -t 1 ]; then
     ninja "$@"
@@ -138,14 +161,32 @@ ninja_progress() {
   fi
   local -
   set -o pipefail
-  ninja "$@" | awk '
-    /^\[[0-9]+\/[0-9]+\] / {
-      split(substr($1, 2, length($1) - 2), n, "/")
-      step = int(n[1] * 40 / n[2])
-      if (step > last || n[1] == n[2]) { print; fflush(); last = step }
-      next
-    }
-    { print; fflush() }' || return "${PIPESTATUS[0]}"
+  ninja "$@" | {
+    local line last=-1 step n m seen="" quiet=0 rc
+    while :; do
+      rc=0
+      IFS= read -r -t 30 line || rc=$?
+      if [ "$rc" -gt 128 ]; then
+        quiet=$((quiet + 30))
+        echo "  ... ${quiet} s since: ${seen:-the build started}"
+        continue
+      fi
+      [ "$rc" -eq 0 ] || [ -n "$line" ] || break
+      quiet=0
+      if [[ "$line" =~ ^\[([0-9]+)/([0-9]+)\]\  ]]; then
+        n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
+        step=$((n * 40 / m))
+        seen=$line
+        if [ "$step" -gt "$last" ] || [ "$n" -eq "$m" ]; then
+          printf '%s\n' "$line"
+          last=$step
+        fi
+      else
+        printf '%s\n' "$line"
+      fi
+      [ "$rc" -eq 0 ] || break
+    done
+  } || return "${PIPESTATUS[0]}"
 }
 
 # Test servers. Each tools/test-servers/*.sh, when sourced, starts its
@@ -180,6 +221,49 @@ ipc_objects() {
   } | sort
 }
 
+# children_of PID: the PIDs of PID's child processes, one a line (from
+# /proc: in /proc/N/stat, the second field after the command's name is the
+# parent's PID).
+children_of() {
+  local d stat
+  for d in /proc/[0-9]*; do
+    { read -r stat <"$d/stat"; } 2>/dev/null || continue
+    stat=${stat##*) }
+    stat=${stat#* }
+    [ "${stat%% *}" = "$1" ] && echo "${d#/proc/}"
+  done
+  return 0
+}
+
+# suite_ticker PID: while the shell PID runs `meson test`, a line every
+# 30 s with the time so far and the tests still running (meson test itself
+# says nothing until a test ends, and one may run for minutes).
+suite_ticker() {
+  local main=$1 start=$SECONDS i meson t args names
+  while :; do
+    for i in {1..30}; do
+      sleep 1
+      kill -0 "$main" 2>/dev/null || return 0
+    done
+    names=""
+    for meson in $(children_of "$main"); do
+      [ "$(cat "/proc/$meson/comm" 2>/dev/null)" = meson ] || continue
+      for t in $(children_of "$meson"); do
+        mapfile -d '' args <"/proc/$t/cmdline" 2>/dev/null || continue
+        [ ${#args[@]} -gt 0 ] || continue
+        # A script's name is its second word (sh NAME).
+        case "${args[0]##*/}:${args[1]:-}" in
+          *sh:-c) names+=" sh -c ${args[2]:0:60}" ;;
+          sh:*|bash:*|dash:*|python3:*) names+=" ${args[1]##*/}" ;;
+          *) names+=" ${args[0]##*/}${args[1]:+ ${args[1]:0:60}}" ;;
+        esac
+        names+=";"
+      done
+    done
+    echo "  ... $((SECONDS - start)) s into the suite; running:${names:- (between tests)}" >&2
+  done
+}
+
 # run_suite DIR [MESON TEST ARGS]: runs the suite, then looks for IPC
 # objects it left. Tests remove what they make, and a store removes what its
 # last user let go cleanly, so a new one is a leak in a test or in a store.
@@ -190,7 +274,12 @@ run_suite() {
   shift
   say "test suite: $dir"
   before=$(ipc_objects)
+  local ticker
+  suite_ticker "$$" &
+  ticker=$!
   meson test -C "$dir" --print-errorlogs "$@" || status=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
   left=$(comm -13 <(echo "$before") <(ipc_objects))
   if [ -n "$left" ]; then
     echo "the suite in $dir left these IPC objects behind:" >&2
