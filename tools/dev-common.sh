@@ -29,6 +29,10 @@ packages_why="build and test ipclock: compilers, every optional store's library,
 # the suite does (tests/meson.build).
 storm_dsns=('flock://{tmpdir}?removeipc=ignore' semaphore posix-semaphore 'shm://{shm}')
 
+# The most seconds that a long step (an install, a build, the suite) goes
+# without a line. IPCLOCK_PROGRESS_EVERY is for tests/dev_progress_test.sh.
+progress_every=${IPCLOCK_PROGRESS_EVERY:-30}
+
 # A heading, with the time of day, so that a log shows how long each step
 # took.
 say() { printf '\033[1m== %(%H:%M:%S)T %s\033[0m\n' -1 "$*" >&2; }
@@ -99,9 +103,9 @@ apt_progress() {
   local line kind pct text phase last_phase="" tenth last_tenth=0 now="" quiet=0 rc
   while :; do
     rc=0
-    IFS= read -r -t 30 line || rc=$?
+    IFS= read -r -t "$progress_every" line || rc=$?
     if [ "$rc" -gt 128 ]; then
-      quiet=$((quiet + 30))
+      quiet=$((quiet + progress_every))
       echo "  still ${last_phase:-working} after ${quiet} s${now:+ ($now)}"
       continue
     fi
@@ -165,9 +169,9 @@ ninja_progress() {
     local line last=-1 step n m seen="" quiet=0 rc
     while :; do
       rc=0
-      IFS= read -r -t 30 line || rc=$?
+      IFS= read -r -t "$progress_every" line || rc=$?
       if [ "$rc" -gt 128 ]; then
-        quiet=$((quiet + 30))
+        quiet=$((quiet + progress_every))
         echo "  ... ${quiet} s since: ${seen:-the build started}"
         continue
       fi
@@ -241,13 +245,14 @@ children_of() {
 suite_ticker() {
   local main=$1 start=$SECONDS i meson t args names
   while :; do
-    for i in {1..30}; do
+    for ((i = 0; i < progress_every; i++)); do
       sleep 1
       kill -0 "$main" 2>/dev/null || return 0
     done
     names=""
+    # The shell's children are meson test and this ticker.
     for meson in $(children_of "$main"); do
-      [ "$(cat "/proc/$meson/comm" 2>/dev/null)" = meson ] || continue
+      [ "$meson" != "$BASHPID" ] || continue
       for t in $(children_of "$meson"); do
         mapfile -d '' args <"/proc/$t/cmdline" 2>/dev/null || continue
         [ ${#args[@]} -gt 0 ] || continue
