@@ -65,7 +65,10 @@ apt_install() {
   if [ "${1:-}" = --for ]; then why=" to $2"; shift 2; fi
   local missing=() p
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    # Installed, or installed with its triggers still to run (another
+    # apt-get, that has just installed something beside it, runs them).
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+      grep -Eq "install ok (installed|triggers-pending|triggers-awaited)" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   say "installing ${#missing[@]} Debian package(s)$why: ${missing[*]}"
@@ -259,7 +262,7 @@ suite_ticker() {
         # A script's name is its second word (sh NAME).
         case "${args[0]##*/}:${args[1]:-}" in
           *sh:-c) names+=" sh -c ${args[2]:0:60}" ;;
-          sh:*|bash:*|dash:*|python3:*) names+=" ${args[1]##*/}" ;;
+          sh:*|bash:*|dash:*|python3:*) names+=" ${args[1]#"$here"/}" ;;
           *) names+=" ${args[0]##*/}${args[1]:+ ${args[1]:0:60}}" ;;
         esac
         names+=";"
