@@ -6,7 +6,8 @@
 #     waits until its first line has come out before it goes on);
 #   * a step silent for longer than the interval gets a line saying so
 #     (the build's last step, apt's last status), and the suite a line
-#     naming the test still running;
+#     naming the test still running; so does a build whose lines come
+#     often but are not kept (one kept per 2.5% of the build);
 #   * ninja's failure is the filter's status.
 # The interval is 1 s here (IPCLOCK_PROGRESS_EVERY), 30 s in tools/dev.
 # A few seconds in all; no test of it depends on the machine's speed but
@@ -61,6 +62,16 @@ grep -qx '\[3/3\] c' "$work/build.out" || fail "the build's last step is missing
 grep -qx 'x.cc:1: error: stand-in' "$work/build.out" || fail "the compiler's message is missing"
 grep -qx 'status 3' "$work/build.out" || fail "ninja's status is not the filter's"
 sed 's/^/build: /' "$work/build.out"
+
+# A build whose steps come every 0.2 s for 3 s, but of 4000: the 2.5%
+# between two of the lines kept would take 20 s. One comes each interval
+# all the same (without that, [1/4000] alone).
+bash -c 'source "$here/tools/dev-common.sh"
+  ninja() { local i; for ((i = 1; i <= 15; i++)); do echo "[$i/4000] s$i"; sleep 0.2; done; }
+  ninja_progress' >"$work/steps.out"
+[ "$(grep -c '^\[' "$work/steps.out")" -ge 3 ] ||
+  fail "steps that come often but far apart in the build got no line each interval"
+sed 's/^/steps: /' "$work/steps.out"
 
 # apt-get's status lines, then a silence of 2.5 s.
 {

@@ -103,34 +103,61 @@ apt_install() {
 # mawk, the awk of a minimal root, holds piped input back until a block
 # fills, so that nothing would show for minutes.
 apt_progress() {
-  local line kind pct text phase last_phase="" tenth last_tenth=0 now="" quiet=0 rc
+  local line kind pct text phase last_phase="" tenth last_tenth=0 now="" rc
+  local t_now t_in t_out
+  ms_now t_in
+  t_out=$t_in
   while :; do
     rc=0
-    IFS= read -r -t "$progress_every" line || rc=$?
+    read_until "$t_out" || rc=$?
+    ms_now t_now
     if [ "$rc" -gt 128 ]; then
-      quiet=$((quiet + progress_every))
-      echo "  still ${last_phase:-working} after ${quiet} s${now:+ ($now)}"
+      local quiet=$(((t_now - t_in) / 1000))
+      if [ "$quiet" -gt 0 ]; then quiet=" after $quiet s"; else quiet=""; fi
+      echo "  still ${phase:-working}$quiet${now:+ ($now)}"
+      t_out=$t_now
       continue
     fi
     [ "$rc" -eq 0 ] || [ -n "$line" ] || break
-    quiet=0
+    t_in=$t_now
     case "$line" in
-      *" newly installed, "*|"Need to get "*) echo "  $line" ;;
+      *" newly installed, "*|"Need to get "*) echo "  $line"; t_out=$t_now ;;
       dlstatus:*|pmstatus:*)
         IFS=: read -r kind _ pct text <<<"$line"
         [ "$kind" = dlstatus ] && phase=downloading || phase=installing
         now=$text
         pct=${pct%%.*}
-        [[ "$pct" =~ ^[0-9]+$ ]] || continue
+        [[ "$pct" =~ ^[0-9]+$ ]] || pct=0
         tenth=$((pct / 10))
         if [ "$tenth" -gt 0 ] && { [ "$phase" != "$last_phase" ] || [ "$tenth" -gt "$last_tenth" ]; }; then
           printf '  %s: %d%% (%s)\n' "$phase" $((tenth * 10)) "$text"
-          last_phase=$phase last_tenth=$tenth
+          last_phase=$phase last_tenth=$tenth t_out=$t_now
+        elif [ $((t_now - t_out)) -ge $((progress_every * 1000)) ]; then
+          echo "  still $phase ($text)"
+          t_out=$t_now
         fi
         ;;
     esac
     [ "$rc" -eq 0 ] || break
   done
+}
+
+# ms_now VAR: the time in milliseconds, into VAR (no process started).
+ms_now() {
+  local _us=${EPOCHREALTIME//[!0-9]/}
+  printf -v "$1" '%s' $((_us / 1000))
+}
+
+# read_until T_OUT: reads a line into `line`, waiting until progress_every
+# seconds after T_OUT (ms_now's time of the last line printed) at most;
+# read's status (above 128 when that time came first).
+read_until() {
+  local t_read left
+  ms_now t_read
+  left=$((progress_every * 1000 - (t_read - $1)))
+  [ "$left" -ge 10 ] || left=10
+  line=""
+  IFS= read -r -t "$((left / 1000)).$(printf '%03d' $((left % 1000)))" line
 }
 
 # build DIR [meson args...]: configure (again, if the dir exists, so that
@@ -169,27 +196,39 @@ ninja_progress() {
   local -
   set -o pipefail
   ninja "$@" | {
-    local line last=-1 step n m seen="" quiet=0 rc
+    local line last=-1 step n m seen="" shown="" rc t_now t_in t_out
+    ms_now t_in
+    t_out=$t_in
     while :; do
       rc=0
-      IFS= read -r -t "$progress_every" line || rc=$?
+      read_until "$t_out" || rc=$?
+      ms_now t_now
       if [ "$rc" -gt 128 ]; then
-        quiet=$((quiet + progress_every))
-        echo "  ... ${quiet} s since: ${seen:-the build started}"
+        # The last step seen, if it was not shown; else how long since.
+        if [ "$shown" != "$seen" ]; then
+          printf '%s\n' "$seen"
+          shown=$seen
+        else
+          echo "  ... $(((t_now - t_in) / 1000)) s since: ${seen:-the build started}"
+        fi
+        t_out=$t_now
         continue
       fi
       [ "$rc" -eq 0 ] || [ -n "$line" ] || break
-      quiet=0
+      t_in=$t_now
       if [[ "$line" =~ ^\[([0-9]+)/([0-9]+)\]\  ]]; then
         n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
         step=$((n * 40 / m))
         seen=$line
-        if [ "$step" -gt "$last" ] || [ "$n" -eq "$m" ]; then
+        # One line per 2.5% of the build, and one at least every interval.
+        if [ "$step" -gt "$last" ] || [ "$n" -eq "$m" ] ||
+           [ $((t_now - t_out)) -ge $((progress_every * 1000)) ]; then
           printf '%s\n' "$line"
-          last=$step
+          last=$step t_out=$t_now shown=$line
         fi
       else
         printf '%s\n' "$line"
+        t_out=$t_now
       fi
       [ "$rc" -eq 0 ] || break
     done
@@ -246,7 +285,7 @@ children_of() {
 # 30 s with the time so far and the tests still running (meson test itself
 # says nothing until a test ends, and one may run for minutes).
 suite_ticker() {
-  local main=$1 start=$SECONDS i meson t args names
+  local main=$1 start=$SECONDS i meson t args names rest
   while :; do
     for ((i = 0; i < progress_every; i++)); do
       sleep 1
@@ -263,7 +302,7 @@ suite_ticker() {
         case "${args[0]##*/}:${args[1]:-}" in
           *sh:-c) names+=" sh -c ${args[2]:0:60}" ;;
           sh:*|bash:*|dash:*|python3:*) names+=" ${args[1]#"$here"/}" ;;
-          *) names+=" ${args[0]##*/}${args[1]:+ ${args[1]:0:60}}" ;;
+          *) rest="${args[*]:1}"; names+=" ${args[0]##*/}${rest:+ ${rest:0:60}}" ;;
         esac
         names+=";"
       done
