@@ -140,7 +140,8 @@ unshare --mount --pid --fork --propagation private -- bash -c '
     set -e
     echo \"== as the README says: apt-get install git ca-certificates; git clone\" >&2
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends git ca-certificates
+    apt-get install -y -qq --no-install-recommends git ca-certificates >/tmp/readme-apt.log 2>&1 ||
+      { cat /tmp/readme-apt.log >&2; exit 1; }
     cd /root
     git clone --quiet --no-checkout /var/tmp/ipclock.git ipclock
     git -C ipclock checkout --quiet --detach $commit
