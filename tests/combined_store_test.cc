@@ -335,7 +335,17 @@ void MajorityOfRedisMembersLosesTheLock(void**) {
     absl::Status s = lock.CheckAcquired();
     print_message("%s\n", s.ToString().c_str());
     ASSERT_CODE(s, absl::StatusCode::kAborted);
-    assert_true(Contains(s, "1 of 3 members hold it"));
+    // c still holds, but the loss is told without waiting for a slow
+    // member: c is counted if it answered in time, else named as not yet
+    // answered (a loaded machine, a sanitizer).
+    const std::string text(s.message());
+    const size_t pending = text.find("no answer yet from: ");
+    const bool c_pending = pending != std::string::npos &&
+                           text.find(c.substr(strlen("redis://")), pending) != std::string::npos;
+    if (!Contains(s, "1 of 3 members hold it") &&
+        !(Contains(s, "0 of 3 members hold it") && c_pending)) {
+      fail_msg("expected 1 of 3 holding, or 0 with %s not answered yet", c.c_str());
+    }
     assert_true(Contains(s, a.substr(strlen("redis://"))));
     assert_true(Contains(s, b.substr(strlen("redis://"))));
     // CheckAcquired let go of member 3's part too: the next holder gets it.
