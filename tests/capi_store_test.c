@@ -31,8 +31,13 @@ static void failed_with(const char *dsn, int rc, ipclock_store *store, char *why
                         const char *words) {
   assert_int_equal(rc, code);
   assert_null(store);
-  assert_non_null(why);
-  if (strstr(why, words) == NULL) fail_msg("%s: '%s' does not say '%s'", dsn, why, words);
+  /* fail_msg() is not known to end the test: the compiler must see that
+   * `why` is not NULL where it is printed (-Werror=format-overflow at -O3). */
+  if (why == NULL) {
+    fail_msg("%s: no message", dsn);
+  } else if (strstr(why, words) == NULL) {
+    fail_msg("%s: '%s' does not say '%s'", dsn, why, words);
+  }
   free(why);
 }
 

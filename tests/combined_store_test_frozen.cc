@@ -53,6 +53,7 @@ class Reports {
       absl::SleepFor(absl::Milliseconds(2));
     }
     fail_msg("the loss of %s was never reported", resource.c_str());
+    return -1;  // not reached where fail_msg() is known not to return
   }
   size_t count() {
     std::lock_guard<std::mutex> guard(mu_);

@@ -5,11 +5,11 @@
 // that the kernel sends no event for or sends one for: the dir above a lock
 // dir renamed, something mounted over a lock file, a SysV set removed or
 // reset, a POSIX semaphore or registry deleted, an shm segment or a lock
-// file deleted. Each lock is watched with
-// a check interval of an hour, so that only an event or the 50 ms probe can
-// find the loss; the bound asserted is 1 s, ten times the 100 ms promised,
-// so that a loaded machine does not fail it. tools/bench measures the
-// latencies themselves; this prints what it saw. A lock watched after
+// file deleted. Each lock is watched with a check interval of an hour, so
+// that only an event or the 50 ms probe can find the loss; the bound
+// asserted is 5 s, which only they can meet and which a loaded machine
+// does not fail (how fast is no verdict here: tools/bench measures the
+// latencies themselves; this prints what it saw). A lock watched after
 // another, while the watch sleeps, is watched for mounts over it too.
 //
 // Remote stores are measured beside their servers' other tests (Redis
@@ -49,7 +49,7 @@ using ipclock::WatchedLock;
 using ipclock::WatchOptions;
 using namespace ipclock_test;
 
-constexpr absl::Duration kBound = absl::Seconds(1);
+constexpr absl::Duration kBound = absl::Seconds(5);
 
 // When the first loss reached the sink.
 struct FirstLoss {

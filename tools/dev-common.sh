@@ -29,6 +29,10 @@ packages_why="build and test ipclock: compilers, every optional store's library,
 # the suite does (tests/meson.build).
 storm_dsns=('flock://{tmpdir}?removeipc=ignore' semaphore posix-semaphore 'shm://{shm}')
 
+# The most seconds that a long step (an install, a build, the suite) goes
+# without a line. IPCLOCK_PROGRESS_EVERY is for tests/dev_progress_test.sh.
+progress_every=${IPCLOCK_PROGRESS_EVERY:-30}
+
 # A heading, with the time of day, so that a log shows how long each step
 # took.
 say() { printf '\033[1m== %(%H:%M:%S)T %s\033[0m\n' -1 "$*" >&2; }
@@ -61,7 +65,10 @@ apt_install() {
   if [ "${1:-}" = --for ]; then why=" to $2"; shift 2; fi
   local missing=() p
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    # Installed, or installed with its triggers still to run (another
+    # apt-get, that has just installed something beside it, runs them).
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+      grep -Eq "install ok (installed|triggers-pending|triggers-awaited)" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   say "installing ${#missing[@]} Debian package(s)$why: ${missing[*]}"
@@ -91,19 +98,66 @@ apt_install() {
 
 # Reads apt-get's output with APT::Status-Fd=1 and prints what a person
 # waiting wants: how much comes, then each tenth of the download and of
-# the installation.
+# the installation, and at least a line every 30 s (a big package's
+# unpacking or a trigger can be silent for minutes). A shell loop, not awk:
+# mawk, the awk of a minimal root, holds piped input back until a block
+# fills, so that nothing would show for minutes.
 apt_progress() {
-  awk -F: '
-    / newly installed, / || /^Need to get / { print "  " $0; fflush(); next }
-    /^(dlstatus|pmstatus):/ {
-      phase = ($1 == "dlstatus") ? "downloading" : "installing"
-      tenth = int($3 / 10)
-      if (tenth > 0 && (phase != last_phase || tenth > last_tenth)) {
-        text = $4; for (i = 5; i <= NF; i++) text = text ":" $i
-        printf "  %s: %d%% (%s)\n", phase, tenth * 10, text; fflush()
-        last_phase = phase; last_tenth = tenth
-      }
-    }'
+  local line kind pct text phase last_phase="" tenth last_tenth=0 now="" rc
+  local t_now t_in t_out
+  ms_now t_in
+  t_out=$t_in
+  while :; do
+    rc=0
+    read_until "$t_out" || rc=$?
+    ms_now t_now
+    if [ "$rc" -gt 128 ]; then
+      local quiet=$(((t_now - t_in) / 1000))
+      if [ "$quiet" -gt 0 ]; then quiet=" after $quiet s"; else quiet=""; fi
+      echo "  still ${phase:-working}$quiet${now:+ ($now)}"
+      t_out=$t_now
+      continue
+    fi
+    [ "$rc" -eq 0 ] || [ -n "$line" ] || break
+    t_in=$t_now
+    case "$line" in
+      *" newly installed, "*|"Need to get "*) echo "  $line"; t_out=$t_now ;;
+      dlstatus:*|pmstatus:*)
+        IFS=: read -r kind _ pct text <<<"$line"
+        [ "$kind" = dlstatus ] && phase=downloading || phase=installing
+        now=$text
+        pct=${pct%%.*}
+        [[ "$pct" =~ ^[0-9]+$ ]] || pct=0
+        tenth=$((pct / 10))
+        if [ "$tenth" -gt 0 ] && { [ "$phase" != "$last_phase" ] || [ "$tenth" -gt "$last_tenth" ]; }; then
+          printf '  %s: %d%% (%s)\n' "$phase" $((tenth * 10)) "$text"
+          last_phase=$phase last_tenth=$tenth t_out=$t_now
+        elif [ $((t_now - t_out)) -ge $((progress_every * 1000)) ]; then
+          echo "  still $phase ($text)"
+          t_out=$t_now
+        fi
+        ;;
+    esac
+    [ "$rc" -eq 0 ] || break
+  done
+}
+
+# ms_now VAR: the time in milliseconds, into VAR (no process started).
+ms_now() {
+  local _us=${EPOCHREALTIME//[!0-9]/}
+  printf -v "$1" '%s' $((_us / 1000))
+}
+
+# read_until T_OUT: reads a line into `line`, waiting until progress_every
+# seconds after T_OUT (ms_now's time of the last line printed) at most;
+# read's status (above 128 when that time came first).
+read_until() {
+  local t_read left
+  ms_now t_read
+  left=$((progress_every * 1000 - (t_read - $1)))
+  [ "$left" -ge 10 ] || left=10
+  line=""
+  IFS= read -r -t "$((left / 1000)).$(printf '%03d' $((left % 1000)))" line
 }
 
 # build DIR [meson args...]: configure (again, if the dir exists, so that
@@ -130,7 +184,10 @@ build() {
 # ninja_progress NINJA_ARGS...: ninja. On a terminal ninja shows its step
 # count in one line; elsewhere (a log) it prints a line per step, of which
 # this keeps one per 2.5% of the build, and everything else ninja prints
-# (compiler messages, the failed command) in full.
+# (compiler messages, the failed command) in full; and when 30 s pass
+# without a line (a busy machine, a long link), the last step seen and how
+# long it has been. A shell loop, not awk: mawk, the awk of a minimal root,
+# holds piped input back until a block fills.
 ninja_progress() {
   if [ -t 1 ]; then
     ninja "$@"
@@ -138,14 +195,44 @@ ninja_progress() {
   fi
   local -
   set -o pipefail
-  ninja "$@" | awk '
-    /^\[[0-9]+\/[0-9]+\] / {
-      split(substr($1, 2, length($1) - 2), n, "/")
-      step = int(n[1] * 40 / n[2])
-      if (step > last || n[1] == n[2]) { print; fflush(); last = step }
-      next
-    }
-    { print; fflush() }' || return "${PIPESTATUS[0]}"
+  ninja "$@" | {
+    local line last=-1 step n m seen="" shown="" rc t_now t_in t_out
+    ms_now t_in
+    t_out=$t_in
+    while :; do
+      rc=0
+      read_until "$t_out" || rc=$?
+      ms_now t_now
+      if [ "$rc" -gt 128 ]; then
+        # The last step seen, if it was not shown; else how long since.
+        if [ "$shown" != "$seen" ]; then
+          printf '%s\n' "$seen"
+          shown=$seen
+        else
+          echo "  ... $(((t_now - t_in) / 1000)) s since: ${seen:-the build started}"
+        fi
+        t_out=$t_now
+        continue
+      fi
+      [ "$rc" -eq 0 ] || [ -n "$line" ] || break
+      t_in=$t_now
+      if [[ "$line" =~ ^\[([0-9]+)/([0-9]+)\]\  ]]; then
+        n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
+        step=$((n * 40 / m))
+        seen=$line
+        # One line per 2.5% of the build, and one at least every interval.
+        if [ "$step" -gt "$last" ] || [ "$n" -eq "$m" ] ||
+           [ $((t_now - t_out)) -ge $((progress_every * 1000)) ]; then
+          printf '%s\n' "$line"
+          last=$step t_out=$t_now shown=$line
+        fi
+      else
+        printf '%s\n' "$line"
+        t_out=$t_now
+      fi
+      [ "$rc" -eq 0 ] || break
+    done
+  } || return "${PIPESTATUS[0]}"
 }
 
 # Test servers. Each tools/test-servers/*.sh, when sourced, starts its
@@ -180,6 +267,50 @@ ipc_objects() {
   } | sort
 }
 
+# children_of PID: the PIDs of PID's child processes, one a line (from
+# /proc: in /proc/N/stat, the second field after the command's name is the
+# parent's PID).
+children_of() {
+  local d stat
+  for d in /proc/[0-9]*; do
+    { read -r stat <"$d/stat"; } 2>/dev/null || continue
+    stat=${stat##*) }
+    stat=${stat#* }
+    [ "${stat%% *}" = "$1" ] && echo "${d#/proc/}"
+  done
+  return 0
+}
+
+# suite_ticker PID: while the shell PID runs `meson test`, a line every
+# 30 s with the time so far and the tests still running (meson test itself
+# says nothing until a test ends, and one may run for minutes).
+suite_ticker() {
+  local main=$1 start=$SECONDS i meson t args names rest
+  while :; do
+    for ((i = 0; i < progress_every; i++)); do
+      sleep 1
+      kill -0 "$main" 2>/dev/null || return 0
+    done
+    names=""
+    # The shell's children are meson test and this ticker.
+    for meson in $(children_of "$main"); do
+      [ "$meson" != "$BASHPID" ] || continue
+      for t in $(children_of "$meson"); do
+        mapfile -d '' args <"/proc/$t/cmdline" 2>/dev/null || continue
+        [ ${#args[@]} -gt 0 ] || continue
+        # A script's name is its second word (sh NAME).
+        case "${args[0]##*/}:${args[1]:-}" in
+          *sh:-c) names+=" sh -c ${args[2]:0:60}" ;;
+          sh:*|bash:*|dash:*|python3:*) names+=" ${args[1]#"$here"/}" ;;
+          *) rest="${args[*]:1}"; names+=" ${args[0]##*/}${rest:+ ${rest:0:60}}" ;;
+        esac
+        names+=";"
+      done
+    done
+    echo "  ... $((SECONDS - start)) s into the suite; running:${names:- (between tests)}" >&2
+  done
+}
+
 # run_suite DIR [MESON TEST ARGS]: runs the suite, then looks for IPC
 # objects it left. Tests remove what they make, and a store removes what its
 # last user let go cleanly, so a new one is a leak in a test or in a store.
@@ -190,7 +321,12 @@ run_suite() {
   shift
   say "test suite: $dir"
   before=$(ipc_objects)
+  local ticker
+  suite_ticker "$$" &
+  ticker=$!
   meson test -C "$dir" --print-errorlogs "$@" || status=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
   left=$(comm -13 <(echo "$before") <(ipc_objects))
   if [ -n "$left" ]; then
     echo "the suite in $dir left these IPC objects behind:" >&2

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs a tools/dev command as a new user would on a fresh Debian 12: in a
 # minimal root made for this run alone (mmdebstrap --variant=minbase
-# bookworm), from a clean clone of one commit of this checkout, as root in a
-# chroot. CI runs the README's first command this way (.ci/run): CI's own
+# bookworm), from a clean clone of one commit of this checkout, made there
+# as the README says (apt-get install git ca-certificates, git clone), as
+# root in a chroot. CI runs the README's first command this way (.ci/run): CI's own
 # machine has everything installed already, so there a command that forgets
 # to install what it uses would still pass.
 #
@@ -38,7 +39,7 @@ cd "$here"
 # shellcheck source=tools/dev-common.sh
 source "$here/tools/dev-common.sh"
 
-usage() { usage_lines 9 24; }
+usage() { usage_lines 10 25; }
 
 args=("$@")
 rev=HEAD
@@ -104,9 +105,11 @@ fi
 t0=$SECONDS
 say "making a minimal Debian 12 root (mmdebstrap --variant=minbase bookworm, in $root)"
 mmdebstrap --quiet --variant=minbase bookworm "$root"
-say "cloning $commit into /root/ipclock"
-git clone --quiet --no-checkout "$here" "$root/root/ipclock"
-git -C "$root/root/ipclock" checkout --quiet --detach "$commit"
+# The clone is made in the root as the README's first lines make one: git
+# and ca-certificates installed by apt-get there (a minimal root has
+# neither), then `git clone`, here of a bare copy of this checkout.
+say "making a bare copy of $commit for the root to clone"
+git clone --quiet --bare --no-local "$here" "$root/var/tmp/ipclock.git"
 echo "tools/dev fresh: root ready after $((SECONDS - t0)) s" >&2
 
 env_in=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -123,8 +126,8 @@ status=0
 # in the namespace and drops its mounts.
 unshare --mount --pid --fork --propagation private -- bash -c '
   set -e
-  root="$1" debs="$2" n="$3"
-  shift 3
+  root="$1" debs="$2" commit="$3" n="$4"
+  shift 4
   env_in=("${@:1:n}")
   shift "$n"
   mount -t proc proc "$root/proc"
@@ -133,9 +136,19 @@ unshare --mount --pid --fork --propagation private -- bash -c '
   mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$root/dev/pts"
   mount --bind "$root/dev/pts/ptmx" "$root/dev/ptmx"
   [ -z "$debs" ] || mount --bind "$debs" "$root/var/cache/apt/archives"
-  chroot "$root" /usr/bin/env -i "${env_in[@]}" /bin/bash -c \
-    "cd /root/ipclock && exec tools/dev \"\$@\"" tools/dev "$@"
+  chroot "$root" /usr/bin/env -i "${env_in[@]}" DEBIAN_FRONTEND=noninteractive /bin/bash -c "
+    set -e
+    echo \"== as the README says: apt-get install git ca-certificates; git clone\" >&2
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends git ca-certificates >/tmp/readme-apt.log 2>&1 ||
+      { cat /tmp/readme-apt.log >&2; exit 1; }
+    cd /root
+    git clone --quiet --no-checkout /var/tmp/ipclock.git ipclock
+    git -C ipclock checkout --quiet --detach $commit
+    rm -rf /var/tmp/ipclock.git
+    cd ipclock
+    exec tools/dev \"\$@\"" tools/dev "$@"
   exit  # not the last command, so that bash does not exec it as PID 1
-' fresh "$root" "$debs" "${#env_in[@]}" "${env_in[@]}" "$@" || status=$?
+' fresh "$root" "$debs" "$commit" "${#env_in[@]}" "${env_in[@]}" "$@" || status=$?
 echo "tools/dev fresh: 'tools/dev $*' ended with status $status after $((SECONDS - t0)) s" >&2
 exit "$status"

@@ -43,6 +43,14 @@ say "dpkg-buildpackage -b -us -uc (build-package/)"
 say "lintian (fails on errors; warnings are listed)"
 lintian --fail-on error --display-info build-package/*.changes
 
+# The -dev package's documented use (pkg-config --cflags --libs ipclock)
+# needs pkg-config: it must come with the package.
+dev_depends=$(dpkg-deb -f build-package/libipclock-dev_*.deb Depends)
+case ", $dev_depends," in
+  *", pkg-config,"*|*", pkg-config "*) ;;
+  *) echo "libipclock-dev does not depend on pkg-config: $dev_depends" >&2; exit 1 ;;
+esac
+
 say "installing the packages"
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
   ./build-package/ipclock_*.deb ./build-package/libipclock-dev_*.deb >/dev/null

@@ -23,7 +23,9 @@
  *       free(why);
  *       return 1;
  *     }
- *     int rc = ipclock_lock_create(store, "invoice-42", 10, NULL, &lock, &why);
+ *     // A name is any bytes, so its length is given.
+ *     const char *name = "invoice-42";
+ *     int rc = ipclock_lock_create(store, name, strlen(name), NULL, &lock, &why);
  *     if (rc == 0) rc = ipclock_lock_acquire(lock, 0, 5000);  // wait up to 5 s
  *     if (rc == 0) {
  *       // ... holding the lock ...

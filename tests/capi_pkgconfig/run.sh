@@ -35,6 +35,20 @@ prefix=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix ipclock)
 mkdir "$tmp/pc"
 sed "s|^prefix=.*|prefix=$tmp/dest$prefix|" "$pc" >"$tmp/pc/ipclock.pc"
 
+# With client_libraries=dlopen (the default; doc/install.md) the remote
+# stores' client libraries are loaded when first used: the .pc names none.
+if grep -q "^#define IPCLOCK_CLIENT_LIBRARIES_DLOPEN 1" "$build/ipclock_config.h"; then
+  all=$(PKG_CONFIG_PATH="$tmp/pc" pkg-config --libs --static ipclock)
+  for lib in -lhiredis -lpq -lmariadb -lsqlite3 -lmemcached -lzookeeper_mt; do
+    case " $all " in
+      *" $lib "*)
+        echo "ipclock.pc names $lib, which a dlopen build loads on first use" >&2
+        exit 1 ;;
+    esac
+  done
+  echo "ipclock.pc names no client library (client_libraries=dlopen)"
+fi
+
 sanitize=${SANITIZE:-none}
 san=
 [ "$sanitize" = none ] || san="-fsanitize=$sanitize"

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 
 #endif /* IPCLOCK_TESTS_HEADER_EXAMPLES_PRELUDE_C_H_ */

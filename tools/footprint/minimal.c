@@ -28,7 +28,8 @@ static int lock_once(const char *dsn) {
     free(why);
     return 1;
   }
-  int rc = ipclock_lock_create(store, "footprint", 10, NULL, &lock, NULL);
+  static const char name[] = "footprint";  /* its length without the NUL */
+  int rc = ipclock_lock_create(store, name, sizeof name - 1, NULL, &lock, NULL);
   if (rc == 0) rc = ipclock_lock_acquire(lock, 0, 1000);
   if (rc == 0) rc = ipclock_lock_release(lock);
   if (rc != 0) fprintf(stderr, "%s: %s\n", dsn, ipclock_strerror(rc));
