@@ -12,6 +12,14 @@
 #include <memory>
 #include <mutex>
 
+#if defined(__SANITIZE_THREAD__)
+#define IPCLOCK_RESOLVE_ONE_BY_ONE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define IPCLOCK_RESOLVE_ONE_BY_ONE 1
+#endif
+#endif
+
 namespace ipclock {
 namespace {
 
@@ -110,6 +118,25 @@ std::vector<ResolvedName> ResolveNames(const std::vector<std::string>& names,
     index.push_back(i);
   }
   if (batch.empty()) return out;
+#ifdef IPCLOCK_RESOLVE_ONE_BY_ONE
+  // ThreadSanitizer does not see the threads glibc starts for
+  // getaddrinfo_a() (they are not made through the pthread_create it
+  // intercepts), and they crash in its runtime: its build resolves one name
+  // after another, without the deadline.
+  for (size_t i = 0; i < batch.size(); ++i) {
+    ResolvedName& r = out[index[i]];
+    struct addrinfo* list = nullptr;
+    const int rc = getaddrinfo(batch[i]->name.c_str(), nullptr, &batch[i]->hints, &list);
+    if (rc != 0) {
+      r.error = gai_strerror(rc);
+      continue;
+    }
+    r.addresses = NumericAddresses(list);
+    if (r.addresses.empty()) r.error = "no IPv4 or IPv6 address";
+    freeaddrinfo(list);
+  }
+  return out;
+#endif
   std::vector<struct gaicb*> requests;
   for (std::unique_ptr<Lookup>& l : batch) requests.push_back(&l->cb);
   // EAI_AGAIN: some could not be queued; each request's gai_error() says
