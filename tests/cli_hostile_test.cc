@@ -47,23 +47,17 @@ std::vector<StoreCase> LocalStores() {
           {"posix-semaphore", "posix-semaphore"}};
 }
 
-// The servers' stores whose DSNs tools/test-servers exported.
+// The servers' stores in this build whose DSNs tools/test-servers exported.
 std::vector<StoreCase> RemoteStores() {
   std::vector<StoreCase> out;
-  for (const char* name :
-       {"IPCLOCK_TEST_REDIS", "IPCLOCK_TEST_POSTGRES", "IPCLOCK_TEST_POSTGRES_TABLE",
-        "IPCLOCK_TEST_MYSQL", "IPCLOCK_TEST_MYSQL_TABLE", "IPCLOCK_TEST_MEMCACHED",
-        "IPCLOCK_TEST_ZOOKEEPER", "IPCLOCK_TEST_ETCD"}) {
-    const char* dsn = getenv(name);
-    if (dsn != nullptr && dsn[0] != '\0') out.push_back({name, dsn});
+  for (const ServerDsn& server : ServerDsnsInBuild(
+           {"IPCLOCK_TEST_REDIS", "IPCLOCK_TEST_POSTGRES", "IPCLOCK_TEST_POSTGRES_TABLE",
+            "IPCLOCK_TEST_MYSQL", "IPCLOCK_TEST_MYSQL_TABLE", "IPCLOCK_TEST_MEMCACHED",
+            "IPCLOCK_TEST_ZOOKEEPER", "IPCLOCK_TEST_ETCD"})) {
+    out.push_back({server.variable, server.dsn});
   }
+  if (out.empty()) SkipWithoutServerDsns({});
   return out;
-}
-
-void SkipWithoutServers(const std::vector<StoreCase>& stores) {
-  SkipIf(stores.empty() ? "no server DSN set (IPCLOCK_TEST_*; /work/wt/with-servers)"
-                        : nullptr,
-         UnderCi());
 }
 
 // --- Closed standard streams -----------------------------------------------------------
@@ -101,7 +95,6 @@ void test_closed_stdio_local_stores(void** state) {
 void test_closed_stdio_remote_stores(void** state) {
   (void)state;
   const std::vector<StoreCase> stores = RemoteStores();
-  SkipWithoutServers(stores);
   for (const StoreCase& store : stores) {
     for (const char* redirection : kClosedStreams) RunWithClosed(store, redirection);
   }
@@ -313,7 +306,6 @@ void test_command_descriptors_local_stores(void** state) {
 void test_command_descriptors_remote_stores(void** state) {
   (void)state;
   const std::vector<StoreCase> stores = RemoteStores();
-  SkipWithoutServers(stores);
   for (const StoreCase& store : stores) ExpectInherited(store, {});
 }
 

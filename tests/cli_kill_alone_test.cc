@@ -84,16 +84,11 @@ void test_local_stores_command_dies_with_ipclock(void** state) {
 
 void test_server_stores_command_dies_with_ipclock(void** state) {
   (void)state;
-  bool any = false;
+  const std::vector<ServerDsn> servers =
+      ServerDsnsInBuild({"IPCLOCK_TEST_REDIS", "IPCLOCK_TEST_POSTGRES", "IPCLOCK_TEST_MYSQL"});
+  SkipWithoutServerDsns(servers);
   // A short lease: the next holder gets in once it runs out.
-  for (const char* name : {"IPCLOCK_TEST_REDIS", "IPCLOCK_TEST_POSTGRES", "IPCLOCK_TEST_MYSQL"}) {
-    const char* dsn = getenv(name);
-    if (dsn == nullptr || dsn[0] == '\0') continue;
-    any = true;
-    ExpectCommandDies(name, dsn, {"--ttl", "3"});
-  }
-  SkipIf(any ? nullptr : "no server DSN set (IPCLOCK_TEST_*; /work/wt/with-servers)",
-         UnderCi());
+  for (const ServerDsn& server : servers) ExpectCommandDies(server.variable, server.dsn, {"--ttl", "3"});
 }
 
 void test_flock_command_keeps_the_lock(void** state) {

@@ -162,7 +162,49 @@ void SkipUnlessBuilt(bool built, const char* store) {
 
 void SkipWithout(const std::string& why) { SkipIf(why.c_str(), UnderCi()); }
 
+// Whether the store that tools/test-servers' `variable` points at is built.
+bool ServerStoreBuilt(absl::string_view variable) {
+  const struct {
+    const char* variable;
+    bool built;
+  } kStores[] = {
+      {"IPCLOCK_TEST_REDIS", IPCLOCK_HAVE_REDIS},
+      {"IPCLOCK_TEST_POSTGRES", IPCLOCK_HAVE_POSTGRES},
+      {"IPCLOCK_TEST_POSTGRES_TABLE", IPCLOCK_HAVE_POSTGRES},
+      {"IPCLOCK_TEST_MYSQL", IPCLOCK_HAVE_MYSQL},
+      {"IPCLOCK_TEST_MYSQL_TABLE", IPCLOCK_HAVE_MYSQL},
+      {"IPCLOCK_TEST_MEMCACHED", IPCLOCK_HAVE_MEMCACHED},
+      {"IPCLOCK_TEST_ZOOKEEPER", IPCLOCK_HAVE_ZOOKEEPER},
+      {"IPCLOCK_TEST_ETCD", IPCLOCK_HAVE_ETCD},
+  };
+  for (const auto& store : kStores) {
+    if (variable == store.variable) return store.built;
+  }
+  fail_msg("no store is known for %s", std::string(variable).c_str());
+  return false;
+}
+
 }  // namespace
+
+std::vector<ServerDsn> ServerDsnsInBuild(std::vector<const char*> variables) {
+  std::vector<ServerDsn> out;
+  for (const char* variable : variables) {
+    const char* dsn = EnvOrNull(variable);
+    if (dsn != nullptr && ServerStoreBuilt(variable)) out.push_back({variable, dsn});
+  }
+  return out;
+}
+
+void SkipWithoutServerDsns(const std::vector<ServerDsn>& dsns) {
+  if (!dsns.empty()) return;
+  const bool any_built = IPCLOCK_HAVE_REDIS || IPCLOCK_HAVE_POSTGRES || IPCLOCK_HAVE_MYSQL ||
+                         IPCLOCK_HAVE_MEMCACHED || IPCLOCK_HAVE_ZOOKEEPER || IPCLOCK_HAVE_ETCD;
+  if (!any_built) {
+    print_message("skipped: no server store is in this build\n");
+    skip();
+  }
+  SkipIf("no server DSN is set (IPCLOCK_TEST_*; tools/dev test starts the servers)", UnderCi());
+}
 
 int OwnServer::port() {
   if (port_ == 0) {

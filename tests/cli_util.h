@@ -62,6 +62,22 @@ pid_t StartCliHolder(std::vector<std::string> args, std::string* ready_out = nul
 // too, for holders of StartCliHolder). Returns its exit status.
 int StopHolder(pid_t pid, int sig = SIGTERM);
 
+// A server store's DSN as tools/test-servers exports it: the variable's
+// name and its value.
+struct ServerDsn {
+  const char* variable;
+  std::string dsn;
+};
+
+// Those of `variables` (IPCLOCK_TEST_REDIS, ...) that are set and whose
+// store is in this build; a server running for a store left out of the
+// build (tools/dev minimal) is no reason to use it.
+std::vector<ServerDsn> ServerDsnsInBuild(std::vector<const char*> variables);
+
+// Skips the current test when `dsns` is empty (fails it under CI=true,
+// unless no server store is in this build at all).
+void SkipWithoutServerDsns(const std::vector<ServerDsn>& dsns);
+
 // Servers of the test's own, on 127.0.0.1 and a free port of the range
 // tools/test-servers/ports.sh leaves to tests ($IPCLOCK_TEST_PORT_BASE+90
 // to +98), for the tests that flush, restart or kill them or start them

@@ -206,21 +206,18 @@ void test_zookeeper_names_resolve_within_connect_timeout(void**) {
 // --- A table in a schema that does not exist ------------------------------------
 
 void test_table_in_a_missing_schema_is_configuration(void**) {
-  int tried = 0;
-  for (const char* env : {"IPCLOCK_TEST_POSTGRES_TABLE", "IPCLOCK_TEST_MYSQL_TABLE"}) {
-    const char* dsn = EnvOrNull(env);
-    if (dsn == nullptr) continue;
-    ++tried;
+  const std::vector<ServerDsn> tables =
+      ServerDsnsInBuild({"IPCLOCK_TEST_POSTGRES_TABLE", "IPCLOCK_TEST_MYSQL_TABLE"});
+  SkipWithoutServerDsns(tables);
+  for (const ServerDsn& table : tables) {
     const std::string store =
-        absl::StrCat(dsn, std::string(dsn).find('?') == std::string::npos ? "?" : "&",
+        absl::StrCat(table.dsn, table.dsn.find('?') == std::string::npos ? "?" : "&",
                      "db_table=ipclock_no_such_schema.locks");
     CliResult r = RunCli({"run", "--store", store, "--key", "k", "--", "true"});
-    print_message("%s: %s", env, r.err.c_str());
+    print_message("%s: %s", table.variable, r.err.c_str());
     ExpectCode(r, 64, "db_table in a schema that does not exist");
     ExpectContains(r.err, "ipclock_no_such_schema.locks", "names the table");
   }
-  if (tried == 0) SkipIf("IPCLOCK_TEST_POSTGRES_TABLE and IPCLOCK_TEST_MYSQL_TABLE are unset",
-                         UnderCi());
 }
 
 }  // namespace
