@@ -3,8 +3,8 @@
 #
 #   platform <- core <- stores <- registry <- capi
 #
-# A file in one of these dirs of src/ may include its own layer and those
-# to its left, never one to its right. Besides:
+# A file anywhere under one of these dirs of src/ may include its own layer
+# and those to its left, never one to its right. Besides:
 #   * platform/ includes nothing of ipclock's: no public header (it has its
 #     own deadline type, platform/monotonic_deadline.h);
 #   * core/ includes no store's header, public ones (ipclock/stores/) included;
@@ -12,43 +12,76 @@
 #     Abseil: they are installed without src/ and without ipclock_config.h;
 #   * the headers an application needs (include/ipclock/*.h) stand without
 #     the per-store headers (ipclock/stores/) and the admin ones
-#     (ipclock/admin/).
-# Only `#include "..."` lines are read: system headers are the platform's.
+#     (ipclock/admin/);
+#   * the tools see what their users see: the CLI and the footprint program
+#     only the public headers (and their own files); the torture tool also
+#     platform/ (pids and their start times), the bench also core/ (it
+#     parses DSNs to time each client library's bare connect).
+#
+# An include is judged by the layer it names, so every way of naming one
+# counts: `<stores/x.h>` as much as `"stores/x.h"`. The build's include
+# path has the top dir and src/ on it, so `"src/core/x.h"`, `"../core/x.h"`
+# or `"./x.h"` would compile and hide the layer: those forms are refused
+# outright (ipclock's own headers are named from their layer, in quotes).
+# System headers (`<x.h>`, `<sys/x.h>`, `<absl/...>`) are the platform's.
+#
 # One grep reads every file and one awk judges every include, so that the
 # check takes well under a second however busy the machine is (a process
 # per include took half a minute on a loaded one).
 root="${IPCLOCK_SOURCE_ROOT:-$(dirname "$0")/..}"
 cd "$root" || exit 1
 
-files=$(find src/platform src/core src/stores src/registry src/capi include/ipclock \
-          -type f | sort)
+files=$(find src include/ipclock tools -type f \
+          \( -name '*.h' -o -name '*.c' -o -name '*.cc' -o -name '*.in' \) | sort)
 [ -n "$files" ] || { echo "layering_test: no sources under $root" >&2; exit 1; }
 # shellcheck disable=SC2086 # one file name per word: the tree has no spaces
-bad=$(grep -H -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $files |
+bad=$(grep -H -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]' $files |
   awk '
     BEGIN { rank["platform"] = 0; rank["core"] = 1; rank["stores"] = 2
-            rank["registry"] = 3; rank["capi"] = 4 }
+            rank["registry"] = 3; rank["capi"] = 4
+            # What each tool may include of the library besides ipclock/.
+            tool_may["ipclock"] = ""; tool_may["footprint"] = ""
+            tool_may["torture"] = " platform "; tool_may["bench"] = " core platform " }
     {
       colon = index($0, ":"); file = substr($0, 1, colon - 1)
       line = substr($0, colon + 1)
-      sub(/^[^"]*"/, "", line); inc = line; sub(/".*/, "", inc)
+      sub(/^[^<"]*/, "", line); quoted = (substr(line, 1, 1) == "\"")
+      inc = substr(line, 2); sub(/[>"].*/, "", inc)
+      top = inc; if (index(top, "/") == 0) top = ""; else sub(/\/.*/, "", top)
       n = split(file, part, "/")
+
+      if (inc ~ /^(\.\.?|src|include)\// || inc ~ /\/\.\.\//) {
+        print file ": includes " inc " (name a header from its layer, not by a path around it)"
+        next
+      }
+      if (!quoted && (top in rank)) {
+        print file ": includes <" inc "> (ipclock'"'"'s own headers are included in quotes)"
+        next
+      }
       if (part[1] == "src") {
-        if (n != 3) next  # only the files directly in a layer dir
-        layer = part[2]; mine = rank[layer]
-        top = inc; if (index(top, "/") == 0) top = ""; else sub(/\/.*/, "", top)
+        layer = part[2]
+        if (!(layer in rank)) { print file ": is in no layer of src/"; next }
+        mine = rank[layer]
         if ((top in rank) && rank[top] > mine)
           print file ": includes " inc ", a layer above " layer
-        if (layer == "platform" && inc ~ /^ipclock\//)
+        if (layer == "platform" && top == "ipclock")
           print file ": includes " inc " (platform includes nothing of ipclock'"'"'s)"
         if (layer == "core" && inc ~ /^ipclock\/stores\//)
           print file ": includes " inc " (core includes no store)"
-      } else {
+      } else if (part[1] == "include") {
         if (file !~ /\.h$/) next
-        if (inc !~ /^(ipclock|absl)\//)
+        if (top != "ipclock" && top != "absl" && quoted)
           print file ": includes " inc " (public headers include only ipclock/ and absl/ headers)"
         if (n == 3 && inc ~ /^ipclock\/(stores|admin)\//)
           print file ": includes " inc " (the headers an application needs stand without it)"
+      } else if (part[1] == "tools") {
+        tool = part[2]
+        if (!(tool in tool_may)) next  # scripts and test servers: no C++
+        if ((top in rank) && index(tool_may[tool], " " top " ") == 0) {
+          also = tool_may[tool]; gsub(/^ | $/, "", also)
+          print file ": includes " inc " (tools/" tool " sees only the public headers" \
+                (also == "" ? "" : " and " also) ")"
+        }
       }
     }')
 if [ -n "$bad" ]; then
