@@ -269,8 +269,8 @@ extern const struct ipclock_store_kind ipclock_kind_etcd;
  * may be given: `dsn` must name one of the `nkinds` kinds in `kinds`.
  * `ipclock_store_open()` can open any store of the build, so a program
  * that calls it links them all; a program that opens its stores only with
- * this function links the kinds it names and no other (README.md, "C
- * API", says what that saves).
+ * this function links the kinds it names and no other (doc/install.md,
+ * "Footprint", says what that saves).
  *
  * Returns what `ipclock_store_open()` would, and -EINVAL for a DSN of
  * another kind ("unknown store 'shm' (this program opens: flock)"), for a

@@ -169,7 +169,7 @@ constexpr char kTableHead[] =
 std::string Report::Markdown() const {
   std::string out = absl::StrCat("Machine: ", machine, "\n\n");
   // The summary: each figure held to a goal, the floors they are held to,
-  // and the memory figures; README.md's table is this one.
+  // and the memory figures; doc/performance.md's "Goals" table is this one.
   std::set<std::pair<std::string, std::string>> floors;
   for (const Row& r : rows) {
     if (r.goal != GoalKind::kNone) floors.insert({r.section, r.floor_figure});

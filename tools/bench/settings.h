@@ -1,8 +1,8 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// How long the benchmark runs: the full run behind README.md's table, or
-// --quick for a check that everything still works.
+// How long the benchmark runs: the full run behind doc/performance.md's
+// tables, or --quick for a check that everything still works.
 
 #ifndef IPCLOCK_TOOLS_BENCH_SETTINGS_H_
 #define IPCLOCK_TOOLS_BENCH_SETTINGS_H_
