@@ -98,6 +98,17 @@ def executed_functions(binary, runs):
     return names
 
 
+# Abseil's symbols carry the inline namespace of its build (`absl::debian3`
+# in Debian 12's, `absl::lts_20230125` in an LTS release), mangled as a
+# component after `4absl`. A pattern names it with a wildcard, so that the
+# file does not tie the link to one build of Abseil: for Debian's it matches
+# exactly what the full name does (the linked command is byte for byte the
+# same). Under another Abseil a name that refers back to an earlier
+# component (`S1_`, counted with the inline namespace) may not match; it is
+# then placed as if unnamed, which costs peak RSS, never correctness.
+ABSEIL_INLINE_NAMESPACE = re.compile(r'(4absl)(?:7debian\d|12lts_\d{8})')
+
+
 def input_section_patterns(build):
     """The input sections of the functions a run of `build`'s command
     executes, as linker script patterns, in the order first executed; and
@@ -140,7 +151,7 @@ def input_section_patterns(build):
             pattern = '*%s:%s(%s)' % (m.group(1), m.group(2), name) if m else \
                 '*%s(%s)' % (os.path.basename(path), name)
         else:
-            pattern = '*(%s)' % name
+            pattern = '*(%s)' % ABSEIL_INLINE_NAMESPACE.sub(r'\1*', name)
         if pattern not in patterns:
             patterns.append(pattern)
             size += sec_size
