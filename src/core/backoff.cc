@@ -10,10 +10,10 @@
 #include <random>
 #include <thread>
 
-#include "absl/time/clock.h"
 #include "core/platform_deadline.h"
 #include "platform/event_signal.h"
 #include "platform/process_id.h"
+#include "platform/sleep.h"
 
 namespace ipclock {
 
@@ -32,7 +32,7 @@ void Backoff::Sleep(Deadline deadline, int cancel_fd) {
   const absl::Duration step = next_ * jitter(rng);
   next_ = std::min(next_ * 2, max_);
   if (cancel_fd < 0) {
-    absl::SleepFor(std::min(step, deadline.Remaining()));
+    MonotonicSleepFor(std::min(step, deadline.Remaining()));
     return;
   }
   Deadline until = Deadline::In(step);

@@ -10,12 +10,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "platform/errors.h"
 #include "core/hashing.h"
 #include "ipclock/lock.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/random.h"
+#include "platform/wall_clock.h"
 
 namespace ipclock {
 
@@ -132,7 +132,7 @@ absl::StatusOr<std::string> Key::Serialize() {
   if (!token.ok()) return token.status();
   std::string expiry = "-";
   if (expiry_) {
-    absl::Time wall_expiry = absl::Now() + expiry_->Remaining();
+    absl::Time wall_expiry = WallClockNow() + expiry_->Remaining();
     expiry = absl::StrCat(absl::ToUnixMillis(wall_expiry));
   }
   std::string fence = fence_ ? absl::StrCat(*fence_) : "-";
@@ -178,7 +178,7 @@ absl::StatusOr<Key> Key::Deserialize(absl::string_view text,
     if (!absl::SimpleAtoi(parts[3], &millis)) {
       return BadSerial("expiry field is not a number");
     }
-    absl::Duration left = absl::FromUnixMillis(millis) - absl::Now();
+    absl::Duration left = absl::FromUnixMillis(millis) - WallClockNow();
     key.expiry_ = Deadline::In(left > absl::ZeroDuration() ? left
                                                            : absl::ZeroDuration());
   }

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/time/clock.h"
 #include "platform/monotonic_deadline.h"
+#include "platform/wall_clock.h"
 
 namespace ipclock {
 
@@ -218,7 +218,7 @@ void ReleaseMetricsCell(MetricsCell* cell) {
 
 MetricsSnapshot SnapshotMetrics() {
   MetricsSnapshot out;
-  out.taken = absl::Now();
+  out.taken = WallClockNow();
   std::vector<internal::StoreMetricsEntry*> stores;
   {
     internal::Registry& registry = internal::TheRegistry();

@@ -8,8 +8,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "platform/sleep.h"
 
 namespace ipclock {
 
@@ -36,7 +36,7 @@ int PollUntil(pthread_mutex_t* mu, MonotonicDeadline deadline) {
   for (;;) {
     const int rc = pthread_mutex_trylock(mu);
     if (rc != EBUSY || deadline.has_passed()) return rc;
-    absl::SleepFor(absl::Microseconds(200));
+    MonotonicSleepFor(absl::Microseconds(200));
   }
 }
 

@@ -36,7 +36,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "absl/time/clock.h"
 #include "core/backoff.h"
 #include "core/platform_deadline.h"
 #include "platform/errors.h"
@@ -44,6 +43,7 @@
 #include "stores/etcd_lock.h"
 #include "platform/process_id.h"
 #include "platform/shm_mapping.h"
+#include "platform/wall_clock.h"
 
 namespace ipclock {
 
@@ -60,7 +60,7 @@ constexpr absl::Duration kWatchRetry = absl::Milliseconds(200);
 // and threads).
 std::string ReaderName(int64_t lease) {
   static std::atomic<uint64_t> counter{0};
-  return absl::StrCat(absl::ToUnixNanos(absl::Now()), "-", LeaseHex(lease), "-",
+  return absl::StrCat(absl::ToUnixNanos(WallClockNow()), "-", LeaseHex(lease), "-",
                       counter.fetch_add(1));
 }
 

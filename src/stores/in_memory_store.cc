@@ -10,7 +10,6 @@
 
 #include "stores/in_memory_store.h"
 
-#include <chrono>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -21,6 +20,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/capability_flags.h"
+#include "core/platform_deadline.h"
+#include "platform/condition_wait.h"
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
 
@@ -79,11 +80,7 @@ class InMemoryStore final : public StoreWithState<Holder> {
         return false;
       }
       Deadline wake = next_expiry < deadline ? next_expiry : deadline;
-      if (wake.is_never()) {
-        cv_.wait(guard);
-      } else {
-        cv_.wait_until(guard, ToSteady(wake));
-      }
+      WaitOnCondition(cv_, guard, ForPlatform(wake));
     }
   }
 
@@ -140,12 +137,6 @@ class InMemoryStore final : public StoreWithState<Holder> {
   }
 
  private:
-  static std::chrono::steady_clock::time_point ToSteady(Deadline d) {
-    // libstdc++'s steady_clock reads CLOCK_MONOTONIC, the clock of Deadline.
-    return std::chrono::steady_clock::time_point(
-        std::chrono::nanoseconds(d.monotonic_nanos()));
-  }
-
   // Drops holders whose lease ran out; returns the earliest remaining expiry.
   Deadline DropExpired(Entry& e) {
     Deadline earliest = Deadline::Never();

@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "platform/errors.h"
+#include "platform/wall_clock.h"
 #include "stores/mysql_conn.h"
 #include "stores/mysql_dsn.h"
 #include "stores/mysql_lock_name.h"
@@ -182,7 +183,7 @@ absl::StatusOr<HeldLocks> ListMysqlAdvisoryLocks(Dsn& dsn,
     }
   }
   std::vector<HeldLock> out;
-  const int64_t now_s = absl::ToUnixSeconds(absl::Now());
+  const int64_t now_s = absl::ToUnixSeconds(WallClockNow());
   for (const Found& f : **found) {
     HeldLock lock;
     // Names of at most 64 characters are the resource itself; longer

@@ -9,8 +9,9 @@
 #include <cstdint>
 #include <random>
 
-#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "platform/process_id.h"
+#include "platform/sleep.h"
 
 namespace ipclock {
 
@@ -25,7 +26,7 @@ void PollBackoff::Sleep(Deadline deadline) {
   next_ = std::min(next_ * 2, max_);
   const absl::Duration left = deadline.Remaining();
   if (left <= absl::ZeroDuration()) return;
-  absl::SleepFor(std::min(step, left));
+  MonotonicSleepFor(std::min(step, left));
 }
 
 }  // namespace ipclock

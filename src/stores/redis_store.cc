@@ -20,7 +20,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "core/capability_flags.h"
 #include "core/key_naming.h"
 #include "core/named_file.h"
@@ -28,6 +27,7 @@
 #include "platform/errors.h"
 #include "platform/hiredis_calls.h"
 #include "platform/process_id.h"
+#include "platform/sleep.h"
 #include "stores/redis_connection.h"
 #include "stores/redis_scripts.h"
 #include "stores/redis_tracking.h"
@@ -70,7 +70,7 @@ class Backoff {
     std::uniform_real_distribution<double> jitter(0.75, 1.25);
     absl::Duration step = next_ * jitter(rng);
     next_ = std::min(next_ * 2, max_);
-    absl::SleepFor(std::min(step, deadline.Remaining()));
+    MonotonicSleepFor(std::min(step, deadline.Remaining()));
   }
 
  private:

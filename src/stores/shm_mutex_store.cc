@@ -21,7 +21,6 @@
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "core/capability_flags.h"
 #include "core/dsn.h"
 #include "core/options_driver.h"
@@ -33,6 +32,7 @@
 #include "platform/process_id.h"
 #include "platform/robust_mutex.h"
 #include "platform/shm_mapping.h"
+#include "platform/sleep.h"
 #include "stores/shm_inspect.h"
 #include "stores/shm_segment.h"
 #include "stores/wait_mark.h"
@@ -307,7 +307,7 @@ absl::StatusOr<bool> ShmMutexStore::OnLockFailure(const Key& key, ShmSlot& slot,
                         "through another Lock object, and a wait without a "
                         "timeout would never end");
     }
-    absl::SleepFor(deadline.Remaining());
+    MonotonicSleepUntil(ForPlatform(deadline));
     return false;
   }
   return ShmMutexError(*segment_, rc, key.resource(), "locking its slot");

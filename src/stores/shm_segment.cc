@@ -12,12 +12,12 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "ipclock/spi/deadline.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
 #include "platform/robust_mutex.h"
+#include "platform/sleep.h"
 
 namespace ipclock {
 
@@ -224,7 +224,7 @@ absl::Status AwaitInitialized(int fd, const ShmStoreOptions& options, const ShmN
                                      " s; if it is stuck, remove the segment (rm ",
                                      names.path, ")"));
     }
-    absl::SleepFor(absl::Milliseconds(1));
+    MonotonicSleepFor(absl::Milliseconds(1));
   }
 }
 

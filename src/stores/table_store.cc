@@ -18,13 +18,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "absl/time/clock.h"
 #include "core/capability_flags.h"
 #include "core/hashing.h"
 #include "ipclock/errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/random.h"
+#include "platform/sleep.h"
 #include "stores/poll_backoff.h"
 #include "stores/table_sql.h"
 
@@ -180,7 +180,7 @@ absl::StatusOr<TableReply> TableStore::Run(const Key& key, const std::string& sq
   for (int retry = 0; retry < kRetries && r.ok() &&
                       r->failure == TableReply::Failure::kRetry;
        ++retry) {
-    absl::SleepFor(absl::Milliseconds(1 << retry));
+    MonotonicSleepFor(absl::Milliseconds(1 << retry));
     r = backend_->Run(sql);
   }
   if (r.ok() && r->failure == TableReply::Failure::kRetry) {

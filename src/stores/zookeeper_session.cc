@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/platform_deadline.h"
+#include "platform/condition_wait.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
 #include "platform/resolve_names.h"
@@ -60,9 +61,7 @@ bool ZkBell::Wait(Deadline deadline, int cancel_fd) {
   while (!rung_) {
     if (deadline.is_never()) {
       cv_.wait(lock);
-    } else if (deadline.has_passed() ||
-               cv_.wait_for(lock, absl::ToChronoNanoseconds(deadline.Remaining())) ==
-                   std::cv_status::timeout) {
+    } else if (deadline.has_passed() || !WaitOnCondition(cv_, lock, ForPlatform(deadline))) {
       if (!rung_) return false;
     }
   }
@@ -221,8 +220,8 @@ ZkResult ZkSession::Call(std::shared_ptr<Pending> pending, absl::Duration wait, 
     return r;
   }
   std::unique_lock<std::mutex> lock(pending->mu);
-  pending->cv.wait_for(lock, absl::ToChronoNanoseconds(wait),
-                       [&] { return pending->done; });
+  WaitOnCondition(pending->cv, lock, ForPlatform(Deadline::In(wait)),
+                  [&] { return pending->done; });
   if (!pending->done) {
     pending->abandoned = true;
     ZkResult r;
@@ -439,7 +438,7 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
     const absl::Duration left =
         std::max(absl::ZeroDuration(), absl::Nanoseconds(connect_by - Now()));
     const absl::Duration grace = std::min(kRefusalGrace, left);
-    if (!s->connected_cv_.wait_for(lock, absl::ToChronoNanoseconds(grace), up)) {
+    if (!WaitOnCondition(s->connected_cv_, lock, ForPlatform(Deadline::In(grace)), up)) {
       lock.unlock();
       const bool refused = EveryServerRefuses(*servers);
       lock.lock();
@@ -448,11 +447,7 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
                           absl::StrCat("every ZooKeeper server refused the connection (",
                                        settings.servers, "): none is listening there"));
       }
-      s->connected_cv_.wait_for(
-          lock,
-          absl::ToChronoNanoseconds(
-              std::max(absl::ZeroDuration(), absl::Nanoseconds(connect_by - Now()))),
-          up);
+      WaitOnCondition(s->connected_cv_, lock, MonotonicDeadline::AtNanos(connect_by), up);
     }
   }
   if (!s->connected()) {

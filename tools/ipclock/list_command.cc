@@ -24,6 +24,7 @@
 #include "json.h"
 #include "output_file.h"
 #include "terminal_text.h"
+#include "time_calls.h"
 
 namespace ipclock_cli {
 
@@ -262,7 +263,7 @@ int ListCommand(const ListOptions& options) {
     PrintError("ipclock list", listed.status());
     if (status == 0) status = ExitCodeForStatus(listed.status());
   }
-  const absl::Time now = absl::Now();
+  const absl::Time now = WallClockNow();
   std::string text;
   switch (options.format) {
     case ListOptions::Format::kJson: {

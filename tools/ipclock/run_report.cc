@@ -14,6 +14,7 @@
 #include "ipclock/admin/inspect.h"
 #include "ipclock/store_factory.h"
 #include "terminal_text.h"
+#include "time_calls.h"
 
 namespace ipclock_cli {
 
@@ -138,7 +139,7 @@ void RunReport::KeepAlive() {
     guard.unlock();
     notify_.Send(message);
     guard.lock();
-    wake_.wait_for(guard, absl::ToChronoSeconds(kKeepAliveEvery), [this] { return !waiting_; });
+    WaitOnCondition(wake_, guard, kKeepAliveEvery, [this] { return !waiting_; });
   }
 }
 

@@ -13,8 +13,9 @@
 #include <atomic>
 #include <cstdint>
 
-#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "ipclock/spi/deadline.h"
+#include "time_calls.h"
 
 namespace ipclock_cli {
 
@@ -84,7 +85,7 @@ int WaitSignalReceived() { return g_received.load(); }
 void SleepUnlessSignalled(absl::Duration d) {
   const int fd = g_wake_fd.load();
   if (fd < 0) {
-    absl::SleepFor(d);
+    Sleep(d);
     return;
   }
   const ipclock::Deadline end = ipclock::Deadline::In(d);
