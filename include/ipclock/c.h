@@ -5,7 +5,8 @@
  * File: c.h
  * -----------------------------------------------------------------------------
  *
- * Part of the API for programs: the whole C API, in this one header.
+ * Part of the API for programs: the whole C API, in this header and
+ * c_store_kinds.h, which it includes.
  *
  * The C API: named locks between processes for C programs (and for other
  * languages through their C FFI). It is a thin layer over the C++ library
@@ -112,6 +113,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipclock/c_store_kinds.h"
 #include "ipclock/version.h"
 
 #ifdef __cplusplus
@@ -244,53 +246,8 @@ struct ipclock_store_options {
 int ipclock_store_open(const char *dsn, const struct ipclock_store_options *opts,
                        ipclock_store **out, char **error);
 
-/* A store kind, for `ipclock_store_open_kinds()`. */
-struct ipclock_store_kind;
-
-/* Every kind but "combined" (whose members may be of any kind). A kind
- * whose store this build left out is defined all the same: opening it
- * fails with -ENOSYS, as with ipclock_store_open(). */
-extern const struct ipclock_store_kind ipclock_kind_flock;
-extern const struct ipclock_store_kind ipclock_kind_shm;
-extern const struct ipclock_store_kind ipclock_kind_semaphore;
-extern const struct ipclock_store_kind ipclock_kind_posix_semaphore;
-extern const struct ipclock_store_kind ipclock_kind_in_memory;
-extern const struct ipclock_store_kind ipclock_kind_redis;
-extern const struct ipclock_store_kind ipclock_kind_postgres_advisory;
-extern const struct ipclock_store_kind ipclock_kind_mysql_advisory;
-extern const struct ipclock_store_kind ipclock_kind_postgres_table;
-extern const struct ipclock_store_kind ipclock_kind_mysql_table;
-extern const struct ipclock_store_kind ipclock_kind_sqlite_table;
-extern const struct ipclock_store_kind ipclock_kind_memcached;
-extern const struct ipclock_store_kind ipclock_kind_zookeeper;
-extern const struct ipclock_store_kind ipclock_kind_etcd;
-
-/* `ipclock_store_open()` for a program that knows which kinds of store it
- * may be given: `dsn` must name one of the `nkinds` kinds in `kinds`.
- * `ipclock_store_open()` can open any store of the build, so a program
- * that calls it links them all; a program that opens its stores only with
- * this function links the kinds it names and no other (doc/install.md,
- * "Footprint", says what that saves).
- *
- * Returns what `ipclock_store_open()` would, and -EINVAL for a DSN of
- * another kind ("unknown store 'shm' (this program opens: flock)"), for a
- * NULL entry in `kinds`, and for degraded mode (`fallback=`), which may
- * build a store of any kind.
- *
- * Example:
- *
- *   int open_lock_store(const char *dsn, ipclock_store **store) {
- *     static const struct ipclock_store_kind *const kinds[] = {&ipclock_kind_flock};
- *     char *why = NULL;
- *     int rc = ipclock_store_open_kinds(dsn, kinds, 1, NULL, store, &why);
- *     if (rc < 0) fprintf(stderr, "%s\n", why);
- *     free(why);
- *     return rc;
- *   }
- */
-int ipclock_store_open_kinds(const char *dsn, const struct ipclock_store_kind *const *kinds,
-                             size_t nkinds, const struct ipclock_store_options *opts,
-                             ipclock_store **out, char **error);
+/* `ipclock_store_open_kinds()`, for a program that knows which kinds of
+ * store it may be given, and the kinds it takes: c_store_kinds.h. */
 
 /* Closes a store handle. Locks created from it stay usable: the store lives
  * until its last lock is destroyed. NULL does nothing. */

@@ -13,7 +13,7 @@
 //
 // Single writer: a Lock is used from one thread at a time (lock.h), and a
 // watch that reports a loss does so under the watched Lock's mutex
-// (lock_watch.cc), so two threads never write one cell at once. The cells
+// (core/watch_check.cc), so two threads never write one cell at once. The cells
 // are still atomics (relaxed loads and stores, which compile to plain moves)
 // so that a snapshot from another thread reads them without a data race.
 

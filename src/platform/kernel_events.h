@@ -1,7 +1,7 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// What the watch on held locks (core/lock_watch.cc) sleeps on: one inotify
+// What the watch on held locks (core/watch_loop.cc) sleeps on: one inotify
 // instance for the inodes of held lock files, lock dirs and /dev/shm
 // objects, an eventfd to be woken by other threads, and any descriptors
 // (database sockets) whose readability or hangup may mean a lost lock.

@@ -25,6 +25,7 @@
 #include "ipclock/spi/store_interface.h"
 #include "platform/random.h"
 #include "stores/combined_member_check.h"
+#include "stores/combined_verdict.h"
 
 namespace ipclock {
 
@@ -109,7 +110,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
  public:
   CombinedStore(std::vector<std::shared_ptr<Store>> members,
                 CombineStrategy strategy)
-      : members_(std::move(members)), strategy_(strategy) {
+      : members_(std::move(members)), count_(strategy, members_.size()) {
     std::vector<std::string> described;
     std::vector<Capabilities> caps;
     for (const std::shared_ptr<Store>& m : members_) {
@@ -275,7 +276,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     std::vector<std::string> why(members_.size());
     auto ask = [&](size_t i) {
       absl::Status s = StoreCalls::CheckHeld(*members_[i], key);
-      Record(i, s, &answers, &why);
+      RecordAnswer(i, s, &answers, &why);
     };
     for (size_t i = 0; i < members_.size(); ++i) {
       if (!holders[i]) continue;
@@ -296,7 +297,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     for (Deadline recheck = Deadline::In(kRecheck);;) {
       for (size_t i = 0; i < members_.size(); ++i) {
         if (answers[i] == Answer::kPending && st->checks[i]->done()) {
-          Record(i, std::exchange(st->checks[i], nullptr)->Finish(key), &answers, &why);
+          RecordAnswer(i, std::exchange(st->checks[i], nullptr)->Finish(key), &answers, &why);
         }
       }
       if (std::optional<absl::Status> v = Verdict(key, answers, why)) return *v;
@@ -332,79 +333,15 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   }
 
  private:
-  absl::string_view StrategyName() const {
-    return strategy_ == CombineStrategy::kConsensus ? "consensus" : "unanimous";
-  }
+  absl::string_view StrategyName() const { return count_.StrategyName(); }
+  bool IsMet(size_t successes) const { return count_.IsMet(successes); }
+  bool CanBeMet(size_t failures) const { return count_.CanBeMet(failures); }
 
-  bool IsMet(size_t successes) const {
-    if (strategy_ == CombineStrategy::kUnanimous) {
-      return successes == members_.size();
-    }
-    return 2 * successes > members_.size();
-  }
+  using Answer = MemberAnswer;
 
-  bool CanBeMet(size_t failures) const { return IsMet(members_.size() - failures); }
-
-  // What a member said in one CheckHeld(): kNone for a member the key did
-  // not take; kUnasked before it is asked, kPending while it is.
-  enum class Answer : uint8_t { kNone, kUnasked, kPending, kHeld, kLost, kUnknown };
-
-  static void Record(size_t i, const absl::Status& s, std::vector<Answer>* answers,
-                     std::vector<std::string>* why) {
-    (*answers)[i] = s.ok() ? Answer::kHeld : absl::IsAborted(s) ? Answer::kLost : Answer::kUnknown;
-    (*why)[i] = std::string(s.message());
-  }
-
-  // CheckHeld()'s verdict from the answers so far, or nullopt while the
-  // members not heard yet could still decide it.
   std::optional<absl::Status> Verdict(const Key& key, const std::vector<Answer>& answers,
                                        const std::vector<std::string>& why) const {
-    size_t held = 0;
-    size_t unknown = 0;
-    std::vector<std::string> lost;
-    std::vector<std::string> unasked;
-    std::vector<std::string> pending;
-    std::vector<std::string> unasked_yet;
-    for (size_t i = 0; i < members_.size(); ++i) {
-      switch (answers[i]) {
-        case Answer::kNone: break;
-        case Answer::kUnasked: unasked_yet.push_back(members_[i]->Describe()); break;
-        case Answer::kPending: pending.push_back(members_[i]->Describe()); break;
-        case Answer::kHeld: ++held; break;
-        case Answer::kLost: lost.push_back(why[i]); break;
-        case Answer::kUnknown:
-          ++unknown;
-          unasked.push_back(why[i]);
-          break;
-      }
-    }
-    // Every member not heard from may still hold: the lock is lost only if
-    // even that would not meet the strategy.
-    const size_t unheard = pending.size() + unasked_yet.size();
-    const bool lost_anyway = !IsMet(held + unknown + unheard);
-    if (!lost_anyway && unheard > 0) return std::nullopt;
-    if (IsMet(held)) return absl::OkStatus();
-    // Decided before every member answered: the count is of those that did.
-    std::string detail = absl::StrCat(held, " of ", members_.size(), " members ",
-                                      unheard > 0 ? "are known to hold it" : "hold it");
-    if (!lost.empty()) absl::StrAppend(&detail, "; lost: ", absl::StrJoin(lost, "; "));
-    if (!unasked.empty()) {
-      absl::StrAppend(&detail, "; could not be asked: ", absl::StrJoin(unasked, "; "));
-    }
-    if (!pending.empty()) {
-      absl::StrAppend(&detail, "; no answer yet from: ", absl::StrJoin(pending, ", "));
-    }
-    if (!unasked_yet.empty()) {
-      absl::StrAppend(&detail, "; not asked: ", absl::StrJoin(unasked_yet, ", "));
-    }
-    if (!lost_anyway) {
-      return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                        absl::StrCat("cannot tell whether the ", StrategyName(),
-                                     " of members still holds the lock: ", detail));
-    }
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      absl::StrCat("the lock is no longer held: the ", StrategyName(),
-                                   " of members is no longer met (", detail, ")"));
+    return CheckVerdict(count_, members_, describe_, key, answers, why);
   }
 
   // A forked child's copies of checks under way, whose threads stayed with
@@ -565,7 +502,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   }
 
   const std::vector<std::shared_ptr<Store>> members_;
-  const CombineStrategy strategy_;
+  const CombineCount count_;
   Capabilities caps_;
   std::string describe_;
   // By member index: whether it is asked on a thread of its own (its
