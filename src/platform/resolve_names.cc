@@ -6,66 +6,50 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
-#if defined(__SANITIZE_THREAD__)
-#define IPCLOCK_RESOLVE_ONE_BY_ONE 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define IPCLOCK_RESOLVE_ONE_BY_ONE 1
-#endif
-#endif
+#include "platform/condition_wait.h"
+#include "platform/thread.h"
 
 namespace ipclock {
 namespace {
 
-// One name's request to getaddrinfo_a(): glibc's thread reads the name and
-// the hints and writes the result into `cb` until the lookup is over, so
-// none of it may move or be freed before then.
-struct Lookup {
-  std::string name;
-  struct addrinfo hints = {};
-  struct gaicb cb = {};
+// At most this many lookups at once, as glibc's own getaddrinfo_a() runs
+// (20 threads); a list of thousands of names is worked through by them.
+constexpr size_t kMaxResolverThreads = 16;
+
+// Small stacks: a lookup needs little (glibc's resolver keeps its buffers
+// on the heap beyond 64 KiB), and each thread otherwise reserves 8 MiB.
+constexpr size_t kResolverStackBytes = 256 * 1024;
+
+// The names of one call and their answers, shared by the caller and its
+// resolver threads. A caller that gives up at its deadline leaves; the
+// threads finish the lookup each is in (getaddrinfo() cannot be stopped),
+// take no other, and the last one out frees this.
+//
+// Not getaddrinfo_a(): with glibc 2.36, a second batch of requests after a
+// first one whose names failed at once crashed in its notification code
+// (__gai_notify walking a waiter list left behind by gai_suspend()), in
+// most runs of a retried ZooKeeper open, and its threads are not visible
+// to ThreadSanitizer.
+struct Batch {
+  std::mutex mu;
+  std::condition_variable answered;
+  std::vector<std::string> names;
+  std::vector<ResolvedName> results;
+  std::vector<bool> done;
+  size_t next = 0;       // the next name no thread has taken
+  size_t remaining = 0;  // names without an answer yet
+  bool abandoned = false;
 };
-
-using Batch = std::vector<std::unique_ptr<Lookup>>;
-
-// Lookups still under way when their caller gave up on them, kept until
-// glibc is done with them. Never destroyed: a lookup may outlast main().
-std::mutex& AbandonedMutex() {
-  static std::mutex* mu = new std::mutex;
-  return *mu;
-}
-std::vector<Batch>& Abandoned() {
-  static std::vector<Batch>* batches = new std::vector<Batch>;
-  return *batches;
-}
-
-bool InProgress(const Lookup& l) { return gai_error(const_cast<gaicb*>(&l.cb)) == EAI_INPROGRESS; }
-
-void FreeResult(Lookup& l) {
-  if (l.cb.ar_result != nullptr) freeaddrinfo(l.cb.ar_result);
-  l.cb.ar_result = nullptr;
-}
-
-// Frees the abandoned lookups that have ended since.
-void ReapAbandoned() {
-  std::lock_guard<std::mutex> guard(AbandonedMutex());
-  std::vector<Batch>& batches = Abandoned();
-  batches.erase(std::remove_if(batches.begin(), batches.end(),
-                               [](Batch& b) {
-                                 for (const std::unique_ptr<Lookup>& l : b) {
-                                   if (InProgress(*l)) return false;
-                                 }
-                                 for (std::unique_ptr<Lookup>& l : b) FreeResult(*l);
-                                 return true;
-                               }),
-                batches.end());
-}
 
 bool IsNumericAddress(const std::string& name) {
   unsigned char buf[16];
@@ -91,96 +75,92 @@ std::vector<std::string> NumericAddresses(const struct addrinfo* list) {
   return out;
 }
 
+// One name, answered as ResolvedName says.
+ResolvedName Resolve(const std::string& name) {
+  // As the ZooKeeper client asks: addresses of families this host has
+  // configured, for TCP.
+  struct addrinfo hints = {};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_protocol = IPPROTO_TCP;
+  hints.ai_flags = AI_ADDRCONFIG;
+  ResolvedName r;
+  struct addrinfo* list = nullptr;
+  const int rc = getaddrinfo(name.c_str(), nullptr, &hints, &list);
+  if (rc != 0) {
+    r.error = gai_strerror(rc);
+    return r;
+  }
+  r.addresses = NumericAddresses(list);
+  if (r.addresses.empty()) r.error = "no IPv4 or IPv6 address";
+  freeaddrinfo(list);
+  return r;
+}
+
+// A resolver thread: takes names until none is left or the caller left.
+void ResolveTaken(const std::shared_ptr<Batch>& batch) {
+  std::unique_lock<std::mutex> lock(batch->mu);
+  while (!batch->abandoned && batch->next < batch->names.size()) {
+    const size_t i = batch->next++;
+    lock.unlock();
+    ResolvedName r = Resolve(batch->names[i]);
+    lock.lock();
+    batch->results[i] = std::move(r);
+    batch->done[i] = true;
+    --batch->remaining;
+    batch->answered.notify_all();
+  }
+}
+
 }  // namespace
 
 std::vector<ResolvedName> ResolveNames(const std::vector<std::string>& names,
                                        MonotonicDeadline deadline) {
-  ReapAbandoned();
   std::vector<ResolvedName> out(names.size());
-  Batch batch;
-  std::vector<size_t> index;  // batch[i] resolves names[index[i]]
+  auto batch = std::make_shared<Batch>();
+  std::vector<size_t> index;  // batch->names[i] is names[index[i]]
   for (size_t i = 0; i < names.size(); ++i) {
     if (IsNumericAddress(names[i])) {
       out[i].addresses.push_back(names[i]);
       continue;
     }
-    auto l = std::make_unique<Lookup>();
-    l->name = names[i];
-    // As the ZooKeeper client asks: addresses of families this host has
-    // configured, for TCP.
-    l->hints.ai_family = AF_UNSPEC;
-    l->hints.ai_socktype = SOCK_STREAM;
-    l->hints.ai_protocol = IPPROTO_TCP;
-    l->hints.ai_flags = AI_ADDRCONFIG;
-    l->cb.ar_name = l->name.c_str();
-    l->cb.ar_request = &l->hints;
-    batch.push_back(std::move(l));
+    batch->names.push_back(names[i]);
     index.push_back(i);
   }
-  if (batch.empty()) return out;
-#ifdef IPCLOCK_RESOLVE_ONE_BY_ONE
-  // ThreadSanitizer does not see the threads glibc starts for
-  // getaddrinfo_a() (they are not made through the pthread_create it
-  // intercepts), and they crash in its runtime: its build resolves one name
-  // after another, without the deadline.
-  for (size_t i = 0; i < batch.size(); ++i) {
-    ResolvedName& r = out[index[i]];
-    struct addrinfo* list = nullptr;
-    const int rc = getaddrinfo(batch[i]->name.c_str(), nullptr, &batch[i]->hints, &list);
-    if (rc != 0) {
-      r.error = gai_strerror(rc);
-      continue;
+  const size_t n = batch->names.size();
+  if (n == 0) return out;
+  batch->results.resize(n);
+  batch->done.assign(n, false);
+  batch->remaining = n;
+
+  size_t started = 0;
+  for (; started < std::min(n, kMaxResolverThreads); ++started) {
+    pthread_t thread;
+    if (!StartThread("ipclock-resolve", [batch] { ResolveTaken(batch); }, &thread,
+                     kResolverStackBytes)
+             .ok()) {
+      break;
     }
-    r.addresses = NumericAddresses(list);
-    if (r.addresses.empty()) r.error = "no IPv4 or IPv6 address";
-    freeaddrinfo(list);
+    DetachThread(thread);
   }
-  return out;
-#endif
-  std::vector<struct gaicb*> requests;
-  for (std::unique_ptr<Lookup>& l : batch) requests.push_back(&l->cb);
-  // EAI_AGAIN: some could not be queued; each request's gai_error() says
-  // which, and those are reported as not resolved below.
-  getaddrinfo_a(GAI_NOWAIT, requests.data(), static_cast<int>(requests.size()), nullptr);
-  for (;;) {
-    std::vector<const struct gaicb*> waiting;
-    for (const std::unique_ptr<Lookup>& l : batch) {
-      if (InProgress(*l)) waiting.push_back(&l->cb);
-    }
-    if (waiting.empty()) break;
-    struct timespec left = {};
-    if (!deadline.is_never()) {
-      const int64_t nanos = deadline.nanos() - MonotonicNowNanos();
-      if (nanos <= 0) break;
-      left.tv_sec = static_cast<time_t>(nanos / 1000000000);
-      left.tv_nsec = static_cast<long>(nanos % 1000000000);
-    }
-    // Returns when one lookup has ended, at the timeout, or on a signal:
-    // the loop looks again either way.
-    gai_suspend(waiting.data(), static_cast<int>(waiting.size()),
-                deadline.is_never() ? nullptr : &left);
+  std::unique_lock<std::mutex> lock(batch->mu);
+  if (started == 0) {
+    // No thread could be made (a process at its limit): one name after
+    // another here, without the deadline, rather than none.
+    lock.unlock();
+    ResolveTaken(batch);
+    lock.lock();
   }
-  bool abandoned = false;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    Lookup& l = *batch[i];
+  WaitOnCondition(batch->answered, lock, deadline, [&] { return batch->remaining == 0; });
+  for (size_t i = 0; i < n; ++i) {
     ResolvedName& r = out[index[i]];
-    if (InProgress(l)) gai_cancel(&l.cb);
-    const int rc = gai_error(&l.cb);
-    if (rc == 0) {
-      r.addresses = NumericAddresses(l.cb.ar_result);
-      if (r.addresses.empty()) r.error = "no IPv4 or IPv6 address";
-      FreeResult(l);
-    } else if (rc == EAI_INPROGRESS || rc == EAI_CANCELED) {
-      r.error = "no answer from the resolver in the time given";
-      abandoned = abandoned || rc == EAI_INPROGRESS;
+    if (batch->done[i]) {
+      r = std::move(batch->results[i]);
     } else {
-      r.error = gai_strerror(rc);
+      r.error = "no answer from the resolver in the time given";
     }
   }
-  if (abandoned) {
-    std::lock_guard<std::mutex> guard(AbandonedMutex());
-    Abandoned().push_back(std::move(batch));
-  }
+  batch->abandoned = true;
   return out;
 }
 

@@ -27,10 +27,12 @@ struct ResolvedName {
 };
 
 // Resolves `names` (host names, or IP addresses, which are taken as they
-// are) all at once, each on a thread of glibc's (getaddrinfo_a), and gives
+// are) at once, on up to 16 threads of its own (getaddrinfo()), and gives
 // up on those without an answer at `deadline`. One result per name, in
 // order. A lookup given up on goes on in the background until the
-// resolver ends it, and its memory is freed by a later call.
+// resolver ends it; its thread then ends without taking another name.
+// Where no thread can be started, the names are resolved one after another
+// on the caller's, without the deadline.
 std::vector<ResolvedName> ResolveNames(const std::vector<std::string>& names,
                                        MonotonicDeadline deadline);
 

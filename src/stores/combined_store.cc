@@ -20,10 +20,13 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
+#include "platform/condition_wait.h"
 #include "platform/random.h"
+#include "platform/sleep.h"
 #include "stores/combined_member_check.h"
 #include "stores/combined_verdict.h"
 
@@ -170,7 +173,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
       rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
       // 0.5 to 1.5 times the backoff, so that two waiters drift apart.
       const double jitter = 0.5 + static_cast<double>(rng >> 11) / 9007199254740992.0;
-      absl::SleepFor(std::min(backoff * jitter, deadline.Remaining()));
+      MonotonicSleepFor(std::min(backoff * jitter, deadline.Remaining()));
       backoff = std::min(backoff * 2, kMaxBackoff);
     }
   }
@@ -309,7 +312,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
         continue;
       }
       std::unique_lock<std::mutex> lock(st->board->mu);
-      st->board->cv.wait_for(lock, absl::ToChronoNanoseconds(recheck.Remaining()), [&] {
+      WaitOnCondition(st->board->cv, lock, ForPlatform(recheck), [&] {
         for (size_t i = 0; i < members_.size(); ++i) {
           if (answers[i] == Answer::kPending && st->checks[i]->done()) return true;
         }
