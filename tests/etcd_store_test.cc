@@ -386,6 +386,56 @@ void KilledHolderLockGoesWithItsLease(void**) {
   assert_int_equal(ListedLocks(dsn, r).size(), 0);
 }
 
+// Waits until `n` waiters are listed behind the holder of `r`.
+void WaitForWaiters(const std::string& dsn, const std::string& r, int64_t n) {
+  for (double t0 = NowSeconds(); NowSeconds() - t0 < 20;) {
+    std::vector<ipclock::HeldLock> held = ListedLocks(dsn, r);
+    if (held.size() == 1 && held[0].waiters == n) return;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  fail_msg("%lld waiters never listed on %s", static_cast<long long>(n), r.c_str());
+}
+
+// A holder killed while a waiter queued behind it was killed too: the
+// dead waiter's key goes with its lease, maybe after the holder's, and is
+// no holder in between (an etcdctl holder's key, gone with its lease still
+// living, is: ExcludesEtcdctlBothWays). The next holder is told.
+void DeathToldPastADeadWaiter(void**) {
+  REQUIRE_SERVER();
+  const std::string dsn = Dsn("ttl=2");
+  const std::string r = UniqueResource("dead-waiter");
+  const std::string dir = MakeTempDir();
+  SpawnOptions group;
+  group.new_process_group = true;
+  for (int round = 0; round < 2; ++round) {
+    // Round 0 kills the waiter first, round 1 the holder first: either
+    // lease may end first.
+    const std::string held = absl::StrCat(dir, "/held", round);
+    const std::string told = absl::StrCat(dir, "/told", round);
+    pid_t holder = Started(Spawn(
+        Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", held, "; exec sleep 60")}), group));
+    assert_true(WaitForFile(held, 20));
+    pid_t waiter = Started(Spawn(Run(dsn, r, {"true"}), group));
+    WaitForWaiters(dsn, r, 1);
+    pid_t next = Started(Spawn(
+        Run(dsn, r, {"sh", "-c",
+                     absl::StrCat("echo \"died=$IPCLOCK_PREVIOUS_OWNER_DIED\" > ", told)}),
+        group));
+    WaitForWaiters(dsn, r, 2);
+    const pid_t first = round == 0 ? waiter : holder, second = round == 0 ? holder : waiter;
+    kill(-first, SIGKILL);
+    absl::SleepFor(absl::Milliseconds(100));
+    kill(-second, SIGKILL);
+    assert_int_equal(Reap(waiter, 10), 128 + SIGKILL);
+    assert_int_equal(Reap(holder, 10), 128 + SIGKILL);
+    KillCommandOf(held);
+    assert_int_equal(Reap(next, 30), 0);
+    const std::string said(absl::StripAsciiWhitespace(ReadFileOrEmpty(told)));
+    print_message("round %d: the next holder was told %s\n", round, said.c_str());
+    assert_string_equal(said.c_str(), "died=1");
+  }
+}
+
 // The lease revoked (`etcdctl lease revoke`): every lock on it is lost, and
 // the watch says so at once, not at its next check (an hour away).
 void RevokedLeaseIsLossSeenAtOnce(void**) {
@@ -513,6 +563,7 @@ int main() {
       cmocka_unit_test_teardown(RunExportsEtcdctlEnvironment, StopOwnServers),
       cmocka_unit_test_teardown(KilledHolderLockGoesWithItsLease, StopOwnServers),
       cmocka_unit_test_teardown(DeathToldOnlyToTheNextHolder, StopOwnServers),
+      cmocka_unit_test_teardown(DeathToldPastADeadWaiter, StopOwnServers),
       cmocka_unit_test_teardown(RevokedLeaseIsLossSeenAtOnce, StopOwnServers),
       cmocka_unit_test_teardown(RunLeavesNoLease, StopOwnServers),
       cmocka_unit_test_teardown(DeletedKeyStopsRun, StopOwnServers),

@@ -158,6 +158,11 @@ class EtcdStore final : public StoreWithRelease<EtcdKeyState> {
   // wrote under the record's key or its queue, else 0. True when the
   // history cannot tell.
   bool DiedJustBefore(const EtcdKv& record, const Queued& q, int64_t acquired_at);
+  // Whether one of `writers_gone` (keys of older writers, each with the
+  // revision that deleted it) went after `dead_at` while its lease still
+  // lives: a holder that released cleanly after the dead one.
+  bool CleanWriterAfter(const std::vector<EtcdKv>& writers_gone, int64_t dead_at,
+                        Deadline deadline);
 
   // etcd_store.cc
   // Deletes a key (and its record, if ours) that we may have written and

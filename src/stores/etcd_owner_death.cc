@@ -31,6 +31,14 @@
 //   * A waiter of another client that gave up just as the dead holder's
 //     key went was, for that moment, first in the queue: it counts as a
 //     holder in between, and the death is not told.
+//   * A waiter that died too (killed while queued) loses its key with its
+//     lease, maybe after the dead holder's: a deletion of an older writer's
+//     key is not alone proof of a clean holder. One counts only if the key's
+//     lease still lives, as `etcdctl lock`'s does after a clean release (it
+//     keeps its session until the lease runs out); a key whose lease is
+//     gone may have died, and the death is told. So a Go program that
+//     closes its session right after a clean unlock is taken for dead too:
+//     a death told once too often, never one hidden.
 
 #include <memory>
 #include <string>
@@ -63,23 +71,34 @@ bool EtcdStore::DiedJustBefore(const EtcdKv& record, const Queued& q, int64_t ac
   // A holder released as dead deleted its key with the record's marking;
   // one that was killed lost it later, with its lease.
   int64_t dead_at = record.mod_revision;
-  int64_t last_writer_gone = 0;
+  std::vector<EtcdKv> writers_gone;  // older writers' keys, as they were, by deletion
   for (;;) {
     absl::StatusOr<std::vector<EtcdEvent>> events = (*watch)->Next(deadline);
     if (!events.ok() || (events->empty() && deadline.has_passed())) return true;
     for (const EtcdEvent& e : *events) {
-      if (e.kv.mod_revision >= end) {
-        return last_writer_gone <= dead_at;
-      }
+      if (e.kv.mod_revision >= end) return !CleanWriterAfter(writers_gone, dead_at, deadline);
       if (!e.deleted || !absl::StartsWith(e.kv.key, q.keys.queue)) continue;
       if (e.kv.key == dead_key) {
         dead_at = e.kv.mod_revision;
       } else if (e.kv.key != q.key && !q.keys.IsReader(e.kv.key) &&
                  e.prev_kv.create_revision > 0 && e.prev_kv.create_revision < q.revision) {
-        last_writer_gone = e.kv.mod_revision;
+        EtcdKv gone = e.prev_kv;
+        gone.mod_revision = e.kv.mod_revision;
+        writers_gone.push_back(gone);
       }
     }
   }
+}
+
+bool EtcdStore::CleanWriterAfter(const std::vector<EtcdKv>& writers_gone, int64_t dead_at,
+                                 Deadline deadline) {
+  for (const EtcdKv& gone : writers_gone) {
+    if (gone.mod_revision <= dead_at) continue;
+    // A lease that cannot be asked about counts as gone: the death is told.
+    absl::StatusOr<EtcdLeaseInfo> lease = client_.LeaseTimeToLive(gone.lease, deadline);
+    if (lease.ok() && lease->ttl > 0) return true;
+  }
+  return false;
 }
 
 }  // namespace ipclock
