@@ -71,15 +71,17 @@ struct StoreEntry {
   const StoreDriver* driver;
 };
 
-// The Unimplemented of a store's New...Store() in a build without it:
-// "ipclock: the <name> store is not in this build (Meson option
-// -D<feature>=enabled, with <needs> installed, builds it)", without the
-// "with" where the store needs no library.
+// The Unimplemented of a store that this build left out, from its
+// New...Store() and from the registry (which knows no library's name, and
+// says "its library"): "ipclock: the <name> store is not in this build
+// (Meson option -D<feature>=enabled, with <needs> installed, builds it); no
+// other store is used in its place", without the "with" where the store
+// needs no library.
 inline absl::Status StoreNotInThisBuild(const StoreEntry& entry, absl::string_view needs) {
   return absl::UnimplementedError(absl::StrCat(
       "ipclock: the ", entry.name, " store is not in this build (Meson option -D", entry.feature,
       "=enabled", needs.empty() ? " " : absl::StrCat(", with ", needs, " installed, "),
-      "builds it)"));
+      "builds it); no other store is used in its place"));
 }
 
 // Declares a store's driver and entry, in its header:

@@ -180,6 +180,13 @@ int FlockFd(int fd, int operation) {
   return flock(fd, operation) == 0 ? 0 : errno;
 }
 
+int FlockFdRestarting(int fd, int operation) {
+  for (;;) {
+    int err = FlockFd(fd, operation);
+    if (err != EINTR) return err;
+  }
+}
+
 const char* FileTypeName(mode_t mode) {
   switch (mode & S_IFMT) {
     case S_IFREG: return "regular file";

@@ -83,6 +83,11 @@ namespace ipclock {
 // flock(2), one call: EINTR and EWOULDBLOCK are returned like any error.
 [[nodiscard]] int FlockFd(int fd, int operation);
 
+// FlockFd() restarted on EINTR: for tries with LOCK_NB, and for waits that
+// no signal is meant to end (the semaphore registry's lock and a shared
+// memory segment's are held for a few system calls only).
+[[nodiscard]] int FlockFdRestarting(int fd, int operation);
+
 // "FIFO", "socket", "character device", ... for messages about a file that
 // is not what it should be.
 const char* FileTypeName(mode_t mode);

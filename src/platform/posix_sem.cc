@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,13 +102,6 @@ int TruncateFd(int fd, off_t size) {
   for (;;) {
     if (ftruncate(fd, size) == 0) return 0;
     if (errno != EINTR) return errno;
-  }
-}
-
-int FlockFdRestarting(int fd, int operation) {
-  for (;;) {
-    int err = FlockFd(fd, operation);
-    if (err != EINTR) return err;
   }
 }
 

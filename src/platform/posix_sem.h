@@ -71,9 +71,6 @@ int StatSemName(const std::string& name, struct stat* st);
 
 int FstatFd(int fd, struct stat* st);
 int TruncateFd(int fd, off_t size);
-// flock(2) restarted on EINTR: the registry's lock is held for a few
-// system calls only, so a signal never has to end the wait.
-int FlockFdRestarting(int fd, int operation);
 int MapShared(int fd, size_t size, bool writable, void** out);
 void Unmap(void* addr, size_t size);
 

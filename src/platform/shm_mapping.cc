@@ -14,6 +14,7 @@
 
 #include "platform/descriptors.h"
 #include "platform/faults.h"
+#include "platform/files.h"
 
 namespace ipclock {
 
@@ -67,21 +68,9 @@ int IdentifyPath(const std::string& path, ObjectStat* out) {
   return 0;
 }
 
-int TryLockFile(int fd) {
-  if (int err = TakeFault(FaultPoint::kFlock); err != 0) return err;
-  for (;;) {
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
-    if (errno != EINTR) return errno;
-  }
-}
+int TryLockFile(int fd) { return FlockFdRestarting(fd, LOCK_EX | LOCK_NB); }
 
-int UnlockFile(int fd) {
-  if (int err = TakeFault(FaultPoint::kFlock); err != 0) return err;
-  for (;;) {
-    if (flock(fd, LOCK_UN) == 0) return 0;
-    if (errno != EINTR) return errno;
-  }
-}
+int UnlockFile(int fd) { return FlockFdRestarting(fd, LOCK_UN); }
 
 int ShmUnlink(const std::string& shm_name) {
   if (int err = TakeFault(FaultPoint::kUnlink); err != 0) return err;

@@ -39,17 +39,10 @@ int ClaimSignal() {
   return 0;
 }
 
-int FlockRetryingEintr(int fd, int operation) {
-  for (;;) {
-    int err = FlockFd(fd, operation);
-    if (err != EINTR) return err;
-  }
-}
-
 int PollUntil(int fd, int operation, MonotonicDeadline deadline) {
   int64_t step_ns = 1000000;
   for (;;) {
-    int err = FlockRetryingEintr(fd, operation | LOCK_NB);
+    int err = FlockFdRestarting(fd, operation | LOCK_NB);
     if (err != EWOULDBLOCK) return err;
     if (deadline.has_passed()) return EWOULDBLOCK;
     int64_t left = deadline.nanos() - MonotonicNowNanos();
@@ -71,10 +64,10 @@ int TimedWaitSignal() {
 
 int FlockUntil(int fd, int operation, MonotonicDeadline deadline, bool* waited) {
   if (waited != nullptr) *waited = false;
-  int err = FlockRetryingEintr(fd, operation | LOCK_NB);
+  int err = FlockFdRestarting(fd, operation | LOCK_NB);
   if (err != EWOULDBLOCK || deadline.has_passed()) return err;
   if (waited != nullptr) *waited = true;
-  if (deadline.is_never()) return FlockRetryingEintr(fd, operation);
+  if (deadline.is_never()) return FlockFdRestarting(fd, operation);
 
   const int sig = TimedWaitSignal();
   if (sig == 0) return PollUntil(fd, operation, deadline);
@@ -112,7 +105,7 @@ int FlockUntil(int fd, int operation, MonotonicDeadline deadline, bool* waited) 
     if (err != EINTR) break;
     if (deadline.has_passed()) {
       // One last try: the holder may have released as the timer fired.
-      err = FlockRetryingEintr(fd, operation | LOCK_NB);
+      err = FlockFdRestarting(fd, operation | LOCK_NB);
       break;
     }
   }

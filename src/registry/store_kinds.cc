@@ -23,13 +23,6 @@ std::vector<std::string> SchemesOf(const StoreKinds& kinds) {
   return schemes;
 }
 
-absl::Status StoreNotBuilt(const StoreEntry& entry) {
-  return absl::UnimplementedError(absl::StrCat(
-      "ipclock: the ", entry.name, " store is not in this build (Meson option -D",
-      entry.feature, "=enabled, with its library installed, builds it); no "
-      "other store is used in its place"));
-}
-
 absl::Status UnknownStore(const Dsn& dsn, const StoreKinds& kinds) {
   return BadDsn(dsn, absl::StrCat("unknown store '", dsn.scheme(), "' (", kinds.known_as, ": ",
                                   absl::StrJoin(SchemesOf(kinds), ", "), ")"));
@@ -44,7 +37,7 @@ absl::StatusOr<const StoreEntry*> EntryAmong(const Dsn& dsn, const StoreKinds& k
     if (found != nullptr) break;
   }
   if (found == nullptr) return UnknownStore(dsn, kinds);
-  if (found->driver == nullptr) return StoreNotBuilt(*found);
+  if (found->driver == nullptr) return StoreNotInThisBuild(*found, "its library");
   if (found->driver->client_library != nullptr) {
     if (absl::Status s = found->driver->client_library().Load(found->name); !s.ok()) return s;
   }

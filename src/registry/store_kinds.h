@@ -46,11 +46,8 @@ absl::Status UnknownStore(const Dsn& dsn, const StoreKinds& kinds);
 
 // The entry of `kinds` that `dsn`'s scheme names, with its client library
 // loaded: InvalidArgument for a scheme none of them has, Unimplemented for
-// a kind this build left out (StoreNotBuilt()).
+// a kind this build left out (StoreNotInThisBuild(), core/store_entry.h).
 absl::StatusOr<const StoreEntry*> EntryAmong(const Dsn& dsn, const StoreKinds& kinds);
-
-// Unimplemented, naming the store and the Meson feature that builds it.
-absl::Status StoreNotBuilt(const StoreEntry& entry);
 
 // Takes the `metrics=` option, which every store takes (ipclock/metrics.h).
 absl::StatusOr<MetricsMode> TakeMetricsOption(Dsn& dsn, MetricsMode default_mode);

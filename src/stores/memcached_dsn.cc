@@ -18,6 +18,7 @@
 #include "stores/memcached_store.h"
 #if IPCLOCK_HAVE_MEMCACHED
 #include "platform/memcached_calls.h"
+#include "stores/memcached_options.h"
 #endif
 
 namespace ipclock {

@@ -13,8 +13,6 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -22,16 +20,14 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/backoff.h"
-#include "core/capability_flags.h"
 #include "core/key_naming.h"
-#include "core/named_file.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "stores/memcached_conn.h"
+#include "stores/memcached_options.h"
 
 namespace ipclock {
 
@@ -44,8 +40,6 @@ constexpr absl::string_view kName = "memcached";
 constexpr size_t kMaxKeyBytes = 250;
 // The holder marker of a lock key K is K + this (see the header).
 constexpr absl::string_view kMarkerSuffix = ":ipclock";
-// An expiry above 30 days is read by memcached as a Unix time.
-constexpr int64_t kMaxRelativeExpiry = 30 * 24 * 3600;
 // Symfony's release first moves the expiry to 2 s (see Delete()).
 constexpr time_t kReleaseExpiry = 2;
 
@@ -65,15 +59,6 @@ constexpr absl::Duration kPollMax = absl::Milliseconds(50);
 constexpr absl::Duration kReconnectFirst = absl::Milliseconds(50);
 constexpr absl::Duration kReconnectMax = absl::Seconds(1);
 constexpr size_t kMaxOrphans = 256;
-
-// The expiry to send for a lease of `ttl`: the server's clock ticks once a
-// second, so a key stored for N seconds may expire after N-1 of them. One
-// second more than the lease keeps the key alive at least as long as the
-// client believes it holds the lock.
-int64_t ExpiryFor(absl::Duration ttl) {
-  const double seconds = std::ceil(absl::ToDoubleSeconds(ttl));
-  return static_cast<int64_t>(std::max(seconds, 1.0)) + 1;
-}
 
 struct MemcachedKeyState final : KeyState {
   // Whether this key holds the lock as far as this process knows, so that a
@@ -132,9 +117,6 @@ class MemcachedStore final : public StoreWithRelease<MemcachedKeyState> {
   }
 
  private:
-  // InvalidArgument for a lease memcached cannot keep.
-  absl::Status CheckLease(const Key& key, absl::Duration ttl) const;
-
   struct Orphan {
     std::string name;
     std::string token;
@@ -354,12 +336,12 @@ absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline dead
                       "memcached locks are exclusive");
   }
   const absl::Duration ttl = key.RemainingLifetime();
-  if (absl::Status s = CheckLease(key, ttl); !s.ok()) return s;
+  if (absl::Status s = CheckMemcachedLease(describe_, key.resource(), ttl); !s.ok()) return s;
   if (ttl <= absl::ZeroDuration()) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "the lease ran out before the lock was acquired");
   }
-  const int64_t expiry = ExpiryFor(ttl);
+  const int64_t expiry = MemcachedExpiryFor(ttl);
   absl::StatusOr<std::string> name = KeyName(key.resource());
   if (!name.ok()) return name.status();
   MemcachedKeyState* held_state = state(key);
@@ -444,26 +426,13 @@ absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline dead
   }
 }
 
-absl::Status MemcachedStore::CheckLease(const Key& key, absl::Duration ttl) const {
-  // ExpiryFor(ttl) <= kMaxRelativeExpiry, without its arithmetic on a
-  // duration too long for it.
-  if (ttl <= absl::Seconds(kMaxRelativeExpiry - 1)) return absl::OkStatus();
-  return StoreError(
-      absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-      absl::StrCat("the lease (LockOptions::ttl, --ttl) is ",
-                   ttl == absl::InfiniteDuration() ? "without end, or too long to count"
-                                                   : absl::FormatDuration(ttl),
-                   ": expected at most 30 days, the longest lease memcached keeps (it reads "
-                   "a longer expiry as a date)"));
-}
-
 absl::Status MemcachedStore::PutOffExpiration(Key& key, absl::Duration ttl) {
-  if (absl::Status s = CheckLease(key, ttl); !s.ok()) return s;
+  if (absl::Status s = CheckMemcachedLease(describe_, key.resource(), ttl); !s.ok()) return s;
   if (!key.has_token()) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
                       "cannot refresh: this key never held the lock");
   }
-  const int64_t expiry = ExpiryFor(ttl);
+  const int64_t expiry = MemcachedExpiryFor(ttl);
   std::string name;
   absl::string_view token;
   if (absl::Status s = NameAndToken(key, &name, &token); !s.ok()) return s;
@@ -572,97 +541,12 @@ absl::Status MemcachedStore::CheckHeld(Key& key) {
 
 }  // namespace
 
-Capabilities MemcachedCapabilities(const MemcachedStoreOptions& options) {
-  // Waits poll; the token alone refreshes or releases (serializable). The
-  // longest lease: ExpiryFor() sends ceil(ttl) + 1 seconds, which must stay
-  // relative.
-  return MakeCapabilities(kMemcachedEntry.scope,
-                          kCanExpire | kCanSerialize | When(options.holder_record, kSeesOwnerDeath),
-                          absl::Seconds(kMaxRelativeExpiry - 1));
-}
-
-namespace {
-
-absl::StatusOr<KeyNaming> NamingOf(const MemcachedStoreOptions& options,
-                                   absl::string_view where) {
-  KeyNamingOptions naming_options;
-  naming_options.prefix = options.name_prefix;
-  naming_options.secret = options.secret;
-  naming_options.secret_none = !options.warn_without_secret;
-  return KeyNaming::Create(std::move(naming_options), where);
-}
-
-}  // namespace
-
-absl::Status CheckMemcachedOptions(const MemcachedStoreOptions& options) {
-  const std::string where = options.servers.empty()
-                                ? std::string("memcached://")
-                                : absl::StrCat("memcached://", options.servers[0].host);
-  if (options.servers.empty()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "", "no server given");
-  }
-  for (const MemcachedStoreOptions::Server& s : options.servers) {
-    if (s.host.empty()) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "", "a server has no host");
-    }
-    if (s.host[0] != '/' && (s.port < 1 || s.port > 65535)) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        "the port must be from 1 to 65535");
-    }
-    if (s.weight < 0) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        "a server weight must be 0 or more");
-    }
-  }
-  if (options.connect_timeout_ms < 0 || options.poll_timeout_ms < 0 ||
-      options.send_timeout_us < 0 || options.recv_timeout_us < 0 ||
-      options.retry_timeout_s < 0) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "timeouts must not be negative");
-  }
-  for (unsigned char c : options.prefix_key) {
-    if (c <= 0x20 || c == 0x7f) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        "prefix_key cannot hold spaces or control bytes");
-    }
-  }
-  // libmemcached's own limit on its namespace.
-  if (options.prefix_key.size() >= 128) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "prefix_key must be shorter than 128 bytes");
-  }
-  // libmemcached aborts the process (an assertion in its consistent
-  // hashing) past 100 servers.
-  if (options.servers.size() > kMemcachedMaxServers) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      absl::StrCat(options.servers.size(), " servers: libmemcached takes at most ",
-                                   kMemcachedMaxServers));
-  }
-  for (const MemcachedStoreOptions::Server& s : options.servers) {
-    if (s.host[0] == '/') {
-      if (absl::Status bad = CheckNamedFile(where, absl::StrCat("the Unix socket ", s.host),
-                                            s.host, FileKind::kUnixSocket,
-                                            IfMissing::kFine);
-          !bad.ok()) {
-        return bad;
-      }
-    } else if (!IsHostName(s.host)) {
-      // Longer than libmemcached's limit, or a name it would not resolve.
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        absl::StrCat("host \"", absl::CHexEscape(s.host.substr(0, 64)),
-                                     s.host.size() > 64 ? "...\"" : "\"",
-                                     ": expected a host name or an IP address"));
-    }
-  }
-  return NamingOf(options, where).status();
-}
-
 absl::StatusOr<std::shared_ptr<Store>> NewMemcachedStore(
     const MemcachedStoreOptions& options) {
   if (absl::Status s = MemcachedLibrary().Load(kMemcachedEntry.name); !s.ok()) return s;
   if (absl::Status s = CheckMemcachedOptions(options); !s.ok()) return s;
   const std::string where = absl::StrCat("memcached://", options.servers[0].host);
-  absl::StatusOr<KeyNaming> naming = NamingOf(options, where);
+  absl::StatusOr<KeyNaming> naming = MemcachedKeyNaming(options, where);
   if (!naming.ok()) return naming.status();
   auto store = std::make_shared<MemcachedStore>(
       options, *std::move(naming), absl::StrCat("memcached://", MemcachedServerList(options)));

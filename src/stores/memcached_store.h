@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The memcached store's place in the registry. memcached_store.cc (the store)
-// is compiled only when libmemcached is found (Meson feature `memcached`);
+// and memcached_options.cc (its checks of what it is given) are compiled
+// only when libmemcached is found (Meson feature `memcached`);
 // memcached_dsn.cc (the DSN forms) is always compiled, so that a build
 // without it still answers `NewMemcachedStore()` with Unimplemented.
 
@@ -24,16 +25,6 @@ namespace ipclock {
 // servers its consistent hashing aborts the process (an assertion). (It
 // also refuses host names over 1024 bytes; IsHostName() takes 253.)
 inline constexpr size_t kMemcachedMaxServers = 100;
-
-#if IPCLOCK_HAVE_MEMCACHED
-// NewMemcachedStore()'s checks of `options`, made before libmemcached sees
-// them: values, limits, each Unix socket's path and type
-// (core/named_file.h), the key naming.
-absl::Status CheckMemcachedOptions(const MemcachedStoreOptions& options);
-
-// What a MemcachedStore of `options` can do.
-Capabilities MemcachedCapabilities(const MemcachedStoreOptions& options);
-#endif
 
 // Its driver and entry (core/store_entry.h), which the registry lists; the
 // entry's driver is null in a build without it. The driver builds a

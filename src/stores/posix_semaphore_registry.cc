@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "platform/coarse_clock.h"
 #include "platform/errors.h"
+#include "platform/files.h"
 #include "platform/proc_pid.h"
 #include "platform/process_id.h"
 #include "platform/shm_mapping.h"

@@ -14,6 +14,12 @@
 
 namespace ipclock {
 
+#if IPCLOCK_HAVE_POSTGRES
+// What a store of advisory locks can do (postgres_store.cc); its DSN's check
+// (postgres_store_dsn.cc) says the same.
+Capabilities PostgresCapabilities();
+#endif
+
 // Its driver and entry (core/store_entry.h), which the registry lists; the
 // entry's driver is null in a build without it. The driver builds a PostgreSQL
 // store from a parsed `postgresql+advisory`, `pgsql+advisory` or
