@@ -487,6 +487,7 @@ int main(void) {
       cmocka_unit_test(test_no_wait_option_waits_out_a_restart),
       cmocka_unit_test(test_control_bytes_are_escaped),
       cmocka_unit_test(test_list_escapes_process_names),
+      cmocka_unit_test(test_utf8_names_shown_as_they_are),
       cmocka_unit_test(test_process_group_follows_the_terminal),
       cmocka_unit_test(test_file_refuses_a_fifo),
       cmocka_unit_test(test_flock1_holds_ipclock_waits),

@@ -12,7 +12,7 @@ namespace ipclock_test {
 void test_exit_status_classes(void**), test_wait_covers_a_server_that_is_down(void**),
     test_wait_covers_a_postgres_server_that_is_down(void**),
     test_no_wait_option_waits_out_a_restart(void**), test_control_bytes_are_escaped(void**),
-    test_list_escapes_process_names(void**), test_process_group_follows_the_terminal(void**),
+    test_list_escapes_process_names(void**), test_utf8_names_shown_as_they_are(void**), test_process_group_follows_the_terminal(void**),
     test_file_refuses_a_fifo(void**), test_flock1_holds_ipclock_waits(void**),
     test_ipclock_holds_flock1_waits(void**), test_flock1_shared_locks(void**);
 

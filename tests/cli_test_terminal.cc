@@ -244,6 +244,41 @@ void test_list_escapes_process_names(void** state) {
   ExpectContains(json.out, "fl\\u001b[7mck", "JSON shows the name escaped");
 }
 
+// A name in UTF-8 is shown as it is, in `list`'s table (its columns in line:
+// counted in characters, not bytes) and in `run`'s messages, where a quote
+// or backslash in it is escaped so that the quotes stay its bounds.
+void test_utf8_names_shown_as_they_are(void** state) {
+  (void)state;
+  const std::string store = FreshStore() + "?removeipc=ignore";
+  const std::string name = "multi word/\xd0\xba\xd0\xbb\xd1\x8e\xd1\x87";  // ключ
+  const std::string ready = ScratchFile("ready");
+  const pid_t holder = StartHolder({Cli(), "run", "--store", store, "--key", name, "--", "sh",
+                                    "-c", absl::StrCat(": > '", ready, "'; exec sleep 60")},
+                                   ready);
+  CliResult table = RunCli({"list", "--store", store});
+  CliResult busy = RunCli({"run", "-n", "--verbose", "--store", store, "--key", name, "--", "true"});
+  CliResult quoted =
+      RunCli({"run", "--verbose", "--store", store, "--key", "a\"b\\c", "--", "true"});
+  kill(-holder, SIGKILL);
+  WaitChild(holder);
+  ExpectCode(table, 0, "list");
+  ExpectContains(table.out, name, "the table shows the name as it is");
+  // The heading's MODE and the row's mode start in the same column.
+  const std::vector<std::string> lines = absl::StrSplit(table.out, '\n');
+  assert_true(lines.size() >= 3);
+  const size_t heading_mode = lines[1].find("MODE");
+  const size_t row_mode = lines[2].find("exclusive");
+  // Bytes before the mode in the row: the name's 8 two-byte letters count
+  // as 4 columns, so the row is 4 bytes longer there.
+  if (row_mode != heading_mode + 4) {
+    fail_msg("columns out of line:\n%s\n%s", lines[1].c_str(), lines[2].c_str());
+  }
+  ExpectCode(busy, 1, "run -n on the held name");
+  ExpectContains(busy.err, absl::StrCat("\"", name, "\""), "run names it as it is");
+  ExpectCode(quoted, 0, "run on a name with a quote and a backslash");
+  ExpectContains(quoted.err, "\"a\\\"b\\\\c\"", "quote and backslash escaped");
+}
+
 // --- The command's process group and the terminal --------------------------------
 
 // Without a controlling terminal COMMAND leads a process group of its own;

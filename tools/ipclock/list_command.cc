@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -104,13 +103,13 @@ std::string Details(const ipclock::HeldLock& row) {
 std::string Columns(const std::vector<std::vector<std::string>>& cells) {
   std::vector<size_t> width(cells[0].size(), 0);
   for (const auto& line : cells) {
-    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], DisplayWidth(line[i]));
   }
   std::string out;
   for (const auto& line : cells) {
     for (size_t i = 0; i < line.size(); ++i) {
       absl::StrAppend(&out, line[i]);
-      if (i + 1 < line.size()) out.append(width[i] - line[i].size() + 2, ' ');
+      if (i + 1 < line.size()) out.append(width[i] - DisplayWidth(line[i]) + 2, ' ');
     }
     out += '\n';
   }
@@ -134,12 +133,12 @@ std::string Table(const ipclock::HeldLocks& held, absl::Time now) {
   for (const ipclock::HeldLock& row : held.locks) {
     mtime_note = mtime_note || (row.since.has_value() &&
                                 absl::StrContains(row.since_source, "mtime"));
-    // C-escaped: a name may hold tabs, newlines or escape sequences, and the
+    // Printable: a name may hold tabs, newlines or escape sequences, and the
     // columns must stay columns. A process may name itself anything too.
-    const std::string resource = row.resource.empty() ? "?" : absl::CHexEscape(row.resource);
+    const std::string resource = row.resource.empty() ? "?" : Printable(row.resource);
     cells.push_back({resource, Printable(row.mode), row.pid == 0 ? "?" : absl::StrCat(row.pid),
-                     row.command.empty() ? "-" : absl::CHexEscape(row.command),
-                     row.unit.empty() ? "-" : absl::CHexEscape(row.unit),
+                     row.command.empty() ? "-" : Printable(row.command),
+                     row.unit.empty() ? "-" : Printable(row.unit),
                      row.since ? TimeText(*row.since, /*utc=*/false) : "?",
                      row.since ? DurationText(Since(*row.since, now)) : "?",
                      row.fence ? absl::StrCat(*row.fence) : "-",
@@ -150,8 +149,8 @@ std::string Table(const ipclock::HeldLocks& held, absl::Time now) {
       if (!waiters_shown.emplace(row.lock, w.pid).second) continue;
       waiting.push_back({resource, w.mode.empty() ? "?" : Printable(w.mode),
                          w.pid == 0 ? "?" : absl::StrCat(w.pid),
-                         w.command.empty() ? "-" : absl::CHexEscape(w.command),
-                         w.unit.empty() ? "-" : absl::CHexEscape(w.unit),
+                         w.command.empty() ? "-" : Printable(w.command),
+                         w.unit.empty() ? "-" : Printable(w.unit),
                          w.since ? DurationText(Since(*w.since, now)) : "?"});
     }
   }

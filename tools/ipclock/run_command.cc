@@ -18,13 +18,13 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "child_process.h"
 #include "exit_codes.h"
+#include "terminal_text.h"
 #include "priority_lend.h"
 #include "ipclock/errors.h"
 #include "run_report.h"
@@ -49,9 +49,6 @@ constexpr absl::Duration kWatchAfter = absl::Milliseconds(50);
 
 void PrintError(const absl::Status& status) { ipclock_cli::PrintError("ipclock", status); }
 
-std::string Quoted(absl::string_view resource) {
-  return absl::StrCat("\"", absl::CHexEscape(resource), "\"");
-}
 
 std::string Millis(int64_t nanos) {
   return absl::StrCat(static_cast<double>(nanos / 1000) / 1000.0, " ms");
@@ -143,7 +140,7 @@ absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const RunOptions& opti
 // status to leave with.
 std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
                               ipclock::Deadline deadline, Retry& retry, RunReport& report) {
-  const std::string name = Quoted(lock.resource());
+  const std::string name = QuotedPrintable(lock.resource());
   const bool shared = options.mode == ipclock::LockMode::kShared;
   if (options.verbose) {
     SayInfo(absl::StrCat("acquiring ", shared ? "shared" : "exclusive", " lock on ", name, " in ",
@@ -545,7 +542,7 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask,
     // Fields in order: the fence is read before the release.
     Released r{lock.store().Describe(), lock.resource(), lock.fence(),
                died ? lock.ReleaseAsDead() : lock.Release()};
-    if (r.status.ok() && options.verbose) SayInfo(absl::StrCat("released ", Quoted(r.resource)));
+    if (r.status.ok() && options.verbose) SayInfo(absl::StrCat("released ", QuotedPrintable(r.resource)));
     released.push_back(std::move(r));
   };
   for (auto it = watched.rbegin(); it != watched.rend(); ++it) {

@@ -7,7 +7,6 @@
 
 #include <utility>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "exit_codes.h"
@@ -19,10 +18,6 @@
 namespace ipclock_cli {
 
 namespace {
-
-std::string Quoted(absl::string_view resource) {
-  return absl::StrCat("\"", absl::CHexEscape(resource), "\"");
-}
 
 // The DSN that lists the store `options` names.
 std::string ListingDsn(const RunOptions& options) {
@@ -92,7 +87,7 @@ RunReport::~RunReport() { DoneWaiting(); }
 
 std::string RunReport::WaitingText(const ipclock::Lock& lock) const {
   const std::string holder = HolderText(options_, lock.resource());
-  return absl::StrCat("waiting for ", Quoted(lock.resource()), " on ", lock.store().Describe(),
+  return absl::StrCat("waiting for ", QuotedPrintable(lock.resource()), " on ", lock.store().Describe(),
                       holder.empty() ? "" : ", held by ", holder);
 }
 
@@ -156,7 +151,7 @@ void RunReport::DoneWaiting() {
 void RunReport::Acquired(const ipclock::Lock& lock, absl::Duration waited) {
   DoneWaiting();
   if (!journal_ && !options_.verbose) return;
-  const std::string name = Quoted(lock.resource());
+  const std::string name = QuotedPrintable(lock.resource());
   Tell(Report(ipclock::DiagnosticKind::kAcquired, ipclock::DiagnosticSeverity::kInfo, lock,
               absl::StrCat("acquired ", name, " on ", lock.store().Describe(), " after ",
                            absl::FormatDuration(absl::Trunc(waited, absl::Microseconds(1))),
@@ -172,7 +167,7 @@ void RunReport::Acquired(const ipclock::Lock& lock, absl::Duration waited) {
 void RunReport::Held(const std::vector<ipclock::Lock>& locks) {
   if (!notify_.active() || locks.empty()) return;
   std::vector<std::string> names;
-  for (const ipclock::Lock& lock : locks) names.push_back(Quoted(lock.resource()));
+  for (const ipclock::Lock& lock : locks) names.push_back(QuotedPrintable(lock.resource()));
   const ipclock::Lock& first = locks.front();
   held_ = absl::StrCat("holding ", absl::StrJoin(names, ", "), " on ", first.store().Describe(),
                        first.fence() ? absl::StrCat(" (fence ", *first.fence(), ")") : "");

@@ -69,4 +69,24 @@ std::string Printable(absl::string_view text) {
   return out;
 }
 
+std::string QuotedPrintable(absl::string_view text) {
+  std::string escaped;
+  escaped.reserve(text.size());
+  for (char c : text) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  return absl::StrCat("\"", Printable(escaped), "\"");
+}
+
+size_t DisplayWidth(absl::string_view printable) {
+  size_t width = 0;
+  while (!printable.empty()) {
+    const size_t n = Utf8SequenceLength(printable);
+    printable.remove_prefix(n == 0 ? 1 : n);
+    ++width;
+  }
+  return width;
+}
+
 }  // namespace ipclock_cli

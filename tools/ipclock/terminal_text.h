@@ -30,6 +30,15 @@ bool IsC1Control(absl::string_view seq);
 // valid UTF-8 written as \xHH; all else, UTF-8 letters included, as it is.
 std::string Printable(absl::string_view text);
 
+// `text` as Printable() writes it, between double quotes, with `"` and `\`
+// written as \" and \\ so that the quotes are the name's bounds.
+std::string QuotedPrintable(absl::string_view text);
+
+// The columns a Printable() text takes on a terminal: one per UTF-8
+// character. (East Asian wide characters take two, and are counted as
+// one: a table with them is a little out of line, never broken.)
+size_t DisplayWidth(absl::string_view printable);
+
 }  // namespace ipclock_cli
 
 #endif  // IPCLOCK_TOOLS_IPCLOCK_TERMINAL_TEXT_H_
