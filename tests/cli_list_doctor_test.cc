@@ -213,8 +213,9 @@ void test_list_shm(void** state) {
   ExpectContains(r.out, "\"refcount\":1", "json refcount");
   ExpectContains(r.out, "\"fence\":1", "json fence");
   CliResult table = RunCli({"list", "--store", store});
-  // The table C-escapes what a terminal would mangle.
-  ExpectContains(table.out, "shm-\\\"res\\\"\\\\\\t", "table resource");
+  // The table escapes what a terminal would mangle, and doubles a
+  // backslash so that an escape is told from the same text in a name.
+  ExpectContains(table.out, "shm-\"res\"\\\\\\x09", "table resource");
   StopHolder(holder);
 
   // The command died of the SIGTERM inside the lock: its slot keeps the

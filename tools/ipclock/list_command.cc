@@ -133,12 +133,12 @@ std::string Table(const ipclock::HeldLocks& held, absl::Time now) {
   for (const ipclock::HeldLock& row : held.locks) {
     mtime_note = mtime_note || (row.since.has_value() &&
                                 absl::StrContains(row.since_source, "mtime"));
-    // Printable: a name may hold tabs, newlines or escape sequences, and the
+    // Escaped: a name may hold tabs, newlines or escape sequences, and the
     // columns must stay columns. A process may name itself anything too.
-    const std::string resource = row.resource.empty() ? "?" : Printable(row.resource);
+    const std::string resource = row.resource.empty() ? "?" : UnambiguousPrintable(row.resource);
     cells.push_back({resource, Printable(row.mode), row.pid == 0 ? "?" : absl::StrCat(row.pid),
-                     row.command.empty() ? "-" : Printable(row.command),
-                     row.unit.empty() ? "-" : Printable(row.unit),
+                     row.command.empty() ? "-" : UnambiguousPrintable(row.command),
+                     row.unit.empty() ? "-" : UnambiguousPrintable(row.unit),
                      row.since ? TimeText(*row.since, /*utc=*/false) : "?",
                      row.since ? DurationText(Since(*row.since, now)) : "?",
                      row.fence ? absl::StrCat(*row.fence) : "-",
@@ -149,8 +149,8 @@ std::string Table(const ipclock::HeldLocks& held, absl::Time now) {
       if (!waiters_shown.emplace(row.lock, w.pid).second) continue;
       waiting.push_back({resource, w.mode.empty() ? "?" : Printable(w.mode),
                          w.pid == 0 ? "?" : absl::StrCat(w.pid),
-                         w.command.empty() ? "-" : Printable(w.command),
-                         w.unit.empty() ? "-" : Printable(w.unit),
+                         w.command.empty() ? "-" : UnambiguousPrintable(w.command),
+                         w.unit.empty() ? "-" : UnambiguousPrintable(w.unit),
                          w.since ? DurationText(Since(*w.since, now)) : "?"});
     }
   }

@@ -69,14 +69,27 @@ std::string Printable(absl::string_view text) {
   return out;
 }
 
-std::string QuotedPrintable(absl::string_view text) {
+namespace {
+
+// `text` with a backslash before each of `special`'s bytes, then Printable.
+std::string PrintableEscaping(absl::string_view text, absl::string_view special) {
   std::string escaped;
   escaped.reserve(text.size());
   for (char c : text) {
-    if (c == '"' || c == '\\') escaped += '\\';
+    if (special.find(c) != absl::string_view::npos) escaped += '\\';
     escaped += c;
   }
-  return absl::StrCat("\"", Printable(escaped), "\"");
+  return Printable(escaped);
+}
+
+}  // namespace
+
+std::string UnambiguousPrintable(absl::string_view text) {
+  return PrintableEscaping(text, "\\");
+}
+
+std::string QuotedPrintable(absl::string_view text) {
+  return absl::StrCat("\"", PrintableEscaping(text, "\\\""), "\"");
 }
 
 size_t DisplayWidth(absl::string_view printable) {

@@ -30,8 +30,12 @@ bool IsC1Control(absl::string_view seq);
 // valid UTF-8 written as \xHH; all else, UTF-8 letters included, as it is.
 std::string Printable(absl::string_view text);
 
-// `text` as Printable() writes it, between double quotes, with `"` and `\`
-// written as \" and \\ so that the quotes are the name's bounds.
+// `text` as Printable() writes it, with each backslash doubled, so that
+// \xHH always stands for one byte escaped (a name may be "\x1b" as text).
+std::string UnambiguousPrintable(absl::string_view text);
+
+// UnambiguousPrintable() between double quotes, with `"` written as \",
+// so that the quotes are the name's bounds.
 std::string QuotedPrintable(absl::string_view text);
 
 // The columns a Printable() text takes on a terminal: one per UTF-8
