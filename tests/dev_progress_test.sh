@@ -8,7 +8,9 @@
 #     (the build's last step, apt's last status), and the suite a line
 #     naming the test still running; so does a build whose lines come
 #     often but are not kept (one kept per 2.5% of the build);
-#   * ninja's failure is the filter's status.
+#   * ninja's failure is the filter's status;
+#   * a step that prints nothing of its own (mmdebstrap, removing a root, a
+#     fuzz target) gets a line each interval, and keeps its status.
 # The interval is 1 s here (IPCLOCK_PROGRESS_EVERY), 30 s in tools/dev.
 # A few seconds in all; no test of it depends on the machine's speed but
 # the bounds of 60 s that a stuck filter would run into.
@@ -100,6 +102,16 @@ PATH="$work/bin:$PATH" bash -c '
 grep -q 'into the suite; running: sh -c sleep 2.5;' "$work/suite.out" ||
   fail "no line naming the test that runs"
 sed 's/^/suite: /' "$work/suite.out"
+
+# A silent step (mmdebstrap, removing a root, a fuzz target): a line each
+# interval while it runs, and its status.
+bash -c 'source "$here/tools/dev-common.sh"
+  with_heartbeat "a stand-in step" sh -c "sleep 2.5; exit 4"
+  echo "status $?"' >"$work/step.out" 2>&1
+grep -q '^  \.\.\. [0-9]* s into a stand-in step$' "$work/step.out" ||
+  fail "no line during a silent step"
+grep -qx 'status 4' "$work/step.out" || fail "the step's status is lost"
+sed 's/^/step: /' "$work/step.out"
 
 if [ "$failed" -ne 0 ]; then
   echo "0 passed, 1 failed"

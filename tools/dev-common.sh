@@ -29,13 +29,37 @@ packages_why="build and test ipclock: compilers, every optional store's library,
 # the suite does (tests/meson.build).
 storm_dsns=('flock://{tmpdir}?removeipc=ignore' semaphore posix-semaphore 'shm://{shm}')
 
-# The most seconds that a long step (an install, a build, the suite) goes
-# without a line. IPCLOCK_PROGRESS_EVERY is for tests/dev_progress_test.sh.
-progress_every=${IPCLOCK_PROGRESS_EVERY:-30}
+# The seconds after which a long step (an install, a build, the suite) that
+# has said nothing gets a line: 25, so that on a busy machine, where a
+# ticker's line comes a second or two late, no step goes 30 s without one.
+# IPCLOCK_PROGRESS_EVERY is for tests/dev_progress_test.sh.
+progress_every=${IPCLOCK_PROGRESS_EVERY:-25}
 
 # A heading, with the time of day, so that a log shows how long each step
 # took.
 say() { printf '\033[1m== %(%H:%M:%S)T %s\033[0m\n' -1 "$*" >&2; }
+
+# with_heartbeat WHAT CMD...: runs CMD, with a line every progress_every
+# seconds while it runs saying how long WHAT has taken so far; CMD's status.
+# For steps that say nothing for a minute or more on a busy machine
+# (mmdebstrap, removing a root of 50,000 files).
+with_heartbeat() {
+  local what="$1" start=$SECONDS ticker status=0
+  shift
+  # The ticker sleeps a second at a time, so that it is gone within one
+  # once CMD ends (a `sleep 30` left behind would hold a pipe open).
+  (
+    while :; do
+      for ((i = 0; i < progress_every; i++)); do sleep 1; done
+      echo "  ... $((SECONDS - start)) s into $what" >&2
+    done
+  ) &
+  ticker=$!
+  "$@" || status=$?
+  kill "$ticker" 2>/dev/null
+  wait "$ticker" 2>/dev/null || true
+  return "$status"
+}
 
 # cached COMPILER: COMPILER behind ccache where ccache is installed, for CC
 # and CXX. Meson puts ccache in front of the compilers it finds by itself,

@@ -92,7 +92,7 @@ remove_root() {
     echo "tools/dev fresh: the root is kept in $root" >&2
   else
     local start=$SECONDS
-    rm -rf --one-file-system "$work"
+    with_heartbeat "removing the root" rm -rf --one-file-system "$work"
     echo "tools/dev fresh: root removed in $((SECONDS - start)) s" >&2
   fi
 }
@@ -104,12 +104,12 @@ if [ -n "$debs" ]; then
 fi
 t0=$SECONDS
 say "making a minimal Debian 12 root (mmdebstrap --variant=minbase bookworm, in $root)"
-mmdebstrap --quiet --variant=minbase bookworm "$root"
+with_heartbeat "making the root" mmdebstrap --quiet --variant=minbase bookworm "$root"
 # The clone is made in the root as the README's first lines make one: git
 # and ca-certificates installed by apt-get there (a minimal root has
 # neither), then `git clone`, here of a bare copy of this checkout.
 say "making a bare copy of $commit for the root to clone"
-git clone --quiet --bare --no-local "$here" "$root/var/tmp/ipclock.git"
+with_heartbeat "copying the commit" git clone --quiet --bare --no-local "$here" "$root/var/tmp/ipclock.git"
 echo "tools/dev fresh: root ready after $((SECONDS - t0)) s" >&2
 
 env_in=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin

@@ -45,7 +45,7 @@ for t in "${targets[@]}"; do
   # what a small CI machine has.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "build-fuzz/tests/fuzz/$t" -max_total_time="$seconds" -timeout=10 \
+    with_heartbeat "fuzzing $t" "build-fuzz/tests/fuzz/$t" -max_total_time="$seconds" -timeout=10 \
       -rss_limit_mb=1536 -print_final_stats=1 \
       -artifact_prefix="build-fuzz/crashes/$t-" "$scratch/$t" 2>"$scratch/$t.log" || {
     tail -60 "$scratch/$t.log" >&2
