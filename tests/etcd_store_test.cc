@@ -43,8 +43,8 @@
 #include "scripted_server.h"
 #include "peer_process.h"
 #include "spawn_util.h"
-#include "stores/etcd_json.h"
-#include "stores/etcd_names.h"
+#include "stores/etcd/etcd_json.h"
+#include "stores/etcd/etcd_names.h"
 #include "etcd_store_test.h"
 #include "listed_locks.h"  // last: it pulls in cmocka.h
 

@@ -21,7 +21,7 @@
 #include "ipclock/stores/flock_store.h"
 #include "ipclock/lock.h"
 #include "platform/faults.h"
-#include "stores/flock_record.h"
+#include "stores/flock/flock_record.h"
 #include "flock_test_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 

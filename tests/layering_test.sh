@@ -8,6 +8,11 @@
 #   * platform/ includes nothing of ipclock's: no public header (it has its
 #     own deadline type, platform/monotonic_deadline.h);
 #   * core/ includes no store's header, public ones (ipclock/stores/) included;
+#   * src/stores/ has a folder per store kind and one per mechanism that
+#     stores share (ticket_queue, holder_note, connections,
+#     semaphore_common): a file is in one of them, includes stores/ headers
+#     by their folder, and a store includes its own folder and the shared
+#     ones, never another store's; a shared folder includes no store's;
 #   * the public headers (include/ipclock/) include only public headers and
 #     Abseil: they are installed without src/ and without ipclock_config.h;
 #   * the headers an application needs (include/ipclock/*.h) stand without
@@ -41,7 +46,8 @@ bad=$(grep -H -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]' $files |
             rank["registry"] = 3; rank["capi"] = 4
             # What each tool may include of the library besides ipclock/.
             tool_may["ipclock"] = ""; tool_may["footprint"] = ""
-            tool_may["torture"] = " platform "; tool_may["bench"] = " core platform " }
+            tool_may["torture"] = " platform "; tool_may["bench"] = " core platform "
+            shared = " ticket_queue holder_note connections semaphore_common " }
     {
       colon = index($0, ":"); file = substr($0, 1, colon - 1)
       line = substr($0, colon + 1)
@@ -68,6 +74,19 @@ bad=$(grep -H -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]' $files |
           print file ": includes " inc " (platform includes nothing of ipclock'"'"'s)"
         if (layer == "core" && inc ~ /^ipclock\/stores\//)
           print file ": includes " inc " (core includes no store)"
+        if (layer == "stores" && n < 4)
+          print file ": is in no folder of src/stores/ (one per store kind or shared mechanism)"
+        if (top == "stores") {
+          folder = inc; sub(/^stores\//, "", folder)
+          if (index(folder, "/") == 0) {
+            print file ": includes " inc " (a store header is named by its folder, stores/KIND/x.h)"
+          } else {
+            sub(/\/.*/, "", folder)
+            if (layer == "stores" && n >= 4 && folder != part[3] &&
+                index(shared, " " folder " ") == 0)
+              print file ": includes " inc " (a store includes its own folder and the shared ones, never another store" "'"'"'s)"
+          }
+        }
       } else if (part[1] == "include") {
         if (file !~ /\.h$/) next
         if (top != "ipclock" && top != "absl" && quoted)

@@ -37,8 +37,8 @@
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
 #include "platform/faults.h"
-#include "stores/posix_semaphore_page.h"
-#include "stores/posix_semaphore_registry.h"
+#include "stores/posix_semaphore/posix_semaphore_page.h"
+#include "stores/posix_semaphore/posix_semaphore_registry.h"
 #include "posix_semaphore_test.h"
 #include "semaphore_test_util.h"  // last: it pulls in cmocka.h
 

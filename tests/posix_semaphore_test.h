@@ -17,7 +17,7 @@
 
 #include "absl/strings/string_view.h"
 #include "ipclock/store.h"
-#include "stores/posix_semaphore_page.h"
+#include "stores/posix_semaphore/posix_semaphore_page.h"
 
 namespace ipclock_test {
 
@@ -42,7 +42,7 @@ struct Mapped {
 };
 Mapped MapRegistry(const std::string& reg_path);
 
-// Byte offsets of the page's words (stores/posix_semaphore_page.h).
+// Byte offsets of the page's words (stores/posix_semaphore/posix_semaphore_page.h).
 inline constexpr size_t kOffPermits = offsetof(ipclock::RegistryPage, permits);
 inline constexpr size_t kOffOwner = offsetof(ipclock::RegistryPage, owner);
 inline constexpr size_t kOffHolders = offsetof(ipclock::RegistryPage, holders);

@@ -33,7 +33,7 @@
 #include "ipclock/stores/postgres_store.h"
 #include "ipclock/store_factory.h"
 #include "spawn_util.h"
-#include "stores/postgres_lock_id.h"
+#include "stores/postgres/postgres_lock_id.h"
 #include "postgres_fixture.h"
 #include "session_store_cases.h"
 #include "php_peer.h"  // last: they pull in cmocka.h

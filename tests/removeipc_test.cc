@@ -30,7 +30,7 @@
 #include "ipclock/stores/shm_store.h"
 #include "ipclock/store_factory.h"
 #include "platform/removeipc.h"
-#include "stores/flock_store.h"
+#include "stores/flock/flock_store.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace {

@@ -21,7 +21,7 @@
 #include "ipclock/lock.h"
 #include "ipclock/stores/shm_store.h"
 #include "ipclock/store_factory.h"
-#include "stores/shm_mutex_store.h"
+#include "stores/shm/shm_mutex_store.h"
 #include "shm_test_util.h"  // last: it pulls in cmocka.h
 
 namespace {

@@ -26,7 +26,7 @@
 #include "ipclock/stores/shm_store.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
-#include "stores/shm_mutex_store.h"
+#include "stores/shm/shm_mutex_store.h"
 #include "shm_test_util.h"  // last: it pulls in cmocka.h
 
 namespace {

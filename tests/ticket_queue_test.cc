@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The queue that makes the flock and posix-semaphore stores fair
-// (stores/ticket_queue.h), between real processes on a shared page: turns
+// (stores/ticket_queue/ticket_queue.h), between real processes on a shared page: turns
 // come in the order tickets were taken; a waiter killed while it waits, one
 // whose deadline passed, and a ticket taken by a process killed before it
 // wrote its entry are passed over and never stop the queue; a try is
@@ -22,7 +22,7 @@
 
 #include "absl/time/time.h"
 #include "ipclock/spi/deadline.h"
-#include "stores/ticket_queue.h"
+#include "stores/ticket_queue/ticket_queue.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace {

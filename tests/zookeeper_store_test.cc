@@ -48,8 +48,8 @@
 #include "peer_process.h"
 #include "scripted_server.h"
 #include "spawn_util.h"
-#include "stores/zookeeper_multi.h"
-#include "stores/zookeeper_names.h"
+#include "stores/zookeeper/zookeeper_multi.h"
+#include "stores/zookeeper/zookeeper_names.h"
 #include "zookeeper_store_test.h"
 #include "loss_log.h"
 #include "listed_locks.h"  // last: it pulls in cmocka.h

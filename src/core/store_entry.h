@@ -6,7 +6,7 @@
 // feature that builds it, and, when this build has it, how to build one
 // from a DSN and how to list its locks.
 //
-// Each store defines its `StoreEntry` in its own header (stores/), the one
+// Each store defines its `StoreEntry` in its own header (stores/KIND/), the one
 // place its scope and its IPC kind are written: its capabilities, its
 // RemoveIPC guard (core/removeipc_guard.h) and `ipclock doctor` read them
 // from there. The registry (registry/store_registry.h), the only code that

@@ -20,7 +20,7 @@
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "registry/store_registry.h"
-#include "stores/combined_store.h"
+#include "stores/combined/combined_store.h"
 
 namespace ipclock {
 namespace {

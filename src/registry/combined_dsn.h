@@ -4,7 +4,7 @@
 // The combined store's DSN (include/ipclock/stores/combined_store.h, "DSN"): its
 // members are built by StoreFromDsn(), so this part of the combined store
 // sits in the registry's layer, above the stores it combines. The store
-// itself (NewCombinedStore()) is stores/combined_store.cc.
+// itself (NewCombinedStore()) is stores/combined/combined_store.cc.
 
 #ifndef IPCLOCK_REGISTRY_COMBINED_DSN_H_
 #define IPCLOCK_REGISTRY_COMBINED_DSN_H_

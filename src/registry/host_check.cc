@@ -18,7 +18,7 @@
 #include "platform/host_probe.h"
 #include "registry/host_check_internal.h"
 #include "registry/store_registry.h"
-#include "stores/flock_inspect.h"
+#include "stores/flock/flock_inspect.h"
 
 namespace ipclock {
 namespace host_check {

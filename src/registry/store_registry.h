@@ -13,8 +13,11 @@
 // members, a degraded store's fallback) has its DSN part here
 // (registry/combined_dsn.h, registry/degraded_store.h).
 //
-// Adding a store: one file pair in stores/ that defines its `StoreEntry`,
-// and one line in store_registry.cc. A store behind a Meson feature keeps
+// Adding a store: a folder stores/KIND/ whose header defines its
+// `StoreEntry` and whose meson.build adds its files (named in
+// stores/meson.build), and one line in store_registry.cc; the other lists
+// of stores (feature options, the C API's kinds, the tests' server lists,
+// the docs) name it too. A store behind a Meson feature keeps
 // its line when the feature is off; its driver pointer is then null and
 // every use of its schemes is Unimplemented, never another store in its
 // place.

@@ -21,8 +21,8 @@
 #include "absl/strings/string_view.h"
 #include "ipclock/spi/deadline.h"
 #include "platform/net_stream.h"
-#include "stores/etcd_http.h"
-#include "stores/etcd_json.h"
+#include "stores/etcd/etcd_http.h"
+#include "stores/etcd/etcd_json.h"
 
 namespace {
 

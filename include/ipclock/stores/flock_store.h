@@ -122,7 +122,7 @@
 // and re-acquires in a loop can keep the others out for as long as it
 // loops, and readers that overlap keep a writer out for as long as any
 // reader holds (doc/performance.md measures both). With `fair=true` each
-// lock file carries a queue of tickets (src/stores/ticket_queue.h, at byte
+// lock file carries a queue of tickets (src/stores/ticket_queue/ticket_queue.h, at byte
 // 256 of the file, which grows to about 1 KiB; PHP and flock(1) ignore the
 // content): a Lock that must wait takes a ticket and sleeps until it is
 // first, and only the first waiter waits in flock(2); nobody, a try

@@ -42,7 +42,7 @@
 // wakes must then take the permit, which the releaser, if it acquires again
 // at once, usually takes first: a process looping on one resource can keep
 // the others out (doc/performance.md measures it). With `fair=true` the
-// registry holds a queue of tickets (src/stores/ticket_queue.h): a process
+// registry holds a queue of tickets (src/stores/ticket_queue/ticket_queue.h): a process
 // that must wait takes a ticket and sleeps until it is first; only the first
 // waiter sleeps on the semaphore, and nobody, a try included, takes a
 // permit while someone queues, so the releaser queues behind its waiters.

@@ -70,7 +70,7 @@
 // (Redis 6 and later; `tracking=false` turns it off): two connections of
 // the store's own, one subscribed to `__redis__:invalidate`, the other
 // tracking the keys of the watched locks with REDIRECT to it
-// (src/stores/redis_tracking.h). A change is checked at once, so a DEL,
+// (src/stores/redis/redis_tracking.h). A change is checked at once, so a DEL,
 // FLUSHALL, eviction or overwrite is reported within a round trip or two;
 // the interval check then runs ten times less often, as a safety net. A
 // server that refuses tracking (older, or an ACL without CLIENT or the
