@@ -311,6 +311,7 @@ void Mysql(void**) {
     rows.push_back({pdo, kUsage, "mysql:"});
   }
   rows.push_back({"mysql:host=127.0.0.1;password=x", kUsage, "password"});
+  rows.push_back({"mysql:host=127.0.0.1;PWD=x", kUsage, "password"});
   if (std::optional<std::string> server = Server("IPCLOCK_TEST_MYSQL")) {
     const std::string no_db = server->substr(0, server->rfind('/')) + "/no_such_database";
     rows.push_back({no_db, kUsage, "no_such_database"});

@@ -1,10 +1,11 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// A jittered, bounded exponential backoff, for stores whose waits poll a
-// server (memcached) and for retries while a server is unreachable. The
-// jitter (+/-25 %) keeps processes that started waiting together from
-// asking together ever after.
+// A jittered, bounded exponential backoff: the one every store uses whose
+// waits poll (memcached, a table row, Redis without a notification, a
+// combined store's members) or that retries while a server is unreachable.
+// The jitter (+/-25 %) keeps processes that started waiting together from
+// asking together ever after; it is drawn afresh in a forked child.
 
 #ifndef IPCLOCK_CORE_BACKOFF_H_
 #define IPCLOCK_CORE_BACKOFF_H_

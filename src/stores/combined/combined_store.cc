@@ -21,12 +21,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "core/backoff.h"
 #include "core/platform_deadline.h"
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/condition_wait.h"
-#include "platform/random.h"
-#include "platform/sleep.h"
 #include "stores/combined/combined_member_check.h"
 #include "stores/combined/combined_verdict.h"
 
@@ -146,8 +145,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     FinishChecks(key);
     const std::vector<bool> before = st.held;
     const LockMode before_mode = st.mode;
-    absl::Duration backoff = kFirstBackoff;
-    uint64_t rng = 0;
+    Backoff backoff(kFirstBackoff, kMaxBackoff);
     for (;;) {
       Tally t = TryOnce(key, mode, st);
       KeyWriter(key).set_fence(std::nullopt);  // see the header: no fence is sound here
@@ -169,12 +167,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
                       t, t.code);
       }
       if (deadline.has_passed()) return false;
-      if (rng == 0) FillRandom(&rng, sizeof(rng)).IgnoreError();
-      rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-      // 0.5 to 1.5 times the backoff, so that two waiters drift apart.
-      const double jitter = 0.5 + static_cast<double>(rng >> 11) / 9007199254740992.0;
-      MonotonicSleepFor(std::min(backoff * jitter, deadline.Remaining()));
-      backoff = std::min(backoff * 2, kMaxBackoff);
+      backoff.Sleep(deadline);
     }
   }
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/named_file.h"
+#include "stores/connections/pdo_body.h"
 
 namespace ipclock {
 
@@ -28,37 +29,27 @@ absl::Status SetPort(const Dsn& dsn, absl::string_view text, int* port) {
 
 // PDO's "key=value;key=value" body of a `mysql:` DSN.
 absl::Status ReadPdoBody(Dsn& dsn, MysqlConnectionOptions* out) {
+  absl::StatusOr<std::vector<PdoPair>> pairs = PdoPairsOf(dsn, {"password", "pwd"});
+  if (!pairs.ok()) return pairs.status();
   bool seen_host = false;
-  for (absl::string_view part : absl::StrSplit(dsn.path(), ';', absl::SkipEmpty())) {
-    const size_t eq = part.find('=');
-    if (eq == absl::string_view::npos) {
-      return BadDsn(dsn, absl::StrCat("expected key=value in the PDO DSN, not '",
-                                      part, "'"));
-    }
-    const std::string key = absl::AsciiStrToLower(part.substr(0, eq));
-    const absl::string_view value = part.substr(eq + 1);
+  for (const auto& [key, value] : *pairs) {
     if (key == "host") {
-      out->host = std::string(value);
+      out->host = value;
       seen_host = true;
     } else if (key == "port") {
       if (absl::Status s = SetPort(dsn, value, &out->port); !s.ok()) return s;
     } else if (key == "dbname") {
-      out->database = std::string(value);
+      out->database = value;
     } else if (key == "unix_socket") {
-      out->unix_socket = std::string(value);
+      out->unix_socket = value;
     } else if (key == "charset") {
       // Names are utf8mb4 text, whatever the DSN says.
       if (!absl::EqualsIgnoreCase(value, "utf8mb4")) {
         return BadDsn(dsn, "charset: the store always talks utf8mb4 (lock names "
                            "are computed in it)");
       }
-    } else if (key == "password" || key == "pwd") {
-      return absl::InvalidArgumentError(
-          "ipclock: bad DSN for a mysql store: a password must be given as the "
-          "query option ?password=..., not inside the PDO part (messages "
-          "redact only the former)");
     } else if (key == "user") {
-      out->user = std::string(value);
+      out->user = value;
     } else {
       return BadDsn(dsn, absl::StrCat("unknown PDO key '", key,
                                       "' (expected host, port, dbname, "

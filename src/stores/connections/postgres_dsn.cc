@@ -18,6 +18,7 @@
 #include "core/named_file.h"
 #include "ipclock/errors.h"
 #include "platform/libpq_calls.h"
+#include "stores/connections/pdo_body.h"
 
 namespace ipclock {
 
@@ -179,22 +180,13 @@ absl::StatusOr<PgConninfo> PgConninfoFromDsn(Dsn& dsn, bool pdo_form) {
                                     "://user:password@host:port/dbname"));
   } else {
     // PDO's pgsql DSN: libpq's keywords, separated by ';'.
-    for (absl::string_view part : absl::StrSplit(dsn.path(), ';', absl::SkipEmpty())) {
-      const size_t eq = part.find('=');
-      if (eq == absl::string_view::npos) {
-        return BadDsn(dsn, absl::StrCat("expected key=value in the PDO DSN, not '", part, "'"));
+    absl::StatusOr<std::vector<PdoPair>> pairs = PdoPairsOf(dsn, {"password"});
+    if (!pairs.ok()) return pairs.status();
+    for (PdoPair& pair : *pairs) {
+      if (!Contains(keywords, pair.key)) {
+        return BadDsn(dsn, absl::StrCat("unknown libpq keyword '", pair.key, "' in the PDO DSN"));
       }
-      const std::string key = absl::AsciiStrToLower(part.substr(0, eq));
-      if (key == "password") {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "ipclock: bad DSN for the ", dsn.scheme(), " store: a password must be given as "
-            "the query option ?password=..., not inside the PDO part (messages redact only "
-            "the former)"));
-      }
-      if (!Contains(keywords, key)) {
-        return BadDsn(dsn, absl::StrCat("unknown libpq keyword '", key, "' in the PDO DSN"));
-      }
-      conninfo.emplace_back(key, std::string(part.substr(eq + 1)));
+      conninfo.emplace_back(std::move(pair.key), std::move(pair.value));
     }
     if (FindPgKeyword(conninfo, "host") == nullptr &&
         FindPgKeyword(conninfo, "hostaddr") == nullptr) {

@@ -13,21 +13,19 @@
 #include <charconv>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "core/backoff.h"
 #include "core/capability_flags.h"
 #include "core/key_naming.h"
 #include "core/named_file.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/hiredis_calls.h"
-#include "platform/process_id.h"
-#include "platform/sleep.h"
 #include "stores/redis/redis_connection.h"
 #include "stores/redis/redis_scripts.h"
 #include "stores/redis/redis_tracking.h"
@@ -57,26 +55,6 @@ absl::string_view Decimal(int64_t v, char (&buf)[24]) {
   std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), v);
   return absl::string_view(buf, static_cast<size_t>(r.ptr - buf));
 }
-
-// A jittered, bounded exponential backoff.
-class Backoff {
- public:
-  Backoff(absl::Duration first, absl::Duration max) : next_(first), max_(max) {}
-  // Sleeps for the next step, never past `deadline`.
-  void Sleep(Deadline deadline) {
-    thread_local std::minstd_rand rng(static_cast<unsigned>(
-        Deadline::NowNanos() ^ (static_cast<int64_t>(CurrentPid()) << 20) ^
-        (static_cast<int64_t>(CurrentTid()) << 40)));
-    std::uniform_real_distribution<double> jitter(0.75, 1.25);
-    absl::Duration step = next_ * jitter(rng);
-    next_ = std::min(next_ * 2, max_);
-    MonotonicSleepFor(std::min(step, deadline.Remaining()));
-  }
-
- private:
-  absl::Duration next_;
-  absl::Duration max_;
-};
 
 // What the store keeps of a key between calls.
 struct RedisKeyState final : KeyState {

@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "core/backoff.h"
 #include "core/capability_flags.h"
 #include "core/hashing.h"
 #include "ipclock/errors.h"
@@ -25,7 +26,6 @@
 #include "platform/errors.h"
 #include "platform/random.h"
 #include "platform/sleep.h"
-#include "stores/table/poll_backoff.h"
 #include "stores/table/table_sql.h"
 
 namespace ipclock {
@@ -278,7 +278,7 @@ absl::StatusOr<bool> TableStore::Save(Key& key, LockMode, Deadline deadline) {
   const int64_t lease = RowLeaseSeconds(ttl);
   const TableKeyState* before = state(key);
   const bool held_before = before != nullptr && before->held;
-  PollBackoff backoff(kPollFirst, kPollMax);
+  Backoff backoff(kPollFirst, kPollMax);
   for (;;) {
     const int64_t sent = Deadline::NowNanos();
     bool took_over = false;
