@@ -329,6 +329,12 @@ void AwaitListed(const std::string& store, absl::string_view needle) {
 // release. (The lock file's queue shows it: "queued" goes with the ticket.)
 void test_signalled_waiter_leaves_a_fair_queue(void** state) {
   (void)state;
+  // As a suite started by nohup from a shell's background job runs: the
+  // signals sent below must reach ipclock all the same (Spawn()).
+  struct sigaction ignore = {}, old_int, old_hup;
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGHUP, &ignore, &old_hup);
   const std::string flock = FreshStore() + "?fair=true";
   const std::string posix = absl::StrCat("posix-semaphore:?fair=true&prefix=ipclock-sigwait-",
                                          getpid());
@@ -356,6 +362,8 @@ void test_signalled_waiter_leaves_a_fair_queue(void** state) {
   }
   ExpectCode(RunCli({"run", "-n", "--store", posix, "--key", "k", "--", "true"}), 0,
              "free at the end");
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
 }
 
 // -o is accepted; the lock is never inherited, so killing ipclock frees it

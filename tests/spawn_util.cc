@@ -67,6 +67,12 @@ pid_t Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Nor are the signals it ignores: a runner started by nohup, or as a
+  // non-interactive shell's background job, ignores SIGHUP, SIGINT and
+  // SIGQUIT, an ignored signal stays ignored across exec, and there
+  // `ipclock run` leaves it be (as nohup means it to): a test's kill()
+  // would do nothing.
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT}) signal(sig, SIG_DFL);
   if (options.stdin_fd >= 0) {
     dup2(options.stdin_fd, STDIN_FILENO);
   } else {
