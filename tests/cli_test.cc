@@ -286,6 +286,51 @@ void test_verbose(void** state) {
   ExpectContains(r.err, "released \"k\"", "--verbose release");
 }
 
+// A contended `ipclock run -w` on flock makes one LOCK_NB try, then blocks
+// in flock(2) until the holder leaves (the try tells whether there is a
+// wait to report; a second one, from the Lock or the store, would find the
+// same holder). strace counts the calls.
+void test_a_contended_run_tries_once_then_blocks(void** state) {
+  (void)state;
+  if (access("/usr/bin/strace", X_OK) != 0) {
+    SkipIf("strace is not installed (apt-get install strace)", UnderCi());
+  }
+  for (const char* options : {"", "&fair=true"}) {
+    const std::string store = absl::StrCat(FreshStore(), "?removeipc=ignore", options);
+    const std::string trace = ScratchFile("trace");
+    pid_t holder = StartCliHolder({"run", "--store", store, "--key", "k"});
+    pid_t tracer = Spawn({"strace", "-f", "-qq", "-e", "trace=flock", "-o", trace, Cli(), "run",
+                          "--store", store, "-w", "20", "--key", "k", "--", "true"});
+    // The traced ipclock is strace's child; once it has slept 200 ms it is
+    // in its wait.
+    pid_t waiter = 0;
+    for (int i = 0; i < 2000 && waiter == 0; ++i) {
+      waiter = atoi(ReadFileOrEmpty(absl::StrCat("/proc/", tracer, "/task/", tracer,
+                                                 "/children")).c_str());
+      if (waiter == 0) usleep(10 * 1000);
+    }
+    assert_true(waiter > 0);
+    AwaitWaiting(waiter);
+    StopHolder(holder);
+    assert_int_equal(WaitChild(tracer), 0);
+    const std::string calls = ReadFileOrEmpty(trace);
+    int failed_tries = 0, blocking = 0;
+    // Tries before the first blocking call: a cancellable wait (fair=true)
+    // blocks in slices, each ending in a last try of its own.
+    for (absl::string_view line : absl::StrSplit(calls, '\n')) {
+      if (absl::StrContains(line, "LOCK_EX|LOCK_NB") && absl::StrContains(line, "EAGAIN")) {
+        if (blocking == 0) ++failed_tries;
+      } else if (absl::StrContains(line, "LOCK_EX") && !absl::StrContains(line, "LOCK_NB")) {
+        ++blocking;
+      }
+    }
+    if (failed_tries != 1 || blocking < 1) {
+      fail_msg("store %s: %d failed LOCK_NB tries and %d blocking calls, expected 1 and "
+               "at least 1:\n%s", store.c_str(), failed_tries, blocking, calls.c_str());
+    }
+  }
+}
+
 // --- Signals and the lock's lifetime ---------------------------------------------
 
 void test_sigterm_reaches_command_before_release(void** state) {
@@ -477,6 +522,7 @@ int main(void) {
       cmocka_unit_test(test_wait_gives_up),
       cmocka_unit_test(test_waiter_acquires_when_holder_exits),
       cmocka_unit_test(test_runs_never_overlap),
+      cmocka_unit_test(test_a_contended_run_tries_once_then_blocks),
       cmocka_unit_test(test_shared_holders_coexist),
       cmocka_unit_test(test_key_orders_do_not_deadlock),
       cmocka_unit_test(test_environment),

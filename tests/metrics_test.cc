@@ -216,6 +216,76 @@ void test_a_wait_outlives_a_transient_fault_of_its_first_try(void** state) {
   ASSERT_CODE(lock->TryAcquire(), absl::StatusCode::kUnavailable);
 }
 
+// A flock store that records, for each Save, whether it was a try and
+// whether the key said a try had just been made.
+class RecordingStore final : public ForwardingStore {
+ public:
+  explicit RecordingStore(std::shared_ptr<ipclock::Store> inner)
+      : ForwardingStore("recording", inner) {
+    SetMetricsMode(inner->metrics_mode());
+  }
+  absl::StatusOr<bool> Save(ipclock::Key& key, ipclock::LockMode mode,
+                            ipclock::Deadline d) override {
+    absl::StrAppend(&calls, d.has_passed() ? "try" : "wait",
+                    key.tried_just_now() ? "(after a try) " : " ");
+    return ForwardingStore::Save(key, mode, d);
+  }
+  std::string calls;
+};
+
+void test_a_contended_acquisition_tries_once_then_waits(void** state) {
+  (void)state;
+  const std::string dir = MakeTempDir();
+  const std::string dsn = absl::StrCat("flock://", dir, "?removeipc=ignore");
+  const std::string resource = UniqueResource("once");
+  for (const char* metrics : {"on", "off"}) {
+    auto store = std::make_shared<RecordingStore>(OpenOrFail(absl::StrCat(dsn, "&metrics=", metrics)));
+    int told = 0;
+    ipclock::LockOptions options;
+    options.on_wait = [&told](const ipclock::Lock& lock) {
+      ++told;
+      assert_false(lock.is_acquired());
+    };
+    absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, resource, options);
+    ASSERT_OK(lock);
+    // Free: one try, nothing told.
+    ASSERT_OK(lock->Acquire(absl::Seconds(5)));
+    assert_string_equal(store->calls.c_str(), "try ");
+    assert_int_equal(told, 0);
+    ASSERT_OK(lock->Release());
+    // Held by a child until it is told to let go: one try, told once, then
+    // the store's wait, which knows the try was just made (flock then
+    // blocks without trying again).
+    const std::string held = ScratchFile("held");
+    const std::string release = ScratchFile("release");
+    pid_t child = HoldInChild(dsn, resource, held, release);
+    WaitForFile(held, 30);
+    store->calls.clear();
+    pid_t releaser = ForkChild([release] {
+      usleep(200 * 1000);
+      WriteFile(release, "1");
+      return 0;
+    });
+    ASSERT_OK(lock->Acquire(absl::Seconds(20)));
+    assert_string_equal(store->calls.c_str(), "try wait(after a try) ");
+    assert_int_equal(told, 1);
+    assert_int_equal(WaitChild(child), 0);
+    assert_int_equal(WaitChild(releaser), 0);
+    if (std::string(metrics) == "on") {
+      const LockCounters c = CountersOf(*store, resource);
+      assert_int_equal(c.contended, 1);
+      assert_int_equal(c.timeouts, 0);
+    }
+    ASSERT_OK(lock->Release());
+  }
+  // Neither metrics nor on_wait: the store's wait alone, which tries first.
+  auto store = std::make_shared<RecordingStore>(OpenOrFail(absl::StrCat(dsn, "&metrics=off")));
+  absl::StatusOr<ipclock::Lock> lock = ipclock::Lock::Create(store, resource);
+  ASSERT_OK(lock);
+  ASSERT_OK(lock->Acquire(absl::Seconds(5)));
+  assert_string_equal(store->calls.c_str(), "wait ");
+}
+
 void test_modes(void** state) {
   (void)state;
   // on: the fast path (reused handle, TryAcquire) times one hold in 64,
@@ -309,6 +379,7 @@ int main() {
   using namespace ipclock_test;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts_contention_timeouts_and_holds),
+      cmocka_unit_test(test_a_contended_acquisition_tries_once_then_waits),
       cmocka_unit_test(test_counts_owner_deaths),
       cmocka_unit_test(test_counts_a_loss_once),
       cmocka_unit_test(test_modes),

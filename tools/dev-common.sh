@@ -17,7 +17,7 @@ packages=(
   dpkg-dev cmake python3 clang libclang-rt-14-dev ccache
   liburing-dev libcmocka-dev libxxhash-dev libhiredis-dev libpq-dev
   libmariadb-dev libsqlite3-dev libmemcached-dev libzookeeper-mt-dev
-  util-linux procps
+  util-linux procps strace
   man-db groff-base prometheus
   php-cli php-symfony-lock php-redis php-pgsql php-mysql php-sqlite3 php-memcached
   redis-server postgresql mariadb-server memcached zookeeperd

@@ -71,6 +71,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -153,6 +154,8 @@ class LockAccess;
 class MetricsCell;
 }  // namespace internal
 
+class Lock;
+
 struct LockOptions {
   // Lease length on expiring stores (Symfony's default, 300 s); ignored by
   // stores without the `expiring` capability.
@@ -166,6 +169,14 @@ struct LockOptions {
   // Ends this Lock's waits when cancelled (see `Canceller` above); none by
   // default.
   std::shared_ptr<Canceller> canceller;
+  // Called on the acquiring thread when an acquisition with a deadline
+  // finds the resource held and begins to wait for it: at most once per
+  // `Acquire()`/`TryAcquireFor()`, never for `TryAcquire()`, and not for a
+  // lock acquired at once. For telling a person or a service manager what
+  // the program waits for (`ipclock run` sets sd_notify's STATUS= here).
+  // It runs before the wait, so it should be quick; it must not call this
+  // Lock. The wait itself is unchanged: one try, then the store's wait.
+  std::function<void(const Lock&)> on_wait;
 };
 
 class Lock {

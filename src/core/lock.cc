@@ -157,6 +157,7 @@ absl::StatusOr<bool> Lock::SaveUntil(Deadline deadline, LockMode mode) {
     }
     const Deadline slice = std::min(deadline, Deadline::In(kCancelSlice));
     absl::StatusOr<bool> saved = StoreCalls::Save(*store_, caps_, key_, mode, slice);
+    KeyWriter(key_).set_tried_just_now(false);  // only the first slice follows the try
     if (!saved.ok() || *saved || slice == deadline || canceller->cancelled()) return saved;
   }
 }
@@ -181,18 +182,26 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
     KeyWriter(key_).ResetLifetime();
     KeyWriter(key_).ReduceLifetime(options_.ttl);
   }
-  // With metrics, a wait starts with a try, so that an acquisition that
-  // found the lock free is told from one that waited (and costs no clock
-  // read); every blocking store's wait begins with one anyway. A try that
-  // met a transient fault (a server between connections) has had no time
-  // to try again: the wait, with its whole deadline, does.
+  // With metrics or an `on_wait`, a wait starts with a try, so that an
+  // acquisition that found the lock free is told from one that waited (and
+  // costs no clock read). The store's wait is then told that the try was
+  // just made (Key::tried_just_now()), so that a contended acquisition
+  // tries once and blocks, rather than trying again first. A try that met a
+  // transient fault (a server between connections) has had no time to try
+  // again: the wait, with its whole deadline, does.
+  bool waited = false;
   int64_t wait_began = 0;
   absl::StatusOr<bool> saved;
-  if (metrics_ != nullptr && !acquired_ && !deadline.has_passed()) {
+  if ((metrics_ != nullptr || options_.on_wait) && !acquired_ && !deadline.has_passed()) {
     saved = StoreCalls::Save(*store_, caps_, key_, mode, Deadline::Past());
-    if ((saved.ok() && !*saved) || absl::IsUnavailable(saved.status())) {
-      wait_began = internal::MetricsNowNanos();
+    const bool busy = saved.ok() && !*saved;
+    if (busy || absl::IsUnavailable(saved.status())) {
+      waited = true;
+      if (metrics_ != nullptr) wait_began = internal::MetricsNowNanos();
+      if (busy && options_.on_wait) options_.on_wait(*this);
+      KeyWriter(key_).set_tried_just_now(busy);
       saved = SaveUntil(deadline, mode);
+      KeyWriter(key_).set_tried_just_now(false);
     }
   } else {
     saved = SaveUntil(deadline, mode);
@@ -217,7 +226,7 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   mode_ = mode;
   if (metrics_ != nullptr && !converted) {
     loss_counted_ = false;
-    if (wait_began == 0) {
+    if (!waited) {
       held_since_ = metrics_->AcquiredAtOnce(key_.previous_owner_died(), /*sampled_path=*/false);
     } else {
       held_since_ = internal::MetricsNowNanos();

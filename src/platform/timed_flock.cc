@@ -64,9 +64,14 @@ int TimedWaitSignal() {
 
 int FlockUntil(int fd, int operation, MonotonicDeadline deadline, bool* waited) {
   if (waited != nullptr) *waited = false;
-  int err = FlockFdRestarting(fd, operation | LOCK_NB);
+  const int err = FlockFdRestarting(fd, operation | LOCK_NB);
   if (err != EWOULDBLOCK || deadline.has_passed()) return err;
   if (waited != nullptr) *waited = true;
+  return FlockWaitUntil(fd, operation, deadline);
+}
+
+int FlockWaitUntil(int fd, int operation, MonotonicDeadline deadline) {
+  if (deadline.has_passed()) return FlockFdRestarting(fd, operation | LOCK_NB);
   if (deadline.is_never()) return FlockFdRestarting(fd, operation);
 
   const int sig = TimedWaitSignal();
@@ -94,12 +99,13 @@ int FlockUntil(int fd, int operation, MonotonicDeadline deadline, bool* waited) 
     return PollUntil(fd, operation, deadline);
   }
   if (timer_settime(timer, TIMER_ABSTIME, &its, nullptr) != 0) {
-    err = errno;
+    const int err = errno;
     (void)pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
     (void)timer_delete(timer);
     return err;
   }
 
+  int err;
   for (;;) {
     err = FlockFd(fd, operation);
     if (err != EINTR) break;

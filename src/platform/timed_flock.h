@@ -37,6 +37,12 @@ namespace ipclock {
 // that the lock, if granted, was granted after a wait).
 int FlockUntil(int fd, int operation, MonotonicDeadline deadline, bool* waited = nullptr);
 
+// As FlockUntil(), without the first try: blocks at once (a past deadline
+// still tries once). For a caller whose own try found the lock busy an
+// instant ago; the blocking flock(2) is itself a try that waits, so nothing
+// is missed if the holder left in between.
+int FlockWaitUntil(int fd, int operation, MonotonicDeadline deadline);
+
 // The signal timed waits use, or 0 if none could be claimed (polling). For
 // tests and `ipclock doctor`.
 int TimedWaitSignal();

@@ -152,18 +152,8 @@ std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
                      ")"));
   }
   const int64_t start = ipclock::Deadline::NowNanos();
-  // A first try tells whether there is a wait to report (run_report.h),
-  // and whether the store answers, which a wait behind a holder would not
-  // tell Retry until it ends.
-  bool held = false;
-  if (options.wait != absl::ZeroDuration()) {
-    absl::StatusOr<bool> first = lock.TryAcquire(options.mode);
-    held = first.ok() && *first;
-    if (first.ok()) retry.Answered();
-    if (first.ok() && !*first && report.WantsWaiting()) report.Waiting(lock);
-  }
   absl::Status status;
-  if (!held) do {
+  do {
     if (options.wait == absl::ZeroDuration()) {
       absl::StatusOr<bool> got = lock.TryAcquire(options.mode);
       status = !got.ok() ? got.status()
@@ -385,6 +375,13 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask,
   ipclock::LockOptions lock_options;
   lock_options.permits = options.permits;
   lock_options.ttl = options.ttl;
+  // The Lock's one try found the lock held: the store has answered, which
+  // a wait behind a holder would not tell Retry until it ends, and there
+  // is a wait to report (run_report.h).
+  lock_options.on_wait = [&retry, &report](const ipclock::Lock& lock) {
+    retry.Answered();
+    if (report.WantsWaiting()) report.Waiting(lock);
+  };
   // A store whose waiters keep a place in its queue: a signal while we
   // wait cancels the wait, so that it leaves the queue (wait_signals.h).
   // Without a canceller (no descriptor left), the signal kills at once.

@@ -133,6 +133,16 @@ class Key {
   // poll; -1 without a canceller.
   int cancel_fd() const;
 
+  // --- A wait that follows a try ----------------------------------------------
+
+  // True during a `Save()` with a deadline that `Lock` makes right after a
+  // try of its own found the resource held (it tries first to tell a wait
+  // from an acquisition at once, for metrics and for callers that report
+  // waits). A store whose wait would begin with a try may block at once
+  // instead, so that a contended acquisition tries once, then waits. Never
+  // true for a try (a past deadline).
+  bool tried_just_now() const { return tried_just_now_; }
+
   // --- Another thread's view -------------------------------------------------
 
   // A key for the same acquisition (resource, token, permits, lease, fence,
@@ -191,6 +201,7 @@ class Key {
   uint32_t permits_ = 1;
   bool previous_owner_died_ = false;
   bool serializable_ = true;
+  bool tried_just_now_ = false;
   // The Lock's, which outlives the key's use by any store call.
   const Canceller* canceller_ = nullptr;
   absl::InlinedVector<StateEntry, 1> states_;

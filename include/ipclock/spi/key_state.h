@@ -80,6 +80,8 @@ class KeyWriter {
   // The canceller whose Cancel() ends the key's waits (Key::cancelled());
   // it must outlive every store call on the key.
   void set_canceller(const Canceller* canceller) { key_.canceller_ = canceller; }
+  // Key::tried_just_now(), for the length of one wait.
+  void set_tried_just_now(bool tried) { key_.tried_just_now_ = tried; }
 
   // Moves the state that `store` keeps in this key, if any, to `to` (a
   // Key::Twin() of it, or back from one), replacing what `to` had for it.

@@ -349,8 +349,9 @@ absl::StatusOr<int> FlockStore::FlockInTurn(const Key& key, FlockFile& f, int op
                       absl::StrCat("map the waiters' queue of ", f.Path()));
   }
   TicketQueue queue(words);
-  // A try never jumps the queue: only while nobody queues is the lock tried.
-  if (queue.Empty()) {
+  // A try never jumps the queue: only while nobody queues is the lock tried
+  // (and not again when the Lock's own try found it busy an instant ago).
+  if (queue.Empty() && !key.tried_just_now()) {
     const int err = FlockUntil(f.fd.get(), operation, MonotonicDeadline::Past());
     if (err != EWOULDBLOCK) return err;
   }
@@ -361,11 +362,12 @@ absl::StatusOr<int> FlockStore::FlockInTurn(const Key& key, FlockFile& f, int op
   // First: only a holder stands between us and the lock now (and whoever
   // does not queue: PHP, flock(1), stores without `fair`). A cancellable
   // wait sleeps in slices, keeping its turn, and looks between them.
-  if (key.cancel_fd() < 0) return FlockUntil(f.fd.get(), operation, ForPlatform(deadline));
+  // A blocking flock(2) is itself a try, so none is made before it.
+  if (key.cancel_fd() < 0) return FlockWaitUntil(f.fd.get(), operation, ForPlatform(deadline));
   for (;;) {
     const Deadline slice =
         std::min(deadline, Deadline::In(absl::Nanoseconds(TicketQueue::kSliceNanos)));
-    const int err = FlockUntil(f.fd.get(), operation, ForPlatform(slice));
+    const int err = FlockWaitUntil(f.fd.get(), operation, ForPlatform(slice));
     if (err != EWOULDBLOCK || slice == deadline || key.cancelled()) return err;
   }
 }
@@ -410,6 +412,11 @@ absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline
       absl::StatusOr<int> in_turn = FlockInTurn(key, f, operation, deadline, &place, &waited);
       if (!in_turn.ok()) return in_turn.status();
       err = *in_turn;
+    } else if (key.tried_just_now() && !deadline.has_passed()) {
+      // The Lock's try found it busy: block at once (flock(2) without
+      // LOCK_NB is itself a try that waits).
+      waited = true;
+      err = FlockWaitUntil(f.fd.get(), operation, ForPlatform(deadline));
     } else {
       err = FlockUntil(f.fd.get(), operation, ForPlatform(deadline), &waited);
     }
