@@ -292,15 +292,12 @@ void test_verbose(void** state) {
 // same holder). strace counts the calls.
 void test_a_contended_run_tries_once_then_blocks(void** state) {
   (void)state;
-  if (access("/usr/bin/strace", X_OK) != 0) {
-    SkipIf("strace is not installed (apt-get install strace)", UnderCi());
-  }
   for (const char* options : {"", "&fair=true"}) {
     const std::string store = absl::StrCat(FreshStore(), "?removeipc=ignore", options);
     const std::string trace = ScratchFile("trace");
     pid_t holder = StartCliHolder({"run", "--store", store, "--key", "k"});
-    pid_t tracer = Spawn({"strace", "-f", "-qq", "-e", "trace=flock", "-o", trace, Cli(), "run",
-                          "--store", store, "-w", "20", "--key", "k", "--", "true"});
+    pid_t tracer = Spawn(UnderStrace(
+        "flock", trace, WithCli({"run", "--store", store, "-w", "20", "--key", "k", "--", "true"})));
     // The traced ipclock is strace's child; once it has slept 200 ms it is
     // in its wait.
     pid_t waiter = 0;

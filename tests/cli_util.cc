@@ -59,6 +59,20 @@ std::vector<std::string> WithCli(std::vector<std::string> args) {
   return args;
 }
 
+std::vector<std::string> UnderStrace(const std::string& syscalls, const std::string& trace,
+                                     std::vector<std::string> argv) {
+  if (access("/usr/bin/strace", X_OK) != 0) {
+    SkipIf("strace is not installed (apt-get install strace)", UnderCi());
+  }
+  const char* asan = getenv("ASAN_OPTIONS");
+  std::vector<std::string> out = {
+      "strace", "-f", "-qq", "-e", absl::StrCat("trace=", syscalls), "-o", trace, "-E",
+      absl::StrCat("ASAN_OPTIONS=", asan != nullptr ? asan : "", asan != nullptr ? ":" : "",
+                   "detect_leaks=0")};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
 CliResult RunProgram(std::vector<std::string> argv, double timeout) {
   SpawnOptions options;
   options.stdout_path = ScratchFile("out");

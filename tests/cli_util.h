@@ -37,6 +37,13 @@ std::string FreshStore(std::string* dir_out = nullptr);
 // `args` with the ipclock binary in front.
 std::vector<std::string> WithCli(std::vector<std::string> args);
 
+// `argv` under strace, its calls of `syscalls` ("flock", "openat") written
+// to `trace`, its children followed. Skips the test without strace (fails
+// it under CI=true). LeakSanitizer cannot run under ptrace: the traced
+// program's is turned off.
+std::vector<std::string> UnderStrace(const std::string& syscalls, const std::string& trace,
+                                     std::vector<std::string> argv);
+
 // Runs a program to completion, capturing stdout and stderr.
 CliResult RunProgram(std::vector<std::string> argv, double timeout = 30);
 CliResult RunCli(std::vector<std::string> args, double timeout = 30);

@@ -8,10 +8,12 @@
 // posix-semaphore registry left out of a listing, an etcd member whose
 // name does not resolve waited for as a server that is down, ZooKeeper
 // behind a bracketed IPv6 address and with many names that do not
-// resolve, and a table store's db_table in a schema that does not exist.
+// resolve, a table store's db_table in a schema that does not exist, and
+// a file a DSN names opened once.
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -240,6 +242,28 @@ void test_table_in_a_missing_schema_is_configuration(void**) {
   }
 }
 
+// A DSN is read once on its way to the store: a file it names (the key
+// naming's secret_file) is opened once, not once to check the DSN and again
+// to build the store. strace counts the opens; the server need not be up.
+void test_a_dsn_is_read_once(void** state) {
+  (void)state;
+  if (!IPCLOCK_HAVE_REDIS) skip();
+  const std::string secret = ScratchFile("secret");
+  assert_true(WriteFile(secret, "0123456789abcdef0123456789abcdef\n"));
+  assert_int_equal(chmod(secret.c_str(), 0600), 0);
+  const std::string trace = ScratchFile("trace");
+  CliResult r = RunProgram(UnderStrace(
+      "openat", trace,
+      WithCli({"run", "-n", "--store", absl::StrCat("redis://127.0.0.1:1?secret_file=", secret),
+               "--key", "k", "--", "true"})));
+  ExpectContains(r.err, "cannot connect", "the store was built and tried");
+  int opens = 0;
+  for (absl::string_view line : absl::StrSplit(ReadFileOrEmpty(trace), '\n')) {
+    if (absl::StrContains(line, secret)) ++opens;
+  }
+  if (opens != 1) fail_msg("%s opened %d times, expected once", secret.c_str(), opens);
+}
+
 }  // namespace
 }  // namespace ipclock_test
 
@@ -255,6 +279,7 @@ int main(void) {
       cmocka_unit_test(test_zookeeper_names_resolve_within_connect_timeout),
       cmocka_unit_test(test_zookeeper_names_retried_never_crash),
       cmocka_unit_test(test_table_in_a_missing_schema_is_configuration),
+      cmocka_unit_test(test_a_dsn_is_read_once),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

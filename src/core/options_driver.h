@@ -1,21 +1,24 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The driver functions (core/store_entry.h, StoreDriver) of a store whose DSN
-// is read into one options struct, written once for every such store:
+// The driver function `prepare` (core/store_entry.h, StoreDriver) of a store
+// whose DSN is read into one options struct, written once for every such
+// store:
 //
 //   const StoreDriver kRedisDriver = {
-//       &StoreFromOptions<&RedisOptionsFromDsn, &NewRedisStore>, nullptr,
-//       &CheckOptions<&RedisOptionsFromDsn, &CheckRedisOptions, &RedisCapabilities>,
-//       &HiredisLibrary};
+//       &PrepareFromOptions<&RedisOptionsFromDsn, &CheckRedisOptions,
+//                           &RedisCapabilities, &NewRedisStore>,
+//       nullptr, &HiredisLibrary};
 //
 // `kRead` reads the options from the DSN: `(Dsn&)` or
-// `(Dsn&, const StoreOptions&)`, returning StatusOr<Options>. Whether it
-// checks that it took every option or not, the functions here check it
-// after it (a second check finds nothing new). `kMake` builds the store
-// from the options; `kCheck` checks them, making nothing, and returns a
-// Status or a StatusOr of anything; `kCapabilities` gives the store's
-// capabilities, from the options or from nothing.
+// `(Dsn&, const StoreOptions&)`, returning StatusOr<Options>; whether it
+// checks that it took every option or not, it is checked after it (a second
+// check finds nothing new). `kCheck` checks them, making nothing:
+// `(const Options&)` or `(const Options&, const Dsn&)` (for messages that
+// name the DSN), returning a Status or a StatusOr of anything.
+// `kCapabilities` gives the store's capabilities, from the options or from
+// nothing. `kMake` builds the store from the options, which the prepared
+// store keeps: the DSN is read once.
 
 #ifndef IPCLOCK_CORE_OPTIONS_DRIVER_H_
 #define IPCLOCK_CORE_OPTIONS_DRIVER_H_
@@ -26,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/dsn.h"
+#include "core/store_entry.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
 
@@ -48,32 +52,54 @@ absl::Status StatusOf(const absl::StatusOr<T>& result) {
   return result.status();
 }
 
-}  // namespace options_driver_internal
-
-// StoreDriver::from_dsn: the options `kRead` takes, then the store `kMake`
-// builds from them.
-template <auto kRead, auto kMake>
-absl::StatusOr<std::shared_ptr<Store>> StoreFromOptions(Dsn& dsn,
-                                                        const StoreOptions& store_options) {
-  auto options = options_driver_internal::ReadOptions<kRead>(dsn, store_options);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return kMake(*options);
+template <auto kCheck, typename Options>
+absl::Status CheckRead(const Options& options, const Dsn& dsn) {
+  if constexpr (std::is_invocable_v<decltype(kCheck), const Options&, const Dsn&>) {
+    return StatusOf(kCheck(options, dsn));
+  } else {
+    return StatusOf(kCheck(options));
+  }
 }
 
-// StoreDriver::check: the options `kRead` takes, checked by `kCheck`, then
-// the capabilities `kCapabilities` gives.
-template <auto kRead, auto kCheck, auto kCapabilities>
-absl::StatusOr<Capabilities> CheckOptions(Dsn& dsn, const StoreOptions& store_options) {
+}  // namespace options_driver_internal
+
+// StoreDriver::prepare: the options `kRead` takes, checked by `kCheck`, the
+// capabilities `kCapabilities` gives, and `kMake` to build from them.
+template <auto kRead, auto kCheck, auto kCapabilities, auto kMake>
+absl::StatusOr<PreparedStore> PrepareFromOptions(Dsn& dsn, const StoreOptions& store_options) {
   auto options = options_driver_internal::ReadOptions<kRead>(dsn, store_options);
   if (!options.ok()) return options.status();
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  if (absl::Status s = options_driver_internal::StatusOf(kCheck(*options)); !s.ok()) return s;
-  if constexpr (std::is_invocable_v<decltype(kCapabilities), decltype(*options)>) {
-    return kCapabilities(*options);
-  } else {
-    return kCapabilities();
+  if (absl::Status s = options_driver_internal::CheckRead<kCheck>(*options, dsn); !s.ok()) {
+    return s;
   }
+  PreparedStore prepared;
+  if constexpr (std::is_invocable_v<decltype(kCapabilities), decltype(*options)>) {
+    prepared.capabilities = kCapabilities(*options);
+  } else {
+    prepared.capabilities = kCapabilities();
+  }
+  prepared.build = [read = *std::move(options)]() mutable { return kMake(read); };
+  return prepared;
+}
+
+// StoreDriver::prepare for a store that checks its DSN (`kCheck`, as
+// `(Dsn&, const StoreOptions&)` returning StatusOr<Capabilities>) apart from
+// building from it (`kBuild`, `(Dsn&, const StoreOptions&)`): the check reads
+// a copy, and the build reads the DSN again. For stores whose DSN is not one
+// options struct (the table stores' backends, the combined store's members).
+template <auto kCheck, auto kBuild>
+absl::StatusOr<PreparedStore> PrepareByCheckThenBuild(Dsn& dsn,
+                                                      const StoreOptions& store_options) {
+  Dsn checked = dsn;
+  absl::StatusOr<Capabilities> caps = kCheck(checked, store_options);
+  if (!caps.ok()) return caps.status();
+  PreparedStore prepared;
+  prepared.capabilities = *caps;
+  prepared.build = [dsn = std::move(dsn), store_options]() mutable {
+    return kBuild(dsn, store_options);
+  };
+  return prepared;
 }
 
 }  // namespace ipclock

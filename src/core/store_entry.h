@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -35,21 +36,24 @@
 namespace ipclock {
 
 // What a built store provides.
+// A store's DSN read once: the capabilities the store will have, and how
+// to make it from what was read. Preparing makes nothing (no file, IPC
+// object or connection, nothing handed to a client library); `build` does.
+struct PreparedStore {
+  Capabilities capabilities;
+  absl::AnyInvocable<absl::StatusOr<std::shared_ptr<Store>>() &&> build;
+};
+
 struct StoreDriver {
-  // Builds the store from its parsed DSN. Takes every option it knows from
-  // `dsn` and fails with InvalidArgument on any it does not.
-  absl::StatusOr<std::shared_ptr<Store>> (*from_dsn)(Dsn& dsn,
-                                                     const StoreOptions& options);
+  // Reads `dsn` once, taking every option it knows and failing with
+  // InvalidArgument on any it does not, and checks every option's value,
+  // each file the DSN names (core/named_file.h) and the limits of the
+  // store's client library. Returns what it read, ready to build, or the
+  // error building would return for the DSN itself.
+  absl::StatusOr<PreparedStore> (*prepare)(Dsn& dsn, const StoreOptions& options);
   // The locks held now, for `ipclock list`; nullptr where the store cannot
   // tell. Must not create anything.
   absl::StatusOr<HeldLocks> (*list)(Dsn& dsn, const ListRequest& request);
-  // The store's own DSN check: reads `dsn` as `from_dsn` does and checks
-  // every option's value, each file the DSN names (core/named_file.h) and
-  // the limits of the store's client library, making nothing (no file, IPC
-  // object or connection) and handing nothing to a client library. Returns
-  // the capabilities the store will have, or the error `from_dsn` would
-  // return for the DSN itself. `from_dsn` is called only after it passed.
-  absl::StatusOr<Capabilities> (*check)(Dsn& dsn, const StoreOptions& options);
   // The client library a remote store calls (platform/client_library.h),
   // loaded by the registry before any function above runs; nullptr for
   // a store that needs none.

@@ -16,6 +16,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "core/options_driver.h"
 #include "ipclock/errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
@@ -242,6 +243,7 @@ absl::StatusOr<std::shared_ptr<Store>> CombinedStoreFromDsn(
   return NewCombinedStore(std::move(members), strategy);
 }
 
-const StoreDriver kCombinedDriver = {&CombinedStoreFromDsn, nullptr, &CheckCombinedDsn};
+const StoreDriver kCombinedDriver = {
+    &PrepareByCheckThenBuild<&CheckCombinedDsn, &CombinedStoreFromDsn>, nullptr};
 
 }  // namespace ipclock

@@ -85,8 +85,9 @@ absl::StatusOr<std::shared_ptr<Store>> StoreFromDsn(absl::string_view text,
   FillClosedStdio();
   absl::StatusOr<Dsn> dsn = Dsn::Parse(text);
   if (!dsn.ok()) return dsn.status();
-  // Every fault the DSN itself carries, before anything is made: the check
-  // reads a copy, and the store is built from the parsed DSN.
+  if (!WantsDegradedMode(*dsn)) return OpenPreparedStore(*dsn, options, AllKinds());
+  // Degraded mode: every fault of both DSNs before anything is made (the
+  // check reads a copy), then both stores.
   Dsn checked = *dsn;
   if (absl::StatusOr<Capabilities> caps = CheckStore(checked, options); !caps.ok()) {
     return caps.status();

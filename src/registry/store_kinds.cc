@@ -53,14 +53,21 @@ absl::StatusOr<MetricsMode> TakeMetricsOption(Dsn& dsn, MetricsMode default_mode
   return BadDsn(dsn, absl::StrCat("option metrics=", *v, ": expected on, off or every"));
 }
 
+absl::StatusOr<PreparedStore> PrepareStoreAmong(Dsn& dsn, const StoreOptions& options,
+                                                const StoreKinds& kinds) {
+  absl::StatusOr<const StoreEntry*> entry = EntryAmong(dsn, kinds);
+  if (!entry.ok()) return entry.status();
+  return (*entry)->driver->prepare(dsn, options);
+}
+
 absl::StatusOr<std::shared_ptr<Store>> BuildStoreAmong(Dsn& dsn, const StoreOptions& options,
                                                        const StoreKinds& kinds) {
   // A degraded mode's remote or fallback may carry its own `metrics=`.
   absl::StatusOr<MetricsMode> metrics = TakeMetricsOption(dsn, options.metrics);
   if (!metrics.ok()) return metrics.status();
-  absl::StatusOr<const StoreEntry*> entry = EntryAmong(dsn, kinds);
-  if (!entry.ok()) return entry.status();
-  absl::StatusOr<std::shared_ptr<Store>> store = (*entry)->driver->from_dsn(dsn, options);
+  absl::StatusOr<PreparedStore> prepared = PrepareStoreAmong(dsn, options, kinds);
+  if (!prepared.ok()) return prepared.status();
+  absl::StatusOr<std::shared_ptr<Store>> store = std::move(prepared->build)();
   if (store.ok()) (*store)->SetMetricsMode(*metrics);
   return store;
 }
@@ -70,9 +77,9 @@ absl::StatusOr<Capabilities> CheckStoreAmong(Dsn& dsn, const StoreOptions& optio
   if (absl::StatusOr<MetricsMode> m = TakeMetricsOption(dsn, options.metrics); !m.ok()) {
     return m.status();
   }
-  absl::StatusOr<const StoreEntry*> entry = EntryAmong(dsn, kinds);
-  if (!entry.ok()) return entry.status();
-  return (*entry)->driver->check(dsn, options);
+  absl::StatusOr<PreparedStore> prepared = PrepareStoreAmong(dsn, options, kinds);
+  if (!prepared.ok()) return prepared.status();
+  return prepared->capabilities;
 }
 
 absl::Status CheckAskedFor(const Dsn& dsn, const Capabilities& caps,
@@ -102,15 +109,24 @@ absl::StatusOr<std::shared_ptr<Store>> StoreFromDsnAmong(absl::string_view text,
                         "kind, which needs every store of the build: open this DSN with "
                         "StoreFromDsn() (ipclock_store_open() in C)");
   }
-  // Every fault the DSN itself carries, before anything is made, as
-  // StoreFromDsn() checks it.
-  Dsn checked = *dsn;
-  absl::StatusOr<Capabilities> caps = CheckStoreAmong(checked, options, kinds);
-  if (!caps.ok()) return caps.status();
-  if (absl::Status s = CheckAskedFor(*dsn, *caps, options); !s.ok()) return s;
+  return OpenPreparedStore(*dsn, options, kinds);
+}
+
+absl::StatusOr<std::shared_ptr<Store>> OpenPreparedStore(Dsn& dsn, const StoreOptions& options,
+                                                         const StoreKinds& kinds) {
+  absl::StatusOr<MetricsMode> metrics = TakeMetricsOption(dsn, options.metrics);
+  if (!metrics.ok()) return metrics.status();
+  // Every fault the DSN itself carries, before anything is made: the DSN
+  // is read once, and what it asks checked against what it gives.
+  absl::StatusOr<PreparedStore> prepared = PrepareStoreAmong(dsn, options, kinds);
+  if (!prepared.ok()) return prepared.status();
+  if (absl::Status s = CheckAskedFor(dsn, prepared->capabilities, options); !s.ok()) return s;
+  // What the store's factory reports goes to the store's sink.
   BuildSinkScope scope(options.diagnostics);
-  absl::StatusOr<std::shared_ptr<Store>> store = BuildStoreAmong(*dsn, options, kinds);
-  if (store.ok() && options.diagnostics) (*store)->SetDiagnosticSink(options.diagnostics);
+  absl::StatusOr<std::shared_ptr<Store>> store = std::move(prepared->build)();
+  if (!store.ok()) return store;
+  if (options.diagnostics) (*store)->SetDiagnosticSink(options.diagnostics);
+  (*store)->SetMetricsMode(*metrics);
   return store;
 }
 

@@ -64,7 +64,18 @@ absl::StatusOr<Capabilities> CheckStoreAmong(Dsn& dsn, const StoreOptions& optio
 absl::Status CheckAskedFor(const Dsn& dsn, const Capabilities& caps,
                            const StoreOptions& options);
 
-// StoreFromDsn() among `kinds`: the DSN's check on a copy, then the store,
+// A store of `kinds` prepared from `dsn` (core/store_entry.h): read once,
+// nothing made yet.
+absl::StatusOr<PreparedStore> PrepareStoreAmong(Dsn& dsn, const StoreOptions& options,
+                                                const StoreKinds& kinds);
+
+// StoreFromDsn() of a parsed DSN without degraded mode: the store prepared
+// once, what `options` asks checked against its capabilities, then built,
+// with `options.diagnostics` and the metrics mode set.
+absl::StatusOr<std::shared_ptr<Store>> OpenPreparedStore(Dsn& dsn, const StoreOptions& options,
+                                                         const StoreKinds& kinds);
+
+// StoreFromDsn() among `kinds`: the DSN prepared once, then the store,
 // with `options.diagnostics` and the metrics mode set as StoreFromDsn()
 // sets them. Degraded mode (`fallback=`, `degraded=`) builds a second
 // store of any kind, so it is refused here (InvalidArgument).

@@ -63,10 +63,11 @@ absl::StatusOr<std::shared_ptr<Store>> BuildStore(Dsn& dsn, const StoreOptions& 
 absl::StatusOr<std::shared_ptr<Store>> BuildStoreWithoutFallback(
     Dsn& dsn, const StoreOptions& options);
 
-// The stores' DSN checks (StoreDriver::check) for what BuildStore() would
-// build, degraded mode's fallback and a combined store's members included,
-// and `options`' needs against the capabilities found. StoreFromDsn() and
-// CheckDsn() run it on a copy of the parsed DSN before anything is built.
+// The stores' DSN checks (StoreDriver::prepare, building nothing) for what
+// BuildStore() would build, degraded mode's fallback and a combined store's
+// members included, and `options`' needs against the capabilities found.
+// CheckDsn() runs it; StoreFromDsn() runs it on a copy of a degraded-mode
+// DSN before either store is built (any other DSN is prepared once).
 absl::StatusOr<Capabilities> CheckStore(Dsn& dsn, const StoreOptions& options);
 
 // The same without degraded mode, and without `options`' needs.

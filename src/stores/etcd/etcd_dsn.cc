@@ -247,8 +247,8 @@ absl::StatusOr<EtcdStoreOptions> EtcdOptionsFromDsn(Dsn& dsn) {
 // Its DSN check reads each endpoint and certificate file, without
 // connecting or loading a certificate (CheckEtcdOptions()).
 const StoreDriver kEtcdDriver = {
-    &StoreFromOptions<&EtcdOptionsFromDsn, &NewEtcdStore>, &ListEtcdLocks,
-    &CheckOptions<&EtcdOptionsFromDsn, &CheckEtcdOptions, &EtcdCapabilities>};
+    &PrepareFromOptions<&EtcdOptionsFromDsn, &CheckEtcdOptions, &EtcdCapabilities, &NewEtcdStore>,
+    &ListEtcdLocks};
 #endif
 
 }  // namespace ipclock

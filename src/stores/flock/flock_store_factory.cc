@@ -86,20 +86,13 @@ absl::StatusOr<FlockStoreOptions> FlockOptionsFromDsn(Dsn& dsn,
   return options;
 }
 
-absl::StatusOr<Capabilities> CheckFlockDsn(Dsn& dsn, const StoreOptions& store_options) {
-  absl::StatusOr<FlockStoreOptions> options = FlockOptionsFromDsn(dsn, store_options);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = CheckFlockOptions(*options); !s.ok()) return s;
-  if (!options->dir.empty()) {
-    // Made when missing; one that is there must be a dir.
-    if (absl::Status s = CheckNamedFile(absl::StrCat("bad DSN \"", dsn.redacted(), "\""),
-                                        absl::StrCat("the lock dir ", options->dir),
-                                        options->dir, FileKind::kDirectory, IfMissing::kFine);
-        !s.ok()) {
-      return s;
-    }
-  }
-  return FlockCapabilities(*options);
+absl::Status CheckFlockDsnOptions(const FlockStoreOptions& options, const Dsn& dsn) {
+  if (absl::Status s = CheckFlockOptions(options); !s.ok()) return s;
+  if (options.dir.empty()) return absl::OkStatus();
+  // Made when missing; one that is there must be a dir.
+  return CheckNamedFile(absl::StrCat("bad DSN \"", dsn.redacted(), "\""),
+                        absl::StrCat("the lock dir ", options.dir), options.dir,
+                        FileKind::kDirectory, IfMissing::kFine);
 }
 
 }  // namespace
@@ -130,7 +123,9 @@ absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& op
   return MakeFlockStore(options, std::move(dir), std::move(opened));
 }
 
-const StoreDriver kFlockDriver = {&StoreFromOptions<&FlockOptionsFromDsn, &NewFlockStore>,
-                                  &ListFlockLocks, &CheckFlockDsn};
+const StoreDriver kFlockDriver = {
+    &PrepareFromOptions<&FlockOptionsFromDsn, &CheckFlockDsnOptions, &FlockCapabilities,
+                        &NewFlockStore>,
+    &ListFlockLocks};
 
 }  // namespace ipclock

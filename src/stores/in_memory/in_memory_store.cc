@@ -207,24 +207,19 @@ std::shared_ptr<Store> NewInMemoryStore() {
 
 namespace {
 
-absl::StatusOr<Capabilities> CheckInMemoryDsn(Dsn& dsn, const StoreOptions&) {
+absl::StatusOr<PreparedStore> PrepareInMemory(Dsn& dsn, const StoreOptions&) {
   if (dsn.has_authority() || !dsn.path().empty()) {
     return BadDsn(dsn, "in-memory takes no address");
   }
   if (absl::Status s = dsn.CheckAllOptionsUsed(); !s.ok()) return s;
-  return InMemoryCapabilities();
-}
-
-absl::StatusOr<std::shared_ptr<Store>> InMemoryStoreFromDsn(Dsn& dsn,
-                                                            const StoreOptions& options) {
-  if (absl::StatusOr<Capabilities> c = CheckInMemoryDsn(dsn, options); !c.ok()) {
-    return c.status();
-  }
-  return NewInMemoryStore();
+  PreparedStore prepared;
+  prepared.capabilities = InMemoryCapabilities();
+  prepared.build = [] { return absl::StatusOr<std::shared_ptr<Store>>(NewInMemoryStore()); };
+  return prepared;
 }
 
 }  // namespace
 
-const StoreDriver kInMemoryDriver = {&InMemoryStoreFromDsn, nullptr, &CheckInMemoryDsn};
+const StoreDriver kInMemoryDriver = {&PrepareInMemory, nullptr};
 
 }  // namespace ipclock

@@ -181,9 +181,9 @@ absl::StatusOr<MemcachedStoreOptions> MemcachedOptionsFromDsn(Dsn& dsn) {
 }  // namespace
 
 const StoreDriver kMemcachedDriver = {
-    &StoreFromOptions<&MemcachedOptionsFromDsn, &NewMemcachedStore>, nullptr,
-    &CheckOptions<&MemcachedOptionsFromDsn, &CheckMemcachedOptions, &MemcachedCapabilities>,
-    &MemcachedLibrary};
+    &PrepareFromOptions<&MemcachedOptionsFromDsn, &CheckMemcachedOptions, &MemcachedCapabilities,
+                        &NewMemcachedStore>,
+    nullptr, &MemcachedLibrary};
 
 #endif  // IPCLOCK_HAVE_MEMCACHED
 

@@ -364,21 +364,15 @@ absl::StatusOr<MysqlAdvisoryStoreOptions> MysqlAdvisoryOptionsFromDsn(Dsn& dsn) 
   return options;
 }
 
-absl::StatusOr<Capabilities> CheckMysqlAdvisoryDsn(Dsn& dsn, const StoreOptions&) {
-  absl::StatusOr<MysqlAdvisoryStoreOptions> options = MysqlAdvisoryOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = CheckMysqlAdvisoryOptions(
-          *options, absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
-      !s.ok()) {
-    return s;
-  }
-  return MysqlAdvisoryCapabilities();
+absl::Status CheckMysqlAdvisoryDsn(const MysqlAdvisoryStoreOptions& options, const Dsn& dsn) {
+  return CheckMysqlAdvisoryOptions(options, absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
 }
 
 }  // namespace
 
 const StoreDriver kMysqlAdvisoryDriver = {
-    &StoreFromOptions<&MysqlAdvisoryOptionsFromDsn, &NewMysqlAdvisoryStore>,
-    &ListMysqlAdvisoryLocks, &CheckMysqlAdvisoryDsn, &MariadbLibrary};
+    &PrepareFromOptions<&MysqlAdvisoryOptionsFromDsn, &CheckMysqlAdvisoryDsn,
+                        &MysqlAdvisoryCapabilities, &NewMysqlAdvisoryStore>,
+    &ListMysqlAdvisoryLocks, &MariadbLibrary};
 
 }  // namespace ipclock

@@ -412,9 +412,8 @@ absl::StatusOr<PosixSemaphoreStoreOptions> PosixSemaphoreOptionsFromDsn(
 }  // namespace
 
 const StoreDriver kPosixSemaphoreDriver = {
-    &StoreFromOptions<&PosixSemaphoreOptionsFromDsn, &NewPosixSemaphoreStore>,
-    &ListPosixSemaphoreLocks,
-    &CheckOptions<&PosixSemaphoreOptionsFromDsn, &CheckPosixSemaphoreOptions,
-                  &PosixSemaphoreCapabilities>};
+    &PrepareFromOptions<&PosixSemaphoreOptionsFromDsn, &CheckPosixSemaphoreOptions,
+                        &PosixSemaphoreCapabilities, &NewPosixSemaphoreStore>,
+    &ListPosixSemaphoreLocks};
 
 }  // namespace ipclock

@@ -52,21 +52,16 @@ absl::StatusOr<PostgresStoreOptions> PostgresOptionsFromDsn(Dsn& dsn) {
   return options;
 }
 
-absl::StatusOr<Capabilities> CheckPostgresDsn(Dsn& dsn, const StoreOptions& /*store_options*/) {
-  absl::StatusOr<PostgresStoreOptions> options = PostgresOptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = CheckPgConninfo(WithPgDefaults(options->conninfo),
-                                       absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
-      !s.ok()) {
-    return s;
-  }
-  return PostgresCapabilities();
+absl::Status CheckPostgresDsn(const PostgresStoreOptions& options, const Dsn& dsn) {
+  return CheckPgConninfo(WithPgDefaults(options.conninfo),
+                         absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
 }
 
 }  // namespace
 
 const StoreDriver kPostgresDriver = {
-    &StoreFromOptions<&PostgresOptionsFromDsn, &NewPostgresStore>, nullptr, &CheckPostgresDsn,
-    &LibpqLibrary};
+    &PrepareFromOptions<&PostgresOptionsFromDsn, &CheckPostgresDsn, &PostgresCapabilities,
+                        &NewPostgresStore>,
+    nullptr, &LibpqLibrary};
 
 }  // namespace ipclock

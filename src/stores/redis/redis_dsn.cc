@@ -115,7 +115,8 @@ absl::StatusOr<RedisStoreOptions> RedisOptionsFromDsn(Dsn& dsn) {
 }  // namespace
 
 const StoreDriver kRedisDriver = {
-    &StoreFromOptions<&RedisOptionsFromDsn, &NewRedisStore>, nullptr,
-    &CheckOptions<&RedisOptionsFromDsn, &CheckRedisOptions, &RedisCapabilities>, &HiredisLibrary};
+    &PrepareFromOptions<&RedisOptionsFromDsn, &CheckRedisOptions, &RedisCapabilities,
+                        &NewRedisStore>,
+    nullptr, &HiredisLibrary};
 
 }  // namespace ipclock

@@ -496,7 +496,7 @@ Capabilities ShmCapabilitiesOf(const ShmStoreOptions& options) {
 }  // namespace
 
 const StoreDriver kShmDriver = {
-    &StoreFromOptions<&ShmOptionsFromDsn, &NewShmStore>, &ListShmLocks,
-    &CheckOptions<&ShmOptionsFromDsn, &CheckShmOptions, &ShmCapabilitiesOf>};
+    &PrepareFromOptions<&ShmOptionsFromDsn, &CheckShmOptions, &ShmCapabilitiesOf, &NewShmStore>,
+    &ListShmLocks};
 
 }  // namespace ipclock

@@ -336,7 +336,8 @@ absl::StatusOr<SemaphoreStoreOptions> SemaphoreOptionsFromDsn(Dsn& dsn,
 }  // namespace
 
 const StoreDriver kSemaphoreDriver = {
-    &StoreFromOptions<&SemaphoreOptionsFromDsn, &NewSemaphoreStore>, &ListSemaphoreLocks,
-    &CheckOptions<&SemaphoreOptionsFromDsn, &CheckSemaphoreOptions, &SemaphoreCapabilities>};
+    &PrepareFromOptions<&SemaphoreOptionsFromDsn, &CheckSemaphoreOptions, &SemaphoreCapabilities,
+                        &NewSemaphoreStore>,
+    &ListSemaphoreLocks};
 
 }  // namespace ipclock

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/options_driver.h"
 #include "stores/connections/connection_pool.h"
 #include "stores/connections/mysql_conn.h"
 #include "stores/connections/mysql_dsn.h"
@@ -126,8 +127,9 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlTableStore(
 }
 
 const StoreDriver kMysqlTableDriver = {
-    &TableStoreFromDsn<MysqlTableStoreOptions, &BackendFromDsn, &Describe, kMysqlTableEntry>,
-    &ListTableLocksFromDsn<MysqlTableStoreOptions, &BackendFromDsn, &Describe>,
-    &CheckMysqlTableDsn, &MariadbLibrary};
+    &PrepareByCheckThenBuild<
+        &CheckMysqlTableDsn,
+        &TableStoreFromDsn<MysqlTableStoreOptions, &BackendFromDsn, &Describe, kMysqlTableEntry>>,
+    &ListTableLocksFromDsn<MysqlTableStoreOptions, &BackendFromDsn, &Describe>, &MariadbLibrary};
 
 }  // namespace ipclock

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/options_driver.h"
 #include "platform/errors.h"
 #include "platform/libpq_calls.h"
 #include "platform/socket_wait.h"
@@ -158,9 +159,10 @@ absl::StatusOr<std::shared_ptr<Store>> NewPostgresTableStore(
 }
 
 const StoreDriver kPostgresTableDriver = {
-    &TableStoreFromDsn<PostgresTableStoreOptions, &BackendFromDsn, &Describe,
-                       kPostgresTableEntry>,
+    &PrepareByCheckThenBuild<&CheckPostgresTableDsn,
+                             &TableStoreFromDsn<PostgresTableStoreOptions, &BackendFromDsn,
+                                                &Describe, kPostgresTableEntry>>,
     &ListTableLocksFromDsn<PostgresTableStoreOptions, &BackendFromDsn, &Describe>,
-    &CheckPostgresTableDsn, &LibpqLibrary};
+    &LibpqLibrary};
 
 }  // namespace ipclock

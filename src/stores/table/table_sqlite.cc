@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/named_file.h"
+#include "core/options_driver.h"
 #include "ipclock/errors.h"
 #include "platform/errors.h"
 #include "platform/file_identity.h"
@@ -363,8 +364,9 @@ absl::StatusOr<std::shared_ptr<Store>> NewSqliteTableStore(
 }
 
 const StoreDriver kSqliteTableDriver = {
-    &TableStoreFromDsn<SqliteTableStoreOptions, &WritableBackendFromDsn, &Describe,
-                       kSqliteTableEntry>,
-    &ListSqliteTableLocks, &CheckSqliteTableDsn, &SqliteLibrary};
+    &PrepareByCheckThenBuild<&CheckSqliteTableDsn,
+                             &TableStoreFromDsn<SqliteTableStoreOptions, &WritableBackendFromDsn,
+                                                &Describe, kSqliteTableEntry>>,
+    &ListSqliteTableLocks, &SqliteLibrary};
 
 }  // namespace ipclock

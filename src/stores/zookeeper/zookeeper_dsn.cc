@@ -164,9 +164,9 @@ absl::StatusOr<ZooKeeperStoreOptions> ZooKeeperOptionsFromDsn(Dsn& dsn) {
 
 #if IPCLOCK_HAVE_ZOOKEEPER
 const StoreDriver kZooKeeperDriver = {
-    &StoreFromOptions<&ZooKeeperOptionsFromDsn, &NewZooKeeperStore>, &ListZooKeeperLocks,
-    &CheckOptions<&ZooKeeperOptionsFromDsn, &CheckZooKeeperOptions, &ZooKeeperCapabilities>,
-    &ZooKeeperLibrary};
+    &PrepareFromOptions<&ZooKeeperOptionsFromDsn, &CheckZooKeeperOptions, &ZooKeeperCapabilities,
+                        &NewZooKeeperStore>,
+    &ListZooKeeperLocks, &ZooKeeperLibrary};
 #endif
 
 }  // namespace ipclock
