@@ -264,6 +264,30 @@ void test_a_dsn_is_read_once(void** state) {
   if (opens != 1) fail_msg("%s opened %d times, expected once", secret.c_str(), opens);
 }
 
+// What a run asks of a store that cannot do it (a shared lock, permits) is
+// refused with the DSN named, for stores whose DSN is checked apart from
+// their build (the table and combined stores) as for the others.
+void test_what_a_store_cannot_do_names_its_dsn(void** state) {
+  (void)state;
+  const std::string dir = MakeTempDir();
+  std::vector<std::pair<std::string, std::string>> runs = {
+      {absl::StrCat("combined://?store1=flock://", dir, "&store2=flock://", dir), "--permits"},
+      {absl::StrCat("flock://", dir), "--permits"}};
+  if (IPCLOCK_HAVE_SQLITE) runs.push_back({absl::StrCat("sqlite://", dir, "/t.db"), "-s"});
+  for (const auto& [dsn, option] : runs) {
+    std::vector<std::string> args = {"run", "--store", dsn, "--key", "k"};
+    if (option == "--permits") {
+      args.insert(args.end(), {"--permits", "2"});
+    } else {
+      args.push_back(option);
+    }
+    args.insert(args.end(), {"--", "true"});
+    CliResult r = RunCli(args);
+    ExpectCode(r, 64, dsn.c_str());
+    ExpectContains(r.err, absl::StrCat("bad DSN \"", dsn, "\""), "names the DSN");
+  }
+}
+
 }  // namespace
 }  // namespace ipclock_test
 
@@ -280,6 +304,7 @@ int main(void) {
       cmocka_unit_test(test_zookeeper_names_retried_never_crash),
       cmocka_unit_test(test_table_in_a_missing_schema_is_configuration),
       cmocka_unit_test(test_a_dsn_is_read_once),
+      cmocka_unit_test(test_what_a_store_cannot_do_names_its_dsn),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -96,7 +96,7 @@ absl::StatusOr<PreparedStore> PrepareByCheckThenBuild(Dsn& dsn,
   if (!caps.ok()) return caps.status();
   PreparedStore prepared;
   prepared.capabilities = *caps;
-  prepared.build = [dsn = std::move(dsn), store_options]() mutable {
+  prepared.build = [dsn = Dsn(dsn), store_options]() mutable {
     return kBuild(dsn, store_options);
   };
   return prepared;

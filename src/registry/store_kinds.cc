@@ -116,13 +116,14 @@ absl::StatusOr<std::shared_ptr<Store>> OpenPreparedStore(Dsn& dsn, const StoreOp
                                                          const StoreKinds& kinds) {
   absl::StatusOr<MetricsMode> metrics = TakeMetricsOption(dsn, options.metrics);
   if (!metrics.ok()) return metrics.status();
+  // What the store's driver reports, reading the DSN or building, goes to
+  // the store's sink.
+  BuildSinkScope scope(options.diagnostics);
   // Every fault the DSN itself carries, before anything is made: the DSN
   // is read once, and what it asks checked against what it gives.
   absl::StatusOr<PreparedStore> prepared = PrepareStoreAmong(dsn, options, kinds);
   if (!prepared.ok()) return prepared.status();
   if (absl::Status s = CheckAskedFor(dsn, prepared->capabilities, options); !s.ok()) return s;
-  // What the store's factory reports goes to the store's sink.
-  BuildSinkScope scope(options.diagnostics);
   absl::StatusOr<std::shared_ptr<Store>> store = std::move(prepared->build)();
   if (!store.ok()) return store;
   if (options.diagnostics) (*store)->SetDiagnosticSink(options.diagnostics);
