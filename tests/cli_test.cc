@@ -298,16 +298,22 @@ void test_a_contended_run_tries_once_then_blocks(void** state) {
     pid_t holder = StartCliHolder({"run", "--store", store, "--key", "k"});
     pid_t tracer = Spawn(UnderStrace(
         "flock", trace, WithCli({"run", "--store", store, "-w", "20", "--key", "k", "--", "true"})));
-    // The traced ipclock is strace's child; once it has slept 200 ms it is
-    // in its wait.
-    pid_t waiter = 0;
-    for (int i = 0; i < 2000 && waiter == 0; ++i) {
-      waiter = atoi(ReadFileOrEmpty(absl::StrCat("/proc/", tracer, "/task/", tracer,
-                                                 "/children")).c_str());
-      if (waiter == 0) usleep(10 * 1000);
+    // Once strace has written the start of a blocking flock (", LOCK_EX"
+    // not followed by "|LOCK_NB"), the waiter is in its wait. (Not
+    // AwaitWaiting(): a fair waiter wakes every 100 ms to look for a
+    // cancel, and under ptrace on a busy machine those wake-ups are slow.)
+    const double t0 = NowSeconds();
+    for (;;) {
+      const std::string so_far = ReadFileOrEmpty(trace);
+      bool blocked = false;
+      for (size_t at = so_far.find(", LOCK_EX"); at != std::string::npos && !blocked;
+           at = so_far.find(", LOCK_EX", at + 1)) {
+        blocked = so_far.compare(at + 9, 1, "|") != 0;
+      }
+      if (blocked) break;
+      if (NowSeconds() - t0 > 30) fail_msg("the waiter never blocked:\n%s", so_far.c_str());
+      usleep(10 * 1000);
     }
-    assert_true(waiter > 0);
-    AwaitWaiting(waiter);
     StopHolder(holder);
     assert_int_equal(WaitChild(tracer), 0);
     const std::string calls = ReadFileOrEmpty(trace);
