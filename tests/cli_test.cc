@@ -286,67 +286,6 @@ void test_verbose(void** state) {
   ExpectContains(r.err, "released \"k\"", "--verbose release");
 }
 
-// A contended `ipclock run -w` on flock makes one LOCK_NB try, then blocks
-// in flock(2) until the holder leaves (the try tells whether there is a
-// wait to report; a second one, from the Lock or the store, would find the
-// same holder). strace counts the calls.
-void test_a_contended_run_tries_once_then_blocks(void** state) {
-  (void)state;
-  for (const char* options : {"", "&fair=true"}) {
-    const std::string store = absl::StrCat(FreshStore(), "?removeipc=ignore", options);
-    const std::string trace = ScratchFile("trace");
-    pid_t holder = StartCliHolder({"run", "--store", store, "--key", "k"});
-    pid_t tracer = Spawn(UnderStrace(
-        "flock", trace, WithCli({"run", "--store", store, "-w", "20", "--key", "k", "--", "true"})));
-    // Once strace has written the start of a blocking flock (", LOCK_EX"
-    // not followed by "|LOCK_NB"), the waiter is in its wait. (Not
-    // AwaitWaiting(): a fair waiter wakes every 100 ms to look for a
-    // cancel, and under ptrace on a busy machine those wake-ups are slow.)
-    // A platform without a real-time signal for the wait's timer (qemu-user)
-    // polls with LOCK_NB instead (platform/timed_flock.h): nothing to count.
-    const double t0 = NowSeconds();
-    for (;;) {
-      const std::string so_far = ReadFileOrEmpty(trace);
-      bool blocked = false;
-      for (size_t at = so_far.find(", LOCK_EX"); at != std::string::npos && !blocked;
-           at = so_far.find(", LOCK_EX", at + 1)) {
-        blocked = so_far.compare(at + 9, 1, "|") != 0;
-      }
-      if (blocked) break;
-      int tries = 0;
-      for (size_t at = so_far.find("LOCK_NB"); at != std::string::npos;
-           at = so_far.find("LOCK_NB", at + 1)) {
-        ++tries;
-      }
-      if (tries > 3) {
-        StopHolder(holder);
-        WaitChild(tracer);
-        SkipIf("this platform's timed flock waits poll (no real-time signal for their "
-               "timer, as under qemu-user): there is no blocking call to count");
-      }
-      if (NowSeconds() - t0 > 30) fail_msg("the waiter never blocked:\n%s", so_far.c_str());
-      usleep(10 * 1000);
-    }
-    StopHolder(holder);
-    assert_int_equal(WaitChild(tracer), 0);
-    const std::string calls = ReadFileOrEmpty(trace);
-    int failed_tries = 0, blocking = 0;
-    // Tries before the first blocking call: a cancellable wait (fair=true)
-    // blocks in slices, each ending in a last try of its own.
-    for (absl::string_view line : absl::StrSplit(calls, '\n')) {
-      if (absl::StrContains(line, "LOCK_EX|LOCK_NB") && absl::StrContains(line, "EAGAIN")) {
-        if (blocking == 0) ++failed_tries;
-      } else if (absl::StrContains(line, "LOCK_EX") && !absl::StrContains(line, "LOCK_NB")) {
-        ++blocking;
-      }
-    }
-    if (failed_tries != 1 || blocking < 1) {
-      fail_msg("store %s: %d failed LOCK_NB tries and %d blocking calls, expected 1 and "
-               "at least 1:\n%s", store.c_str(), failed_tries, blocking, calls.c_str());
-    }
-  }
-}
-
 // --- Signals and the lock's lifetime ---------------------------------------------
 
 void test_sigterm_reaches_command_before_release(void** state) {
@@ -539,6 +478,7 @@ int main(void) {
       cmocka_unit_test(test_waiter_acquires_when_holder_exits),
       cmocka_unit_test(test_runs_never_overlap),
       cmocka_unit_test(test_a_contended_run_tries_once_then_blocks),
+      cmocka_unit_test(test_a_contended_run_on_semaphores_tries_once),
       cmocka_unit_test(test_shared_holders_coexist),
       cmocka_unit_test(test_key_orders_do_not_deadlock),
       cmocka_unit_test(test_environment),

@@ -1,7 +1,8 @@
 // Copyright 2026 The ipclock Authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The tests of cli_test.cc that live in cli_test_terminal.cc, for its table.
+// The tests of cli_test.cc that live in cli_test_terminal.cc and
+// cli_test_tries.cc, for its table.
 
 #ifndef IPCLOCK_TESTS_CLI_TEST_H_
 #define IPCLOCK_TESTS_CLI_TEST_H_
@@ -15,6 +16,10 @@ void test_exit_status_classes(void**), test_wait_covers_a_server_that_is_down(vo
     test_list_escapes_process_names(void**), test_utf8_names_shown_as_they_are(void**), test_process_group_follows_the_terminal(void**),
     test_file_refuses_a_fifo(void**), test_flock1_holds_ipclock_waits(void**),
     test_ipclock_holds_flock1_waits(void**), test_flock1_shared_locks(void**);
+
+// The tests of cli_test_tries.cc.
+void test_a_contended_run_tries_once_then_blocks(void**),
+    test_a_contended_run_on_semaphores_tries_once(void**);
 
 }  // namespace ipclock_test
 

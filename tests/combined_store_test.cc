@@ -65,13 +65,13 @@ void BreakDir(const std::string& dir) {
 class CountingStore final : public ipclock_test::ForwardingStore {
  public:
   CountingStore() : ForwardingStore("counting", ipclock::NewInMemoryStore()) {}
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, ipclock::Deadline d) override {
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, ipclock::Deadline d) override {
     ++saves;
-    return ForwardingStore::Save(key, mode, d);
+    return ForwardingStore::Acquire(key, mode, d);
   }
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
+  absl::Status Extend(Key& key, absl::Duration ttl) override {
     ++refreshes;
-    return ipclock::StoreCalls::PutOffExpiration(inner(), key, ttl);
+    return ipclock::StoreCalls::Extend(inner(), key, ttl);
   }
 
   std::atomic<int> saves{0};
@@ -239,12 +239,12 @@ void RefreshReachesEveryMember(void**) {
   ASSERT_OK(lock.Refresh());
   for (auto& m : c.members) assert_int_equal(m->refreshes.load(), 1);
   // One member loses the key: a majority still refreshes.
-  ASSERT_OK(ipclock::StoreCalls::Delete(*c.members[2], ipclock::internal::LockAccess::key(lock)));
+  ASSERT_OK(ipclock::StoreCalls::Release(*c.members[2], ipclock::internal::LockAccess::key(lock)));
   ASSERT_OK(lock.Refresh());
   // Still asked: a member whose refresh failed may be back next time.
   assert_int_equal(c.members[2]->refreshes.load(), 2);
   // A second one: the lock is no lock anymore, and is given up everywhere.
-  ASSERT_OK(ipclock::StoreCalls::Delete(*c.members[1], ipclock::internal::LockAccess::key(lock)));
+  ASSERT_OK(ipclock::StoreCalls::Release(*c.members[1], ipclock::internal::LockAccess::key(lock)));
   ASSERT_CODE(lock.Refresh(), absl::StatusCode::kAborted);
   for (auto& m : c.members) assert_true(IsFree(m, r));
 }

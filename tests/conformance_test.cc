@@ -70,7 +70,7 @@ void SaveExistsDelete(void**) {
   ASSERT_OK(lock.Release());
   assert_false(lock.is_acquired());
   assert_false(Held(lock));
-  absl::StatusOr<bool> exists = ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock));
+  absl::StatusOr<bool> exists = ipclock::StoreCalls::IsHeld(*store, ipclock::internal::LockAccess::key(lock));
   ASSERT_OK(exists);
   assert_false(*exists);
 }
@@ -115,7 +115,7 @@ void DeletingUnheldKeyTouchesNothing(void**) {
   Lock holder = LockOrFail(store, r);
   Lock bystander = LockOrFail(store, r);
   assert_true(TryOrFail(holder));
-  ASSERT_OK(ipclock::StoreCalls::Delete(*store, ipclock::internal::LockAccess::key(bystander)));
+  ASSERT_OK(ipclock::StoreCalls::Release(*store, ipclock::internal::LockAccess::key(bystander)));
   ASSERT_OK(bystander.Release());
   assert_true(Held(holder));
   Lock third = LockOrFail(store, r);

@@ -4,7 +4,7 @@
 // A store that passes the required calls on to a real store, for tests
 // that inject a fault into (or count) one of them by overriding it. Only
 // what every store must have is passed on; the optional calls
-// (PutOffExpiration, CheckHeld, GetWatchTargets, ...) keep Store's defaults
+// (Extend, CheckHeld, GetWatchTargets, ...) keep Store's defaults
 // unless a test overrides them, so a test says what its store adds.
 
 #ifndef IPCLOCK_TESTS_FORWARDING_STORE_H_
@@ -27,15 +27,15 @@ class ForwardingStore : public ipclock::StoreWithState<ipclock::KeyState> {
       : name_(name), inner_(std::move(inner)) {}
   absl::string_view name() const override { return name_; }
   ipclock::Capabilities capabilities() const override { return inner_->capabilities(); }
-  absl::StatusOr<bool> Save(ipclock::Key& key, ipclock::LockMode mode,
+  absl::StatusOr<bool> Acquire(ipclock::Key& key, ipclock::LockMode mode,
                             ipclock::Deadline d) override {
-    return ipclock::StoreCalls::Save(*inner_, key, mode, d);
+    return ipclock::StoreCalls::Acquire(*inner_, key, mode, d);
   }
-  absl::Status Delete(ipclock::Key& key) override {
-    return ipclock::StoreCalls::Delete(*inner_, key);
+  absl::Status Release(ipclock::Key& key) override {
+    return ipclock::StoreCalls::Release(*inner_, key);
   }
-  absl::StatusOr<bool> Exists(ipclock::Key& key) override {
-    return ipclock::StoreCalls::Exists(*inner_, key);
+  absl::StatusOr<bool> IsHeld(ipclock::Key& key) override {
+    return ipclock::StoreCalls::IsHeld(*inner_, key);
   }
 
  protected:

@@ -4,10 +4,6 @@
 # A checker whose rules stopped matching (a case that shadows another, a
 # folder renamed) would pass every tree; this is what catches that. The
 # copy is of what the check reads (src, include/ipclock, tools), a few MB.
-#
-# The rule that application headers include nothing of spi/ is not planted:
-# lock.h includes ipclock/spi/key.h today (Lock holds its Key), so the check
-# does not refuse it yet.
 root="${IPCLOCK_SOURCE_ROOT:-$(dirname "$0")/..}"
 root=$(cd "$root" && pwd) || exit 1
 copy=$(mktemp -d) || exit 1
@@ -51,6 +47,8 @@ plant src/platform/files.cc '"core/dsn.h"'                    # core from platfo
 plant tools/ipclock/run_command.cc '<stores/flock/flock_store.h>'    # <stores/...> from a tool
 plant src/registry/store_factory.cc '"../core/dsn.h"'         # a path around the layers
 plant include/ipclock/lock_guard.h '"ipclock/stores/flock_store.h"'  # a store from an app header
+plant include/ipclock/lock.h '"ipclock/spi/key.h"'            # the store SPI from an app header
+plant include/ipclock/stores/flock_store.h '"ipclock/spi/store_interface.h"'  # ... from a store's
 check clean
 [ "$failures" -eq 0 ] || { echo "$failures planted includes were not refused"; exit 1; }
 echo "every planted include was refused"

@@ -18,6 +18,9 @@
 #   * the headers an application needs (include/ipclock/*.h) stand without
 #     the per-store headers (ipclock/stores/) and the admin ones
 #     (ipclock/admin/);
+#   * no public header outside ipclock/spi/ includes the store SPI, so that
+#     a program that takes locks never compiles what only a store writer
+#     needs;
 #   * the tools see what their users see: the CLI and the footprint program
 #     only the public headers (and their own files); the torture tool also
 #     platform/ (pids and their start times), the bench also core/ (it
@@ -93,6 +96,8 @@ bad=$(grep -H -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]' $files |
           print file ": includes " inc " (public headers include only ipclock/ and absl/ headers)"
         if (n == 3 && inc ~ /^ipclock\/(stores|admin)\//)
           print file ": includes " inc " (the headers an application needs stand without it)"
+        if (part[3] != "spi" && inc ~ /^ipclock\/spi\//)
+          print file ": includes " inc " (no header of the API includes the store SPI)"
       } else if (part[1] == "tools") {
         tool = part[2]
         if (!(tool in tool_may)) next  # scripts and test servers: no C++

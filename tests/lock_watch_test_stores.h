@@ -35,14 +35,14 @@ namespace ipclock_test {
 class FailingRefreshStore final : public ForwardingStore {
  public:
   FailingRefreshStore() : ForwardingStore("failing-refresh", ipclock::NewInMemoryStore()) {}
-  absl::Status PutOffExpiration(ipclock::Key& key, absl::Duration ttl) override {
+  absl::Status Extend(ipclock::Key& key, absl::Duration ttl) override {
     ++refreshes;
     if (fail) return absl::UnavailableError("failing-refresh: connection refused");
-    return ipclock::StoreCalls::PutOffExpiration(inner(), key, ttl);
+    return ipclock::StoreCalls::Extend(inner(), key, ttl);
   }
-  absl::StatusOr<bool> Exists(ipclock::Key& key) override {
+  absl::StatusOr<bool> IsHeld(ipclock::Key& key) override {
     if (gone) return false;
-    return ForwardingStore::Exists(key);
+    return ForwardingStore::IsHeld(key);
   }
 
   std::atomic<bool> fail{false};

@@ -37,6 +37,7 @@
 #include "platform/memcached_calls.h"
 #include "spawn_util.h"
 #include "loss_log.h"
+#include "memcached_fixture.h"
 #include "php_peer.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
@@ -76,113 +77,11 @@ std::shared_ptr<Store> Open(const std::string& dsn) {
   return *store;
 }
 
-// A memcached command in the text protocol, raw; the reply up to its end.
-std::string Command(int port, const std::string& command, double timeout_sec = 5) {
-  return RawExchange(port, command, [](const std::string& r) {
-    for (const char* end : {"END\r\n", "STORED\r\n", "DELETED\r\n", "NOT_FOUND\r\n", "OK\r\n",
-                            "EXISTS\r\n", "ERROR\r\n", "EN\r\n", "HD\r\n"}) {
-      if (absl::EndsWith(r, end)) return true;
-    }
-    // A meta get with a value: "VA <size> <flags>\r\n<data>\r\n".
-    if (absl::StartsWith(r, "VA ")) {
-      size_t eol = r.find("\r\n");
-      size_t size = 0;
-      std::vector<absl::string_view> head = absl::StrSplit(r.substr(3, eol - 3), ' ');
-      return eol != std::string::npos && absl::SimpleAtoi(head[0], &size) &&
-             r.size() >= eol + 2 + size + 2;
-    }
-    return false;
-  }, timeout_sec);
-}
-
-// The key's value and remaining TTL through a meta get ("mg KEY v t f").
-struct Raw {
-  bool present = false;
-  std::string value;
-  long ttl = -2;
-  long flags = -1;
-};
-Raw MetaGet(int port, const std::string& key) {
-  std::string r = Command(port, absl::StrCat("mg ", key, " v t f\r\n"));
-  Raw raw;
-  if (!absl::StartsWith(r, "VA ")) return raw;
-  raw.present = true;
-  const size_t eol = r.find("\r\n");
-  for (absl::string_view field : absl::StrSplit(r.substr(3, eol - 3), ' ')) {
-    if (absl::ConsumePrefix(&field, "t")) (void)absl::SimpleAtoi(field, &raw.ttl);
-    if (absl::ConsumePrefix(&field, "f")) (void)absl::SimpleAtoi(field, &raw.flags);
-  }
-  raw.value = r.substr(eol + 2, r.size() - eol - 4);
-  return raw;
-}
-
 std::string TokenOf(Lock& lock) {
   absl::StatusOr<absl::string_view> t = ipclock::internal::LockAccess::key(lock).Token();
   if (!t.ok()) fail_msg("token: %s", t.status().ToString().c_str());
   return std::string(*t);
 }
-
-// --- A memcached of our own --------------------------------------------------------
-
-class OwnMemcached {
- public:
-  ~OwnMemcached() { Stop(); }
-
-  // Why it cannot start, or nullptr. `extra` are more memcached flags;
-  // "{socket}" stands for socket_path().
-  const char* Start(const std::vector<std::string>& extra = {}) {
-    if (FindInPath("memcached").empty()) return "memcached is not installed";
-    if (dir_.empty()) dir_ = MakeTempDir();
-    if (port_ == 0) port_ = FreeOwnPort(92);
-    if (port_ == 0) return "no free port in $IPCLOCK_TEST_PORT_BASE+92..98";
-    extra_ = extra;
-    for (std::string& e : extra_) {
-      if (e == "{socket}") e = socket_path();
-    }
-    Launch();
-    return nullptr;
-  }
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    WaitPlain(pid_, 10);
-    ForgetOwnServer(pid_);
-    pid_ = -1;
-  }
-  void Restart() {
-    Stop();
-    Launch();
-  }
-  int port() const { return port_; }
-  std::string socket_path() const { return absl::StrCat(dir_, "/memcached.sock"); }
-  std::string dsn() const { return absl::StrCat("memcached://127.0.0.1:", port_); }
-
- private:
-  void Launch() {
-    std::vector<std::string> argv = {"memcached", "-l", "127.0.0.1", "-p", absl::StrCat(port_),
-                                     "-U", "0"};
-    if (geteuid() == 0) argv.insert(argv.end(), {"-u", "root"});
-    argv.insert(argv.end(), extra_.begin(), extra_.end());
-    // Its output to files: a server that outlived a crashed test must not
-    // hold the test's stdout open (the runner waits for it).
-    SpawnOptions options;
-    options.stdout_path = absl::StrCat(dir_, "/memcached.out");
-    options.stderr_path = absl::StrCat(dir_, "/memcached.err");
-    pid_ = Spawn(argv, options);
-    RegisterOwnServer(pid_);
-    for (int i = 0; i < 200; ++i) {
-      if (absl::StrContains(Command(port_, "version\r\n", 0.2), "VERSION")) return;
-      // A socket-only server does not listen on TCP.
-      if (access(socket_path().c_str(), F_OK) == 0) return;
-      usleep(20 * 1000);
-    }
-    fail_msg("our memcached on port %d did not start", port_);
-  }
-  std::string dir_;
-  int port_ = 0;
-  pid_t pid_ = -1;
-  std::vector<std::string> extra_;
-};
 
 // --- PHP ------------------------------------------------------------------------------
 
@@ -442,6 +341,34 @@ memcached_return_t CountingMget(memcached_st* mc, const char* const* keys,
   return g_real_mget.load()(mc, keys, lengths, count);
 }
 
+std::atomic<int> g_adds{0};
+std::atomic<decltype(ipclock::MemcachedCalls::memcached_add)::Function> g_real_add{nullptr};
+memcached_return_t CountingAdd(memcached_st* mc, const char* key, size_t key_length,
+                               const char* value, size_t value_length, time_t expiration,
+                               uint32_t flags) {
+  ++g_adds;
+  return g_real_add.load()(mc, key, key_length, value, value_length, expiration, flags);
+}
+
+// A contended wait asks once (an add), then sleeps a first step (5 ms, less
+// a quarter at most) before it asks again: a wait of 3 ms is two adds, the
+// try and the look at the deadline. (A wait that asked at once after the
+// Lock's try made three.)
+void ContendedWaitAsksOnceThenSleeps(void**) {
+  REQUIRE_SERVER();
+  auto store = Open(Dsn());
+  const std::string r = UniqueResource("mc-tries");
+  Lock holder = HeldOrFail(store, r);
+  Lock waiter = LockOrFail(store, r);
+  g_real_add = ipclock::Memcached().memcached_add.get();
+  ipclock::Memcached().memcached_add.Replace(&CountingAdd);
+  absl::StatusOr<bool> waited = waiter.TryAcquireFor(absl::Milliseconds(3));
+  ipclock::Memcached().memcached_add.Replace(g_real_add.load());
+  ASSERT_OK(waited.status());
+  assert_false(*waited);
+  assert_int_equal(g_adds.load(), 2);
+}
+
 void LocksOfAStoreAreCheckedByOneRequest(void**) {
   REQUIRE_SERVER();
   auto store = Open(Dsn());
@@ -575,6 +502,7 @@ int main() {
       cmocka_unit_test_teardown(LostLockIsReported, StopOwnServers),
       cmocka_unit_test_teardown(WatchReportsDeletedKey, StopOwnServers),
       cmocka_unit_test_teardown(LocksOfAStoreAreCheckedByOneRequest, StopOwnServers),
+      cmocka_unit_test_teardown(ContendedWaitAsksOnceThenSleeps, StopOwnServers),
       cmocka_unit_test_teardown(EvictionLosesTheLock, StopOwnServers),
       cmocka_unit_test_teardown(ServerDownIsUnavailableRestartIsLoss, StopOwnServers),
       cmocka_unit_test_teardown(ForkedChildUsesItsOwnConnection, StopOwnServers),

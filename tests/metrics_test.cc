@@ -180,21 +180,21 @@ void test_counts_a_loss_once(void** state) {
   assert_int_equal(CountersOf(*store, resource).losses, 2);
 }
 
-// The in-memory store whose next try (a Save with its deadline passed)
+// The in-memory store whose next try (an Acquire with its deadline passed)
 // meets a transient fault, as a server between connections gives one: a
 // fault injected into a real store, for the Lock's handling of it.
 class FlakyTryStore final : public ForwardingStore {
  public:
   FlakyTryStore() : ForwardingStore("flaky-try", ipclock::NewInMemoryStore()) {}
-  absl::StatusOr<bool> Save(ipclock::Key& key, ipclock::LockMode mode,
+  absl::StatusOr<bool> Acquire(ipclock::Key& key, ipclock::LockMode mode,
                             ipclock::Deadline d) override {
     if (d.has_passed() && fail_next_try.exchange(false)) {
       return absl::UnavailableError("flaky-try: connection lost");
     }
-    return ForwardingStore::Save(key, mode, d);
+    return ForwardingStore::Acquire(key, mode, d);
   }
-  absl::Status PutOffExpiration(ipclock::Key& key, absl::Duration ttl) override {
-    return ipclock::StoreCalls::PutOffExpiration(inner(), key, ttl);
+  absl::Status Extend(ipclock::Key& key, absl::Duration ttl) override {
+    return ipclock::StoreCalls::Extend(inner(), key, ttl);
   }
 
   std::atomic<bool> fail_next_try{false};
@@ -216,7 +216,7 @@ void test_a_wait_outlives_a_transient_fault_of_its_first_try(void** state) {
   ASSERT_CODE(lock->TryAcquire(), absl::StatusCode::kUnavailable);
 }
 
-// A flock store that records, for each Save, whether it was a try and
+// A flock store that records, for each Acquire, whether it was a try and
 // whether the key said a try had just been made.
 class RecordingStore final : public ForwardingStore {
  public:
@@ -224,11 +224,11 @@ class RecordingStore final : public ForwardingStore {
       : ForwardingStore("recording", inner) {
     SetMetricsMode(inner->metrics_mode());
   }
-  absl::StatusOr<bool> Save(ipclock::Key& key, ipclock::LockMode mode,
+  absl::StatusOr<bool> Acquire(ipclock::Key& key, ipclock::LockMode mode,
                             ipclock::Deadline d) override {
     absl::StrAppend(&calls, d.has_passed() ? "try" : "wait",
                     key.tried_just_now() ? "(after a try) " : " ");
-    return ForwardingStore::Save(key, mode, d);
+    return ForwardingStore::Acquire(key, mode, d);
   }
   std::string calls;
 };

@@ -259,7 +259,7 @@ void NoStacking(void**) {
   // Saving again must not take the advisory lock a second time in the
   // session, or one unlock would leave it held.
   assert_true(TryOrFail(lock));
-  ASSERT_OK(ipclock::StoreCalls::Save(*store, ipclock::internal::LockAccess::key(lock), LockMode::kExclusive, ipclock::Deadline::Past()));
+  ASSERT_OK(ipclock::StoreCalls::Acquire(*store, ipclock::internal::LockAccess::key(lock), LockMode::kExclusive, ipclock::Deadline::Past()));
   TakeAndRelease(lock);
   assert_true(OtherProcessGets(r));
   // Two stores in one process are two sessions: they exclude each other,
@@ -325,7 +325,7 @@ SessionStore Sessions() {
   s.after_loss = [](const std::shared_ptr<Store>& store, Lock& lost) {
     // A release of that key says why instead of succeeding.
     absl::Status del =
-        ipclock::StoreCalls::Delete(*store, ipclock::internal::LockAccess::key(lost));
+        ipclock::StoreCalls::Release(*store, ipclock::internal::LockAccess::key(lost));
     ASSERT_CODE(del, absl::StatusCode::kAborted);
     print_message("%s\n", del.ToString().c_str());
     assert_true(absl::StrContains(del.message(), "the session ended"));
@@ -333,7 +333,7 @@ SessionStore Sessions() {
   };
   s.release_says = "the session ended";
   s.probe = [](Store& store, ipclock::Key& key) {
-    return ipclock::StoreCalls::Exists(store, key).status();
+    return ipclock::StoreCalls::IsHeld(store, key).status();
   };
   return s;
 }

@@ -208,6 +208,15 @@ void RoundTrips(void**) {
     counter.Start();
     assert_false(TryOrFail(lock));
     assert_int_equal(counter.Stop(), 1);
+    // A contended wait asks once, then sleeps a first step (5 ms, less a
+    // quarter at most) before it asks again: a wait of 3 ms is two round
+    // trips, the try and the look at the deadline. (A wait that asked at
+    // once after the Lock's try made three.)
+    counter.Start();
+    absl::StatusOr<bool> waited = lock.TryAcquireFor(absl::Milliseconds(3));
+    ASSERT_OK(waited.status());
+    assert_false(*waited);
+    assert_int_equal(counter.Stop(), 2);
     counter.Start();
     ASSERT_OK(holder.Refresh());
     assert_int_equal(counter.Stop(), 1);

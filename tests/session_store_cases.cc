@@ -69,7 +69,7 @@ void ForkedChildCannotUseParentsKey(const SessionStore& s) {
   Lock lock = HeldOrFail(store, r);
   pid_t child = ForkChild([&] {
     ipclock::Key& key = ipclock::internal::LockAccess::key(lock);
-    if (ipclock::StoreCalls::Delete(*store, key).code() != absl::StatusCode::kFailedPrecondition) {
+    if (ipclock::StoreCalls::Release(*store, key).code() != absl::StatusCode::kFailedPrecondition) {
       return 2;
     }
     if (s.probe(*store, key).code() != absl::StatusCode::kFailedPrecondition) return 3;

@@ -348,10 +348,10 @@ void OwnerThreadRule(void**) {
   auto store = OpenShmStore(absl::StrCat("shm://", name));
   Lock lock = HeldOrFail(store, "job");
   absl::Status from_other;
-  std::thread([&] { from_other = ipclock::StoreCalls::Delete(ipclock::internal::LockAccess::store(lock), ipclock::internal::LockAccess::key(lock)); }).join();
+  std::thread([&] { from_other = ipclock::StoreCalls::Release(ipclock::internal::LockAccess::store(lock), ipclock::internal::LockAccess::key(lock)); }).join();
   ASSERT_CODE(from_other, absl::StatusCode::kFailedPrecondition);
   AssertMessageHas(from_other, "thread");
-  assert_true(*ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock)));
+  assert_true(*ipclock::StoreCalls::IsHeld(*store, ipclock::internal::LockAccess::key(lock)));
   // The same thread, through a second Lock: no deadlock.
   Lock second = LockOrFail(store, "job");
   assert_false(TryOrFail(second));
@@ -371,20 +371,20 @@ void OwnerThreadRule(void**) {
   assert_false(other_got);
   // A forked child has a copy of the held Lock but not the mutex.
   pid_t child = ForkChild([&] {
-    absl::StatusOr<bool> exists = ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock));
+    absl::StatusOr<bool> exists = ipclock::StoreCalls::IsHeld(*store, ipclock::internal::LockAccess::key(lock));
     if (!exists.ok() || *exists) return 2;
-    if (ipclock::StoreCalls::Save(*store, ipclock::internal::LockAccess::key(lock), ipclock::LockMode::kExclusive,
+    if (ipclock::StoreCalls::Acquire(*store, ipclock::internal::LockAccess::key(lock), ipclock::LockMode::kExclusive,
                     ipclock::Deadline::Past()).status().code() !=
         absl::StatusCode::kFailedPrecondition) {
       return 3;
     }
-    if (ipclock::StoreCalls::Delete(*store, ipclock::internal::LockAccess::key(lock)).code() != absl::StatusCode::kFailedPrecondition) {
+    if (ipclock::StoreCalls::Release(*store, ipclock::internal::LockAccess::key(lock)).code() != absl::StatusCode::kFailedPrecondition) {
       return 4;
     }
     return 0;
   });
   assert_int_equal(WaitChild(child), 0);
-  assert_true(*ipclock::StoreCalls::Exists(*store, ipclock::internal::LockAccess::key(lock)));
+  assert_true(*ipclock::StoreCalls::IsHeld(*store, ipclock::internal::LockAccess::key(lock)));
   assert_false(TryOrFail(second));
   ASSERT_OK(lock.Release());
   assert_true(TryOrFail(second));

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,6 +38,7 @@
 #include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"
 #include "ipclock/spi/store_interface.h"
+#include "platform/sqlite_calls.h"
 #include "spawn_util.h"
 #include "ipclock_config.h"
 #include "table_store_dbs.h"
@@ -437,6 +439,42 @@ bool Built(absl::string_view name) {
 // The database file deleted or renamed away under a held lock: the lock is
 // in a file nobody else sees. A check says so, and the watch hears of it
 // from inotify without waiting for its interval.
+#if IPCLOCK_HAVE_SQLITE
+std::atomic<int> g_steps{0};
+std::atomic<decltype(ipclock::SqliteCalls::sqlite3_step)::Function> g_real_step{nullptr};
+int CountingStep(sqlite3_stmt* statement) {
+  ++g_steps;
+  return g_real_step.load()(statement);
+}
+#endif
+
+// A contended wait asks once, then sleeps a first step (10 ms, less a
+// quarter at most): a wait of 3 ms runs the statements of two tries, the
+// Lock's and the look at the deadline (three if it asked again at once).
+void ContendedWaitAsksOnceThenSleeps(void**) {
+#if !IPCLOCK_HAVE_SQLITE
+  skip();
+#else
+  const std::string dsn = absl::StrCat("sqlite://", MakeTempDir(), "/tries.db");
+  absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
+  ASSERT_OK(store);
+  const std::string r = UniqueResource("tries");
+  Lock holder = MakeLock(*store, r), waiter = MakeLock(*store, r);
+  assert_true(Try(holder));
+  assert_false(Try(waiter));  // warm: the statements are prepared
+  g_real_step = ipclock::Sqlite().sqlite3_step.get();
+  ipclock::Sqlite().sqlite3_step.Replace(&CountingStep);
+  assert_false(Try(waiter));
+  const int per_try = g_steps.exchange(0);
+  absl::StatusOr<bool> waited = waiter.TryAcquireFor(absl::Milliseconds(3));
+  ipclock::Sqlite().sqlite3_step.Replace(g_real_step.load());
+  ASSERT_OK(waited.status());
+  assert_false(*waited);
+  assert_true(per_try > 0);
+  assert_int_equal(g_steps.load(), 2 * per_try);
+#endif
+}
+
 void SqliteFileRemovedUnderAHolder(void**) {
   if (!IPCLOCK_HAVE_SQLITE) skip();
   const std::string dir = MakeTempDir();
@@ -554,6 +592,7 @@ int main() {
   }
   tests.push_back(cmocka_unit_test(SqliteFileSpecifics));
   tests.push_back(cmocka_unit_test(SqliteFileRemovedUnderAHolder));
+  tests.push_back(cmocka_unit_test(ContendedWaitAsksOnceThenSleeps));
   tests.push_back(cmocka_unit_test(BadServerDsns));
   tests.push_back(cmocka_unit_test(SchemesNameTheRightStore));
   return _cmocka_run_group_tests("table_store_test", tests.data(), tests.size(), nullptr,

@@ -81,11 +81,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "ipclock/spi/key.h"
+#include "ipclock/key_options.h"
 #include "ipclock/store.h"
 
 namespace ipclock {
 
+class Deadline;
+class Key;
 class LockGuard;
 
 // Ends waits for locks early, from another thread or from a signal handler:
@@ -272,16 +274,17 @@ class Lock {
   // there or its lease runs out.
   void Abandon() { acquired_ = false; }
 
-  const std::string& resource() const { return key_.resource(); }
+  // The resource name; empty on a moved-from Lock, as are the answers below.
+  const std::string& resource() const;
   LockMode mode() const { return mode_; }
-  bool IsExpired() const { return key_.IsExpired(); }
+  bool IsExpired() const;
   // Time left on the lease; infinite on stores without leases.
-  absl::Duration RemainingLifetime() const { return key_.RemainingLifetime(); }
+  absl::Duration RemainingLifetime() const;
   // Fencing token of the current acquisition (stores with `fencing`).
-  std::optional<uint64_t> fence() const { return key_.fence(); }
+  std::optional<uint64_t> fence() const;
   // Whether the previous holder died holding the lock (stores with
   // `owner_death`).
-  bool previous_owner_died() const { return key_.previous_owner_died(); }
+  bool previous_owner_died() const;
 
   const Store& store() const { return *store_; }
   const LockOptions& options() const { return options_; }
@@ -294,9 +297,9 @@ class Lock {
   void DetachGuard();
 
   absl::StatusOr<bool> AcquireUntil(Deadline deadline, LockMode mode);
-  // The store's Save() by `deadline`, in slices of kCancelSlice on a store
+  // The store's Acquire() by `deadline`, in slices of kCancelSlice on a store
   // whose waits do not watch the Lock's canceller.
-  absl::StatusOr<bool> SaveUntil(Deadline deadline, LockMode mode);
+  absl::StatusOr<bool> AcquireFromStoreUntil(Deadline deadline, LockMode mode);
   static constexpr absl::Duration kCancelSlice = absl::Milliseconds(200);
   absl::Status BusyError(absl::Duration timeout) const;
   absl::Status CancelledError() const;
@@ -311,7 +314,9 @@ class Lock {
   void NoteLost();
 
   std::shared_ptr<Store> store_;
-  Key key_;
+  // The acquisition's state (spi/key.h), apart so that this header does not
+  // include the store SPI; null only in a moved-from Lock.
+  std::unique_ptr<Key> key_;
   LockOptions options_;
   LockMode mode_ = LockMode::kExclusive;
   Capabilities caps_;

@@ -13,10 +13,11 @@
 // `NewFlockStore()` (ipclock/stores/flock_store.h), hand it to `Lock` or `LockFactory`, and ask it only what
 // it is: `name()`, `Describe()` and `capabilities()`.
 //
-// The operations that take and release locks are private: `Lock` calls them,
-// through `StoreCalls`, which checks every call against the store's
-// capabilities first. Writers of new stores derive from `StoreWithState`
-// (ipclock/spi/store_interface.h), which documents each operation's contract.
+// The operations that take and release locks are not here: they are the
+// store SPI's (`StoreInterface`, ipclock/spi/store_interface.h, which every
+// store derives from and which documents each operation's contract). `Lock`
+// calls them through `StoreCalls`, which checks every call against the
+// store's capabilities first.
 //
 // Stores are thread-safe: one store may serve many threads and Locks at once.
 
@@ -34,7 +35,6 @@
 #include "absl/time/time.h"
 #include "ipclock/diagnostics.h"
 #include "ipclock/metrics.h"
-#include "ipclock/spi/deadline.h"
 
 namespace ipclock {
 
@@ -104,11 +104,7 @@ absl::Status CheckLeaseFits(const Capabilities& caps, absl::Duration ttl);
 // listings.
 std::string CapabilitiesToString(const Capabilities& capabilities);
 
-class Key;
-class KeyState;
-class StoreCalls;
-struct WaitWord;
-struct WatchTargets;
+class StoreInterface;
 
 namespace internal {
 class MetricsAccess;
@@ -149,28 +145,11 @@ class Store {
   }
   MetricsMode metrics_mode() const { return metrics_mode_.load(std::memory_order_relaxed); }
 
- protected:
-  Store() = default;
-
-  // The slot in `key` that belongs to this store object. Typed access is in
-  // `StoreWithState` (spi/store_interface.h); nothing else should use these.
-  KeyState* StateSlot(const Key& key) const;  // inline, in spi/store_interface.h
-  void SetStateSlot(Key& key, std::unique_ptr<KeyState> state) const;
-  std::unique_ptr<KeyState> TakeStateSlot(Key& key) const;
-
  private:
-  // The operations. spi/store_interface.h states the contract of each; callers
-  // go through `StoreCalls`, which checks the request first.
-  friend class StoreCalls;
-  virtual absl::StatusOr<bool> Save(Key& key, LockMode mode,
-                                    Deadline deadline) = 0;
-  virtual absl::Status PutOffExpiration(Key& key, absl::Duration ttl);
-  virtual absl::Status Delete(Key& key) = 0;
-  virtual absl::Status DeleteAsDead(Key& key);
-  virtual absl::StatusOr<bool> Exists(Key& key) = 0;
-  virtual absl::Status CheckHeld(Key& key);
-  virtual WatchTargets GetWatchTargets(Key& key);
-  virtual absl::StatusOr<WaitWord> GetWaitWord(Key& key);
+  // Every store is a `StoreInterface` (spi/store_interface.h), which adds
+  // the operations; `StoreCalls` relies on it.
+  friend class StoreInterface;
+  Store() = default;
 
   // Read and replaced whole, with std::atomic_load/atomic_store.
   std::shared_ptr<const DiagnosticSink> diagnostic_sink_;

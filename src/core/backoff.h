@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "ipclock/spi/deadline.h"
+#include "ipclock/spi/key.h"
 
 namespace ipclock {
 
@@ -23,6 +24,15 @@ class Backoff {
   // Sleeps for the next step, never past `deadline`; with a `cancel_fd`
   // (Key::cancel_fd()), not past its turning readable either.
   void Sleep(Deadline deadline, int cancel_fd = -1);
+
+  // For the start of a polling wait: sleeps the first step when the wait
+  // follows a try of the Lock's (Key::tried_just_now()), as it would after
+  // a try of its own. That try found the lock held a moment ago; asking the
+  // server again at once would find the same holder at the cost of a round
+  // trip, so a contended acquisition asks once, then waits.
+  void SleepIfTriedJustNow(const Key& key, Deadline deadline) {
+    if (key.tried_just_now() && !deadline.has_passed()) Sleep(deadline);
+  }
 
  private:
   absl::Duration next_;

@@ -66,11 +66,11 @@ absl::StatusOr<Lock> Lock::FromSerialized(std::shared_ptr<Store> store,
   if (!key.ok()) return key.status();
   KeyWriter(*key).set_permits(options.permits);
   Lock lock(std::move(store), *std::move(key), options);
-  absl::StatusOr<bool> held = StoreCalls::Exists(*lock.store_, lock.key_);
+  absl::StatusOr<bool> held = StoreCalls::IsHeld(*lock.store_, *lock.key_);
   if (!held.ok()) return held.status();
   if (!*held) {
     return StoreError(absl::StatusCode::kAborted, lock.store_->Describe(),
-                      lock.key_.resource(),
+                      lock.key_->resource(),
                       "the serialized lock is no longer held (released, or "
                       "its lease ran out)");
   }
@@ -80,15 +80,15 @@ absl::StatusOr<Lock> Lock::FromSerialized(std::shared_ptr<Store> store,
 }
 
 Lock::Lock(std::shared_ptr<Store> store, Key key, const LockOptions& options)
-    : store_(std::move(store)), key_(std::move(key)), options_(options) {
+    : store_(std::move(store)), key_(std::make_unique<Key>(std::move(key))), options_(options) {
   // Read once: a store's capabilities are fixed for its life, and the hot
   // path should not pay a virtual call per check.
   caps_ = store_->capabilities();
   // A serializable lock also checks, on release, that this is not a forked
   // child's copy (IsForkedCopy()).
   fast_path_ = !caps_.expiring && !caps_.serializable;
-  metrics_ = internal::ClaimMetricsCell(*store_, key_.resource());
-  KeyWriter(key_).set_canceller(options_.canceller.get());
+  metrics_ = internal::ClaimMetricsCell(*store_, key_->resource());
+  KeyWriter(*key_).set_canceller(options_.canceller.get());
 }
 
 Lock::Lock(Lock&& other) noexcept
@@ -143,27 +143,27 @@ void Lock::DetachGuard() {
   if (guard_ != nullptr) std::exchange(guard_, nullptr)->lock_ = nullptr;
 }
 
-absl::StatusOr<bool> Lock::SaveUntil(Deadline deadline, LockMode mode) {
+absl::StatusOr<bool> Lock::AcquireFromStoreUntil(Deadline deadline, LockMode mode) {
   const Canceller* canceller = options_.canceller.get();
   if (canceller == nullptr || caps_.cancellable || deadline.has_passed()) {
-    return StoreCalls::Save(*store_, caps_, key_, mode, deadline);
+    return StoreCalls::Acquire(*store_, caps_, *key_, mode, deadline);
   }
   // The store's wait does not watch the canceller: it waits in slices, and
   // looks between them. Each slice asks for the whole lease again.
   for (bool first = true;; first = false) {
     if (!first && caps_.expiring) {
-      KeyWriter(key_).ResetLifetime();
-      KeyWriter(key_).ReduceLifetime(options_.ttl);
+      KeyWriter(*key_).ResetLifetime();
+      KeyWriter(*key_).ReduceLifetime(options_.ttl);
     }
     const Deadline slice = std::min(deadline, Deadline::In(kCancelSlice));
-    absl::StatusOr<bool> saved = StoreCalls::Save(*store_, caps_, key_, mode, slice);
-    KeyWriter(key_).set_tried_just_now(false);  // only the first slice follows the try
+    absl::StatusOr<bool> saved = StoreCalls::Acquire(*store_, caps_, *key_, mode, slice);
+    KeyWriter(*key_).set_tried_just_now(false);  // only the first slice follows the try
     if (!saved.ok() || *saved || slice == deadline || canceller->cancelled()) return saved;
   }
 }
 
 absl::Status Lock::CancelledError() const {
-  return StoreError(absl::StatusCode::kCancelled, store_->Describe(), key_.resource(),
+  return StoreError(absl::StatusCode::kCancelled, store_->Describe(), key_->resource(),
                     "the wait was cancelled (Canceller::Cancel())");
 }
 
@@ -177,10 +177,10 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   const bool expiring = caps_.expiring;
   // A conversion that fails leaves the store's lease as it was, so the key's
   // must stay as it was too.
-  const std::optional<Deadline> previous_expiry = key_.expiry();
+  const std::optional<Deadline> previous_expiry = key_->expiry();
   if (expiring) {
-    KeyWriter(key_).ResetLifetime();
-    KeyWriter(key_).ReduceLifetime(options_.ttl);
+    KeyWriter(*key_).ResetLifetime();
+    KeyWriter(*key_).ReduceLifetime(options_.ttl);
   }
   // With metrics or an `on_wait`, a wait starts with a try, so that an
   // acquisition that found the lock free is told from one that waited (and
@@ -193,28 +193,28 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   int64_t wait_began = 0;
   absl::StatusOr<bool> saved;
   if ((metrics_ != nullptr || options_.on_wait) && !acquired_ && !deadline.has_passed()) {
-    saved = StoreCalls::Save(*store_, caps_, key_, mode, Deadline::Past());
+    saved = StoreCalls::Acquire(*store_, caps_, *key_, mode, Deadline::Past());
     const bool busy = saved.ok() && !*saved;
     if (busy || absl::IsUnavailable(saved.status())) {
       waited = true;
       if (metrics_ != nullptr) wait_began = internal::MetricsNowNanos();
       if (busy && options_.on_wait) options_.on_wait(*this);
-      KeyWriter(key_).set_tried_just_now(busy);
-      saved = SaveUntil(deadline, mode);
-      KeyWriter(key_).set_tried_just_now(false);
+      KeyWriter(*key_).set_tried_just_now(busy);
+      saved = AcquireFromStoreUntil(deadline, mode);
+      KeyWriter(*key_).set_tried_just_now(false);
     }
   } else {
-    saved = SaveUntil(deadline, mode);
+    saved = AcquireFromStoreUntil(deadline, mode);
   }
   if (!saved.ok() || !*saved) {
-    if (expiring) KeyWriter(key_).set_expiry(previous_expiry);
+    if (expiring) KeyWriter(*key_).set_expiry(previous_expiry);
     if (!saved.ok()) return saved.status();
     const bool cancelled = cancellable && options_.canceller->cancelled();
     if (metrics_ != nullptr && !cancelled) internal::Bump(metrics_->timeouts);
     // A failed conversion may have cost the lock we held (flock drops a
     // shared lock before it queues for an exclusive one): ask the store.
     if (acquired_) {
-      absl::StatusOr<bool> still = StoreCalls::Exists(*store_, key_);
+      absl::StatusOr<bool> still = StoreCalls::IsHeld(*store_, *key_);
       acquired_ = still.ok() && *still;
     }
     if (cancelled) return CancelledError();
@@ -227,19 +227,19 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
   if (metrics_ != nullptr && !converted) {
     loss_counted_ = false;
     if (!waited) {
-      held_since_ = metrics_->AcquiredAtOnce(key_.previous_owner_died(), /*sampled_path=*/false);
+      held_since_ = metrics_->AcquiredAtOnce(key_->previous_owner_died(), /*sampled_path=*/false);
     } else {
       held_since_ = internal::MetricsNowNanos();
       internal::Bump(metrics_->acquisitions);
       internal::Bump(metrics_->contended);
       metrics_->wait.Observe(held_since_ - wait_began);
-      if (key_.previous_owner_died()) internal::Bump(metrics_->owner_deaths);
+      if (key_->previous_owner_died()) internal::Bump(metrics_->owner_deaths);
     }
   }
-  if (expiring && key_.IsExpired()) {
+  if (expiring && key_->IsExpired()) {
     absl::Status released = DeleteFromStore();
     return StoreError(absl::StatusCode::kAborted, store_->Describe(),
-                      key_.resource(),
+                      key_->resource(),
                       absl::StrCat("the lease (ttl ",
                                    absl::FormatDuration(options_.ttl),
                                    ") ran out before the lock was acquired",
@@ -251,23 +251,23 @@ absl::StatusOr<bool> Lock::AcquireUntil(Deadline deadline, LockMode mode) {
 
 absl::Status Lock::BusyError(absl::Duration timeout) const {
   return StoreError(absl::StatusCode::kDeadlineExceeded, store_->Describe(),
-                    key_.resource(),
+                    key_->resource(),
                     absl::StrCat("still held by another owner after ",
                                  absl::FormatDuration(timeout)));
 }
 
 absl::StatusOr<bool> Lock::TryAcquire(LockMode mode) {
   // The reused handle's path: no lease to set, no conversion to undo, and
-  // the checks of StoreCalls::Save() made when the Lock was created.
+  // the checks of StoreCalls::Acquire() made when the Lock was created.
   if (ABSL_PREDICT_TRUE(fast_path_ && !acquired_ && mode == LockMode::kExclusive)) {
-    absl::StatusOr<bool> got = StoreCalls::TrySaveExclusive(*store_, key_);
-    if (ABSL_PREDICT_FALSE(!got.ok())) return StoreCalls::AsSaveError(got.status());
+    absl::StatusOr<bool> got = StoreCalls::TryAcquireExclusive(*store_, *key_);
+    if (ABSL_PREDICT_FALSE(!got.ok())) return StoreCalls::AsAcquireError(got.status());
     if (*got) {
       acquired_ = true;
       mode_ = mode;
       if (metrics_ != nullptr) {
         loss_counted_ = false;
-        held_since_ = metrics_->AcquiredAtOnce(key_.previous_owner_died(), /*sampled_path=*/true);
+        held_since_ = metrics_->AcquiredAtOnce(key_->previous_owner_died(), /*sampled_path=*/true);
       }
     } else if (metrics_ != nullptr) {
       internal::Bump(metrics_->timeouts);
@@ -295,22 +295,22 @@ absl::Status Lock::Refresh(std::optional<absl::Duration> ttl) {
   if (!caps_.expiring) return absl::OkStatus();
   if (!acquired_) {
     return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
-                      key_.resource(), "cannot refresh a lock that is not held");
+                      key_->resource(), "cannot refresh a lock that is not held");
   }
   if (IsForkedCopy()) return ForkedCopyError();
   absl::Duration lease = ttl.value_or(options_.ttl);
-  const std::optional<Deadline> previous_expiry = key_.expiry();
-  KeyWriter(key_).ResetLifetime();
-  KeyWriter(key_).ReduceLifetime(lease);
-  if (absl::Status s = StoreCalls::PutOffExpiration(*store_, key_, lease);
+  const std::optional<Deadline> previous_expiry = key_->expiry();
+  KeyWriter(*key_).ResetLifetime();
+  KeyWriter(*key_).ReduceLifetime(lease);
+  if (absl::Status s = StoreCalls::Extend(*store_, *key_, lease);
       !s.ok()) {
     // The store's lease is what it was (or gone): so is ours.
-    KeyWriter(key_).set_expiry(previous_expiry);
+    KeyWriter(*key_).set_expiry(previous_expiry);
     return s;
   }
-  if (key_.IsExpired()) {
+  if (key_->IsExpired()) {
     return StoreError(absl::StatusCode::kAborted, store_->Describe(),
-                      key_.resource(),
+                      key_->resource(),
                       absl::StrCat("the lease ran out during refresh (ttl ",
                                    absl::FormatDuration(lease), ")"));
   }
@@ -333,7 +333,7 @@ bool Lock::IsForkedCopy() const {
 
 absl::Status Lock::ForkedCopyError() const {
   return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
-                    key_.resource(),
+                    key_->resource(),
                     absl::StrCat("the lock is held by process ", holder_pid_,
                                  ", which acquired it; this fork()ed child's copy "
                                  "neither releases nor uses it"));
@@ -345,7 +345,7 @@ absl::Status Lock::ReleaseAsDead() {
     acquired_ = false;
     return ForkedCopyError();
   }
-  absl::Status s = StoreCalls::DeleteAsDead(*store_, key_);
+  absl::Status s = StoreCalls::ReleaseAsDead(*store_, *key_);
   acquired_ = false;
   return s;
 }
@@ -358,18 +358,18 @@ absl::Status Lock::ReleaseFully() {
   // Measured before the store is asked, and reported only after it released
   // the lock: the lock goes either way, and a second Release() finds it
   // released, so each lock is reported once.
-  const absl::Duration overrun = key_.ExpiredFor();
+  const absl::Duration overrun = key_->ExpiredFor();
   absl::Status s = DeleteFromStore();
   if (overrun <= absl::ZeroDuration()) return s;
   NoteLost();
-  absl::Status reported = ReportLeaseOverrun(*store_, key_.resource(), options_.ttl, overrun);
+  absl::Status reported = ReportLeaseOverrun(*store_, key_->resource(), options_.ttl, overrun);
   // The store may have found the lock gone (Aborted too): the overrun says
   // more about why.
   return s.ok() || absl::IsAborted(s) ? reported : s;
 }
 
 absl::Status Lock::DeleteFromStore() {
-  absl::Status s = StoreCalls::Delete(*store_, key_);
+  absl::Status s = StoreCalls::Release(*store_, *key_);
   // A failed release still ends this object's claim: the store's error says
   // what state the lock is in.
   acquired_ = false;
@@ -397,10 +397,10 @@ absl::Status Lock::CheckAcquired() {
   }
   if (!acquired_) {
     return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
-                      key_.resource(), "the lock is not acquired");
+                      key_->resource(), "the lock is not acquired");
   }
   if (IsForkedCopy()) return ForkedCopyError();
-  absl::Status held = StoreCalls::CheckHeld(*store_, key_);
+  absl::Status held = StoreCalls::CheckHeld(*store_, *key_);
   if (held.code() == absl::StatusCode::kAborted) {
     NoteLost();
     // Lost to us, but the store may still have the kernel object it locked,
@@ -412,21 +412,38 @@ absl::Status Lock::CheckAcquired() {
   return held;
 }
 
+const std::string& Lock::resource() const {
+  static const std::string* const kNone = new std::string();
+  return key_ ? key_->resource() : *kNone;
+}
+
+bool Lock::IsExpired() const { return key_ && key_->IsExpired(); }
+
+absl::Duration Lock::RemainingLifetime() const {
+  return key_ ? key_->RemainingLifetime() : absl::ZeroDuration();
+}
+
+std::optional<uint64_t> Lock::fence() const {
+  return key_ ? key_->fence() : std::nullopt;
+}
+
+bool Lock::previous_owner_died() const { return key_ && key_->previous_owner_died(); }
+
 absl::StatusOr<std::string> Lock::Serialize() {
   if (store_ == nullptr) {
     return absl::FailedPreconditionError("ipclock: use of a moved-from Lock");
   }
-  if (!caps_.serializable || !key_.serializable()) {
+  if (!caps_.serializable || !key_->serializable()) {
     return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
-                      key_.resource(),
+                      key_->resource(),
                       "this store's locks are tied to the process holding "
                       "them and cannot be serialized");
   }
   if (!acquired_) {
     return StoreError(absl::StatusCode::kFailedPrecondition, store_->Describe(),
-                      key_.resource(), "only a held lock can be serialized");
+                      key_->resource(), "only a held lock can be serialized");
   }
-  return key_.Serialize();
+  return key_->Serialize();
 }
 
 absl::StatusOr<Lock> AcquireLock(std::shared_ptr<Store> store,

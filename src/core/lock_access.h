@@ -9,14 +9,15 @@
 #define IPCLOCK_CORE_LOCK_ACCESS_H_
 
 #include "ipclock/lock.h"
+#include "ipclock/spi/key.h"
 
 namespace ipclock {
 namespace internal {
 
 class LockAccess {
  public:
-  static Key& key(Lock& lock) { return lock.key_; }
-  static const Key& key(const Lock& lock) { return lock.key_; }
+  static Key& key(Lock& lock) { return *lock.key_; }
+  static const Key& key(const Lock& lock) { return *lock.key_; }
   static Store& store(Lock& lock) { return *lock.store_; }
   static const std::shared_ptr<Store>& shared_store(const Lock& lock) {
     return lock.store_;

@@ -51,33 +51,33 @@ DiagnosticSink Store::diagnostic_sink() const {
   return sink ? *sink : DiagnosticSink();
 }
 
-void Store::SetStateSlot(Key& key, std::unique_ptr<KeyState> state) const {
+void StoreInterface::SetStateSlot(Key& key, std::unique_ptr<KeyState> state) const {
   key.set_state(this, std::move(state));
 }
 
-std::unique_ptr<KeyState> Store::TakeStateSlot(Key& key) const {
+std::unique_ptr<KeyState> StoreInterface::TakeStateSlot(Key& key) const {
   return key.take_state(this);
 }
 
-absl::Status Store::PutOffExpiration(Key&, absl::Duration) {
+absl::Status StoreInterface::Extend(Key&, absl::Duration) {
   return absl::OkStatus();
 }
 
-absl::Status Store::CheckHeld(Key& key) {
-  absl::StatusOr<bool> held = Exists(key);
+absl::Status StoreInterface::CheckHeld(Key& key) {
+  absl::StatusOr<bool> held = IsHeld(key);
   if (!held.ok()) return held.status();
   if (*held) return absl::OkStatus();
   return StoreError(absl::StatusCode::kAborted, Describe(), key.resource(),
                     "the lock is no longer held");
 }
 
-absl::Status Store::DeleteAsDead(Key& key) { return Delete(key); }
+absl::Status StoreInterface::ReleaseAsDead(Key& key) { return Release(key); }
 
-WatchTargets Store::GetWatchTargets(Key&) { return WatchTargets(); }
+WatchTargets StoreInterface::GetWatchTargets(Key&) { return WatchTargets(); }
 
-absl::StatusOr<WaitWord> Store::GetWaitWord(Key&) { return WaitWord(); }
+absl::StatusOr<WaitWord> StoreInterface::GetWaitWord(Key&) { return WaitWord(); }
 
-absl::StatusOr<bool> StoreCalls::Save(Store& store, const Capabilities& caps,
+absl::StatusOr<bool> StoreCalls::Acquire(Store& store, const Capabilities& caps,
                                       Key& key, LockMode mode, Deadline deadline) {
   // A store asked for what it cannot do: a configuration fault
   // (ipclock/errors.h), as `ipclock run -s` finds it from the DSN.
@@ -92,12 +92,12 @@ absl::StatusOr<bool> StoreCalls::Save(Store& store, const Capabilities& caps,
                                    " needs a counting store (semaphore, "
                                    "posix-semaphore, in-memory)"));
   }
-  absl::StatusOr<bool> saved = store.Save(key, mode, deadline);
+  absl::StatusOr<bool> saved = Ops(store).Acquire(key, mode, deadline);
   if (ABSL_PREDICT_TRUE(saved.ok())) return saved;
-  return AsSaveError(saved.status());
+  return AsAcquireError(saved.status());
 }
 
-absl::Status StoreCalls::AsSaveError(absl::Status error) {
+absl::Status StoreCalls::AsAcquireError(absl::Status error) {
   // DeadlineExceeded is reserved for a lock that stayed busy: a store whose
   // server or call timed out is unavailable, not contended.
   if (error.code() == absl::StatusCode::kDeadlineExceeded) {
@@ -106,7 +106,7 @@ absl::Status StoreCalls::AsSaveError(absl::Status error) {
   return error;
 }
 
-absl::Status StoreCalls::PutOffExpiration(Store& store, Key& key,
+absl::Status StoreCalls::Extend(Store& store, Key& key,
                                           absl::Duration ttl) {
   if (!store.capabilities().expiring) return absl::OkStatus();
   if (ttl <= absl::ZeroDuration() || ttl == absl::InfiniteDuration()) {
@@ -115,23 +115,23 @@ absl::Status StoreCalls::PutOffExpiration(Store& store, Key& key,
                       absl::StrCat("a lease must be positive and finite, not ",
                                    absl::FormatDuration(ttl)));
   }
-  return store.PutOffExpiration(key, ttl);
+  return Ops(store).Extend(key, ttl);
 }
 
-absl::StatusOr<bool> StoreCalls::Exists(Store& store, Key& key) {
-  return store.Exists(key);
+absl::StatusOr<bool> StoreCalls::IsHeld(Store& store, Key& key) {
+  return Ops(store).IsHeld(key);
 }
 
 absl::Status StoreCalls::CheckHeld(Store& store, Key& key) {
-  return store.CheckHeld(key);
+  return Ops(store).CheckHeld(key);
 }
 
 WatchTargets StoreCalls::GetWatchTargets(Store& store, Key& key) {
-  return store.GetWatchTargets(key);
+  return Ops(store).GetWatchTargets(key);
 }
 
 absl::StatusOr<WaitWord> StoreCalls::GetWaitWord(Store& store, Key& key) {
-  return store.GetWaitWord(key);
+  return Ops(store).GetWaitWord(key);
 }
 
 std::string CapabilitiesToString(const Capabilities& c) {

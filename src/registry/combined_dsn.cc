@@ -30,7 +30,7 @@ namespace {
 // fails every call (which the strategy counts as a refusal) until building
 // it again succeeds; it tries at most once a second, and never makes a
 // caller wait for another caller's attempt.
-class LazyMember final : public Store {
+class LazyMember final : public StoreInterface {
  public:
   LazyMember(Dsn dsn, std::string shown, const StoreOptions& options,
              Capabilities assumed, absl::Status first_error)
@@ -47,25 +47,25 @@ class LazyMember final : public Store {
   // are fixed when it is built.
   Capabilities capabilities() const override { return assumed_; }
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override {
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override {
     absl::StatusOr<std::shared_ptr<Store>> store = Get();
     if (!store.ok()) return store.status();
-    return StoreCalls::Save(**store, key, mode, deadline);
+    return StoreCalls::Acquire(**store, key, mode, deadline);
   }
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
+  absl::Status Extend(Key& key, absl::Duration ttl) override {
     absl::StatusOr<std::shared_ptr<Store>> store = Get();
     if (!store.ok()) return store.status();
-    return StoreCalls::PutOffExpiration(**store, key, ttl);
+    return StoreCalls::Extend(**store, key, ttl);
   }
-  absl::Status Delete(Key& key) override {
+  absl::Status Release(Key& key) override {
     std::shared_ptr<Store> store = Built();
     // Never built: it never held anything.
-    return store == nullptr ? absl::OkStatus() : StoreCalls::Delete(*store, key);
+    return store == nullptr ? absl::OkStatus() : StoreCalls::Release(*store, key);
   }
-  absl::StatusOr<bool> Exists(Key& key) override {
+  absl::StatusOr<bool> IsHeld(Key& key) override {
     std::shared_ptr<Store> store = Built();
     if (store == nullptr) return false;
-    return StoreCalls::Exists(*store, key);
+    return StoreCalls::IsHeld(*store, key);
   }
   absl::Status CheckHeld(Key& key) override {
     std::shared_ptr<Store> store = Built();

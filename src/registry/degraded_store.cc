@@ -28,7 +28,7 @@ constexpr int64_t kThrottleNanos = int64_t{60} * 1000 * 1000 * 1000;
 // fallback and acquisitions are reported as the policy says. Everything else
 // is the fallback's own behaviour: its capabilities, its per-key state (kept
 // under the fallback's address, so a Key never sees this wrapper's).
-class DegradedStore final : public Store {
+class DegradedStore final : public StoreInterface {
  public:
   DegradedStore(std::shared_ptr<Store> fallback, std::string remote,
                 absl::Status why, DegradedPolicy policy)
@@ -44,16 +44,16 @@ class DegradedStore final : public Store {
   std::string Describe() const override { return describe_; }
   Capabilities capabilities() const override { return fallback_->capabilities(); }
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode,
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode,
                             Deadline deadline) override {
     Report(key);
-    return StoreCalls::Save(*fallback_, key, mode, deadline);
+    return StoreCalls::Acquire(*fallback_, key, mode, deadline);
   }
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
-    return StoreCalls::PutOffExpiration(*fallback_, key, ttl);
+  absl::Status Extend(Key& key, absl::Duration ttl) override {
+    return StoreCalls::Extend(*fallback_, key, ttl);
   }
-  absl::Status Delete(Key& key) override { return StoreCalls::Delete(*fallback_, key); }
-  absl::StatusOr<bool> Exists(Key& key) override { return StoreCalls::Exists(*fallback_, key); }
+  absl::Status Release(Key& key) override { return StoreCalls::Release(*fallback_, key); }
+  absl::StatusOr<bool> IsHeld(Key& key) override { return StoreCalls::IsHeld(*fallback_, key); }
   absl::StatusOr<WaitWord> GetWaitWord(Key& key) override {
     return StoreCalls::GetWaitWord(*fallback_, key);
   }

@@ -6,7 +6,8 @@
 // -----------------------------------------------------------------------------
 //
 // For store writers (the store SPI). Programs never include this header:
-// `ipclock::Lock` (lock.h) owns a `Key` and shows what it holds.
+// `ipclock::Lock` (lock.h) owns a `Key` and shows what it holds, and no
+// header of the API includes this one.
 //
 // A `Key` is the state of one acquisition of one resource: the resource name,
 // the owner token that tells this holder from every other, the lease expiry
@@ -18,11 +19,7 @@
 // Stores read it here and record what they found through `KeyWriter`
 // (spi/key_state.h); nothing else may change it.
 //
-// Resource names are byte strings: any bytes are allowed, including NUL and
-// invalid UTF-8. A name must be non-empty and at most
-// `KeyOptions::max_resource_bytes` long (1024 by default); anything else is
-// InvalidArgument. Stores map names to their own namespaces (file names, IPC
-// keys, Redis keys) and document how.
+// Resource names are byte strings, checked as ipclock/key_options.h says.
 //
 // A `Key` is movable, not copyable, and not thread-safe.
 
@@ -41,19 +38,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "ipclock/key_options.h"
 #include "ipclock/spi/deadline.h"
 
 namespace ipclock {
 
 class Canceller;
 class Store;
-
-struct KeyOptions {
-  // The longest resource name accepted, in bytes. Parse::Lock and most
-  // servers cap names near 1 KiB; raise it only where every store in use can
-  // take longer names.
-  size_t max_resource_bytes = 1024;
-};
 
 // Per-store state carried by a Key, and what a store records in one
 // (spi/key_state.h).
@@ -126,7 +117,7 @@ class Key {
   // Whether the Lock's canceller was cancelled: the wait under way should
   // end now. A store with the `cancellable` capability looks wherever its
   // wait would otherwise sleep on, and then gives up its place in the queue
-  // as when the deadline passes, and `Save()` returns false. Always false
+  // as when the deadline passes, and `Acquire()` returns false. Always false
   // without a canceller.
   bool cancelled() const;
   // The canceller's descriptor, readable once cancelled, for waits that
@@ -135,12 +126,14 @@ class Key {
 
   // --- A wait that follows a try ----------------------------------------------
 
-  // True during a `Save()` with a deadline that `Lock` makes right after a
-  // try of its own found the resource held (it tries first to tell a wait
+  // True during an `Acquire()` with a deadline that `Lock` makes right after
+  // a try of its own found the resource held (it tries first to tell a wait
   // from an acquisition at once, for metrics and for callers that report
   // waits). A store whose wait would begin with a try may block at once
-  // instead, so that a contended acquisition tries once, then waits. Never
-  // true for a try (a past deadline).
+  // instead, so that a contended acquisition tries once, then waits: flock,
+  // SysV and POSIX semaphores block at once, and the stores whose waits
+  // poll (Redis, memcached, the table stores) sleep their first step first
+  // (Backoff::SleepIfTriedJustNow). Never true for a try (a past deadline).
   bool tried_just_now() const { return tried_just_now_; }
 
   // --- Another thread's view -------------------------------------------------
@@ -171,7 +164,7 @@ class Key {
  private:
   // Each store object keeps its own state in the key (spi/store_interface.h,
   // StoreWithState), found by the store's address.
-  friend class Store;
+  friend class StoreInterface;
   // What stores and Lock record in the key (spi/key_state.h).
   friend class KeyWriter;
   // Inline: every reused acquisition and release looks its state up.

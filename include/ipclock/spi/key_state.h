@@ -19,7 +19,7 @@
 //     `Lock`; only a store, and the code between `Lock` and a store, write
 //     them.
 //
-// Example (what a store's `Save()` records once it holds the lock):
+// Example (what a store's `Acquire()` records once it holds the lock):
 //
 //   void RecordAcquisition(ipclock::Key& key, uint64_t fence, bool holder_died) {
 //     ipclock::KeyWriter writer(key);

@@ -11,12 +11,17 @@
 // What a store implements, and how code that sits between `Lock` and a store
 // (a combined store, a test) calls one.
 //
-// A store derives from `StoreWithState<State>`, where `State` is what the
-// store keeps per acquisition in the `Key` (an open file, a slot index, a
-// connection; spi/key_state.h), records what it found in the key with
-// `KeyWriter`, and overrides the private operations of `Store`:
+// Every store is a `StoreInterface`: the `Store` of ipclock/store.h (what
+// programs see: a name, a description, capabilities) with the operations
+// below, which `Lock` calls through `StoreCalls`. A store derives from
+// `StoreWithState<State>`, where `State` is what the store keeps per
+// acquisition in the `Key` (an open file, a slot index, a connection;
+// spi/key_state.h), records what it found in the key with `KeyWriter`, and
+// overrides the private operations of `StoreInterface`. They bear the names
+// of the API's (`Lock::Acquire`, `Refresh` as `Extend`, `Release`,
+// `CheckAcquired` as `IsHeld`); doc/stores.md maps them to Symfony's.
 //
-//   * `Save(key, mode, deadline)` acquires. True once the key holds the lock;
+//   * `Acquire(key, mode, deadline)` acquires. True once the key holds the lock;
 //     false when another holder still has it at `deadline` (contention is a
 //     value, not an error); an error status when the store failed, and then
 //     the key holds nothing (fail closed). `Deadline::Past()` tries once.
@@ -25,27 +30,27 @@
 //     demotion) where the store has shared locks. A store never returns
 //     DeadlineExceeded (a server that did not answer in time is
 //     Unavailable): to callers of `Lock::Acquire()` that code means "the lock
-//     stayed busy", and `StoreCalls::Save()` enforces it.
-//   * `PutOffExpiration(key, ttl)` extends the lease of a held key (expiring
+//     stayed busy", and `StoreCalls::Acquire()` enforces it.
+//   * `Extend(key, ttl)` extends the lease of a held key (expiring
 //     stores only; `StoreCalls` never calls it on others). Aborted when the
 //     key no longer holds the lock.
-//   * `Delete(key)` releases. A key that holds nothing is OK and touches
+//   * `Release(key)` releases. A key that holds nothing is OK and touches
 //     nothing. A key that held the lock but finds it gone (the lock file
 //     deleted, the Redis key flushed, the session ended) is released all the
 //     same and the call returns Aborted saying what was found: a release
 //     never reports success for a lock that was lost while held.
-//   * `DeleteAsDead(key)` releases as `Delete()` does, but as a holder that died
+//   * `ReleaseAsDead(key)` releases as `Release()` does, but as a holder that died
 //     would: the next holder is told that its predecessor died holding the
 //     lock (`previous_owner_died()`), for a holder whose work under the
-//     lock was cut short. The default is `Delete()`: a store that reports
+//     lock was cut short. The default is `Release()`: a store that reports
 //     no owner death has nothing to leave behind. A store that does and
 //     releases both ways alike derives from `StoreWithRelease<State>`.
-//   * `Exists(key)` says whether the key holds the lock now.
+//   * `IsHeld(key)` says whether the key holds the lock now.
 //   * `CheckHeld(key)` says cheaply, for the watch on held locks
 //     (lock_watch.h), whether the lock is still held and still the same lock:
 //     OK; Aborted naming what was lost and how (a removed segment, a deleted
 //     lock file, an ended session); Unavailable when it cannot tell now. The
-//     default asks `Exists()`. It may run on another thread than the one
+//     default asks `IsHeld()`. It may run on another thread than the one
 //     that acquired (never at the same time as another call on that key),
 //     so it must not take or release anything. The watch runs the checks
 //     of a remote store, or of one with an event source, on a thread of
@@ -92,7 +97,7 @@
 namespace ipclock {
 
 // Where an async waiter (ipclock/async.h) can sleep until a lock may have
-// been released, instead of holding a thread blocked in `Save()`.
+// been released, instead of holding a thread blocked in `Acquire()`.
 struct WaitWord {
   // A 32-bit futex word; nullptr when the store has none.
   uint32_t* word = nullptr;
@@ -200,6 +205,33 @@ struct WatchTargets {
   bool checks_wait = false;
 };
 
+// The store SPI's side of every store: the operations that take and
+// release locks (their contracts are at the top of this file), and each
+// store object's slot in a `Key`.
+class StoreInterface : public Store {
+ protected:
+  StoreInterface() = default;
+
+  // The slot in `key` that belongs to this store object. Typed access is in
+  // `StoreWithState` below; nothing else should use these. Inline: every
+  // reused acquisition and release looks its state up.
+  KeyState* StateSlot(const Key& key) const { return key.state(this); }
+  void SetStateSlot(Key& key, std::unique_ptr<KeyState> state) const;
+  std::unique_ptr<KeyState> TakeStateSlot(Key& key) const;
+
+ private:
+  // Callers go through `StoreCalls`, which checks the request first.
+  friend class StoreCalls;
+  virtual absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) = 0;
+  virtual absl::Status Extend(Key& key, absl::Duration ttl);
+  virtual absl::Status Release(Key& key) = 0;
+  virtual absl::Status ReleaseAsDead(Key& key);
+  virtual absl::StatusOr<bool> IsHeld(Key& key) = 0;
+  virtual absl::Status CheckHeld(Key& key);
+  virtual WatchTargets GetWatchTargets(Key& key);
+  virtual absl::StatusOr<WaitWord> GetWaitWord(Key& key);
+};
+
 // Calls the operations of a store, checking each request against the
 // store's capabilities first, so that no store has to.
 class StoreCalls {
@@ -208,43 +240,44 @@ class StoreCalls {
   // for `key.permits() > 1` on a store that does not count (configuration
   // faults, ipclock/errors.h).
   // A DeadlineExceeded from the store becomes Unavailable.
-  static absl::StatusOr<bool> Save(Store& store, Key& key, LockMode mode,
+  static absl::StatusOr<bool> Acquire(Store& store, Key& key, LockMode mode,
                                    Deadline deadline) {
-    return Save(store, store.capabilities(), key, mode, deadline);
+    return Acquire(store, store.capabilities(), key, mode, deadline);
   }
   // The same with the store's capabilities already at hand (they are fixed
   // for its life), for callers on the hot path.
-  static absl::StatusOr<bool> Save(Store& store, const Capabilities& caps, Key& key,
+  static absl::StatusOr<bool> Acquire(Store& store, const Capabilities& caps, Key& key,
                                    LockMode mode, Deadline deadline);
   // OK without asking a store whose locks do not expire. InvalidArgument for
   // a TTL that is not positive and finite.
-  static absl::Status PutOffExpiration(Store& store, Key& key,
+  static absl::Status Extend(Store& store, Key& key,
                                        absl::Duration ttl);
-  static absl::Status Delete(Store& store, Key& key) { return store.Delete(key); }
-  static absl::Status DeleteAsDead(Store& store, Key& key) { return store.DeleteAsDead(key); }
-  static absl::StatusOr<bool> Exists(Store& store, Key& key);
+  static absl::Status Release(Store& store, Key& key) { return Ops(store).Release(key); }
+  static absl::Status ReleaseAsDead(Store& store, Key& key) { return Ops(store).ReleaseAsDead(key); }
+  static absl::StatusOr<bool> IsHeld(Store& store, Key& key);
   static absl::Status CheckHeld(Store& store, Key& key);
   static WatchTargets GetWatchTargets(Store& store, Key& key);
   static absl::StatusOr<WaitWord> GetWaitWord(Store& store, Key& key);
-  // A store's failure as `Save()` reports it: DeadlineExceeded becomes
+  // A store's failure as `Acquire()` reports it: DeadlineExceeded becomes
   // Unavailable.
-  static absl::Status AsSaveError(absl::Status error);
+  static absl::Status AsAcquireError(absl::Status error);
   // One exclusive try, without the checks above: for `Lock`'s reused
   // handle, which has made them (no lease to set, nothing held, a permit
-  // count checked at creation). A failure goes through `AsSaveError()`.
-  static absl::StatusOr<bool> TrySaveExclusive(Store& store, Key& key) {
-    return store.Save(key, LockMode::kExclusive, Deadline::Past());
+  // count checked at creation). A failure goes through `AsAcquireError()`.
+  static absl::StatusOr<bool> TryAcquireExclusive(Store& store, Key& key) {
+    return Ops(store).Acquire(key, LockMode::kExclusive, Deadline::Past());
   }
-};
 
-// Inline: every reused acquisition and release looks its state up.
-inline KeyState* Store::StateSlot(const Key& key) const { return key.state(this); }
+ private:
+  // Every Store is a StoreInterface: Store's only constructor is for it.
+  static StoreInterface& Ops(Store& store) { return static_cast<StoreInterface&>(store); }
+};
 
 // The base of every store: typed access to the store's own state in each
 // key. Each store object has one slot per key, so two stores of one kind
 // (two lock dirs, the members of a combined store) never see each other's.
 template <typename State>
-class StoreWithState : public Store {
+class StoreWithState : public StoreInterface {
   static_assert(std::is_base_of<KeyState, State>::value,
                 "a store's key state derives from KeyState");
 
@@ -267,7 +300,7 @@ class StoreWithState : public Store {
   std::unique_ptr<State> TakeState(Key& key) const {
     return std::unique_ptr<State>(static_cast<State*>(TakeStateSlot(key).release()));
   }
-  // `Exists()` from what `CheckHeld()` found: true when OK, false when the
+  // `IsHeld()` from what `CheckHeld()` found: true when OK, false when the
   // lock was lost (Aborted), the error when the store could not tell.
   static absl::StatusOr<bool> HeldUnlessLost(const absl::Status& check) {
     if (check.ok()) return true;
@@ -278,16 +311,16 @@ class StoreWithState : public Store {
 
 // The base of a store whose release as a holder that died differs from its
 // plain release only in what it leaves behind for the next holder (a mark,
-// a marker, an expired row): the store implements one `Release(key, died)`,
-// which `Delete()` calls with `died` false and `DeleteAsDead()` with true.
+// a marker, an expired row): the store implements one `DoRelease(key, died)`,
+// which `Release()` calls with `died` false and `ReleaseAsDead()` with true.
 template <typename State>
 class StoreWithRelease : public StoreWithState<State> {
  private:
-  absl::Status Delete(Key& key) final { return Release(key, /*died=*/false); }
-  absl::Status DeleteAsDead(Key& key) final { return Release(key, /*died=*/true); }
-  // Releases as `Delete()` does; with `died`, leaves what tells the next
+  absl::Status Release(Key& key) final { return DoRelease(key, /*died=*/false); }
+  absl::Status ReleaseAsDead(Key& key) final { return DoRelease(key, /*died=*/true); }
+  // Releases as `Release()` does; with `died`, leaves what tells the next
   // holder that its predecessor died holding the lock.
-  virtual absl::Status Release(Key& key, bool died) = 0;
+  virtual absl::Status DoRelease(Key& key, bool died) = 0;
 };
 
 }  // namespace ipclock

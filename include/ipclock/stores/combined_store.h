@@ -26,7 +26,7 @@
 //     success (fail closed). Acquisition returns an error, not contention,
 //     when the errors alone keep the strategy from being met.
 //   * When the strategy is not met, whatever the members did take is released
-//     before Save returns, so a failed try holds nothing anywhere.
+//     before Acquire returns, so a failed try holds nothing anywhere.
 //   * `Exists` asks members until the strategy is met or can no longer be.
 //   * A refresh goes to every member that holds the key; if it does not reach
 //     enough of them, the lock is released on all and the refresh fails.

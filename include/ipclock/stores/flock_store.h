@@ -146,7 +146,7 @@
 //   * Promotion (shared to exclusive) is not atomic in Linux: the kernel drops
 //     the shared lock before it queues for the exclusive one. If promotion
 //     fails the store takes the shared lock back when it can; if a writer got
-//     in between, Save returns false and the key holds nothing.
+//     in between, Acquire returns false and the key holds nothing.
 //   * flock over NFS is emulated with byte-range locks on some kernels and
 //     not at all on others; keep lock dirs on local filesystems.
 //   * Locks belong to the open file, so a fork()ed child's copy of a held

@@ -40,7 +40,7 @@ std::unique_ptr<MemberCheck> MemberCheck::Start(std::shared_ptr<Store> member, K
         }
         // Nobody waits for this check any more: the release is ours.
         if (release) {
-          StoreCalls::Delete(*self->member_, self->twin_).IgnoreError();
+          StoreCalls::Release(*self->member_, self->twin_).IgnoreError();
           delete self;
         }
       },

@@ -89,7 +89,7 @@ struct Tally {
   size_t succeeded = 0;
   size_t refused = 0;  // contention
   size_t failed = 0;   // errors
-  std::vector<bool> took;  // by member index: Save said true in this pass
+  std::vector<bool> took;  // by member index: Acquire said true in this pass
   std::vector<std::string> errors;
   // The members' code if they all failed alike (a lease that ran out is
   // Aborted everywhere), else Unavailable.
@@ -139,7 +139,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
   std::string Describe() const override { return describe_; }
   Capabilities capabilities() const override { return caps_; }
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode,
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode,
                             Deadline deadline) override {
     CombinedKeyState& st = StateOf(key);
     FinishChecks(key);
@@ -171,7 +171,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     }
   }
 
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
+  absl::Status Extend(Key& key, absl::Duration ttl) override {
     FinishChecks(key);
     const std::vector<bool> holders = Holders(key);
     if (CountHeld(holders) == 0) {
@@ -182,7 +182,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     t.failed = members_.size() - CountHeld(holders);  // they cannot count
     for (size_t i = 0; i < members_.size() && CanBeMet(t.failed); ++i) {
       if (!holders[i]) continue;
-      absl::Status s = StoreCalls::PutOffExpiration(*members_[i], key, ttl);
+      absl::Status s = StoreCalls::Extend(*members_[i], key, ttl);
       if (s.ok()) {
         ++t.succeeded;
       } else {
@@ -192,7 +192,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     if (IsMet(t.succeeded)) return absl::OkStatus();
     // A lease that only a minority still has is no lock: give it up on every
     // member rather than leave a minority holding it until it runs out.
-    Delete(key).IgnoreError();
+    Release(key).IgnoreError();
     return NotMet(key,
                   absl::StrCat("the lease was extended on ", t.succeeded,
                                " of ", members_.size(),
@@ -200,7 +200,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
                   t, absl::StatusCode::kAborted);
   }
 
-  // An async wait on a combined store runs Save() on a helper thread, which
+  // An async wait on a combined store runs Acquire() on a helper thread, which
   // is wrong for a member whose locks belong to the acquiring thread (shm):
   // refuse rather than leave such a lock owned by a thread that never
   // releases it.
@@ -219,19 +219,19 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     return WaitWord{};
   }
 
-  absl::Status Delete(Key& key) override {
+  absl::Status Release(Key& key) override {
     absl::Status s = DeleteOnMembers(key, Holders(key));
     TakeState(key);
     return s;
   }
 
-  absl::StatusOr<bool> Exists(Key& key) override {
+  absl::StatusOr<bool> IsHeld(Key& key) override {
     FinishChecks(key);
     size_t yes = 0;
     size_t no = 0;
     for (const std::shared_ptr<Store>& m : members_) {
       // An error counts as "not held": fail closed.
-      absl::StatusOr<bool> held = StoreCalls::Exists(*m, key);
+      absl::StatusOr<bool> held = StoreCalls::IsHeld(*m, key);
       if (held.ok() && *held) {
         ++yes;
       } else {
@@ -393,7 +393,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     t.took.assign(members_.size(), false);
     for (size_t i = 0; i < members_.size(); ++i) {
       KeyWriter(key).set_previous_owner_died(false);
-      absl::StatusOr<bool> saved = StoreCalls::Save(*members_[i], key, mode, Deadline::Past());
+      absl::StatusOr<bool> saved = StoreCalls::Acquire(*members_[i], key, mode, Deadline::Past());
       if (!saved.ok()) {
         t.AddError(saved.status());
       } else if (*saved) {
@@ -422,16 +422,16 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     }
     for (size_t i = 0; i < members_.size(); ++i) {
       if (!before[i]) {
-        if (took[i]) StoreCalls::Delete(*members_[i], key).IgnoreError();
+        if (took[i]) StoreCalls::Release(*members_[i], key).IgnoreError();
         st.held[i] = false;
         continue;
       }
       absl::StatusOr<bool> still =
-          took[i] ? StoreCalls::Save(*members_[i], key, before_mode, Deadline::Past())
-                  : StoreCalls::Exists(*members_[i], key);
+          took[i] ? StoreCalls::Acquire(*members_[i], key, before_mode, Deadline::Past())
+                  : StoreCalls::IsHeld(*members_[i], key);
       st.held[i] = still.ok() && *still;
       // Whatever half-state a failed member is in, it must not linger.
-      if (!st.held[i]) StoreCalls::Delete(*members_[i], key).IgnoreError();
+      if (!st.held[i]) StoreCalls::Release(*members_[i], key).IgnoreError();
     }
     st.mode = before_mode;
     if (!IsMet(CountHeld(st.held))) {
@@ -440,7 +440,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     }
   }
 
-  // Releases on every member. The key's combined state stays: Save() is
+  // Releases on every member. The key's combined state stays: Acquire() is
   // still using it. `holders` are the members the key held. A member that
   // finds its part lost (Aborted) makes the release Aborted only if the
   // members that did release still met the strategy no more: until then
@@ -462,7 +462,7 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
                                key.resource(),
                                "its server has not answered the check under way: released "
                                "once it answers, else its lease or session ends its part")
-                  : StoreCalls::Delete(*members_[i], key);
+                  : StoreCalls::Release(*members_[i], key);
       if (s.ok()) {
         if (holders[i]) ++released;
       } else if (absl::IsAborted(s)) {

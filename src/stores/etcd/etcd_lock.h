@@ -78,7 +78,7 @@ struct EtcdPendingRelease {
   int64_t revision = 0;
   std::string owner;
   LockMode mode = LockMode::kExclusive;
-  // Released as a holder that died would be (DeleteAsDead()): the owner
+  // Released as a holder that died would be (ReleaseAsDead()): the owner
   // record stays, marked, so that the next holder is told.
   bool died = false;
 };
@@ -96,9 +96,9 @@ class EtcdStore final : public StoreWithRelease<EtcdKeyState> {
   // Grants the first lease (from NewEtcdStore).
   absl::Status Start();
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status Extend(Key& key, absl::Duration ttl) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 
@@ -106,12 +106,12 @@ class EtcdStore final : public StoreWithRelease<EtcdKeyState> {
   std::optional<EtcdHeldKey> HeldKey(const Key& key) const;
 
  private:
-  // Delete() and DeleteAsDead().
-  absl::Status Release(Key& key, bool died) override;
+  // Release() and ReleaseAsDead().
+  absl::Status DoRelease(Key& key, bool died) override;
 
   // etcd_queue.cc
   // Takes the lock in `mode` for `key`, from nothing held.
-  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline);
+  absl::StatusOr<bool> AcquireFromNothing(Key& key, LockMode mode, Deadline deadline);
   // Replaces a held lock by one of the other mode at the end of the queue.
   absl::StatusOr<bool> Convert(Key& key, LockMode mode, Deadline deadline);
   struct Queued {

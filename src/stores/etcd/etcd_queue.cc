@@ -302,7 +302,7 @@ absl::StatusOr<EtcdStore::Turn> EtcdStore::WaitTurn(const Queued& q, const Key& 
   }
 }
 
-absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadline) {
+absl::StatusOr<bool> EtcdStore::AcquireFromNothing(Key& key, LockMode mode, Deadline deadline) {
   // The TTL the Lock asked for (it set the key's expiry just before).
   const absl::Duration ttl = key.RemainingLifetime();
   RetryPendingReleases();

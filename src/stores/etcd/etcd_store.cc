@@ -209,7 +209,7 @@ absl::Status EtcdStore::CheckHeld(Key& key) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> EtcdStore::Exists(Key& key) {
+absl::StatusOr<bool> EtcdStore::IsHeld(Key& key) {
   EtcdKeyState* st = state(key);
   if (st == nullptr || !st->held || st->pid != CurrentPid()) return false;
   return HeldUnlessLost(CheckHeld(key));
@@ -225,7 +225,7 @@ WatchTargets EtcdStore::GetWatchTargets(Key& key) {
   return targets;
 }
 
-absl::Status EtcdStore::PutOffExpiration(Key& key, absl::Duration /*ttl*/) {
+absl::Status EtcdStore::Extend(Key& key, absl::Duration /*ttl*/) {
   absl::StatusOr<EtcdKeyState*> live = LiveState(key);
   if (!live.ok()) return live.status();
   EtcdKeyState* st = *live;
@@ -251,7 +251,7 @@ absl::Status EtcdStore::PutOffExpiration(Key& key, absl::Duration /*ttl*/) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> EtcdStore::Save(Key& key, LockMode mode, Deadline deadline) {
+absl::StatusOr<bool> EtcdStore::Acquire(Key& key, LockMode mode, Deadline deadline) {
   if (EtcdKeyState* st = state(key); st != nullptr && st->held) {
     if (st->pid != CurrentPid()) {
       // The parent's lock, inherited through fork(): not ours to use.
@@ -264,7 +264,7 @@ absl::StatusOr<bool> EtcdStore::Save(Key& key, LockMode mode, Deadline deadline)
       return Convert(key, mode, deadline);
     }
   }
-  return Acquire(key, mode, deadline);
+  return AcquireFromNothing(key, mode, deadline);
 }
 
 absl::Status EtcdStore::SendRelease(const EtcdPendingRelease& r, Deadline deadline,
@@ -320,7 +320,7 @@ void EtcdStore::RetryPendingReleases() {
   }
 }
 
-absl::Status EtcdStore::Release(Key& key, bool died) {
+absl::Status EtcdStore::DoRelease(Key& key, bool died) {
   EtcdKeyState* st = state(key);
   if (st == nullptr) return absl::OkStatus();
   if (!st->held) {

@@ -96,14 +96,14 @@ class FlockStore final : public StoreWithRelease<FlockKeyState> {
   }
 
  private:
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status PutOffExpiration(Key&, absl::Duration) override {
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status Extend(Key&, absl::Duration) override {
     return absl::OkStatus();  // flock locks have no lease
   }
-  // Delete() and DeleteAsDead(): `died` leaves the holder record's mark set, as
+  // Release() and ReleaseAsDead(): `died` leaves the holder record's mark set, as
   // a holder that died would.
-  absl::Status Release(Key& key, bool died) override;
-  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status DoRelease(Key& key, bool died) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 
@@ -372,7 +372,7 @@ absl::StatusOr<int> FlockStore::FlockInTurn(const Key& key, FlockFile& f, int op
   }
 }
 
-absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline) {
+absl::StatusOr<bool> FlockStore::Acquire(Key& key, LockMode mode, Deadline deadline) {
   KeyWriter(key).MarkUnserializable();
   FlockKeyState* st = &EnsureState(key, cache_);
   if (st->held && st->mode == mode) return true;
@@ -470,7 +470,7 @@ absl::StatusOr<bool> FlockStore::Save(Key& key, LockMode mode, Deadline deadline
   }
 }
 
-absl::Status FlockStore::Release(Key& key, bool died) {
+absl::Status FlockStore::DoRelease(Key& key, bool died) {
   FlockKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   FlockFile& f = *st->file;
@@ -529,7 +529,7 @@ absl::Status FlockStore::CheckHeld(Key& key) {
   return Check(key, *st->file, Deadline::NowNanos(), &loss);
 }
 
-absl::StatusOr<bool> FlockStore::Exists(Key& key) {
+absl::StatusOr<bool> FlockStore::IsHeld(Key& key) {
   FlockKeyState* st = state(key);
   if (st == nullptr || !st->held) return false;
   // A lock on a file that is no longer the one at its path excludes nobody.

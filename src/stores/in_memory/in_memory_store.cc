@@ -33,7 +33,7 @@ constexpr absl::string_view kName = "in-memory";
 struct Holder : KeyState {
   explicit Holder(uint64_t id) : id(id) {}
   const uint64_t id;
-  // A Save of this key returned true since its last Delete.
+  // A Acquire of this key returned true since its last Release.
   bool acquired = false;
 };
 
@@ -58,7 +58,7 @@ class InMemoryStore final : public StoreWithState<Holder> {
 
   Capabilities capabilities() const override { return InMemoryCapabilities(); }
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode,
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode,
                             Deadline deadline) override {
     KeyWriter(key).MarkUnserializable();
     Holder* holder = state(key);
@@ -84,7 +84,7 @@ class InMemoryStore final : public StoreWithState<Holder> {
     }
   }
 
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override {
+  absl::Status Extend(Key& key, absl::Duration ttl) override {
     const Holder* holder = state(key);
     std::lock_guard<std::mutex> guard(mu_);
     auto it = table_.find(key.resource());
@@ -102,7 +102,7 @@ class InMemoryStore final : public StoreWithState<Holder> {
                       "cannot refresh: this key no longer holds the lock");
   }
 
-  absl::Status Delete(Key& key) override {
+  absl::Status Release(Key& key) override {
     std::unique_ptr<Holder> holder = TakeState(key);
     if (holder == nullptr || !holder->acquired) return absl::OkStatus();
     std::lock_guard<std::mutex> guard(mu_);
@@ -124,7 +124,7 @@ class InMemoryStore final : public StoreWithState<Holder> {
                       "out)");
   }
 
-  absl::StatusOr<bool> Exists(Key& key) override {
+  absl::StatusOr<bool> IsHeld(Key& key) override {
     const Holder* holder = state(key);
     if (holder == nullptr) return false;
     std::lock_guard<std::mutex> guard(mu_);

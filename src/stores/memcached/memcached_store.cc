@@ -40,7 +40,7 @@ constexpr absl::string_view kName = "memcached";
 constexpr size_t kMaxKeyBytes = 250;
 // The holder marker of a lock key K is K + this (see the header).
 constexpr absl::string_view kMarkerSuffix = ":ipclock";
-// Symfony's release first moves the expiry to 2 s (see Delete()).
+// Symfony's release first moves the expiry to 2 s (see Release()).
 constexpr time_t kReleaseExpiry = 2;
 
 // A check of one held lock may take its answer from a multi-get of every
@@ -101,12 +101,12 @@ class MemcachedStore final : public StoreWithRelease<MemcachedKeyState> {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  // Delete() and DeleteAsDead(): `died` leaves the holder marker, as a
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status Extend(Key& key, absl::Duration ttl) override;
+  // Release() and ReleaseAsDead(): `died` leaves the holder marker, as a
   // holder that died would.
-  absl::Status Release(Key& key, bool died) override;
-  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status DoRelease(Key& key, bool died) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   // A flushed, deleted or evicted key sends nothing: the checks find it,
   // at least every kCheckAtLeastEvery.
@@ -330,7 +330,7 @@ void MemcachedStore::ReleaseOrphansLocked() {
   }
 }
 
-absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline deadline) {
+absl::StatusOr<bool> MemcachedStore::Acquire(Key& key, LockMode mode, Deadline deadline) {
   if (mode == LockMode::kShared) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
                       "memcached locks are exclusive");
@@ -353,6 +353,7 @@ absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline dead
   Backoff reconnect(kReconnectFirst, kReconnectMax);
   bool ambiguous = false;  // an add may have stored our token, its reply lost
   int vanished = 0;        // keys that expired between add and gets, in a row
+  poll.SleepIfTriedJustNow(key, deadline);
   for (;;) {
     const int64_t sent = Deadline::NowNanos();
     memcached_return_t rc;
@@ -426,7 +427,7 @@ absl::StatusOr<bool> MemcachedStore::Save(Key& key, LockMode mode, Deadline dead
   }
 }
 
-absl::Status MemcachedStore::PutOffExpiration(Key& key, absl::Duration ttl) {
+absl::Status MemcachedStore::Extend(Key& key, absl::Duration ttl) {
   if (absl::Status s = CheckMemcachedLease(describe_, key.resource(), ttl); !s.ok()) return s;
   if (!key.has_token()) {
     return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
@@ -458,7 +459,7 @@ absl::Status MemcachedStore::PutOffExpiration(Key& key, absl::Duration ttl) {
   return absl::OkStatus();
 }
 
-absl::Status MemcachedStore::Release(Key& key, bool died) {
+absl::Status MemcachedStore::DoRelease(Key& key, bool died) {
   if (!key.has_token()) return absl::OkStatus();
   MemcachedKeyState* held_state = state(key);
   // A deserialized key (a token, no state) may hold the lock; a key this
@@ -482,7 +483,7 @@ absl::Status MemcachedStore::Release(Key& key, bool died) {
   return released;
 }
 
-absl::StatusOr<bool> MemcachedStore::Exists(Key& key) {
+absl::StatusOr<bool> MemcachedStore::IsHeld(Key& key) {
   if (!key.has_token()) return false;
   std::string name;
   absl::string_view token;

@@ -63,9 +63,9 @@ class MysqlAdvisoryStore final : public StoreWithState<MyKeyState> {
 
   Capabilities capabilities() const override { return MysqlAdvisoryCapabilities(); }
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status Delete(Key& key) override;
-  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status Release(Key& key) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 
@@ -175,7 +175,7 @@ absl::Status MysqlAdvisoryStore::MarkLost(Key& key, MyKeyState* st,
   return Error(key, absl::StatusCode::kAborted, st->lost);
 }
 
-absl::StatusOr<bool> MysqlAdvisoryStore::Save(Key& key, LockMode, Deadline deadline) {
+absl::StatusOr<bool> MysqlAdvisoryStore::Acquire(Key& key, LockMode, Deadline deadline) {
   // The lock belongs to this process's session; no other process can
   // release it.
   KeyWriter(key).MarkUnserializable();
@@ -216,7 +216,7 @@ absl::StatusOr<bool> MysqlAdvisoryStore::Save(Key& key, LockMode, Deadline deadl
   }
 }
 
-absl::Status MysqlAdvisoryStore::Delete(Key& key) {
+absl::Status MysqlAdvisoryStore::Release(Key& key) {
   MyKeyState* st = state(key);
   if (st == nullptr) return absl::OkStatus();
   if (!st->held) {
@@ -281,7 +281,7 @@ absl::Status MysqlAdvisoryStore::CheckHeld(Key& key) {
                                st->conn.session_id()));
 }
 
-absl::StatusOr<bool> MysqlAdvisoryStore::Exists(Key& key) {
+absl::StatusOr<bool> MysqlAdvisoryStore::IsHeld(Key& key) {
   MyKeyState* st = state(key);
   if (st == nullptr || !st->held) return false;
   return HeldUnlessLost(CheckHeld(key));

@@ -100,7 +100,7 @@ class SemaphoreRegistry {
   // Gives our permit back and posts the semaphore to wake a waiter.
   // Aborted when the registry no longer names us as the holder (the permit
   // was taken from us: the registry was rewritten under us). `died` gives
-  // it back as a dead holder's, whose next holder is told (DeleteAsDead()).
+  // it back as a dead holder's, whose next holder is told (ReleaseAsDead()).
   absl::Status ReleasePermit(bool died = false);
   // Leaves the registry, giving back a permit still held, and removes the
   // pair if nobody else is attached.

@@ -113,11 +113,11 @@ class PosixSemaphoreStore final : public StoreWithRelease<PosixKeyState> {
   Capabilities capabilities() const override { return PosixSemaphoreCapabilities(options_); }
 
  private:
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  // Delete() and DeleteAsDead(): `died` gives the permit back as the permit of
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  // Release() and ReleaseAsDead(): `died` gives the permit back as the permit of
   // a dead holder, whose next holder is told.
-  absl::Status Release(Key& key, bool died) override;
-  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status DoRelease(Key& key, bool died) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 
@@ -130,10 +130,11 @@ class PosixSemaphoreStore final : public StoreWithRelease<PosixKeyState> {
   absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> TakeOrAttach(const Key& key,
                                                                    size_t* resource_hash);
   // True once a permit is taken, false when `deadline` passed first.
-  // `*waited` says whether it slept.
+  // `*waited` says whether it slept. `tried_just_now`: a try found none
+  // free a moment ago, so a wait begins by sleeping.
   absl::StatusOr<bool> TakePermit(const Key& key, SemaphoreRegistry* registry,
-                                  Deadline deadline, bool* previous_owner_died,
-                                  bool* waited);
+                                  Deadline deadline, bool tried_just_now,
+                                  bool* previous_owner_died, bool* waited);
   absl::Status NotOurs(const Key& key) const {
     return ParentAcquiredError(describe_, key.resource(), "lock",
                                "only that process can release it");
@@ -164,6 +165,7 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> PosixSemaphoreStore::TakeOrAt
 absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
                                                      SemaphoreRegistry* registry,
                                                      Deadline deadline,
+                                                     bool tried_just_now,
                                                      bool* previous_owner_died,
                                                      bool* waited) {
   *waited = false;
@@ -194,12 +196,17 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
     place.emplace(*queue);
     if (!place->AwaitTurn(deadline, &key)) return false;
   }
+  // A wait that follows a try of the Lock's (Key::tried_just_now()) begins
+  // with its wait: that try looked a moment ago, and a post since wakes us.
+  bool skip_try = tried_just_now && !place && !deadline.has_passed();
   for (;;) {
     // The registry decides; a post only says that it is worth looking. It
     // also reclaims a dead holder's permit when none is free, so every try
     // and every slice of a wait looks for one.
-    absl::StatusOr<bool> got = registry->TryAcquire(woken, previous_owner_died);
-    if (!got.ok() || *got) return got;
+    if (!std::exchange(skip_try, false)) {
+      absl::StatusOr<bool> got = registry->TryAcquire(woken, previous_owner_died);
+      if (!got.ok() || *got) return got;
+    }
     // A fair store's wait watches the canceller (a signal's EINTR ends the
     // slice); the others' waits are sliced by Lock.
     if (deadline.has_passed() || (queue && key.cancelled())) return false;
@@ -226,7 +233,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
   }
 }
 
-absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
+absl::StatusOr<bool> PosixSemaphoreStore::Acquire(Key& key, LockMode mode,
                                                Deadline deadline) {
   if (mode != LockMode::kExclusive) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_,
@@ -257,7 +264,8 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
     SemaphoreRegistry* registry = st->registry.get();
     bool died = false;
     bool waited = false;
-    absl::StatusOr<bool> got = TakePermit(key, registry, deadline, &died, &waited);
+    absl::StatusOr<bool> got = TakePermit(key, registry, deadline,
+                                          key.tried_just_now() && attempt == 0, &died, &waited);
     if (!got.ok() && !registry->SlotStillOurs()) {
       // Someone rewrote the page and took our slot: attach afresh. The old
       // slot is not ours to free.
@@ -291,7 +299,7 @@ absl::StatusOr<bool> PosixSemaphoreStore::Save(Key& key, LockMode mode,
                                  kMaxReattach, " times while we waited"));
 }
 
-absl::Status PosixSemaphoreStore::Release(Key& key, bool died) {
+absl::Status PosixSemaphoreStore::DoRelease(Key& key, bool died) {
   PosixKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   SemaphoreRegistry* registry = st->registry.get();
@@ -320,7 +328,7 @@ absl::Status PosixSemaphoreStore::Release(Key& key, bool died) {
   return released;
 }
 
-absl::StatusOr<bool> PosixSemaphoreStore::Exists(Key& key) {
+absl::StatusOr<bool> PosixSemaphoreStore::IsHeld(Key& key) {
   PosixKeyState* st = state(key);
   if (st == nullptr || !st->held || st->registry->attach_pid() != CurrentPid()) return false;
   return HeldUnlessLost(st->registry->CheckHeld());

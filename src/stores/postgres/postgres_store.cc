@@ -101,9 +101,9 @@ class PostgresStore final : public StoreWithState<PgKeyState> {
 
   Capabilities capabilities() const override { return PostgresCapabilities(); }
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status Delete(Key& key) override;
-  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status Release(Key& key) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 
@@ -414,7 +414,7 @@ WatchTargets PostgresStore::GetWatchTargets(Key& key) {
   return targets;
 }
 
-absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
+absl::StatusOr<bool> PostgresStore::Acquire(Key& key, LockMode mode,
                                          Deadline deadline) {
   // The lock belongs to this process's session; no other process can
   // release it.
@@ -492,7 +492,7 @@ absl::StatusOr<bool> PostgresStore::Save(Key& key, LockMode mode,
   }
 }
 
-absl::Status PostgresStore::Delete(Key& key) {
+absl::Status PostgresStore::Release(Key& key) {
   auto* st = state(key);
   if (st == nullptr) return absl::OkStatus();
   if (!st->held) return LossReport(key, st);
@@ -528,7 +528,7 @@ absl::Status PostgresStore::Delete(Key& key) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> PostgresStore::Exists(Key& key) {
+absl::StatusOr<bool> PostgresStore::IsHeld(Key& key) {
   auto* st = state(key);
   if (st == nullptr || !st->held) return false;
   return HeldUnlessLost(CheckHeld(key));

@@ -90,12 +90,12 @@ class RedisStore final : public StoreWithRelease<RedisKeyState> {
   // Connects for the first time (from NewRedisStore).
   absl::Status Start() { return conn_.Start(); }
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  // Delete() and DeleteAsDead(): `died` leaves the holder marker in the
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status Extend(Key& key, absl::Duration ttl) override;
+  // Release() and ReleaseAsDead(): `died` leaves the holder marker in the
   // companion hash, as a holder that died would.
-  absl::Status Release(Key& key, bool died) override;
-  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status DoRelease(Key& key, bool died) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 
@@ -202,7 +202,7 @@ absl::StatusOr<RedisAcquired> RedisStore::TryAcquireOnce(const RedisNames& names
   return DecodeAcquired(reply->integer);
 }
 
-absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline) {
+absl::StatusOr<bool> RedisStore::Acquire(Key& key, LockMode mode, Deadline deadline) {
   if (mode == LockMode::kShared && !capabilities().shared) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_,
                       key.resource(), "format=simple has no shared locks");
@@ -236,6 +236,7 @@ absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline
   Backoff reconnect(kReconnectFirst, kReconnectMax);
   const int64_t started = Deadline::NowNanos();
   bool ambiguous = false;  // a request may have run with its reply lost
+  poll.SleepIfTriedJustNow(key, deadline);
   for (;;) {
     const int64_t sent = Deadline::NowNanos();
     bool lost = false;
@@ -286,7 +287,7 @@ absl::StatusOr<bool> RedisStore::Save(Key& key, LockMode mode, Deadline deadline
   }
 }
 
-absl::Status RedisStore::PutOffExpiration(Key& key, absl::Duration ttl) {
+absl::Status RedisStore::Extend(Key& key, absl::Duration ttl) {
   if (ttl == absl::InfiniteDuration()) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
                       "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
@@ -313,7 +314,7 @@ absl::Status RedisStore::RunHeldScript(Key& key, const Holding& held, RedisScrip
   return NotHeld(key, *held.st, reply, epoch, lost, script);
 }
 
-absl::Status RedisStore::Release(Key& key, bool died) {
+absl::Status RedisStore::DoRelease(Key& key, bool died) {
   // A key that never saved has no token, hence nothing on the server.
   if (!key.has_token()) return absl::OkStatus();
   absl::StatusOr<RedisKeyState*> st_or = StateOf(key);
@@ -352,7 +353,7 @@ absl::Status RedisStore::Release(Key& key, bool died) {
   return result;
 }
 
-absl::StatusOr<bool> RedisStore::Exists(Key& key) {
+absl::StatusOr<bool> RedisStore::IsHeld(Key& key) {
   if (!key.has_token()) return false;
   absl::StatusOr<Holding> held = HoldingOf(key);
   if (!held.ok()) return held.status();

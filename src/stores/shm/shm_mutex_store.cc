@@ -109,11 +109,11 @@ class ShmMutexStore final : public StoreWithRelease<ShmKeyState> {
   Capabilities capabilities() const override { return ShmCapabilities(segment_->pi()); }
 
  private:
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  // Delete() and DeleteAsDead(): `died` leaves holder_pid set, as a holder that
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  // Release() and ReleaseAsDead(): `died` leaves holder_pid set, as a holder that
   // died would, so that the next holder is told.
-  absl::Status Release(Key& key, bool died) override;
-  absl::StatusOr<bool> Exists(Key& key) override {
+  absl::Status DoRelease(Key& key, bool died) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override {
     // A forked child has a copy of its parent's Key but not the mutex.
     const ShmKeyState* st = state(key);
     return st != nullptr && st->held && st->owner_pid == CurrentPid() &&
@@ -125,12 +125,12 @@ class ShmMutexStore final : public StoreWithRelease<ShmKeyState> {
   absl::StatusOr<WaitWord> GetWaitWord(Key& key) override;
 
   absl::StatusOr<ShmKeyState*> Bind(Key& key, Deadline deadline);
-  // What Save() does when locking the slot did not simply succeed: true
+  // What Acquire() does when locking the slot did not simply succeed: true
   // once it holds the mutex after all (its last owner died), false for
   // contention, or the error.
   ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<bool> OnLockFailure(const Key& key, ShmSlot& slot,
                                                               int rc, Deadline deadline);
-  // Delete()'s cold paths: a release from the wrong thread or process, or
+  // Release()'s cold paths: a release from the wrong thread or process, or
   // of a lock its thread lost; and the once-a-second look at the path.
   ABSL_ATTRIBUTE_NOINLINE absl::Status RefuseRelease(const Key& key, ShmKeyState& st);
   ABSL_ATTRIBUTE_NOINLINE absl::Status LossAfterRelease(const Key& key);
@@ -192,7 +192,7 @@ absl::StatusOr<ShmKeyState*> ShmMutexStore::Bind(Key& key, Deadline deadline) {
   ShmBinding binding;
   if (FindShmBinding(*segment_, name, &binding)) {
     // Without table_mu the slot may be rebound before this count lands:
-    // Save() then sees another generation and looks again. The count is a
+    // Acquire() then sees another generation and looks again. The count is a
     // hint either way.
     segment_->slot(binding.index).refs.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -203,7 +203,7 @@ absl::StatusOr<ShmKeyState*> ShmMutexStore::Bind(Key& key, Deadline deadline) {
   return &EnsureState(key, segment_, binding);
 }
 
-absl::StatusOr<bool> ShmMutexStore::Save(Key& key, LockMode, Deadline deadline) {
+absl::StatusOr<bool> ShmMutexStore::Acquire(Key& key, LockMode, Deadline deadline) {
   // StoreCalls refuses shared locks here: this store has none.
   KeyWriter(key).MarkUnserializable();
   ShmKeyState* st = state(key);
@@ -287,7 +287,7 @@ absl::StatusOr<bool> ShmMutexStore::OnLockFailure(const Key& key, ShmSlot& slot,
                                                   Deadline deadline) {
   if (rc == EOWNERDEAD) {
     // The holder died (its holder_pid is still set and is reported by
-    // Save()), or a binder died after trylocking the slot (holder_pid is
+    // Acquire()), or a binder died after trylocking the slot (holder_pid is
     // clear: nothing to report). Either way the mutex must be made
     // consistent now: unlocking it as it is would turn it into
     // ENOTRECOVERABLE for every process, forever.
@@ -313,7 +313,7 @@ absl::StatusOr<bool> ShmMutexStore::OnLockFailure(const Key& key, ShmSlot& slot,
   return ShmMutexError(*segment_, rc, key.resource(), "locking its slot");
 }
 
-absl::Status ShmMutexStore::Release(Key& key, bool died) {
+absl::Status ShmMutexStore::DoRelease(Key& key, bool died) {
   ShmKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   // A pthread mutex may only be unlocked by the thread that locked it (glibc

@@ -364,9 +364,12 @@ void AbandonLostPermit(SysvAttachment* att) {
 // check and let CheckOwnerDeath settle the count.
 //
 // The first try never waits: when the permit is free that one semop is the
-// whole cost. Only a busy lock pays for reading who holds it.
+// whole cost. Only a busy lock pays for reading who holds it. A wait that
+// follows a try of the Lock's skips its own (the EAGAIN it would get is
+// taken as read): a blocking semop takes a permit that is free as well.
 absl::StatusOr<SysvStep> AcquirePermit(const SysvContext& ctx, SysvAttachment* att,
-                                       Deadline deadline, bool* previous_owner_died) {
+                                       Deadline deadline, bool tried_just_now,
+                                       bool* previous_owner_died) {
   *previous_owner_died = false;
   const int semid = att->semid;
   const bool own = att->own_layout();
@@ -383,7 +386,8 @@ absl::StatusOr<SysvStep> AcquirePermit(const SysvContext& ctx, SysvAttachment* a
     if (err != 0) return Error(ctx, err, att->ipc_key, "semctl GETPID");
     if (last > 0 && last != self) suspect = last;
   }
-  bool check_marks = own && att->permits == 1;
+  bool skip_try = tried_just_now && !deadline.has_passed();
+  bool check_marks = own && att->permits == 1 && !skip_try;
   struct sembuf checked_ops[3] = {{kSysvLockSem, -1, SEM_UNDO | IPC_NOWAIT},
                                   {kSysvHeldSem, 0, IPC_NOWAIT},
                                   {kSysvHeldSem, 1, 0}};
@@ -395,7 +399,10 @@ absl::StatusOr<SysvStep> AcquirePermit(const SysvContext& ctx, SysvAttachment* a
     struct sembuf* ops = check_marks ? checked_ops : plain_ops;
     const size_t n = check_marks ? 3 : plain_n;
     int err;
-    if (!waited || deadline.has_passed()) {
+    if (skip_try) {
+      skip_try = false;
+      err = EAGAIN;
+    } else if (!waited || deadline.has_passed()) {
       ops[0].sem_flg = SEM_UNDO | IPC_NOWAIT;
       err = SysvSemOpOnce(semid, ops, n);
     } else {

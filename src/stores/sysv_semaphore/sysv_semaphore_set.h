@@ -91,13 +91,16 @@ enum class SysvStep { kDone, kBusy, kGone };
 
 // Takes a permit by `deadline`. kGone: the set was removed (Symfony's
 // release does that) and the attachment went with it; attach again.
-// `*previous_owner_died` is set on kDone.
+// `*previous_owner_died` is set on kDone. `tried_just_now`
+// (Key::tried_just_now()): a try found the permit taken a moment ago, so a
+// wait begins by sleeping, with no try of its own.
 absl::StatusOr<SysvStep> AcquirePermit(const SysvContext& ctx, SysvAttachment* att,
-                                       Deadline deadline, bool* previous_owner_died);
+                                       Deadline deadline, bool tried_just_now,
+                                       bool* previous_owner_died);
 
 // Gives the permit back. Aborted when the set was removed while held (the
 // permit went with it, and so did the attachment). `died` leaves our mark
-// in #4, so that the next holder is told of a death (DeleteAsDead()).
+// in #4, so that the next holder is told of a death (ReleaseAsDead()).
 absl::Status ReleasePermit(const SysvContext& ctx, SysvAttachment* att, bool died = false);
 
 // For a held permit: OK while `att`'s set is still the set of its key and

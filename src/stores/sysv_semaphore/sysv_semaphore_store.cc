@@ -103,11 +103,11 @@ class SemaphoreStore final : public StoreWithRelease<SemKeyState> {
   Capabilities capabilities() const override { return SemaphoreCapabilities(); }
 
  private:
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  // Delete() and DeleteAsDead(): `died` leaves our mark in #4, as a holder that
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  // Release() and ReleaseAsDead(): `died` leaves our mark in #4, as a holder that
   // died would.
-  absl::Status Release(Key& key, bool died) override;
-  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status DoRelease(Key& key, bool died) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 
@@ -163,7 +163,7 @@ absl::Status SemaphoreStore::TakeOrAttach(const Key& key, SemKeyState* st) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode, Deadline deadline) {
+absl::StatusOr<bool> SemaphoreStore::Acquire(Key& key, LockMode mode, Deadline deadline) {
   if (mode != LockMode::kExclusive) {
     return StoreError(absl::StatusCode::kInvalidArgument, describe_,
                       key.resource(), "SysV semaphores have no shared locks");
@@ -204,7 +204,9 @@ absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode, Deadline dead
       att.proven_at = now;
     }
     bool died = false;
-    absl::StatusOr<SysvStep> step = AcquirePermit(ctx, &att, deadline, &died);
+    // Only the first pass follows the Lock's try; after a removed set, try.
+    const bool tried = key.tried_just_now() && vanished == 0;
+    absl::StatusOr<SysvStep> step = AcquirePermit(ctx, &att, deadline, tried, &died);
     // Busy or failed, the attachment stays for the next try.
     if (!step.ok()) return step.status();
     if (*step == SysvStep::kGone) {
@@ -223,7 +225,7 @@ absl::StatusOr<bool> SemaphoreStore::Save(Key& key, LockMode mode, Deadline dead
                                  " times in a row while we waited for it"));
 }
 
-absl::Status SemaphoreStore::Release(Key& key, bool died) {
+absl::Status SemaphoreStore::DoRelease(Key& key, bool died) {
   SemKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   if (st->set->att.attach_pid != CurrentPid()) return NotOurs(key);
@@ -236,7 +238,7 @@ absl::Status SemaphoreStore::Release(Key& key, bool died) {
   return ReleasePermit(Context(key), &st->set->att, died);
 }
 
-absl::StatusOr<bool> SemaphoreStore::Exists(Key& key) {
+absl::StatusOr<bool> SemaphoreStore::IsHeld(Key& key) {
   SemKeyState* st = state(key);
   if (st == nullptr || !st->held || st->set->att.attach_pid != CurrentPid()) return false;
   return HeldUnlessLost(CheckSetHeld(Context(key), st->set->att));

@@ -43,7 +43,7 @@ std::string TakeOverSql(TableDialect dialect, const TableStoreOptions& n,
                         absl::string_view id, absl::string_view token, int64_t ttl_seconds);
 std::string DeleteSql(const TableStoreOptions& n, absl::string_view id,
                       absl::string_view token);
-// The release of a holder that died (Store::DeleteAsDead): our row is left
+// The release of a holder that died (StoreInterface::ReleaseAsDead): our row is left
 // expired, so that the next holder takes it over and is told.
 std::string ExpireSql(const TableStoreOptions& n, absl::string_view id,
                       absl::string_view token);

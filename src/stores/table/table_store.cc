@@ -97,12 +97,12 @@ class TableStore final : public StoreWithRelease<TableKeyState> {
 
   Capabilities capabilities() const override { return TableCapabilities(scope_); }
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  absl::Status PutOffExpiration(Key& key, absl::Duration ttl) override;
-  // Delete() and DeleteAsDead(): `died` leaves the row expired, not gone,
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  absl::Status Extend(Key& key, absl::Duration ttl) override;
+  // Release() and ReleaseAsDead(): `died` leaves the row expired, not gone,
   // as a holder that died would.
-  absl::Status Release(Key& key, bool died) override;
-  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status DoRelease(Key& key, bool died) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 
@@ -262,7 +262,7 @@ void TableStore::MaybePrune() {
   backend_->Run(PruneSql(dialect_, options_)).IgnoreError();
 }
 
-absl::StatusOr<bool> TableStore::Save(Key& key, LockMode, Deadline deadline) {
+absl::StatusOr<bool> TableStore::Acquire(Key& key, LockMode, Deadline deadline) {
   const absl::Duration ttl = key.RemainingLifetime();
   if (ttl == absl::InfiniteDuration()) {
     return Error(key, absl::StatusCode::kInvalidArgument,
@@ -279,6 +279,7 @@ absl::StatusOr<bool> TableStore::Save(Key& key, LockMode, Deadline deadline) {
   const TableKeyState* before = state(key);
   const bool held_before = before != nullptr && before->held;
   Backoff backoff(kPollFirst, kPollMax);
+  backoff.SleepIfTriedJustNow(key, deadline);
   for (;;) {
     const int64_t sent = Deadline::NowNanos();
     bool took_over = false;
@@ -305,7 +306,7 @@ absl::StatusOr<bool> TableStore::Save(Key& key, LockMode, Deadline deadline) {
   }
 }
 
-absl::Status TableStore::PutOffExpiration(Key& key, absl::Duration ttl) {
+absl::Status TableStore::Extend(Key& key, absl::Duration ttl) {
   if (ttl == absl::InfiniteDuration()) {
     return Error(key, absl::StatusCode::kInvalidArgument,
                  "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
@@ -334,7 +335,7 @@ absl::Status TableStore::PutOffExpiration(Key& key, absl::Duration ttl) {
   return absl::OkStatus();
 }
 
-absl::Status TableStore::Release(Key& key, bool died) {
+absl::Status TableStore::DoRelease(Key& key, bool died) {
   // A key that never saved has no token, hence no row.
   if (!key.has_token()) return absl::OkStatus();
   TableKeyState* st = state(key);
@@ -379,7 +380,7 @@ absl::StatusOr<bool> TableStore::RowIsOurs(Key& key) {
   return !r->rows.empty();
 }
 
-absl::StatusOr<bool> TableStore::Exists(Key& key) {
+absl::StatusOr<bool> TableStore::IsHeld(Key& key) {
   if (!key.has_token()) return false;
   const TableKeyState* st = state(key);
   if (st != nullptr && !st->held) return false;

@@ -53,11 +53,11 @@ class ZooKeeperStore final : public StoreWithRelease<ZkKeyState> {
   absl::Status Start();
   void WarnIfNoSecret() const { ipclock::WarnIfNoSecret(naming_, describe_); }
 
-  absl::StatusOr<bool> Save(Key& key, LockMode mode, Deadline deadline) override;
-  // Delete() and DeleteAsDead(): `died` leaves the recipe's owner record, as
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override;
+  // Delete() and ReleaseAsDead(): `died` leaves the recipe's owner record, as
   // a holder whose session ended would.
-  absl::Status Release(Key& key, bool died) override;
-  absl::StatusOr<bool> Exists(Key& key) override;
+  absl::Status DoRelease(Key& key, bool died) override;
+  absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
 

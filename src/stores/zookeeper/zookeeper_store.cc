@@ -261,7 +261,7 @@ WatchTargets ZooKeeperStore::GetWatchTargets(Key& key) {
   return targets;
 }
 
-absl::StatusOr<bool> ZooKeeperStore::Exists(Key& key) {
+absl::StatusOr<bool> ZooKeeperStore::IsHeld(Key& key) {
   ZkKeyState* st = state(key);
   if (st == nullptr || !st->held || st->session->pid() != CurrentPid()) return false;
   if (st->session->expired()) return false;
@@ -270,7 +270,7 @@ absl::StatusOr<bool> ZooKeeperStore::Exists(Key& key) {
   return r.rc == ZOK && r.stat.czxid == st->czxid;
 }
 
-absl::StatusOr<bool> ZooKeeperStore::Save(Key& key, LockMode mode, Deadline deadline) {
+absl::StatusOr<bool> ZooKeeperStore::Acquire(Key& key, LockMode mode, Deadline deadline) {
   if (ZkKeyState* st = state(key); st != nullptr && st->held) {
     if (st->session->pid() != CurrentPid() || st->session->expired()) {
       // Inherited from a parent, or lost with its session: not ours to use.
@@ -290,7 +290,7 @@ absl::StatusOr<bool> ZooKeeperStore::Save(Key& key, LockMode mode, Deadline dead
   return SaveRecipe(key, mode, deadline);
 }
 
-absl::Status ZooKeeperStore::Release(Key& key, bool died) {
+absl::Status ZooKeeperStore::DoRelease(Key& key, bool died) {
   ZkKeyState* st = state(key);
   if (st == nullptr || !st->held) return absl::OkStatus();
   std::unique_ptr<ZkKeyState> owned = TakeState(key);
