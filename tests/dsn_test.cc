@@ -275,6 +275,45 @@ void PostgresNulInUserOrDatabase(void**) {
   }
 }
 
+// Every server list (ZooKeeper, etcd, memcached's host[...], cluster DSNs)
+// is cut by one function: at the last ':' outside brackets.
+void ServersAreCutAtTheLastColonOutsideBrackets(void**) {
+  struct Case {
+    const char* server;
+    const char* host;
+    const char* port;  // nullptr: no ':'
+    bool malformed;
+  };
+  for (const Case& c : std::vector<Case>{{"h", "h", nullptr, false},
+                                         {"h:2181", "h", "2181", false},
+                                         {"h:", "h", "", false},
+                                         {":1", "", "1", false},
+                                         {"/run/mc.sock:", "/run/mc.sock", "", false},
+                                         {"[::1]:2379", "::1", "2379", false},
+                                         {"[::1]", "::1", nullptr, false},
+                                         {"[::1", "", nullptr, true},
+                                         {"[::1]x:1", "::1", nullptr, true}}) {
+    ipclock::HostPortText got = ipclock::SplitHostPort(c.server);
+    if (got.host != c.host || got.port.has_value() != (c.port != nullptr) ||
+        (c.port != nullptr && *got.port != c.port) || got.malformed != c.malformed) {
+      fail_msg("%s: host \"%s\", port %s, malformed %d", c.server, got.host.c_str(),
+               got.port ? got.port->c_str() : "(none)", got.malformed);
+    }
+  }
+  // A DSN's authority is cut the same way: an IPv6 host without a port
+  // takes the store's default, as any host does.
+  absl::StatusOr<Dsn> v6 = Dsn::Parse("redis://[::1]/0");
+  ASSERT_OK(v6);
+  assert_string_equal(v6->host().c_str(), "::1");
+  assert_int_equal(v6->port(), 0);
+  ASSERT_CODE(Dsn::Parse("redis://[::1]x/0"), absl::StatusCode::kInvalidArgument);
+  ASSERT_CODE(Dsn::Parse("redis://h:+80/0"), absl::StatusCode::kInvalidArgument);
+  assert_int_equal(*ipclock::PortNumber("65535"), 65535);
+  for (const char* bad : {"", "0", "65536", "-1", "+80", "80x", " 80", "080808"}) {
+    if (ipclock::PortNumber(bad)) fail_msg("port \"%s\" accepted", bad);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -283,6 +322,7 @@ int main() {
       cmocka_unit_test(BareSchemeWithOptions),
       cmocka_unit_test(FullUrl),
       cmocka_unit_test(Ipv6AndSocketPaths),
+      cmocka_unit_test(ServersAreCutAtTheLastColonOutsideBrackets),
       cmocka_unit_test(Malformed),
       cmocka_unit_test(OptionHelpersCheckValues),
       cmocka_unit_test(StoreFromDsnRefusesBadInput),

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace ipclock {
 
@@ -205,37 +206,26 @@ absl::StatusOr<Dsn> Dsn::Parse(absl::string_view text) {
         return Bad(shown, "bad percent-escape in the user name (or one that makes a NUL or control byte)");
       }
     }
-    absl::string_view host = authority;
-    absl::string_view port;
-    if (absl::StartsWith(authority, "[")) {
-      size_t close = authority.find(']');
-      if (close == absl::string_view::npos) {
-        return Bad(shown, "unclosed '[' in an IPv6 host");
-      }
-      host = authority.substr(1, close - 1);
-      absl::string_view after = authority.substr(close + 1);
-      if (!after.empty()) {
-        if (after[0] != ':') return Bad(shown, "junk after ']'");
-        port = after.substr(1);
-      }
-    } else if (size_t c = authority.rfind(':'); c != absl::string_view::npos) {
-      host = authority.substr(0, c);
-      port = authority.substr(c + 1);
+    const HostPortText split = SplitHostPort(authority);
+    if (split.malformed) {
+      return Bad(shown, authority.find(']') == absl::string_view::npos
+                            ? "unclosed '[' in an IPv6 host"
+                            : "junk after ']'");
     }
-    if (!PercentDecode(host, &dsn.host_)) {
+    if (!PercentDecode(split.host, &dsn.host_)) {
       return Bad(shown, "bad percent-escape in the host (or one that makes a NUL or control byte)");
     }
-    if (!port.empty() || authority.find(':') != absl::string_view::npos) {
-      int p = 0;
-      if (absl::StartsWith(authority, "[") && port.find(',') != absl::string_view::npos) {
+    if (split.port) {
+      if (absl::StartsWith(authority, "[") && split.port->find(',') != std::string::npos) {
         return Bad(shown, "a list of servers (host:port,host:port) takes host names and IPv4 "
                           "addresses; an IPv6 address in brackets must be the only server");
       }
-      if (!absl::SimpleAtoi(port, &p) || p < 1 || p > 65535) {
-        return Bad(shown, absl::StrCat("the port \"", Printable(port),
+      const std::optional<int> port = PortNumber(*split.port);
+      if (!port) {
+        return Bad(shown, absl::StrCat("the port \"", Printable(*split.port),
                                        "\": expected a number from 1 to 65535"));
       }
-      dsn.port_ = p;
+      dsn.port_ = *port;
     }
   }
   if (!PercentDecode(rest, &dsn.path_)) {
@@ -422,6 +412,39 @@ absl::StatusOr<double> Dsn::TakeSeconds(absl::string_view name, double default_v
   return d;
 }
 
+HostPortText SplitHostPort(absl::string_view server) {
+  HostPortText out;
+  absl::string_view rest;
+  if (absl::ConsumePrefix(&server, "[")) {
+    const size_t close = server.find(']');
+    if (close == absl::string_view::npos) {
+      out.malformed = true;
+      return out;
+    }
+    out.host = std::string(server.substr(0, close));
+    rest = server.substr(close + 1);
+    if (!rest.empty() && rest[0] != ':') out.malformed = true;
+  } else {
+    const size_t colon = server.rfind(':');
+    out.host = std::string(server.substr(0, colon));
+    if (colon != absl::string_view::npos) rest = server.substr(colon);
+  }
+  if (absl::ConsumePrefix(&rest, ":")) out.port = std::string(rest);
+  return out;
+}
+
+std::optional<int> PortNumber(absl::string_view text) {
+  // Digits only: SimpleAtoi would also take a sign and spaces around them.
+  if (text.empty() || text.size() > 5) return std::nullopt;
+  int port = 0;
+  for (char c : text) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    port = port * 10 + (c - '0');
+  }
+  if (port < 1 || port > 65535) return std::nullopt;
+  return port;
+}
+
 absl::StatusOr<std::vector<DsnServer>> ServerListOf(const Dsn& dsn, int default_port) {
   // The parser splits the authority at its last ':': a list "h1:p1,h2:p2"
   // arrives as host "h1:p1,h2" and port p2.
@@ -437,18 +460,14 @@ absl::StatusOr<std::vector<DsnServer>> ServerListOf(const Dsn& dsn, int default_
     if (part.find('[') != absl::string_view::npos) {
       return BadDsn(dsn, "IPv6 addresses are accepted only as a single server");
     }
-    const size_t colon = part.rfind(':');
-    if (colon == absl::string_view::npos) {
-      servers.push_back({std::string(part), default_port});
-      continue;
-    }
-    int port;
-    if (colon == 0 || !absl::SimpleAtoi(part.substr(colon + 1), &port) || port < 1 ||
-        port > 65535) {
+    HostPortText server = SplitHostPort(part);
+    const std::optional<int> port =
+        server.port ? PortNumber(*server.port) : std::optional<int>(default_port);
+    if (server.host.empty() || !port) {
       return BadDsn(dsn, absl::StrCat("server \"", part, "\": expected host:port with a "
                                       "port from 1 to 65535"));
     }
-    servers.push_back({std::string(part.substr(0, colon)), port});
+    servers.push_back({std::move(server.host), *port});
   }
   return servers;
 }

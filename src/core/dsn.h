@@ -152,6 +152,22 @@ struct DsnServer {
   int port = 0;
 };
 
+// One server as written in a list ("host", "host:port", "[v6]:port"), cut
+// where every server list of ipclock's is cut: at the last ':' outside
+// brackets, as Symfony and the client libraries cut them. Stores check what
+// they take (a host name, a socket path) and say so in their own words.
+struct HostPortText {
+  std::string host;  // without the brackets of an IPv6 address
+  // The text after the ':' ("" for "host:"); none without a ':'.
+  std::optional<std::string> port;
+  // A '[' without its ']', or text between the ']' and the ':'.
+  bool malformed = false;
+};
+HostPortText SplitHostPort(absl::string_view server);
+
+// A port number from 1 to 65535, or none.
+std::optional<int> PortNumber(absl::string_view text);
+
 // The servers of an authority "host:port[,host:port...]" (ZooKeeper
 // ensembles, etcd clusters); a server without a port gets `default_port`.
 // An IPv6 address is accepted only alone ("[::1]:2181"). InvalidArgument

@@ -53,26 +53,22 @@ absl::StatusOr<std::vector<EtcdEndpoint>> ParseEndpoints(const std::string& wher
   std::vector<EtcdEndpoint> out;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     EtcdEndpoint e;
-    absl::string_view port_text;
-    if (!part.empty() && part[0] == '[') {
-      const size_t close = part.find(']');
-      if (close == absl::string_view::npos) {
-        return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                          absl::StrCat("endpoint \"", part, "\": no ']'"));
-      }
-      e.host = std::string(part.substr(1, close - 1));
-      absl::string_view rest = part.substr(close + 1);
-      if (!rest.empty() && rest[0] == ':') port_text = rest.substr(1);
-    } else {
-      const size_t colon = part.rfind(':');
-      e.host = std::string(part.substr(0, colon));
-      if (colon != absl::string_view::npos) port_text = part.substr(colon + 1);
-    }
-    e.port = kDefaultPort;
-    if (!port_text.empty() &&
-        (!absl::SimpleAtoi(port_text, &e.port) || e.port < 1 || e.port > 65535)) {
+    HostPortText split = SplitHostPort(part);
+    if (split.malformed) {
       return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        absl::StrCat("endpoint \"", part, "\": the port must be from 1 to 65535"));
+                        absl::StrCat("endpoint \"", absl::CHexEscape(part),
+                                     "\": expected [address]:port, with its ']'"));
+    }
+    e.host = std::move(split.host);
+    e.port = kDefaultPort;
+    // "host:" takes the default port, as "host" does.
+    if (split.port && !split.port->empty()) {
+      const std::optional<int> port = PortNumber(*split.port);
+      if (!port) {
+        return StoreError(absl::StatusCode::kInvalidArgument, where, "",
+                          absl::StrCat("endpoint \"", part, "\": the port must be from 1 to 65535"));
+      }
+      e.port = *port;
     }
     // A host the resolver would refuse as if the network were down.
     if (!IsHostName(e.host)) {

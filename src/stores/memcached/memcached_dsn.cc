@@ -36,23 +36,22 @@ namespace {
 absl::Status ParseIndexedHost(const Dsn& dsn, const std::string& spec,
                               const std::string& weight,
                               MemcachedStoreOptions::Server* server) {
-  std::string host = spec;
+  HostPortText split = SplitHostPort(spec);
+  std::string host = std::move(split.host);
   int port = 11211;
-  if (size_t colon = spec.rfind(':');
-      colon != std::string::npos && spec.find(']', colon) == std::string::npos) {
-    host = spec.substr(0, colon);
-    const std::string port_text = spec.substr(colon + 1);
-    if (!host.empty() && host[0] == '/') {
-      port = 0;
-    } else if (!absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535) {
+  if (split.port && !host.empty() && host[0] == '/') {
+    port = 0;  // a socket path with Symfony's ':' after it
+  } else if (split.port) {
+    const std::optional<int> number = PortNumber(*split.port);
+    if (!number) {
       return BadDsn(dsn, absl::StrCat("host[", spec, "]: the port must be a number "
                                       "from 1 to 65535"));
     }
+    port = *number;
   }
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
+  if (host.empty() || split.malformed) {
+    return BadDsn(dsn, absl::StrCat("host[", spec, "]: no host"));
   }
-  if (host.empty()) return BadDsn(dsn, absl::StrCat("host[", spec, "]: no host"));
   server->host = host;
   server->port = port;
   server->weight = 0;

@@ -38,16 +38,9 @@ absl::StatusOr<std::shared_ptr<Store>> NewZooKeeperStore(const ZooKeeperStoreOpt
 #else
 
 ZkServer ParseZkServer(absl::string_view server) {
-  absl::string_view host = server;
-  int port = 0;
-  const size_t colon = server.rfind(':');
-  if (colon != absl::string_view::npos && colon + 1 < server.size() &&
-      server.find(']', colon) == absl::string_view::npos) {
-    host = server.substr(0, colon);
-    if (!absl::SimpleAtoi(server.substr(colon + 1), &port)) port = 0;
-  }
-  if (absl::ConsumePrefix(&host, "[") && !absl::ConsumeSuffix(&host, "]")) host = "";
-  return ZkServer{std::string(host), port};
+  HostPortText split = SplitHostPort(server);
+  if (split.malformed) return ZkServer{"", 0};
+  return ZkServer{std::move(split.host), split.port ? PortNumber(*split.port).value_or(0) : 0};
 }
 
 absl::Status CheckZooKeeperOptions(const ZooKeeperStoreOptions& options) {
