@@ -9,9 +9,10 @@
 // C programs include "ipclock/c.h" instead.
 //
 // The headers for programs are those directly in include/ipclock/: this one
-// and what it includes (lock.h, lock_factory.h, lock_guard.h, lock_watch.h,
-// store.h, store_factory.h, remove_ipc.h, diagnostics.h, metrics.h, errors.h,
-// version.h), async.h for event loops, and c.h. Three subdirs serve others:
+// and what it includes (lock.h, key_options.h, lock_factory.h, lock_guard.h,
+// lock_watch.h, store.h, store_factory.h, remove_ipc.h, diagnostics.h,
+// metrics.h, errors.h, version.h), async.h for event loops, and c.h. None of
+// them includes anything of the subdirs. Three subdirs serve others:
 //   ipclock/stores/  one store's typed factory and options each, for building
 //                    a store in code rather than from a DSN; each header is
 //                    also that store's reference;
