@@ -15,7 +15,8 @@
 // checks that it took every option or not, it is checked after it (a second
 // check finds nothing new). `kCheck` checks them, making nothing:
 // `(const Options&)` or `(const Options&, const Dsn&)` (for messages that
-// name the DSN), returning a Status or a StatusOr of anything.
+// name the DSN), returning a Status or a StatusOr of anything; or nullptr,
+// where `kRead` checks all there is to check.
 // `kCapabilities` gives the store's capabilities, from the options or from
 // nothing. `kMake` builds the store from the options, which the prepared
 // store keeps: the DSN is read once.
@@ -54,7 +55,9 @@ absl::Status StatusOf(const absl::StatusOr<T>& result) {
 
 template <auto kCheck, typename Options>
 absl::Status CheckRead(const Options& options, const Dsn& dsn) {
-  if constexpr (std::is_invocable_v<decltype(kCheck), const Options&, const Dsn&>) {
+  if constexpr (std::is_null_pointer_v<decltype(kCheck)>) {
+    return absl::OkStatus();
+  } else if constexpr (std::is_invocable_v<decltype(kCheck), const Options&, const Dsn&>) {
     return StatusOf(kCheck(options, dsn));
   } else {
     return StatusOf(kCheck(options));
@@ -86,8 +89,8 @@ absl::StatusOr<PreparedStore> PrepareFromOptions(Dsn& dsn, const StoreOptions& s
 // StoreDriver::prepare for a store that checks its DSN (`kCheck`, as
 // `(Dsn&, const StoreOptions&)` returning StatusOr<Capabilities>) apart from
 // building from it (`kBuild`, `(Dsn&, const StoreOptions&)`): the check reads
-// a copy, and the build reads the DSN again. For stores whose DSN is not one
-// options struct (the table stores' backends, the combined store's members).
+// a copy, and the build reads the DSN again. For a store whose DSN is not one
+// options struct: the combined store, whose members are DSNs of their own.
 template <auto kCheck, auto kBuild>
 absl::StatusOr<PreparedStore> PrepareByCheckThenBuild(Dsn& dsn,
                                                       const StoreOptions& store_options) {

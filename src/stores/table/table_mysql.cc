@@ -107,12 +107,7 @@ absl::StatusOr<std::unique_ptr<MyTableBackend>> BackendFromDsn(
                                           Describe(*options));
 }
 
-// MysqlConnectionFromDsn() has checked the connection.
-absl::StatusOr<Capabilities> CheckMysqlTableDsn(Dsn& dsn, const StoreOptions&) {
-  absl::StatusOr<MysqlTableStoreOptions> options = OptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  return TableCapabilities(kMysqlTableEntry.scope);
-}
+Capabilities MysqlTableCapabilities() { return TableCapabilities(kMysqlTableEntry.scope); }
 
 }  // namespace
 
@@ -127,9 +122,8 @@ absl::StatusOr<std::shared_ptr<Store>> NewMysqlTableStore(
 }
 
 const StoreDriver kMysqlTableDriver = {
-    &PrepareByCheckThenBuild<
-        &CheckMysqlTableDsn,
-        &TableStoreFromDsn<MysqlTableStoreOptions, &BackendFromDsn, &Describe, kMysqlTableEntry>>,
+    &PrepareFromOptions<&OptionsFromDsn, nullptr, &MysqlTableCapabilities,
+                        &NewMysqlTableStore>,
     &ListTableLocksFromDsn<MysqlTableStoreOptions, &BackendFromDsn, &Describe>, &MariadbLibrary};
 
 }  // namespace ipclock

@@ -121,7 +121,8 @@ absl::StatusOr<PostgresTableStoreOptions> OptionsFromDsn(Dsn& dsn) {
   if (absl::Status s = TakeTableDsnTail(dsn, &options.max_idle, &options.table); !s.ok()) {
     return s;
   }
-  options.conninfo = WithPgDefaults(*conninfo);
+  // As given: NewPostgresTableStore() adds the defaults.
+  options.conninfo = *std::move(conninfo);
   return options;
 }
 
@@ -130,20 +131,16 @@ absl::StatusOr<std::unique_ptr<PgTableBackend>> BackendFromDsn(
   absl::StatusOr<PostgresTableStoreOptions> read = OptionsFromDsn(dsn);
   if (!read.ok()) return read.status();
   *options = *std::move(read);
-  return std::make_unique<PgTableBackend>(options->conninfo, options->max_idle,
+  return std::make_unique<PgTableBackend>(WithPgDefaults(options->conninfo), options->max_idle,
                                           Describe(*options));
 }
 
-absl::StatusOr<Capabilities> CheckPostgresTableDsn(Dsn& dsn, const StoreOptions&) {
-  absl::StatusOr<PostgresTableStoreOptions> options = OptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  if (absl::Status s = CheckPgConninfo(options->conninfo,
-                                       absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
-      !s.ok()) {
-    return s;
-  }
-  return TableCapabilities(kPostgresTableEntry.scope);
+absl::Status CheckOptions(const PostgresTableStoreOptions& options, const Dsn& dsn) {
+  return CheckPgConninfo(WithPgDefaults(options.conninfo),
+                         absl::StrCat("bad DSN \"", dsn.redacted(), "\""));
 }
+
+Capabilities PostgresTableCapabilities() { return TableCapabilities(kPostgresTableEntry.scope); }
 
 }  // namespace
 
@@ -159,9 +156,8 @@ absl::StatusOr<std::shared_ptr<Store>> NewPostgresTableStore(
 }
 
 const StoreDriver kPostgresTableDriver = {
-    &PrepareByCheckThenBuild<&CheckPostgresTableDsn,
-                             &TableStoreFromDsn<PostgresTableStoreOptions, &BackendFromDsn,
-                                                &Describe, kPostgresTableEntry>>,
+    &PrepareFromOptions<&OptionsFromDsn, &CheckOptions, &PostgresTableCapabilities,
+                        &NewPostgresTableStore>,
     &ListTableLocksFromDsn<PostgresTableStoreOptions, &BackendFromDsn, &Describe>,
     &LibpqLibrary};
 

@@ -327,16 +327,7 @@ absl::StatusOr<std::unique_ptr<SqliteTableBackend>> BackendFromDsn(
                                               Describe(*options), read_only);
 }
 
-absl::StatusOr<std::unique_ptr<SqliteTableBackend>> WritableBackendFromDsn(
-    Dsn& dsn, SqliteTableStoreOptions* options) {
-  return BackendFromDsn(dsn, options, /*read_only=*/false);
-}
-
-absl::StatusOr<Capabilities> CheckSqliteTableDsn(Dsn& dsn, const StoreOptions&) {
-  absl::StatusOr<SqliteTableStoreOptions> options = OptionsFromDsn(dsn);
-  if (!options.ok()) return options.status();
-  return TableCapabilities(kSqliteTableEntry.scope);
-}
+Capabilities SqliteTableCapabilities() { return TableCapabilities(kSqliteTableEntry.scope); }
 
 absl::StatusOr<HeldLocks> ListSqliteTableLocks(Dsn& dsn, const ListRequest& request) {
   SqliteTableStoreOptions options;
@@ -364,9 +355,8 @@ absl::StatusOr<std::shared_ptr<Store>> NewSqliteTableStore(
 }
 
 const StoreDriver kSqliteTableDriver = {
-    &PrepareByCheckThenBuild<&CheckSqliteTableDsn,
-                             &TableStoreFromDsn<SqliteTableStoreOptions, &WritableBackendFromDsn,
-                                                &Describe, kSqliteTableEntry>>,
+    &PrepareFromOptions<&OptionsFromDsn, nullptr, &SqliteTableCapabilities,
+                        &NewSqliteTableStore>,
     &ListSqliteTableLocks, &SqliteLibrary};
 
 }  // namespace ipclock

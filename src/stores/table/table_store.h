@@ -47,18 +47,11 @@ absl::StatusOr<HeldLocks> ListTableLocks(TableBackend& backend, absl::string_vie
                                          const TableStoreOptions& options,
                                          const ListRequest& request);
 
-// The driver functions of the table store on one database, whose
-// `kBackendFromDsn(dsn, &options)` reads the DSN into `Options` (its
-// `table` among them) and makes the backend, and `kDescribe(options)` names
-// the store: the store of `kEntry`, and the list of its rows.
-template <typename Options, auto kBackendFromDsn, auto kDescribe, const StoreEntry& kEntry>
-absl::StatusOr<std::shared_ptr<Store>> TableStoreFromDsn(Dsn& dsn, const StoreOptions&) {
-  Options options;
-  auto backend = kBackendFromDsn(dsn, &options);
-  if (!backend.ok()) return backend.status();
-  return MakeTableStore(kEntry.name, kDescribe(options), kEntry.scope, options.table,
-                        *std::move(backend));
-}
+// The driver's `list` of the table store on one database, whose
+// `kBackendFromDsn(dsn, &options)` reads the DSN into `Options` (its `table`
+// among them) and makes the backend, and `kDescribe(options)` names the
+// store. (Its `prepare` is PrepareFromOptions, core/options_driver.h, over
+// the database's New...TableStore().)
 template <typename Options, auto kBackendFromDsn, auto kDescribe>
 absl::StatusOr<HeldLocks> ListTableLocksFromDsn(Dsn& dsn, const ListRequest& request) {
   Options options;
