@@ -26,10 +26,17 @@
 #     platform/ (pids and their start times), the bench also core/ (it
 #     parses DSNs to time each client library's bare connect).
 #
+# The build refuses most of these on its own: each layer of src/, each
+# store's folder and each tool is compiled with a view of the folders it
+# may include (src/include_view.sh; tests/include_view_test.py). This check
+# also covers what a view cannot: the public headers (include/ is on every
+# layer's path but platform's), files the build leaves out of this build,
+# and the forms below.
+#
 # An include is judged by the layer it names, so every way of naming one
-# counts: `<stores/x.h>` as much as `"stores/x.h"`. The build's include
-# path has the top dir and src/ on it, so `"src/core/x.h"`, `"../core/x.h"`
-# or `"./x.h"` would compile and hide the layer: those forms are refused
+# counts: `<stores/x.h>` as much as `"stores/x.h"`. A quoted include is
+# looked for first beside the file, so `"../core/x.h"` or `"./x.h"` would
+# compile and hide the layer: those forms, and `"src/..."`, are refused
 # outright (ipclock's own headers are named from their layer, in quotes).
 # System headers (`<x.h>`, `<sys/x.h>`, `<absl/...>`) are the platform's.
 #
