@@ -284,22 +284,12 @@ void FlushedMemcachedEndsTheCommand(void**) {
 
 int main() {
   using namespace ipclock_test;
-  SetUpDatabases();
-  static Db* dbs[3] = {&g_dbs[0], &g_dbs[1], &g_dbs[2]};
-  std::vector<CMUnitTest> tests;
-  const std::vector<std::pair<const char*, CMUnitTestFunction>> per_db = {
-      {"ChecksOfARoundAreOneStatement", ChecksOfARoundAreOneStatement},
-      {"DeletedRowEndsTheCommand", DeletedRowEndsTheCommand},
-  };
-  static std::vector<std::string> names;
-  names.reserve(per_db.size() * 3);
-  for (Db*& db : dbs) {
-    for (const auto& [name, fn] : per_db) {
-      names.push_back(absl::StrCat(name, " ", db->name));
-      tests.push_back(CMUnitTest{names.back().c_str(), fn, nullptr, nullptr, db});
-    }
-  }
-  tests.push_back(cmocka_unit_test(FlushedMemcachedEndsTheCommand));
-  return _cmocka_run_group_tests("check_round_test", tests.data(), tests.size(), nullptr,
-                                 nullptr);
+  return RunPerDbGroup("check_round_test",
+                       {
+                           {"ChecksOfARoundAreOneStatement", ChecksOfARoundAreOneStatement},
+                           {"DeletedRowEndsTheCommand", DeletedRowEndsTheCommand},
+                       },
+                       {
+                           cmocka_unit_test(FlushedMemcachedEndsTheCommand),
+                       });
 }

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -171,6 +173,22 @@ void SetUpDatabases() {
   lite.pdo_form = absl::StrCat("sqlite:", path);
   lite.pdo_dsn = absl::StrCat("sqlite:", path);
   lite.query = LiteQuery(path);
+}
+
+int RunPerDbGroup(const char* group, const std::vector<PerDbTest>& per_db,
+                  std::vector<CMUnitTest> others) {
+  SetUpDatabases();
+  // cmocka keeps the names' pointers: a deque never moves what it holds.
+  std::deque<std::string> names;
+  std::vector<CMUnitTest> tests;
+  for (Db& db : g_dbs) {
+    for (const PerDbTest& test : per_db) {
+      names.push_back(absl::StrCat(test.name, " ", db.name));
+      tests.push_back(CMUnitTest{names.back().c_str(), test.run, nullptr, nullptr, &db});
+    }
+  }
+  tests.insert(tests.end(), others.begin(), others.end());
+  return _cmocka_run_group_tests(group, tests.data(), tests.size(), nullptr, nullptr);
 }
 
 }  // namespace ipclock_test

@@ -12,10 +12,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "ipclock/lock.h"
 #include "ipclock/store.h"
+
+struct CMUnitTest;  // cmocka.h's
 
 namespace ipclock_test {
 
@@ -37,6 +40,17 @@ struct Db {
 // them in.
 extern Db g_dbs[3];
 void SetUpDatabases();
+
+// A test that runs once on each database, given its Db as the state.
+struct PerDbTest {
+  const char* name;
+  void (*run)(void** state);
+};
+// Sets the databases up, then runs the cmocka group `group`: each of
+// `per_db` once per database, in g_dbs' order, named "<name> <database>";
+// then `others`.
+int RunPerDbGroup(const char* group, const std::vector<PerDbTest>& per_db,
+                  std::vector<CMUnitTest> others);
 
 // Skips the test when `db` is not in this build, or its server's variable
 // is unset (fails it under CI=true).

@@ -566,35 +566,25 @@ void SchemesNameTheRightStore(void**) {
 
 int main() {
   using namespace ipclock_test;
-  SetUpDatabases();
-  static Db* dbs[3] = {&g_dbs[0], &g_dbs[1], &g_dbs[2]};
-  std::vector<CMUnitTest> tests;
-  const std::vector<std::pair<const char*, CMUnitTestFunction>> per_db = {
-      {"RowAsSymfonyWritesIt", RowAsSymfonyWritesIt},
-      {"PhpHoldsIpclockWaits", PhpHoldsIpclockWaits},
-      {"IpclockHoldsPhpWaits", IpclockHoldsPhpWaits},
-      {"ExpiredRowsAreTakenOver", ExpiredRowsAreTakenOver},
-      {"TableAndColumnOptions", TableAndColumnOptions},
-      {"ExpiredRowsAreCollected", ExpiredRowsAreCollected},
-      {"LostRowIsReported", LostRowIsReported},
-      {"RefreshAndRenewal", RefreshAndRenewal},
-      {"HandedToAnotherProcess", HandedToAnotherProcess},
-      {"PdoFormIsTheSameStore", PdoFormIsTheSameStore},
-      {"ListShowsTheRows", ListShowsTheRows},
-  };
-  static std::vector<std::string> names;
-  names.reserve(per_db.size() * 3);
-  for (Db*& db : dbs) {
-    for (const auto& [name, fn] : per_db) {
-      names.push_back(absl::StrCat(name, " ", db->name));
-      tests.push_back(CMUnitTest{names.back().c_str(), fn, nullptr, nullptr, db});
-    }
-  }
-  tests.push_back(cmocka_unit_test(SqliteFileSpecifics));
-  tests.push_back(cmocka_unit_test(SqliteFileRemovedUnderAHolder));
-  tests.push_back(cmocka_unit_test(ContendedWaitAsksOnceThenSleeps));
-  tests.push_back(cmocka_unit_test(BadServerDsns));
-  tests.push_back(cmocka_unit_test(SchemesNameTheRightStore));
-  return _cmocka_run_group_tests("table_store_test", tests.data(), tests.size(), nullptr,
-                                 nullptr);
+  return RunPerDbGroup("table_store_test",
+                       {
+                           {"RowAsSymfonyWritesIt", RowAsSymfonyWritesIt},
+                           {"PhpHoldsIpclockWaits", PhpHoldsIpclockWaits},
+                           {"IpclockHoldsPhpWaits", IpclockHoldsPhpWaits},
+                           {"ExpiredRowsAreTakenOver", ExpiredRowsAreTakenOver},
+                           {"TableAndColumnOptions", TableAndColumnOptions},
+                           {"ExpiredRowsAreCollected", ExpiredRowsAreCollected},
+                           {"LostRowIsReported", LostRowIsReported},
+                           {"RefreshAndRenewal", RefreshAndRenewal},
+                           {"HandedToAnotherProcess", HandedToAnotherProcess},
+                           {"PdoFormIsTheSameStore", PdoFormIsTheSameStore},
+                           {"ListShowsTheRows", ListShowsTheRows},
+                       },
+                       {
+                           cmocka_unit_test(SqliteFileSpecifics),
+                           cmocka_unit_test(SqliteFileRemovedUnderAHolder),
+                           cmocka_unit_test(ContendedWaitAsksOnceThenSleeps),
+                           cmocka_unit_test(BadServerDsns),
+                           cmocka_unit_test(SchemesNameTheRightStore),
+                       });
 }
