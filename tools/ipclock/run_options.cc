@@ -6,6 +6,7 @@
 #include <getopt.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -71,6 +72,19 @@ absl::Status SetSeconds(absl::string_view option, const char* text, absl::Durati
   return absl::OkStatus();
 }
 
+// Sets `*out` from an option's whole number, from `min` to `max`, or says
+// "invalid WHAT 'TEXT': EXPECTED".
+template <typename Number>
+absl::Status SetWholeNumber(absl::string_view what, const char* text, Number min, Number max,
+                            absl::string_view expected, Number* out) {
+  Number n = 0;
+  if (!absl::SimpleAtoi(text, &n) || n < min || n > max) {
+    return Usage(absl::StrCat("invalid ", what, " '", text, "': ", expected));
+  }
+  *out = n;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
@@ -84,6 +98,8 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
   for (;;) {
     const int opt = getopt_long(argc, argv, kShortOptions, kLongOptions, nullptr);
     if (opt == -1) break;
+    // What is wrong with an option's value, if anything.
+    absl::Status problem;
     switch (opt) {
       case kOptKey:
         keys.emplace_back(optarg);
@@ -106,40 +122,22 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
         nonblock = true;
         break;
       case 'w':
-        if (absl::Status st = SetSeconds("wait", optarg, absl::ZeroDuration(), &options.wait);
-            !st.ok()) {
-          return st;
-        }
+        problem = SetSeconds("wait", optarg, absl::ZeroDuration(), &options.wait);
         break;
       case kOptTtl:
-        if (absl::Status st = SetSeconds("--ttl", optarg, absl::Milliseconds(1), &options.ttl);
-            !st.ok()) {
-          return st;
-        }
+        problem = SetSeconds("--ttl", optarg, absl::Milliseconds(1), &options.ttl);
         break;
       case kOptKillAfter:
-        if (absl::Status st =
-                SetSeconds("--kill-after", optarg, absl::ZeroDuration(), &options.kill_after);
-            !st.ok()) {
-          return st;
-        }
+        problem = SetSeconds("--kill-after", optarg, absl::ZeroDuration(), &options.kill_after);
         break;
       case kOptCheckInterval:
-        if (absl::Status st = SetSeconds("--check-interval", optarg, absl::Milliseconds(1),
-                                         &options.check_interval);
-            !st.ok()) {
-          return st;
-        }
+        problem =
+            SetSeconds("--check-interval", optarg, absl::Milliseconds(1), &options.check_interval);
         break;
-      case 'E': {
-        int code = 0;
-        if (!absl::SimpleAtoi(optarg, &code) || code < 0 || code > 255) {
-          return Usage(absl::StrCat("invalid conflict exit code '", optarg,
-                                    "': expected 0 to 255"));
-        }
-        options.conflict_exit_code = code;
+      case 'E':
+        problem = SetWholeNumber("conflict exit code", optarg, 0, 255, "expected 0 to 255",
+                                 &options.conflict_exit_code);
         break;
-      }
       case 'o':
         options.close_lock = true;
         break;
@@ -155,15 +153,11 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
       case kOptNotifyWait:
         options.notify_wait = true;
         break;
-      case kOptPermits: {
-        uint32_t permits = 0;
-        if (!absl::SimpleAtoi(optarg, &permits) || permits == 0) {
-          return Usage(absl::StrCat("invalid --permits '", optarg,
-                                    "': expected a whole number >= 1"));
-        }
-        options.permits = permits;
+      case kOptPermits:
+        problem =
+            SetWholeNumber("--permits", optarg, uint32_t{1}, std::numeric_limits<uint32_t>::max(),
+                           "expected a whole number >= 1", &options.permits);
         break;
-      }
       case 'h':
         options.show_help = true;
         return options;
@@ -172,6 +166,7 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
       default:
         return Usage(GetoptProblem(opt, argv));
     }
+    if (!problem.ok()) return problem;
   }
 
   if (keys.empty() == !have_file) {
