@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "exit_codes.h"
@@ -40,6 +41,22 @@ absl::Duration Since(int64_t since, absl::Time now) {
   return std::max(absl::ZeroDuration(), now - absl::FromUnixSeconds(since));
 }
 
+// "since" (UTC) and "since_unix" of `since`, then `since_source` if given,
+// then `age_key`: how long before `now` that was. A `since` the store does
+// not know gives null for "since" and `age_key`.
+void AddSince(JsonObject* o, const std::optional<int64_t>& since, const std::string* since_source,
+              absl::string_view age_key, absl::Time now) {
+  if (!since) {
+    o->AddRaw("since", "null");
+    o->AddRaw(age_key, "null");
+    return;
+  }
+  o->AddString("since", TimeText(*since, /*utc=*/true));
+  o->AddInt("since_unix", *since);
+  if (since_source != nullptr) o->AddString("since_source", *since_source);
+  o->AddInt(age_key, absl::ToInt64Seconds(Since(*since, now)));
+}
+
 std::string WaitersJson(const std::vector<ipclock::LockWaiter>& waiters, absl::Time now) {
   std::vector<std::string> objects;
   for (const ipclock::LockWaiter& w : waiters) {
@@ -48,14 +65,7 @@ std::string WaitersJson(const std::vector<ipclock::LockWaiter>& waiters, absl::T
     o.AddString("command", w.command);
     o.AddString("unit", w.unit);
     o.AddString("mode", w.mode);
-    if (w.since) {
-      o.AddString("since", TimeText(*w.since, /*utc=*/true));
-      o.AddInt("since_unix", *w.since);
-      o.AddInt("waited_seconds", absl::ToInt64Seconds(Since(*w.since, now)));
-    } else {
-      o.AddRaw("since", "null");
-      o.AddRaw("waited_seconds", "null");
-    }
+    AddSince(&o, w.since, /*since_source=*/nullptr, "waited_seconds", now);
     objects.push_back(o.Build());
   }
   return absl::StrCat("[", absl::StrJoin(objects, ","), "]");
@@ -74,15 +84,7 @@ std::string RowJson(const ipclock::HeldLock& row, absl::string_view store, absl:
   o.AddString("command_line", row.command_line);
   o.AddString("unit", row.unit);
   o.AddString("cgroup", row.cgroup);
-  if (row.since) {
-    o.AddString("since", TimeText(*row.since, /*utc=*/true));
-    o.AddInt("since_unix", *row.since);
-    o.AddString("since_source", row.since_source);
-    o.AddInt("held_seconds", absl::ToInt64Seconds(Since(*row.since, now)));
-  } else {
-    o.AddRaw("since", "null");
-    o.AddRaw("held_seconds", "null");
-  }
+  AddSince(&o, row.since, &row.since_source, "held_seconds", now);
   o.AddInt("fence", row.fence);
   o.AddInt("waiters", row.waiters);
   o.AddRaw("waiting", WaitersJson(row.waiter_list, now));
