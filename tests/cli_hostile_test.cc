@@ -28,6 +28,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli_util.h"
+#include "datagram_socket.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -106,44 +107,16 @@ void test_closed_stdio_remote_stores(void** state) {
 // one) that nobody reads, its queue filled to the brim.
 class StuckSocket {
  public:
-  explicit StuckSocket(const std::string& address) : address_(address) {
-    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) fail_msg("socket: %s", strerror(errno));
-    struct sockaddr_un addr;
-    const socklen_t len = Address(&addr);
-    if (bind(fd_, reinterpret_cast<struct sockaddr*>(&addr), len) != 0) {
-      fail_msg("bind %s: %s", address.c_str(), strerror(errno));
-    }
-    const int writer = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (writer < 0 || connect(writer, reinterpret_cast<struct sockaddr*>(&addr), len) != 0) {
-      fail_msg("connect %s: %s", address.c_str(), strerror(errno));
-    }
+  explicit StuckSocket(const std::string& address) : socket_(address) {
+    const int writer = socket_.ConnectWriter();
     int sent = 0;
     while (sent < 100000 && send(writer, "X=1", 3, MSG_DONTWAIT) == 3) ++sent;
     if (errno != EAGAIN) fail_msg("filling %s: %s", address.c_str(), strerror(errno));
     close(writer);
   }
-  ~StuckSocket() {
-    close(fd_);
-    if (address_[0] == '/') unlink(address_.c_str());
-  }
 
  private:
-  socklen_t Address(struct sockaddr_un* addr) const {
-    memset(addr, 0, sizeof(*addr));
-    addr->sun_family = AF_UNIX;
-    memcpy(addr->sun_path, address_.data(), address_.size());
-    socklen_t len = static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) +
-                                           address_.size() + 1);
-    if (address_[0] == '@') {
-      addr->sun_path[0] = '\0';
-      --len;
-    }
-    return len;
-  }
-
-  std::string address_;
-  int fd_ = -1;
+  BoundDatagramSocket socket_;
 };
 
 void test_full_notify_socket_does_not_hang(void** state) {

@@ -28,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli_util.h"
+#include "datagram_socket.h"
 #include "spawn_util.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
@@ -38,27 +39,7 @@ namespace {
 // its native one: a path, or an abstract name ("@name").
 class Listener {
  public:
-  explicit Listener(const std::string& address) : address_(address) {
-    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) fail_msg("socket: %s", strerror(errno));
-    struct sockaddr_un addr;
-    memset(&addr, 0, sizeof(addr));
-    addr.sun_family = AF_UNIX;
-    memcpy(addr.sun_path, address.data(), address.size());
-    socklen_t len = static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) +
-                                           address.size() + 1);
-    if (address[0] == '@') {
-      addr.sun_path[0] = '\0';
-      --len;
-    }
-    if (bind(fd_, reinterpret_cast<struct sockaddr*>(&addr), len) != 0) {
-      fail_msg("bind %s: %s", address.c_str(), strerror(errno));
-    }
-  }
-  ~Listener() {
-    close(fd_);
-    if (address_[0] == '/') unlink(address_.c_str());
-  }
+  explicit Listener(const std::string& address) : socket_(address) {}
 
   // Receives until one message contains `needle`; fails after `timeout`.
   // Returns every message received so far, in order.
@@ -87,15 +68,14 @@ class Listener {
  private:
   // Keeps the next message, if one comes within `seconds`.
   void ReceiveOne(double seconds) {
-    struct pollfd p = {fd_, POLLIN, 0};
+    struct pollfd p = {socket_.fd(), POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(seconds * 1000) + 1) <= 0) return;
     char buf[65536];
-    const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    const ssize_t n = recv(socket_.fd(), buf, sizeof(buf), 0);
     if (n > 0) messages_.emplace_back(buf, static_cast<size_t>(n));
   }
 
-  std::string address_;
-  int fd_ = -1;
+  BoundDatagramSocket socket_;
   std::vector<std::string> messages_;
 };
 
