@@ -276,10 +276,7 @@ bool OwnRedis::Answers() {
 }
 
 void OwnRedis::Stop() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
-  WaitPlain(pid_, 10);
-  pid_ = -1;
+  KillOwnServer(&pid_);
 }
 
 std::string OwnRedis::dsn() { return absl::StrCat("redis://127.0.0.1:", port()); }

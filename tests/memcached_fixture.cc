@@ -63,11 +63,7 @@ const char* OwnMemcached::Start(const std::vector<std::string>& extra) {
 }
 
 void OwnMemcached::Stop() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
-  WaitPlain(pid_, 10);
-  ForgetOwnServer(pid_);
-  pid_ = -1;
+  KillOwnServer(&pid_);
 }
 
 void OwnMemcached::Launch() {

@@ -162,6 +162,14 @@ int StopOwnServers(void**) {
   return 0;
 }
 
+void KillOwnServer(pid_t* pid) {
+  if (*pid <= 0) return;
+  kill(*pid, SIGKILL);
+  WaitPlain(*pid, 10);
+  ForgetOwnServer(*pid);
+  *pid = -1;
+}
+
 int DsnPort(const std::string& dsn) {
   size_t authority = dsn.find("://");
   if (authority == std::string::npos) return 0;

@@ -46,6 +46,9 @@ std::string RawExchange(int port, const std::string& request,
 void RegisterOwnServer(pid_t pid);
 void ForgetOwnServer(pid_t pid);
 int StopOwnServers(void** state = nullptr);
+// Kills the server `*pid` (SIGKILL), waits for it, forgets it if it was
+// registered and sets `*pid` to -1. Nothing when `*pid` is not above 0.
+void KillOwnServer(pid_t* pid);
 
 // The port of a DSN "scheme://host:PORT[...]"; 0 if it has none.
 int DsnPort(const std::string& dsn);

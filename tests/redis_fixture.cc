@@ -181,10 +181,7 @@ const char* RedisServer::Start() {
 }
 
 void RedisServer::Kill() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
-  WaitPlain(pid_, 10);
-  pid_ = -1;
+  KillOwnServer(&pid_);
 }
 
 void RedisServer::Restart() {
