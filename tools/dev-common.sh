@@ -127,8 +127,46 @@ apt_install() {
 # mawk, the awk of a minimal root, holds piped input back until a block
 # fills, so that nothing would show for minutes.
 apt_progress() {
-  local line kind pct text phase last_phase="" tenth last_tenth=0 now="" rc
-  local t_now t_in t_out
+  local kind pct text phase last_phase="" tenth last_tenth=0 now=""
+  each_line_or_silence apt_progress_line apt_progress_silence
+}
+
+apt_progress_line() {
+  case "$line" in
+    *" newly installed, "*|"Need to get "*) echo "  $line"; t_out=$t_now ;;
+    dlstatus:*|pmstatus:*)
+      IFS=: read -r kind _ pct text <<<"$line"
+      [ "$kind" = dlstatus ] && phase=downloading || phase=installing
+      now=$text
+      pct=${pct%%.*}
+      [[ "$pct" =~ ^[0-9]+$ ]] || pct=0
+      tenth=$((pct / 10))
+      if [ "$tenth" -gt 0 ] && { [ "$phase" != "$last_phase" ] || [ "$tenth" -gt "$last_tenth" ]; }; then
+        printf '  %s: %d%% (%s)\n' "$phase" $((tenth * 10)) "$text"
+        last_phase=$phase last_tenth=$tenth t_out=$t_now
+      elif [ $((t_now - t_out)) -ge $((progress_every * 1000)) ]; then
+        echo "  still $phase ($text)"
+        t_out=$t_now
+      fi
+      ;;
+  esac
+}
+
+apt_progress_silence() {
+  local quiet=$(((t_now - t_in) / 1000))
+  if [ "$quiet" -gt 0 ]; then quiet=" after $quiet s"; else quiet=""; fi
+  echo "  still ${phase:-working}$quiet${now:+ ($now)}"
+}
+
+# each_line_or_silence ON_LINE ON_SILENCE: reads standard input to its end,
+# calling ON_LINE for each line (in `line`; a last one without a newline
+# too), and ON_SILENCE when progress_every seconds pass after the last line
+# printed without another. Both see, in milliseconds (ms_now), t_now, t_in
+# (when the last line came) and t_out (when a line was last printed): ON_LINE
+# sets t_out=$t_now when it prints; after ON_SILENCE that is done for it.
+# They see the caller's locals too (bash's scoping is dynamic).
+each_line_or_silence() {
+  local on_line=$1 on_silence=$2 line rc t_now t_in t_out
   ms_now t_in
   t_out=$t_in
   while :; do
@@ -136,32 +174,13 @@ apt_progress() {
     read_until "$t_out" || rc=$?
     ms_now t_now
     if [ "$rc" -gt 128 ]; then
-      local quiet=$(((t_now - t_in) / 1000))
-      if [ "$quiet" -gt 0 ]; then quiet=" after $quiet s"; else quiet=""; fi
-      echo "  still ${phase:-working}$quiet${now:+ ($now)}"
+      "$on_silence"
       t_out=$t_now
       continue
     fi
     [ "$rc" -eq 0 ] || [ -n "$line" ] || break
     t_in=$t_now
-    case "$line" in
-      *" newly installed, "*|"Need to get "*) echo "  $line"; t_out=$t_now ;;
-      dlstatus:*|pmstatus:*)
-        IFS=: read -r kind _ pct text <<<"$line"
-        [ "$kind" = dlstatus ] && phase=downloading || phase=installing
-        now=$text
-        pct=${pct%%.*}
-        [[ "$pct" =~ ^[0-9]+$ ]] || pct=0
-        tenth=$((pct / 10))
-        if [ "$tenth" -gt 0 ] && { [ "$phase" != "$last_phase" ] || [ "$tenth" -gt "$last_tenth" ]; }; then
-          printf '  %s: %d%% (%s)\n' "$phase" $((tenth * 10)) "$text"
-          last_phase=$phase last_tenth=$tenth t_out=$t_now
-        elif [ $((t_now - t_out)) -ge $((progress_every * 1000)) ]; then
-          echo "  still $phase ($text)"
-          t_out=$t_now
-        fi
-        ;;
-    esac
+    "$on_line"
     [ "$rc" -eq 0 ] || break
   done
 }
@@ -220,43 +239,36 @@ ninja_progress() {
   local -
   set -o pipefail
   ninja "$@" | {
-    local line last=-1 step n m seen="" shown="" rc t_now t_in t_out
-    ms_now t_in
-    t_out=$t_in
-    while :; do
-      rc=0
-      read_until "$t_out" || rc=$?
-      ms_now t_now
-      if [ "$rc" -gt 128 ]; then
-        # The last step seen, if it was not shown; else how long since.
-        if [ "$shown" != "$seen" ]; then
-          printf '%s\n' "$seen"
-          shown=$seen
-        else
-          echo "  ... $(((t_now - t_in) / 1000)) s since: ${seen:-the build started}"
-        fi
-        t_out=$t_now
-        continue
-      fi
-      [ "$rc" -eq 0 ] || [ -n "$line" ] || break
-      t_in=$t_now
-      if [[ "$line" =~ ^\[([0-9]+)/([0-9]+)\]\  ]]; then
-        n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
-        step=$((n * 40 / m))
-        seen=$line
-        # One line per 2.5% of the build, and one at least every interval.
-        if [ "$step" -gt "$last" ] || [ "$n" -eq "$m" ] ||
-           [ $((t_now - t_out)) -ge $((progress_every * 1000)) ]; then
-          printf '%s\n' "$line"
-          last=$step t_out=$t_now shown=$line
-        fi
-      else
-        printf '%s\n' "$line"
-        t_out=$t_now
-      fi
-      [ "$rc" -eq 0 ] || break
-    done
+    local last=-1 step n m seen="" shown=""
+    each_line_or_silence ninja_progress_line ninja_progress_silence
   } || return "${PIPESTATUS[0]}"
+}
+
+ninja_progress_line() {
+  if [[ "$line" =~ ^\[([0-9]+)/([0-9]+)\]\  ]]; then
+    n=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]}
+    step=$((n * 40 / m))
+    seen=$line
+    # One line per 2.5% of the build, and one at least every interval.
+    if [ "$step" -gt "$last" ] || [ "$n" -eq "$m" ] ||
+       [ $((t_now - t_out)) -ge $((progress_every * 1000)) ]; then
+      printf '%s\n' "$line"
+      last=$step t_out=$t_now shown=$line
+    fi
+  else
+    printf '%s\n' "$line"
+    t_out=$t_now
+  fi
+}
+
+# The last step seen, if it was not shown; else how long since.
+ninja_progress_silence() {
+  if [ "$shown" != "$seen" ]; then
+    printf '%s\n' "$seen"
+    shown=$seen
+  else
+    echo "  ... $(((t_now - t_in) / 1000)) s since: ${seen:-the build started}"
+  fi
 }
 
 # Test servers. Each tools/test-servers/*.sh, when sourced, starts its
