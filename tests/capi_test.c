@@ -270,9 +270,7 @@ static void leases(void **state) {
 
 static void fencing(void **state) {
   (void)state;
-  char dsn[128];
-  capi_flock_dsn(dsn, sizeof(dsn), "");
-  ipclock_store *store = capi_open(dsn);
+  ipclock_store *store = capi_open_flock();
   ipclock_lock *lock = capi_lock(store, "fenced", NULL);
   uint64_t first = 0, second = 0;
   assert_int_equal(ipclock_lock_fence(lock, &first), -ENODATA); /* not held */
@@ -287,6 +285,7 @@ static void fencing(void **state) {
   ipclock_store_close(store);
 
   /* Without the holder record there is no token. */
+  char dsn[128];
   capi_flock_dsn(dsn, sizeof(dsn), "?record=false");
   store = capi_open(dsn);
   lock = capi_lock(store, "unfenced", NULL);
