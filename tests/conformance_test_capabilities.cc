@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -41,6 +42,18 @@ using ipclock::LockMode;
 using ipclock::LockOptions;
 using ipclock::Scope;
 using ipclock::Store;
+
+// The store under test and a resource of the test's own, for a test of
+// what a store with a capability does.
+struct StoreAndResource {
+  std::shared_ptr<Store> store;
+  std::string r;
+};
+// Skips the test on a store without `capability` (one of Caps()).
+StoreAndResource OpenOrSkipWithout(bool capability, const char* tag) {
+  if (!capability) skip();
+  return {OpenStoreOrFail(g_dsn), UniqueResource(tag)};
+}
 
 // --- Waiters killed, holders killed with waiters, order ---------------------------
 
@@ -234,11 +247,9 @@ void FenceGrows(void**) {
 // --- Expiring stores -------------------------------------------------------------
 
 void ExpiresAfterTtl(void**) {
-  if (!Caps().expiring) skip();
-  auto store = OpenStoreOrFail(g_dsn);
+  auto [store, r] = OpenOrSkipWithout(Caps().expiring, "ttl");
   LockOptions options;
   options.ttl = absl::Milliseconds(400);
-  std::string r = UniqueResource("ttl");
   Lock lock = HeldOrFail(store, r, options);
   absl::Duration left = lock.RemainingLifetime();
   assert_true(left > absl::ZeroDuration() && left <= absl::Milliseconds(400));
@@ -265,11 +276,9 @@ void NearZeroRefreshReportsExpiry(void**) {
 }
 
 void SavingExpiredKeyLeavesNothing(void**) {
-  if (!Caps().expiring) skip();
-  auto store = OpenStoreOrFail(g_dsn);
+  auto [store, r] = OpenOrSkipWithout(Caps().expiring, "expired");
   LockOptions options;
   options.ttl = absl::Nanoseconds(1);
-  std::string r = UniqueResource("expired");
   Lock lock = LockOrFail(store, r, options);
   ASSERT_CODE(lock.TryAcquire(), absl::StatusCode::kAborted);
   assert_false(lock.is_acquired());
@@ -279,9 +288,7 @@ void SavingExpiredKeyLeavesNothing(void**) {
 // --- Shared locks ------------------------------------------------------------------
 
 void ReadersCoexist(void**) {
-  if (!Caps().shared) skip();
-  auto store = OpenStoreOrFail(g_dsn);
-  std::string r = UniqueResource("readers");
+  auto [store, r] = OpenOrSkipWithout(Caps().shared, "readers");
   Lock a = LockOrFail(store, r), b = LockOrFail(store, r), c = LockOrFail(store, r);
   assert_true(TryOrFail(a, LockMode::kShared));
   assert_true(TryOrFail(b, LockMode::kShared));
@@ -294,9 +301,7 @@ void ReadersCoexist(void**) {
 }
 
 void ReaderConflictsWithWriter(void**) {
-  if (!Caps().shared) skip();
-  auto store = OpenStoreOrFail(g_dsn);
-  std::string r = UniqueResource("rw");
+  auto [store, r] = OpenOrSkipWithout(Caps().shared, "rw");
   Lock writer = HeldOrFail(store, r), reader = LockOrFail(store, r);
   assert_false(TryOrFail(reader, LockMode::kShared));
   assert_true(Held(writer));
@@ -305,9 +310,7 @@ void ReaderConflictsWithWriter(void**) {
 }
 
 void SoleReaderPromotes(void**) {
-  if (!Caps().shared) skip();
-  auto store = OpenStoreOrFail(g_dsn);
-  std::string r = UniqueResource("promote");
+  auto [store, r] = OpenOrSkipWithout(Caps().shared, "promote");
   Lock reader = LockOrFail(store, r);
   assert_true(TryOrFail(reader, LockMode::kShared));
   assert_true(TryOrFail(reader, LockMode::kExclusive));
@@ -317,9 +320,7 @@ void SoleReaderPromotes(void**) {
 }
 
 void TwoReadersCannotPromote(void**) {
-  if (!Caps().shared) skip();
-  auto store = OpenStoreOrFail(g_dsn);
-  std::string r = UniqueResource("nopromote");
+  auto [store, r] = OpenOrSkipWithout(Caps().shared, "nopromote");
   Lock a = LockOrFail(store, r), b = LockOrFail(store, r);
   assert_true(TryOrFail(a, LockMode::kShared));
   assert_true(TryOrFail(b, LockMode::kShared));
@@ -330,9 +331,7 @@ void TwoReadersCannotPromote(void**) {
 }
 
 void WriterDemotesAndLetsReadersIn(void**) {
-  if (!Caps().shared) skip();
-  auto store = OpenStoreOrFail(g_dsn);
-  std::string r = UniqueResource("demote");
+  auto [store, r] = OpenOrSkipWithout(Caps().shared, "demote");
   Lock writer = HeldOrFail(store, r), reader = LockOrFail(store, r);
   assert_false(TryOrFail(reader, LockMode::kShared));
   assert_true(TryOrFail(writer, LockMode::kShared));
@@ -343,11 +342,9 @@ void WriterDemotesAndLetsReadersIn(void**) {
 // --- Counting stores ------------------------------------------------------------------
 
 void PermitsBoundHolders(void**) {
-  if (!Caps().counting) skip();
-  auto store = OpenStoreOrFail(g_dsn);
+  auto [store, r] = OpenOrSkipWithout(Caps().counting, "permits");
   LockOptions options;
   options.permits = 2;
-  std::string r = UniqueResource("permits");
   Lock a = LockOrFail(store, r, options), b = LockOrFail(store, r, options),
        c = LockOrFail(store, r, options);
   assert_true(TryOrFail(a));
