@@ -79,27 +79,25 @@ int64_t Number(const std::string& text) {
 
 // --- Raw connections -----------------------------------------------------------
 
+// On the PostgreSQL server at `pg_uri` or, `is_pg` false, the MariaDB
+// server of `my_dsn`; nullptr without that client library in this build.
+// Connected here, outside any test: a failure shows at the first query.
+RawQuery ServerQuery(bool is_pg, [[maybe_unused]] const std::string& pg_uri,
+                     [[maybe_unused]] const ipclock::Dsn& my_dsn) {
 #if IPCLOCK_HAVE_POSTGRES
-RawQuery PgQuery(const std::string& uri) {
-  // Connected here, outside any test: a failure shows at the first query.
-  std::shared_ptr<PGconn> conn(PQconnectdb(uri.c_str()), PQfinish);
-  return [conn](const std::string& sql) { return Query(conn.get(), sql); };
-}
-
-#else
-RawQuery PgQuery(const std::string&) { return nullptr; }
+  if (is_pg) {
+    std::shared_ptr<PGconn> conn(PQconnectdb(pg_uri.c_str()), PQfinish);
+    return [conn](const std::string& sql) { return Query(conn.get(), sql); };
+  }
 #endif
-
 #if IPCLOCK_HAVE_MYSQL
-RawQuery MyQuery(const ipclock::Dsn& dsn) {
-  // Connected here, outside any test: a failure shows at the first query.
-  std::shared_ptr<MYSQL> conn(MysqlConnect(dsn).release(), mysql_close);
-  return [conn](const std::string& sql) { return MysqlQuery(conn.get(), sql); };
-}
-
-#else
-RawQuery MyQuery(const ipclock::Dsn&) { return nullptr; }
+  if (!is_pg) {
+    std::shared_ptr<MYSQL> conn(MysqlConnect(my_dsn).release(), mysql_close);
+    return [conn](const std::string& sql) { return MysqlQuery(conn.get(), sql); };
+  }
 #endif
+  return nullptr;
+}
 
 #if IPCLOCK_HAVE_SQLITE
 RawQuery LiteQuery(const std::string& path) {
@@ -131,19 +129,23 @@ RawQuery LiteQuery(const std::string& path) {
 RawQuery LiteQuery(const std::string&) { return nullptr; }
 #endif
 
+// What `db` is, whatever the build and the environment.
+void Describe(Db* db, bool built, const char* name, const char* env, const char* pdo_ext,
+              const char* now_sql) {
+  db->built = built;
+  db->name = name;
+  db->env = env;
+  db->pdo_ext = pdo_ext;
+  db->now_sql = now_sql;
+}
+
 void SetUpDatabases() {
   Db& pg = g_dbs[0];
-  pg.built = IPCLOCK_HAVE_POSTGRES;
-  pg.name = "postgresql";
-  pg.env = "IPCLOCK_TEST_POSTGRES_TABLE";
-  pg.pdo_ext = "pdo_pgsql";
-  pg.now_sql = "CAST(EXTRACT(epoch FROM NOW()) AS INT)";
+  Describe(&pg, IPCLOCK_HAVE_POSTGRES, "postgresql", "IPCLOCK_TEST_POSTGRES_TABLE", "pdo_pgsql",
+           "CAST(EXTRACT(epoch FROM NOW()) AS INT)");
   Db& my = g_dbs[1];
-  my.built = IPCLOCK_HAVE_MYSQL;
-  my.name = "mysql";
-  my.env = "IPCLOCK_TEST_MYSQL_TABLE";
-  my.pdo_ext = "pdo_mysql";
-  my.now_sql = "UNIX_TIMESTAMP()";
+  Describe(&my, IPCLOCK_HAVE_MYSQL, "mysql", "IPCLOCK_TEST_MYSQL_TABLE", "pdo_mysql",
+           "UNIX_TIMESTAMP()");
   for (Db* db : {&pg, &my}) {
     const char* dsn = getenv(db->env);
     if (!db->built) continue;
@@ -158,16 +160,13 @@ void SetUpDatabases() {
     const bool is_pg = db == &pg;
     db->pdo_dsn = absl::StrCat(is_pg ? "pgsql:" : "mysql:", where);
     db->pdo_form = absl::StrCat(db->pdo_dsn, "?user=", db->user, "&password=", db->password);
-    db->query = is_pg ? PgQuery(absl::StrCat("postgresql://", std::string(dsn).substr(
-                                                                   strlen("postgresql://"))))
-                      : MyQuery(*parsed);
+    db->query = ServerQuery(
+        is_pg, absl::StrCat("postgresql://", std::string(dsn).substr(strlen("postgresql://"))),
+        *parsed);
   }
   Db& lite = g_dbs[2];
-  lite.built = IPCLOCK_HAVE_SQLITE;
-  lite.name = "sqlite";
-  lite.env = nullptr;
-  lite.pdo_ext = "pdo_sqlite";
-  lite.now_sql = "strftime('%s','now')";
+  Describe(&lite, IPCLOCK_HAVE_SQLITE, "sqlite", /*env=*/nullptr, "pdo_sqlite",
+           "strftime('%s','now')");
   const std::string path = MakeTempDir() + "/locks.db";
   lite.dsn = absl::StrCat("sqlite://", path);
   lite.pdo_form = absl::StrCat("sqlite:", path);
