@@ -133,6 +133,22 @@ void KillCommandOf(const std::string& pid_file) {
   if (pid > 0) kill(pid, SIGKILL);
 }
 
+pid_t StartSleepingHolder(const std::string& dsn, const std::string& r,
+                          const std::string& pid_file) {
+  SpawnOptions group;
+  group.new_process_group = true;
+  const pid_t run = Started(Spawn(
+      Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", pid_file, "; exec sleep 60")}), group));
+  assert_true(WaitForFile(pid_file, 20));
+  return run;
+}
+
+void KillSleepingHolder(pid_t run, const std::string& pid_file) {
+  kill(-run, SIGKILL);
+  assert_int_equal(Reap(run, 10), 128 + SIGKILL);
+  KillCommandOf(pid_file);
+}
+
 namespace {
 
 using ipclock::Lock;
@@ -343,19 +359,11 @@ void KilledHolderLockGoesWithItsLease(void**) {
   const std::string dsn = Dsn("ttl=2");
   const std::string r = UniqueResource("kill9");
   const std::string dir = MakeTempDir();
-  SpawnOptions group;
-  group.new_process_group = true;
-  // ipclock run puts its command in a process group of its own: both go,
-  // ipclock first (its command ending first would make it release).
-  pid_t run = Started(Spawn(
-      Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", dir, "/held; exec sleep 60")}), group));
-  assert_true(WaitForFile(dir + "/held", 20));
+  const pid_t run = StartSleepingHolder(dsn, r, dir + "/held");
   auto store = OpenStoreOrFail(dsn);
   Lock next = LockOrFail(store, r);
   assert_false(TryOrFail(next));
-  kill(-run, SIGKILL);
-  assert_int_equal(Reap(run, 10), 128 + SIGKILL);
-  KillCommandOf(dir + "/held");
+  KillSleepingHolder(run, dir + "/held");
   const double t0 = NowSeconds();
   ASSERT_OK(next.Acquire(absl::Seconds(20)));
   const double took = NowSeconds() - t0;
@@ -365,12 +373,7 @@ void KilledHolderLockGoesWithItsLease(void**) {
   ASSERT_OK(next.Release());
 
   // Nobody waiting: the record stays, and the next `ipclock run` is told.
-  run = Started(Spawn(
-      Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", dir, "/held2; exec sleep 60")}), group));
-  assert_true(WaitForFile(dir + "/held2", 20));
-  kill(-run, SIGKILL);
-  assert_int_equal(Reap(run, 10), 128 + SIGKILL);
-  KillCommandOf(dir + "/held2");
+  KillSleepingHolder(StartSleepingHolder(dsn, r, dir + "/held2"), dir + "/held2");
   bool died_listed = false;
   for (double t1 = NowSeconds(); !died_listed && NowSeconds() - t1 < 10;) {
     std::vector<ipclock::HeldLock> held = ListedLocks(dsn, r);
@@ -412,9 +415,7 @@ void DeathToldPastADeadWaiter(void**) {
     // lease may end first.
     const std::string held = absl::StrCat(dir, "/held", round);
     const std::string told = absl::StrCat(dir, "/told", round);
-    pid_t holder = Started(Spawn(
-        Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", held, "; exec sleep 60")}), group));
-    assert_true(WaitForFile(held, 20));
+    const pid_t holder = StartSleepingHolder(dsn, r, held);
     pid_t waiter = Started(Spawn(Run(dsn, r, {"true"}), group));
     WaitForWaiters(dsn, r, 1);
     pid_t next = Started(Spawn(

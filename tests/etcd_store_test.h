@@ -63,6 +63,16 @@ void KillCommandOf(const std::string& pid_file);
 std::vector<std::string> Run(const std::string& dsn, const std::string& r,
                              const std::vector<std::string>& command);
 
+// `ipclock run` on `r`, in a process group of its own, whose command
+// writes its pid to `pid_file` and sleeps; returns once that file is
+// written (the lock held).
+pid_t StartSleepingHolder(const std::string& dsn, const std::string& r,
+                          const std::string& pid_file);
+// Kills such a holder as a whole service would be: `run`'s process group
+// with SIGKILL (ipclock first: its command ending first would make it
+// release), then the command.
+void KillSleepingHolder(pid_t run, const std::string& pid_file);
+
 // The tests of etcd_store_test_members.cc, in one declaration, for the suite's table.
 void UnreachableIsUnavailableThenLost(void**), RenewalGivesUpWhenTheLeaseMayEnd(void**),
     TlsRefusalsAreConfigurationErrors(void**), SharedLocksBesideEtcdctl(void**),

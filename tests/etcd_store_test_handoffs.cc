@@ -34,21 +34,6 @@ std::string LockLoop(const std::string& lock, int times, const std::string& line
                       file, "' || exit 1; done");
 }
 
-// `ipclock run` holding `r` until it is killed with SIGKILL, its command
-// too (`dir`/`mark` has the command's pid), as a whole service would be.
-void KillHolder(const std::string& dsn, const std::string& r, const std::string& dir,
-                const std::string& mark) {
-  SpawnOptions group;
-  group.new_process_group = true;
-  const pid_t run = Started(Spawn(
-      Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", dir, "/", mark, "; exec sleep 60")}),
-      group));
-  assert_true(WaitForFile(dir + "/" + mark, 20));
-  kill(-run, SIGKILL);
-  assert_int_equal(Reap(run, 10), 128 + SIGKILL);
-  KillCommandOf(dir + "/" + mark);
-}
-
 }  // namespace
 
 // Three `etcdctl lock` loops and three `ipclock run` loops on one
@@ -124,7 +109,8 @@ void DeathToldOnlyToTheNextHolder(void**) {
   const std::string say = "echo \"died=$IPCLOCK_PREVIOUS_OWNER_DIED\"";
   int code = 0;
 
-  KillHolder(dsn, r, dir, "held1");
+  // A holder killed as a whole service would be.
+  KillSleepingHolder(StartSleepingHolder(dsn, r, dir + "/held1"), dir + "/held1");
   // etcdctl queues behind the dead holder's key, takes the lock once its
   // lease ends, and releases cleanly.
   assert_int_equal(Reap(CtlLock(EtcdctlName(r), "true"), 30), 0);
@@ -140,12 +126,7 @@ void DeathToldOnlyToTheNextHolder(void**) {
   // The same from the queue: dead holder, etcdctl, an ipclock reader, an
   // ipclock writer.
   const std::string order = dir + "/order";
-  SpawnOptions group;
-  group.new_process_group = true;
-  const pid_t run = Started(Spawn(
-      Run(dsn, r, {"sh", "-c", absl::StrCat("echo $$ > ", dir, "/held2; exec sleep 60")}),
-      group));
-  assert_true(WaitForFile(dir + "/held2", 20));
+  const pid_t run = StartSleepingHolder(dsn, r, dir + "/held2");
   std::vector<pid_t> next = {CtlLock(EtcdctlName(r), absl::StrCat("echo etcdctl >> ", order))};
   AwaitQueueLength(r, 2);
   shared = Run(dsn, r, {"sh", "-c", absl::StrCat("echo reader $(", say, ") >> ", order)});
@@ -155,9 +136,7 @@ void DeathToldOnlyToTheNextHolder(void**) {
   next.push_back(Started(Spawn(
       Run(dsn, r, {"sh", "-c", absl::StrCat("echo writer $(", say, ") >> ", order)}))));
   AwaitQueueLength(r, 4);
-  kill(-run, SIGKILL);
-  assert_int_equal(Reap(run, 10), 128 + SIGKILL);
-  KillCommandOf(dir + "/held2");
+  KillSleepingHolder(run, dir + "/held2");
   for (pid_t p : next) assert_int_equal(Reap(p, 30), 0);
   assert_string_equal(ReadFileOrEmpty(order).c_str(),
                       "etcdctl\nreader died=\nwriter died=\n");
