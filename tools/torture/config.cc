@@ -55,6 +55,34 @@ absl::Status ParseNumber(absl::string_view flag, absl::string_view text,
   return absl::OkStatus();
 }
 
+absl::Status ParseNonEmpty(absl::string_view flag, absl::string_view text, std::string* out) {
+  if (text.empty()) return Bad(flag, text);
+  *out = std::string(text);
+  return absl::OkStatus();
+}
+
+// The words --kill takes.
+struct VictimsWord {
+  absl::string_view word;
+  Config::Victims victims;
+};
+constexpr VictimsWord kVictimsWords[] = {
+    {"any", Config::Victims::kAny},
+    {"holders", Config::Victims::kHolders},
+    {"waiters", Config::Victims::kWaiters},
+};
+
+absl::Status ParseVictims(absl::string_view flag, absl::string_view text,
+                          Config::Victims* out) {
+  for (const VictimsWord& w : kVictimsWords) {
+    if (text == w.word) {
+      *out = w.victims;
+      return absl::OkStatus();
+    }
+  }
+  return Bad(flag, text);
+}
+
 }  // namespace
 
 absl::StatusOr<Config> ParseArgs(int argc, char** argv) {
@@ -81,14 +109,11 @@ absl::StatusOr<Config> ParseArgs(int argc, char** argv) {
     if (flag == "--store") {
       c.dsn = std::string(value);
     } else if (flag == "--cli") {
-      if (value.empty()) return Bad(flag, value);
-      c.cli = std::string(value);
+      s = ParseNonEmpty(flag, value, &c.cli);
     } else if (flag == "--section") {
-      if (value.empty()) return Bad(flag, value);
-      c.section = std::string(value);
+      s = ParseNonEmpty(flag, value, &c.section);
     } else if (flag == "--resource") {
-      if (value.empty()) return Bad(flag, value);
-      c.resource = std::string(value);
+      s = ParseNonEmpty(flag, value, &c.resource);
     } else if (flag == "--procs") {
       s = ParseNumber<int>(flag, value, 1, 64, &c.procs);
     } else if (flag == "--seconds") {
@@ -102,15 +127,7 @@ absl::StatusOr<Config> ParseArgs(int argc, char** argv) {
     } else if (flag == "--kill-every-ms") {
       s = ParseNumber<int>(flag, value, 0, 3600 * 1000, &c.kill_every_ms);
     } else if (flag == "--kill") {
-      if (value == "any") {
-        c.victims = Config::Victims::kAny;
-      } else if (value == "holders") {
-        c.victims = Config::Victims::kHolders;
-      } else if (value == "waiters") {
-        c.victims = Config::Victims::kWaiters;
-      } else {
-        return Bad(flag, value);
-      }
+      s = ParseVictims(flag, value, &c.victims);
     } else if (flag == "--hold-us") {
       s = ParseNumber<int>(flag, value, 0, 1000 * 1000, &c.hold_us);
     } else if (flag == "--ttl-ms") {
