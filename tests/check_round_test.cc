@@ -128,8 +128,7 @@ class StatementCount {
 // hour: the store's own bound checks them every 100 ms, one statement a
 // round; a deleted row is found within the round, the others stay held.
 void ChecksOfARoundAreOneStatement(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_DB(db);
+  const Db& db = DbUnderTest(state);
   const std::string table = Table();
   auto store = NewStore(db, "db_table=" + table);
   constexpr int kLocks = 8;
@@ -242,8 +241,7 @@ void LossEndsTheCommand(const std::string& store, const char* what,
 }
 
 void DeletedRowEndsTheCommand(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_DB(db);
+  const Db& db = DbUnderTest(state);
   const std::string table = Table();
   LossEndsTheCommand(WithOptions(db.dsn, "db_table=" + table), db.name,
                      [&] { db.query(absl::StrCat("DELETE FROM ", table)); });

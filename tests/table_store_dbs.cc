@@ -77,6 +77,21 @@ int64_t Number(const std::string& text) {
   return n;
 }
 
+const Db& DbUnderTest(void** state) {
+  const Db& db = *static_cast<Db*>(*state);
+  if (!db.built) {
+    print_message("skipped: %s is not in this build\n", db.name);
+    skip();
+  }
+  if (db.dsn.empty()) {
+    const char* ci = getenv("CI");
+    if (ci != nullptr && strcmp(ci, "true") == 0) fail_msg("%s is not set (CI=true)", db.env);
+    print_message("skipped: %s is not set (tools/dev test starts the server)\n", db.env);
+    skip();
+  }
+  return db;
+}
+
 // --- Raw connections -----------------------------------------------------------
 
 // On the PostgreSQL server at `pg_uri` or, `is_pg` false, the MariaDB

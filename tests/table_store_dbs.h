@@ -52,24 +52,10 @@ struct PerDbTest {
 int RunPerDbGroup(const char* group, const std::vector<PerDbTest>& per_db,
                   std::vector<CMUnitTest> others);
 
-// Skips the test when `db` is not in this build, or its server's variable
-// is unset (fails it under CI=true).
-#define REQUIRE_DB(db)                                                         \
-  do {                                                                         \
-    if (!(db).built) {                                                         \
-      print_message("skipped: %s is not in this build\n", (db).name);          \
-      skip();                                                                  \
-    }                                                                          \
-    if ((db).dsn.empty()) {                                                    \
-      const char* ci = getenv("CI");                                           \
-      if (ci != nullptr && strcmp(ci, "true") == 0) {                          \
-        fail_msg("%s is not set (CI=true)", (db).env);                         \
-      }                                                                        \
-      print_message("skipped: %s is not set (tools/dev test starts the server)\n", \
-                    (db).env);                                                 \
-      skip();                                                                  \
-    }                                                                          \
-  } while (0)
+// The Db a test of RunPerDbGroup's runs on (its state). Skips the test
+// when the database is not in this build, or its server's variable is unset
+// (fails it under CI=true).
+const Db& DbUnderTest(void** state);
 
 // A table name of the test's own (t_<random>).
 std::string Table();

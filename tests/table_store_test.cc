@@ -60,11 +60,12 @@ PhpPeerNeeds PeerNeeds(const Db& db) {
           "php-cli php-symfony-lock php-pgsql php-mysql php-sqlite3"};
 }
 
-#define REQUIRE_PHP(db)                     \
-  do {                                      \
-    REQUIRE_DB(db);                         \
-    REQUIRE_PHP_PEER(PeerNeeds(db), false); \
-  } while (0)
+// DbUnderTest(), skipped without PHP's peer for that database as well.
+const Db& PhpDbUnderTest(void** state) {
+  const Db& db = DbUnderTest(state);
+  REQUIRE_PHP_PEER(PeerNeeds(db), false);
+  return db;
+}
 
 // Symfony's table options for the peer, as for the store.
 void PeerEnv(const Db& db, const std::string& options) {
@@ -90,8 +91,7 @@ class PhpHolder : public PhpPeerHolder {
 // --- The format ---------------------------------------------------------------------
 
 void RowAsSymfonyWritesIt(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_DB(db);
+  const Db& db = DbUnderTest(state);
   const std::string table = Table();
   auto store = NewStore(db, "db_table=" + table);
   assert_string_equal(store->name().data(), db.name);
@@ -116,8 +116,7 @@ void RowAsSymfonyWritesIt(void** state) {
 // --- Symfony's PdoStore as a peer ------------------------------------------------------
 
 void PhpHoldsIpclockWaits(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_PHP(db);
+  const Db& db = PhpDbUnderTest(state);
   const std::string options = "db_table=" + Table();
   auto store = NewStore(db, options);
   const std::string r = UniqueResource("php-holds");
@@ -130,8 +129,7 @@ void PhpHoldsIpclockWaits(void** state) {
 }
 
 void IpclockHoldsPhpWaits(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_PHP(db);
+  const Db& db = PhpDbUnderTest(state);
   const std::string options = "db_table=" + Table();
   auto store = NewStore(db, options);
   const std::string r = UniqueResource("ip-holds");
@@ -152,8 +150,7 @@ void IpclockHoldsPhpWaits(void** state) {
 }
 
 void ExpiredRowsAreTakenOver(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_PHP(db);
+  const Db& db = PhpDbUnderTest(state);
   const std::string options = "db_table=" + Table();
   auto store = NewStore(db, options);
   const std::string r = UniqueResource("expired");
@@ -189,8 +186,7 @@ void ExpiredRowsAreTakenOver(void** state) {
 }
 
 void TableAndColumnOptions(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_PHP(db);
+  const Db& db = PhpDbUnderTest(state);
   const std::string table = Table();
   const std::string options = absl::StrCat(
       "db_table=", table, "&db_id_col=lid&db_token_col=ltoken&db_expiration_col=lexp");
@@ -223,8 +219,7 @@ void TableAndColumnOptions(void** state) {
 // --- Collection and losses ------------------------------------------------------------
 
 void ExpiredRowsAreCollected(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_DB(db);
+  const Db& db = DbUnderTest(state);
   const std::string table = Table();
   auto always = NewStore(db, absl::StrCat("db_table=", table, "&gc_probability=1"));
   auto never = NewStore(db, absl::StrCat("db_table=", table, "&gc_probability=0"));
@@ -257,8 +252,7 @@ void ExpiredRowsAreCollected(void** state) {
 }
 
 void LostRowIsReported(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_DB(db);
+  const Db& db = DbUnderTest(state);
   const std::string table = Table();
   auto store = NewStore(db, "db_table=" + table);
   const std::string r = UniqueResource("lost");
@@ -286,8 +280,7 @@ void LostRowIsReported(void** state) {
 }
 
 void RefreshAndRenewal(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_DB(db);
+  const Db& db = DbUnderTest(state);
   const std::string table = Table();
   auto store = NewStore(db, "db_table=" + table);
   Lock lock = MakeLock(store, UniqueResource("refresh"), absl::Seconds(2));
@@ -308,8 +301,7 @@ void RefreshAndRenewal(void** state) {
 }
 
 void HandedToAnotherProcess(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_DB(db);
+  const Db& db = DbUnderTest(state);
   const std::string options = "db_table=" + Table();
   auto store = NewStore(db, options);
   const std::string r = UniqueResource("handover");
@@ -336,8 +328,7 @@ void HandedToAnotherProcess(void** state) {
 // --- DSNs ---------------------------------------------------------------------------------
 
 void PdoFormIsTheSameStore(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_DB(db);
+  const Db& db = DbUnderTest(state);
   const std::string options = "db_table=" + Table();
   auto url = NewStore(db, options);
   absl::StatusOr<std::shared_ptr<Store>> pdo =
@@ -355,8 +346,7 @@ void PdoFormIsTheSameStore(void** state) {
 }
 
 void ListShowsTheRows(void** state) {
-  const Db& db = *static_cast<Db*>(*state);
-  REQUIRE_DB(db);
+  const Db& db = DbUnderTest(state);
   const std::string options = "db_table=" + Table();
   const std::string dsn = WithOptions(db.dsn, options);
   // Nothing locked yet, not even the table: an empty list.
