@@ -45,7 +45,7 @@
 #if IPCLOCK_HAVE_SQLITE
 #include "platform/sqlite_calls.h"
 #endif
-#include "test_util.h"  // last: it pulls in cmocka.h
+#include "loss_log.h"  // last: it ends with test_util.h, which pulls in cmocka.h
 
 namespace ipclock_test {
 namespace {
@@ -132,24 +132,7 @@ void ChecksOfARoundAreOneStatement(void** state) {
   const std::string table = Table();
   auto store = NewStore(db, "db_table=" + table);
   constexpr int kLocks = 8;
-  std::vector<std::string> names;
-  std::vector<std::atomic<int64_t>> lost_at(kLocks);
-  std::vector<ipclock::WatchedLock> held;
-  ipclock::LockWatch watch;
-  for (int i = 0; i < kLocks; ++i) {
-    names.push_back(UniqueResource("round"));
-    ipclock::Lock lock = MakeLock(store, names.back());
-    assert_true(Try(lock));
-    ipclock::WatchOptions options;
-    options.check_interval = absl::Hours(1);
-    std::atomic<int64_t>* mine = &lost_at[i];
-    options.diagnostics = [mine](const ipclock::Diagnostic& loss) {
-      if (absl::IsAborted(loss.status)) *mine = absl::GetCurrentTimeNanos();
-    };
-    absl::StatusOr<ipclock::WatchedLock> w = watch.Watch(std::move(lock), options);
-    ASSERT_OK(w);
-    held.push_back(*std::move(w));
-  }
+  WatchedBatch batch(kLocks, store, "round", absl::Hours(1));
   absl::SleepFor(absl::Milliseconds(300));
   int shared = 0, single = 0;
   {
@@ -166,7 +149,7 @@ void ChecksOfARoundAreOneStatement(void** state) {
   assert_int_equal(single, 0);
   assert_true(shared >= 3);
   assert_true(shared <= 20);
-  for (int i = 0; i < kLocks; ++i) assert_int_equal(lost_at[i].load(), 0);
+  for (int i = 0; i < kLocks; ++i) assert_int_equal(batch.lost_at[i].load(), 0);
   const std::string id = db.query(absl::StrCat("SELECT key_id FROM ", table, " LIMIT 1"));
   assert_false(id.empty());
   const int64_t deleted = absl::GetCurrentTimeNanos();
@@ -174,20 +157,20 @@ void ChecksOfARoundAreOneStatement(void** state) {
   int lost = -1;
   while (absl::GetCurrentTimeNanos() - deleted < 20 * int64_t{1000000000}) {
     for (int i = 0; i < kLocks; ++i) {
-      if (lost_at[i].load() != 0) lost = i;
+      if (batch.lost_at[i].load() != 0) lost = i;
     }
     if (lost >= 0) break;
     absl::SleepFor(absl::Milliseconds(2));
   }
   if (lost < 0) fail_msg("%s: the deleted row was not found in 20 s", db.name);
   print_message("%s: a deleted row reported %.1f ms after the DELETE returned\n", db.name,
-                static_cast<double>(lost_at[lost].load() - deleted) / 1e6);
+                static_cast<double>(batch.lost_at[lost].load() - deleted) / 1e6);
   absl::SleepFor(absl::Milliseconds(300));
   for (int i = 0; i < kLocks; ++i) {
-    if (i != lost && lost_at[i].load() != 0) fail_msg("lock %d reported lost as well", i);
+    if (i != lost && batch.lost_at[i].load() != 0) fail_msg("lock %d reported lost as well", i);
   }
   for (int i = 0; i < kLocks; ++i) {
-    absl::Status released = held[i].Release();
+    absl::Status released = batch.held[i].Release();
     if (i == lost) {
       ASSERT_CODE(released, absl::StatusCode::kAborted);
     } else {

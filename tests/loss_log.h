@@ -8,15 +8,23 @@
 #ifndef IPCLOCK_TESTS_LOSS_LOG_H_
 #define IPCLOCK_TESTS_LOSS_LOG_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "ipclock/diagnostics.h"
+#include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
+#include "ipclock/store.h"
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
@@ -74,6 +82,37 @@ class LossLog {
   std::condition_variable cv_;
   std::vector<ipclock::Diagnostic> seen_;
   std::vector<double> at_;
+};
+
+// A batch of held locks watched together, for the tests that a store
+// checks all of its locks in one request: `n` locks of `store` on
+// resources UniqueResource(`tag`), each held (HeldOrFail) and watched with
+// a check every `interval`. Lock i is on names[i], watched as held[i];
+// lost_at[i] is when its loss was reported (absl::GetCurrentTimeNanos), 0
+// until then.
+struct WatchedBatch {
+  WatchedBatch(size_t n, const std::shared_ptr<ipclock::Store>& store, const char* tag,
+               absl::Duration interval)
+      : lost_at(n) {
+    for (size_t i = 0; i < n; ++i) {
+      names.push_back(UniqueResource(tag));
+      ipclock::WatchOptions options;
+      options.check_interval = interval;
+      std::atomic<int64_t>* mine = &lost_at[i];
+      options.diagnostics = [mine](const ipclock::Diagnostic& loss) {
+        if (absl::IsAborted(loss.status)) *mine = absl::GetCurrentTimeNanos();
+      };
+      absl::StatusOr<ipclock::WatchedLock> w =
+          watch.Watch(HeldOrFail(store, names.back()), options);
+      ASSERT_OK(w);
+      held.push_back(*std::move(w));
+    }
+  }
+
+  std::vector<std::string> names;
+  std::vector<std::atomic<int64_t>> lost_at;
+  std::vector<ipclock::WatchedLock> held;
+  ipclock::LockWatch watch;
 };
 
 // The end of a test that watches a batch of locks and loses the first
