@@ -28,8 +28,7 @@
 #include <cmocka.h>
 
 static void null_arguments(void **state) {
-  (void)state;
-  ipclock_store *store = capi_open("in-memory");
+  ipclock_store *store = *state;
   ipclock_lock *lock = capi_lock(store, "null-args", NULL);
   ipclock_store *s_out = (ipclock_store *)1;
   ipclock_lock *l_out = (ipclock_lock *)1;
@@ -74,12 +73,10 @@ static void null_arguments(void **state) {
   ipclock_store_close(NULL);
 
   ipclock_lock_destroy(lock);
-  ipclock_store_close(store);
 }
 
 static void bad_lock_arguments(void **state) {
-  (void)state;
-  ipclock_store *store = capi_open("in-memory");
+  ipclock_store *store = *state;
   ipclock_lock *lock = NULL;
   char big[2000];
   memset(big, 'a', sizeof(big));
@@ -111,7 +108,6 @@ static void bad_lock_arguments(void **state) {
   assert_non_null(strstr(why, "permits"));
   free(why);
   ipclock_store_close(files);
-  ipclock_store_close(store);
 }
 
 /* Acquire, contention, timed wait, release, on one store. */
@@ -195,8 +191,7 @@ static void wait_is_woken_by_release(void **state) {
 }
 
 static void keep_on_destroy(void **state) {
-  (void)state;
-  ipclock_store *store = capi_open("in-memory");
+  ipclock_store *store = *state;
   struct ipclock_lock_options keep = {.keep_on_destroy = 1};
   ipclock_lock *a = capi_lock(store, "kept", &keep);
   ipclock_lock *b = capi_lock(store, "kept", NULL);
@@ -205,12 +200,10 @@ static void keep_on_destroy(void **state) {
   ipclock_lock_destroy(a);
   assert_int_equal(ipclock_lock_acquire(b, IPCLOCK_NONBLOCK, 0), IPCLOCK_BUSY);
   ipclock_lock_destroy(b);
-  ipclock_store_close(store);
 }
 
 static void counting(void **state) {
-  (void)state;
-  ipclock_store *store = capi_open("in-memory");
+  ipclock_store *store = *state;
   struct ipclock_lock_options two = {.permits = 2};
   ipclock_lock *a = capi_lock(store, "pool", &two);
   ipclock_lock *b = capi_lock(store, "pool", &two);
@@ -222,7 +215,6 @@ static void counting(void **state) {
   assert_int_equal(ipclock_lock_acquire(c, 0, 0), 0);
   ipclock_lock_destroy(b);
   ipclock_lock_destroy(c);
-  ipclock_store_close(store);
 }
 
 static void leases(void **state) {
@@ -325,8 +317,7 @@ static void previous_owner_died(void **state) {
 
 /* A lock whose file is deleted while held is lost: its release says so. */
 static void release_of_a_lost_lock(void **state) {
-  (void)state;
-  ipclock_store *store = capi_open_flock();
+  ipclock_store *store = *state;
   ipclock_lock *lock = capi_lock(store, "lost-file", NULL);
   assert_int_equal(ipclock_lock_acquire(lock, IPCLOCK_NONBLOCK, 0), 0);
   assert_int_equal(capi_unlink_lock_file("lost-file"), 0);
@@ -337,7 +328,6 @@ static void release_of_a_lost_lock(void **state) {
   assert_non_null(strstr(ipclock_lock_error(lock), "lost-file"));
   assert_int_equal(ipclock_lock_is_acquired(lock), 0);
   ipclock_lock_destroy(lock);
-  ipclock_store_close(store);
 }
 
 static void store_errors_map_to_codes(void **state) {
@@ -376,17 +366,17 @@ static void strerror_covers_every_code(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(null_arguments),
-      cmocka_unit_test(bad_lock_arguments),
+      capi_memory_store_test(null_arguments),
+      capi_memory_store_test(bad_lock_arguments),
       cmocka_unit_test(contention_in_memory),
       cmocka_unit_test(contention_flock),
       cmocka_unit_test(wait_is_woken_by_release),
-      cmocka_unit_test(keep_on_destroy),
-      cmocka_unit_test(counting),
+      capi_memory_store_test(keep_on_destroy),
+      capi_memory_store_test(counting),
       cmocka_unit_test(leases),
       cmocka_unit_test(fencing),
       cmocka_unit_test(previous_owner_died),
-      cmocka_unit_test(release_of_a_lost_lock),
+      capi_flock_store_test(release_of_a_lost_lock),
       cmocka_unit_test(store_errors_map_to_codes),
       cmocka_unit_test(strerror_covers_every_code),
   };

@@ -53,6 +53,21 @@ ipclock_store *capi_open_flock(void) {
   return capi_open(dsn);
 }
 
+int capi_setup_memory_store(void **state) {
+  *state = capi_open("in-memory");
+  return 0;
+}
+
+int capi_setup_flock_store(void **state) {
+  *state = capi_open_flock();
+  return 0;
+}
+
+int capi_teardown_store(void **state) {
+  ipclock_store_close(*state);
+  return 0;
+}
+
 ipclock_lock *capi_lock(ipclock_store *store, const char *name,
                         const struct ipclock_lock_options *opts) {
   ipclock_lock *lock = NULL;

@@ -32,6 +32,17 @@ ipclock_lock *capi_lock(ipclock_store *store, const char *name,
 /* capi_open() of "flock://<capi_dir>". */
 ipclock_store *capi_open_flock(void);
 
+/* Test fixtures (cmocka_unit_test_setup_teardown): a store in `*state`
+ * for the test, "in-memory" or capi_open_flock()'s, closed after it. */
+int capi_setup_memory_store(void **state);
+int capi_setup_flock_store(void **state);
+int capi_teardown_store(void **state);
+/* A CMUnitTest of `test` with such a store. */
+#define capi_memory_store_test(test) \
+  cmocka_unit_test_setup_teardown(test, capi_setup_memory_store, capi_teardown_store)
+#define capi_flock_store_test(test) \
+  cmocka_unit_test_setup_teardown(test, capi_setup_flock_store, capi_teardown_store)
+
 /* Deletes the lock file of `resource` (Symfony's name for it: its
  * readable part and a hash) in capi_dir; 0, or -1 if there was not exactly
  * one. Safe in a forked child. */

@@ -89,8 +89,7 @@ static ipclock_lock *watched_lock(ipclock_watch *watch, ipclock_store *store, co
 }
 
 static void check_finds_a_deleted_lock_file(void **state) {
-  (void)state;
-  ipclock_store *store = capi_open_flock();
+  ipclock_store *store = *state;
   ipclock_lock *lock = capi_lock(store, "checked", NULL);
   assert_int_equal(ipclock_lock_check(lock), -EPERM); /* not held */
   assert_int_equal(ipclock_lock_acquire(lock, 0, 0), 0);
@@ -112,7 +111,6 @@ static void check_finds_a_deleted_lock_file(void **state) {
   ipclock_lock *next = held_lock(store, "checked", NULL);
   ipclock_lock_destroy(next);
   ipclock_lock_destroy(lock);
-  ipclock_store_close(store);
 }
 
 /* A watch finds a lock file deleted under its holder by itself: the
@@ -217,8 +215,7 @@ static void check_of_a_watched_lock(void **state) {
 /* A watch renews leases: a watched lock outlives its TTL several times over,
  * and one left alone runs out. */
 static void watch_renews_leases(void **state) {
-  (void)state;
-  ipclock_store *store = capi_open("in-memory");
+  ipclock_store *store = *state;
   struct ipclock_lock_options lease = {.ttl_ms = 1200};
   ipclock_lock *renewed = held_lock(store, "renewed", &lease);
   ipclock_lock *left = held_lock(store, "left", &lease);
@@ -242,7 +239,6 @@ static void watch_renews_leases(void **state) {
   ipclock_lock_destroy(renewed);
   ipclock_lock_destroy(left);
   ipclock_watch_destroy(watch);
-  ipclock_store_close(store);
 }
 
 static void watch_misuse(void **state) {
@@ -421,10 +417,10 @@ static void watch_under_fork(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(check_finds_a_deleted_lock_file),
+      capi_flock_store_test(check_finds_a_deleted_lock_file),
       cmocka_unit_test(watch_finds_a_deleted_lock_file),
       cmocka_unit_test(check_of_a_watched_lock),
-      cmocka_unit_test(watch_renews_leases),
+      capi_memory_store_test(watch_renews_leases),
       cmocka_unit_test(watch_misuse),
       cmocka_unit_test(watch_under_fork),
   };
