@@ -165,8 +165,7 @@ void FairStoreLetsNoReaderPastAWaitingWriter(void**) {
   if (!LocalBlocking() || !Caps().fair || !Caps().shared) skip();
   auto store = OpenStoreOrFail(g_dsn);
   std::string r = UniqueResource("writer");
-  Lock reader = LockOrFail(store, r);
-  assert_true(TryOrFail(reader, LockMode::kShared));
+  Lock reader = HeldSharedOrFail(store, r);
   const pid_t writer = StartWaiter(store, r, ReleaseIt);
   Lock late_reader = LockOrFail(store, r);
   assert_false(TryOrFail(late_reader, LockMode::kShared));
@@ -289,10 +288,8 @@ void SavingExpiredKeyLeavesNothing(void**) {
 
 void ReadersCoexist(void**) {
   auto [store, r] = OpenOrSkipWithout(Caps().shared, "readers");
-  Lock a = LockOrFail(store, r), b = LockOrFail(store, r), c = LockOrFail(store, r);
-  assert_true(TryOrFail(a, LockMode::kShared));
-  assert_true(TryOrFail(b, LockMode::kShared));
-  assert_true(TryOrFail(c, LockMode::kShared));
+  Lock a = HeldSharedOrFail(store, r), b = HeldSharedOrFail(store, r),
+       c = HeldSharedOrFail(store, r);
   Lock writer = LockOrFail(store, r);
   assert_false(TryOrFail(writer));  // a writer conflicts with readers...
   assert_true(Held(a));       // ...and does not disturb them
@@ -311,8 +308,7 @@ void ReaderConflictsWithWriter(void**) {
 
 void SoleReaderPromotes(void**) {
   auto [store, r] = OpenOrSkipWithout(Caps().shared, "promote");
-  Lock reader = LockOrFail(store, r);
-  assert_true(TryOrFail(reader, LockMode::kShared));
+  Lock reader = HeldSharedOrFail(store, r);
   assert_true(TryOrFail(reader, LockMode::kExclusive));
   assert_int_equal(static_cast<int>(reader.mode()), static_cast<int>(LockMode::kExclusive));
   Lock other = LockOrFail(store, r);
@@ -321,9 +317,7 @@ void SoleReaderPromotes(void**) {
 
 void TwoReadersCannotPromote(void**) {
   auto [store, r] = OpenOrSkipWithout(Caps().shared, "nopromote");
-  Lock a = LockOrFail(store, r), b = LockOrFail(store, r);
-  assert_true(TryOrFail(a, LockMode::kShared));
-  assert_true(TryOrFail(b, LockMode::kShared));
+  Lock a = HeldSharedOrFail(store, r), b = HeldSharedOrFail(store, r);
   assert_false(TryOrFail(a, LockMode::kExclusive));
   assert_true(Held(b));
   Lock writer = LockOrFail(store, r);

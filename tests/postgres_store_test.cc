@@ -236,8 +236,7 @@ void SharedLocksBetweenProcesses(void**) {
   REQUIRE_SERVER();
   auto store = NewStore();
   const std::string r = UniqueResource("pg-shared");
-  Lock reader = LockOrFail(store, r);
-  assert_true(TryOrFail(reader, LockMode::kShared));
+  Lock reader = HeldSharedOrFail(store, r);
   assert_true(OtherProcessGets(r, LockMode::kShared));
   assert_false(OtherProcessGets(r, LockMode::kExclusive));
   // A sole reader promotes atomically: it never holds nothing in between.

@@ -248,6 +248,16 @@ ipclock::Lock HeldOrFail(const std::shared_ptr<ipclock::Store>& store,
   return lock;
 }
 
+ipclock::Lock HeldSharedOrFail(const std::shared_ptr<ipclock::Store>& store,
+                               const std::string& resource,
+                               const ipclock::LockOptions& options) {
+  ipclock::Lock lock = LockOrFail(store, resource, options);
+  if (!TryOrFail(lock, ipclock::LockMode::kShared)) {
+    fail_msg("%s is held exclusively, expected it free for readers", resource.c_str());
+  }
+  return lock;
+}
+
 void TakeAndRelease(ipclock::Lock& lock) {
   if (!TryOrFail(lock)) fail_msg("%s is held, expected it free", lock.resource().c_str());
   ASSERT_OK(lock.Release());

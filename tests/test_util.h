@@ -177,6 +177,10 @@ bool TryOrFail(ipclock::Lock& lock, ipclock::LockMode mode = ipclock::LockMode::
 ipclock::Lock HeldOrFail(const std::shared_ptr<ipclock::Store>& store,
                          const std::string& resource,
                          const ipclock::LockOptions& options = ipclock::LockOptions());
+// The same in shared mode: a Lock that holds `resource` shared.
+ipclock::Lock HeldSharedOrFail(const std::shared_ptr<ipclock::Store>& store,
+                               const std::string& resource,
+                               const ipclock::LockOptions& options = ipclock::LockOptions());
 
 // Takes `lock` at once (failing the test if its resource is held) and
 // releases it: the check that a resource is free again.

@@ -243,8 +243,7 @@ void RecipeLayoutOnTheServer(void**) {
   std::string after = Peer(server, "ls", parent);
   assert_true(after.empty() || after == "nonode");
   // Readers: "read-" nodes, no owner record, no fence.
-  Lock reader = LockOrFail(store, r);
-  assert_true(TryOrFail(reader, LockMode::kShared));
+  Lock reader = HeldSharedOrFail(store, r);
   children = Lines(Peer(server, "ls", parent));
   assert_int_equal(children.size(), 1);
   assert_true(absl::StartsWith(children[0], "read-"));
