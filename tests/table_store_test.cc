@@ -98,8 +98,7 @@ void RowAsSymfonyWritesIt(void** state) {
   assert_true(store->capabilities().expiring);
   assert_true(store->capabilities().serializable);
   assert_false(store->capabilities().blocking);
-  Lock lock = MakeLock(store, "invoice-42");
-  assert_true(Try(lock));  // creates the table
+  Lock lock = HeldOrFail(store, "invoice-42");  // creates the table
   const std::string id = "3c304bc21c84147600a54c27b7bccab936b33065bc7ea051a1a9af00e3378ff3";
   const std::string token =
       db.query(absl::StrCat("SELECT key_token FROM ", table, " WHERE key_id = '", id, "'"));
@@ -133,8 +132,7 @@ void IpclockHoldsPhpWaits(void** state) {
   const std::string options = "db_table=" + Table();
   auto store = NewStore(db, options);
   const std::string r = UniqueResource("ip-holds");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));  // ipclock creates the table
+  Lock lock = HeldOrFail(store, r);  // ipclock creates the table
   assert_string_equal(PhpTry(db, options, r).c_str(), "busy");
   ASSERT_OK(lock.Release());
   assert_string_equal(PhpTry(db, options, r).c_str(), "acquired");
@@ -192,8 +190,7 @@ void TableAndColumnOptions(void** state) {
       "db_table=", table, "&db_id_col=lid&db_token_col=ltoken&db_expiration_col=lexp");
   auto store = NewStore(db, options);
   const std::string r = UniqueResource("cols");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = HeldOrFail(store, r);
   assert_string_equal(PhpTry(db, options, r).c_str(), "busy");
   assert_string_equal(
       db.query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE lexp > ", db.now_sql,
@@ -223,8 +220,7 @@ void ExpiredRowsAreCollected(void** state) {
   const std::string table = Table();
   auto always = NewStore(db, absl::StrCat("db_table=", table, "&gc_probability=1"));
   auto never = NewStore(db, absl::StrCat("db_table=", table, "&gc_probability=0"));
-  Lock first = MakeLock(never, UniqueResource("gc"));
-  assert_true(Try(first));  // creates the table
+  Lock first = HeldOrFail(never, UniqueResource("gc"));  // creates the table
   // A row that expired two hours ago, and one that expired a moment ago,
   // whose holder's death its next holder has not been told of yet: the
   // collection leaves rows alone for an hour after their expiry.
@@ -233,13 +229,11 @@ void ExpiredRowsAreCollected(void** state) {
     db.query(absl::StrCat("INSERT INTO ", table, " (key_id, key_token, key_expiration) VALUES ",
                           row, db.now_sql, absl::StartsWith(row, "('dead'") ? " - 7200)" : " - 10)"));
   }
-  Lock second = MakeLock(never, UniqueResource("gc"));
-  assert_true(Try(second));
+  Lock second = HeldOrFail(never, UniqueResource("gc"));
   assert_string_equal(
       db.query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE key_id = 'dead'")).c_str(),
       "1");
-  Lock third = MakeLock(always, UniqueResource("gc"));
-  assert_true(Try(third));
+  Lock third = HeldOrFail(always, UniqueResource("gc"));
   assert_string_equal(
       db.query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE key_id = 'dead'")).c_str(),
       "0");
@@ -256,8 +250,7 @@ void LostRowIsReported(void** state) {
   const std::string table = Table();
   auto store = NewStore(db, "db_table=" + table);
   const std::string r = UniqueResource("lost");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = HeldOrFail(store, r);
   db.query(absl::StrCat("DELETE FROM ", table));
   absl::Status held = lock.CheckAcquired();
   ASSERT_CODE(held, absl::StatusCode::kAborted);
@@ -265,8 +258,7 @@ void LostRowIsReported(void** state) {
   // Taken over after its lease ran out on the server: the release says so.
   assert_true(Try(lock));
   db.query(absl::StrCat("UPDATE ", table, " SET key_expiration = ", db.now_sql, " - 1"));
-  Lock other = MakeLock(store, r);
-  assert_true(Try(other));
+  Lock other = HeldOrFail(store, r);
   ASSERT_CODE(lock.Release(), absl::StatusCode::kAborted);
   assert_true(IsStillHeld(other));
   // The watch finds a deleted row at its next check.
@@ -305,8 +297,7 @@ void HandedToAnotherProcess(void** state) {
   const std::string options = "db_table=" + Table();
   auto store = NewStore(db, options);
   const std::string r = UniqueResource("handover");
-  Lock lock = MakeLock(store, r);
-  assert_true(Try(lock));
+  Lock lock = HeldOrFail(store, r);
   absl::StatusOr<std::string> text = lock.Serialize();
   ASSERT_OK(text);
   lock.Abandon();
@@ -321,8 +312,7 @@ void HandedToAnotherProcess(void** state) {
     return taken->Release().ok() ? 0 : 5;
   });
   assert_int_equal(WaitChild(child), 0);
-  Lock after = MakeLock(store, r);
-  assert_true(Try(after));
+  Lock after = HeldOrFail(store, r);
 }
 
 // --- DSNs ---------------------------------------------------------------------------------
@@ -377,8 +367,7 @@ void SqliteFileSpecifics(void**) {
   RawQuery raw = LiteQuery(path);
   assert_string_equal(raw("PRAGMA journal_mode").c_str(), "wal");
   const std::string r = UniqueResource("lite");
-  Lock lock = MakeLock(*store, r);
-  assert_true(Try(lock));
+  Lock lock = HeldOrFail(*store, r);
   ASSERT_OK(lock.Release());
   // Another process writing for longer than busy_timeout: Unavailable,
   // saying so, not contention.
@@ -472,19 +461,16 @@ void SqliteFileRemovedUnderAHolder(void**) {
   absl::StatusOr<std::shared_ptr<Store>> store = ipclock::StoreFromDsn(dsn);
   ASSERT_OK(store);
   const std::string r = UniqueResource("gone");
-  Lock checked = MakeLock(*store, r);
-  assert_true(Try(checked));
+  Lock checked = HeldOrFail(*store, r);
   assert_int_equal(unlink((dir + "/gone.db").c_str()), 0);
   ASSERT_CODE(checked.CheckAcquired(), absl::StatusCode::kAborted);
   // A newcomer gets the lock in the new file; so does the same store.
   absl::StatusOr<std::shared_ptr<Store>> other = ipclock::StoreFromDsn(dsn);
   ASSERT_OK(other);
-  Lock newcomer = MakeLock(*other, r);
-  assert_true(Try(newcomer));
+  Lock newcomer = HeldOrFail(*other, r);
   ASSERT_OK(newcomer.Release());
 
-  Lock watched_lock = MakeLock(*store, r);
-  assert_true(Try(watched_lock));
+  Lock watched_lock = HeldOrFail(*store, r);
   ipclock::LockWatch watch;
   ipclock::WatchedLock watched = WatchQuietly(watch, std::move(watched_lock), absl::Hours(1));
   absl::SleepFor(absl::Milliseconds(200));
