@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "core/backoff.h"
 #include "core/platform_deadline.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/condition_wait.h"
@@ -91,18 +92,19 @@ struct Tally {
   size_t failed = 0;   // errors
   std::vector<bool> took;  // by member index: Acquire said true in this pass
   std::vector<std::string> errors;
-  // The members' code if they all failed alike (a lease that ran out is
-  // Aborted everywhere), else Unavailable.
-  absl::StatusCode code = absl::StatusCode::kOk;
+  // A member's failure, for its code, if they all failed alike (a lease
+  // that ran out is Aborted everywhere), else a transient one; OK before
+  // any failed.
+  absl::Status fault;
   bool owner_died = false;
 
   void AddError(const absl::Status& s) {
     ++failed;
     errors.push_back(std::string(s.message()));
-    if (code == absl::StatusCode::kOk) {
-      code = s.code();
-    } else if (code != s.code()) {
-      code = absl::StatusCode::kUnavailable;
+    if (fault.ok()) {
+      fault = s;
+    } else if (fault.code() != s.code()) {
+      fault = TransientError("the members failed differently");
     }
   }
 };
@@ -160,11 +162,12 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
       // failed would keep the strategy from being met: waiting is pointless
       // and reporting contention would hide the failure.
       if (!IsMet(members_.size() - t.failed)) {
-        return NotMet(key, absl::StrCat("could not take the lock on enough "
-                                        "members (",
-                                        t.succeeded, " of ", members_.size(),
-                                        " took it)"),
-                      t, t.code);
+        return Restated(t.fault, describe_, key.resource(),
+                        NotMet(absl::StrCat("could not take the lock on enough "
+                                            "members (",
+                                            t.succeeded, " of ", members_.size(),
+                                            " took it)"),
+                               t));
       }
       if (deadline.has_passed()) return false;
       backoff.Sleep(deadline);
@@ -175,8 +178,8 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     FinishChecks(key);
     const std::vector<bool> holders = Holders(key);
     if (CountHeld(holders) == 0) {
-      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                        "cannot refresh: this key holds the lock on no member");
+      return LostError(describe_, key.resource(),
+                       "cannot refresh: this key holds the lock on no member");
     }
     Tally t;
     t.failed = members_.size() - CountHeld(holders);  // they cannot count
@@ -193,11 +196,11 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     // A lease that only a minority still has is no lock: give it up on every
     // member rather than leave a minority holding it until it runs out.
     Release(key).IgnoreError();
-    return NotMet(key,
-                  absl::StrCat("the lease was extended on ", t.succeeded,
-                               " of ", members_.size(),
-                               " members only, so the lock was released on all"),
-                  t, absl::StatusCode::kAborted);
+    return LostError(describe_, key.resource(),
+                     NotMet(absl::StrCat("the lease was extended on ", t.succeeded,
+                                         " of ", members_.size(),
+                                         " members only, so the lock was released on all"),
+                            t));
   }
 
   // An async wait on a combined store runs Acquire() on a helper thread, which
@@ -209,11 +212,11 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     for (const std::shared_ptr<Store>& m : members_) {
       absl::StatusOr<WaitWord> w = StoreCalls::GetWaitWord(*m, key);
       if (!w.ok() || w->word != nullptr) {
-        return StoreError(absl::StatusCode::kFailedPrecondition, describe_,
-                          key.resource(),
-                          absl::StrCat("async waits are not supported: member ",
-                                       m->Describe(),
-                                       " has locks that belong to a thread"));
+        return MisuseError(describe_,
+                           key.resource(),
+                           absl::StrCat("async waits are not supported: member ",
+                                        m->Describe(),
+                                        " has locks that belong to a thread"));
       }
     }
     return WaitWord{};
@@ -454,47 +457,47 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
     const std::vector<bool> left = FinishChecks(key, /*releasing=*/true);
     std::vector<std::string> errors;
     std::vector<std::string> lost;
-    absl::StatusCode code = absl::StatusCode::kOk;
+    absl::Status first_error;
     size_t released = 0;
     for (size_t i = 0; i < members_.size(); ++i) {
       absl::Status s =
-          left[i] ? StoreError(absl::StatusCode::kUnavailable, members_[i]->Describe(),
-                               key.resource(),
-                               "its server has not answered the check under way: released "
-                               "once it answers, else its lease or session ends its part")
+          left[i] ? TransientError(members_[i]->Describe(),
+                                   key.resource(),
+                                   "its server has not answered the check under way: released "
+                                   "once it answers, else its lease or session ends its part")
                   : StoreCalls::Release(*members_[i], key);
       if (s.ok()) {
         if (holders[i]) ++released;
       } else if (absl::IsAborted(s)) {
         lost.push_back(std::string(s.message()));
       } else {
-        if (code == absl::StatusCode::kOk) code = s.code();
+        if (first_error.ok()) first_error = s;
         errors.push_back(std::string(s.message()));
       }
     }
     if (!lost.empty() && !IsMet(released + errors.size())) {
       std::vector<std::string> all = lost;
       all.insert(all.end(), errors.begin(), errors.end());
-      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                        absl::StrCat("the lock was no longer held at release: the ",
-                                     StrategyName(), " of members was not met (",
-                                     released, " of ", members_.size(),
-                                     " released it): ", absl::StrJoin(all, "; ")));
+      return LostError(describe_, key.resource(),
+                       absl::StrCat("the lock was no longer held at release: the ",
+                                    StrategyName(), " of members was not met (",
+                                    released, " of ", members_.size(),
+                                    " released it): ", absl::StrJoin(all, "; ")));
     }
     if (errors.empty()) return absl::OkStatus();
-    return StoreError(code, describe_, key.resource(),
-                      absl::StrCat("release failed on ", errors.size(), " of ",
+    return Restated(first_error, describe_, key.resource(),
+                    absl::StrCat("release failed on ", errors.size(), " of ",
                                    members_.size(), " members: ",
                                    absl::StrJoin(errors, "; ")));
   }
 
-  absl::Status NotMet(const Key& key, absl::string_view what, const Tally& t,
-                      absl::StatusCode code = absl::StatusCode::kUnavailable) {
+  // "<strategy> not met: <what>; member errors: ...".
+  std::string NotMet(absl::string_view what, const Tally& t) const {
     std::string message = absl::StrCat(StrategyName(), " not met: ", what);
     if (!t.errors.empty()) {
       absl::StrAppend(&message, "; member errors: ", absl::StrJoin(t.errors, "; "));
     }
-    return StoreError(code, describe_, key.resource(), message);
+    return message;
   }
 
   const std::vector<std::shared_ptr<Store>> members_;
@@ -512,17 +515,17 @@ class CombinedStore final : public StoreWithState<CombinedKeyState> {
 absl::StatusOr<std::shared_ptr<Store>> NewCombinedStore(
     std::vector<std::shared_ptr<Store>> members, CombineStrategy strategy) {
   if (members.empty()) {
-    return absl::InvalidArgumentError("ipclock: a combined store needs members");
+    return ConfigurationError("ipclock: a combined store needs members");
   }
   for (size_t i = 0; i < members.size(); ++i) {
     if (members[i] == nullptr) {
-      return absl::InvalidArgumentError(
+      return ConfigurationError(
           absl::StrCat("ipclock: combined store member ", i + 1, " is null"));
     }
     for (size_t j = 0; j < i; ++j) {
       // One store object twice would share one per-key state slot.
       if (members[j] == members[i]) {
-        return absl::InvalidArgumentError(absl::StrCat(
+        return ConfigurationError(absl::StrCat(
             "ipclock: combined store members ", j + 1, " and ", i + 1,
             " are the same store (", members[i]->Describe(), ")"));
       }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 
 namespace ipclock {
@@ -61,13 +62,13 @@ std::optional<absl::Status> CheckVerdict(const CombineCount& count,
     absl::StrAppend(&detail, "; not asked: ", absl::StrJoin(unasked_yet, ", "));
   }
   if (!lost_anyway) {
-    return StoreError(absl::StatusCode::kUnavailable, describe, key.resource(),
-                      absl::StrCat("cannot tell whether the ", count.StrategyName(),
-                                   " of members still holds the lock: ", detail));
+    return TransientError(describe, key.resource(),
+                          absl::StrCat("cannot tell whether the ", count.StrategyName(),
+                                       " of members still holds the lock: ", detail));
   }
-  return StoreError(absl::StatusCode::kAborted, describe, key.resource(),
-                    absl::StrCat("the lock is no longer held: the ", count.StrategyName(),
-                                 " of members is no longer met (", detail, ")"));
+  return LostError(describe, key.resource(),
+                   absl::StrCat("the lock is no longer held: the ", count.StrategyName(),
+                                " of members is no longer met (", detail, ")"));
 }
 
 }  // namespace ipclock

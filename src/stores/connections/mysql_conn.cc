@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "core/platform_deadline.h"
+#include "core/store_errors.h"
 #include "ipclock/errors.h"
 #include "platform/descriptors.h"
 #include "platform/errors.h"
@@ -91,8 +92,8 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
   EnsureLibrary();
   MyConnection conn(Mariadb().mysql_init(nullptr));
   if (!conn.valid()) {
-    return StoreError(absl::StatusCode::kResourceExhausted, describe, "",
-                      "connect: the connector could not allocate a connection");
+    return OutOfResourcesError(describe, "",
+                               "connect: the connector could not allocate a connection");
   }
   MYSQL* m = conn.get();
   const unsigned int connect_timeout =
@@ -125,20 +126,19 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
           endpoint.database.empty() ? nullptr : endpoint.database.c_str(),
           local ? 0 : static_cast<unsigned int>(endpoint.port),
           local ? endpoint.unix_socket.c_str() : nullptr, CLIENT_FOUND_ROWS) == nullptr) {
-    // A connect that failed for a reason MyErrorCode() does not know is
+    // A connect that failed for a reason MyFaultOf() does not know is
     // taken for a server that cannot be reached now.
-    absl::StatusCode code = MyErrorCode(Mariadb().mysql_errno(m));
-    if (code == absl::StatusCode::kInternal) code = CodeOf(FaultClass::kTransient);
-    return StoreError(code, describe, "", absl::StrCat("connect: ", ConnError(m)));
+    return MyFaultOf(Mariadb().mysql_errno(m), TransientError)(
+        describe, "", absl::StrCat("connect: ", ConnError(m)));
   }
   // Connector/C 3.3 honours MYSQL_OPT_SSL_ENFORCE only together with
   // certificate verification, and otherwise goes on in plain text with a
   // server that offers no TLS: whether TLS was agreed is checked here.
   if (endpoint.tls != MysqlConnectionOptions::Tls::kDisabled &&
       Mariadb().mysql_get_ssl_cipher(m) == nullptr) {
-    return StoreError(CodeOf(FaultClass::kConfiguration), describe, "",
-                      "connect: TLS is required (ssl_mode) and the server did not "
-                      "agree to it");
+    return ConfigurationError(describe, "",
+                              "connect: TLS is required (ssl_mode) and the server did not "
+                              "agree to it");
   }
   // Connector/C does not make its socket close-on-exec: a child that
   // inherited it would keep the session, and its advisory locks, alive
@@ -150,12 +150,12 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
     absl::StatusOr<MyResult> r =
         MyQuery(out, sql, Deadline::In(absl::Seconds(kMyIoTimeoutSeconds)));
     if (!r.ok()) {
-      return StoreError(absl::StatusCode::kUnavailable, describe, "",
-                        absl::StrCat("set up a new session: ", r.status().message()));
+      return TransientError(describe, "",
+                            absl::StrCat("set up a new session: ", r.status().message()));
     }
     if (r->failed()) {
-      return StoreError(MyErrorCode(r->error), describe, "",
-                        absl::StrCat("set up a new session (", sql, "): ", r->ErrorText()));
+      return MyFaultOf(r->error)(
+          describe, "", absl::StrCat("set up a new session (", sql, "): ", r->ErrorText()));
     }
   }
   return out;
@@ -164,16 +164,16 @@ absl::StatusOr<MyConnection> MyConnect(const MysqlConnectionOptions& endpoint,
 absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
                                  Deadline reply_by) {
   if (!conn.ours()) {
-    return absl::FailedPreconditionError(
+    return MisuseError(
         "the connection belongs to the process that opened it");
   }
   MYSQL* m = conn.get();
   const int fd = conn.socket();
-  if (fd < 0) return absl::UnavailableError("connection lost: no socket");
+  if (fd < 0) return TransientError("connection lost: no socket");
   if (HasPendingInput(fd)) {
     // Nothing was asked, so whatever came is the server ending the session
     // (an administrator's KILL, a shutdown or restart) or a closed socket.
-    return absl::UnavailableError(
+    return TransientError(
         "connection lost: the server ended the session unasked (it was killed, "
         "or the server shut down) or the connection broke");
   }
@@ -185,16 +185,16 @@ absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
     if (Mariadb().mysql_get_ssl_cipher(m) != nullptr) quiet.emplace();
     sent = Mariadb().mysql_send_query(m, sql.data(), static_cast<unsigned long>(sql.size()));
   }
-  if (sent != 0) return absl::UnavailableError(absl::StrCat("send: ", ConnError(m)));
+  if (sent != 0) return TransientError(absl::StrCat("send: ", ConnError(m)));
   if (WaitSocket(fd, /*for_write=*/false, ForPlatform(reply_by)) == SocketWait::kTimeout) {
-    return absl::UnavailableError(
+    return TransientError(
         "the server sent no reply in time (network or server down?)");
   }
   MyResult out;
   if (Mariadb().mysql_read_query_result(m) != 0) {
     out.error = Mariadb().mysql_errno(m);
     if (SessionGone(out.error)) {
-      return absl::UnavailableError(absl::StrCat("connection lost: ", ConnError(m)));
+      return TransientError(absl::StrCat("connection lost: ", ConnError(m)));
     }
     out.sqlstate = Mariadb().mysql_sqlstate(m);
     out.message = OneLine(Mariadb().mysql_error(m));
@@ -210,7 +210,7 @@ absl::StatusOr<MyResult> MyQuery(MyConnection& conn, absl::string_view sql,
     // GET_LOCK) comes here, after the columns.
     out.error = Mariadb().mysql_errno(m);
     if (out.error == 0 || SessionGone(out.error)) {
-      return absl::UnavailableError(absl::StrCat("read a result: ", ConnError(m)));
+      return TransientError(absl::StrCat("read a result: ", ConnError(m)));
     }
     out.sqlstate = Mariadb().mysql_sqlstate(m);
     out.message = OneLine(Mariadb().mysql_error(m));
@@ -243,7 +243,7 @@ std::string MyUtf8Literal(absl::string_view bytes) {
   return absl::StrCat("CONVERT(X'", absl::BytesToHexString(bytes), "' USING utf8mb4)");
 }
 
-absl::StatusCode MyErrorCode(unsigned error) {
+StoreErrorMaker MyFaultOf(unsigned error, StoreErrorMaker otherwise) {
   switch (error) {
     case ER_DBACCESS_DENIED_ERROR:
     case ER_ACCESS_DENIED_ERROR:
@@ -252,7 +252,7 @@ absl::StatusCode MyErrorCode(unsigned error) {
     case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
     case ER_HOST_NOT_PRIVILEGED:
     case ER_HOST_IS_BLOCKED:
-      return CodeOf(FaultClass::kRefused);
+      return RefusedError;
     // A name the server never accepts, or a database, table or column that
     // is not there (PostgreSQL's SQLSTATE class 42); TLS that was required
     // and failed (a server without it, a certificate that does not verify).
@@ -263,16 +263,16 @@ absl::StatusCode MyErrorCode(unsigned error) {
     case ER_NO_SUCH_TABLE:
     case ER_BAD_FIELD_ERROR:
     case CR_SSL_CONNECTION_ERROR:
-      return CodeOf(FaultClass::kConfiguration);
+      return ConfigurationError;
     case ER_CON_COUNT_ERROR:
     case ER_TOO_MANY_USER_CONNECTIONS:
     case ER_LOCK_WAIT_TIMEOUT:
     case ER_LOCK_DEADLOCK:
     case ER_QUERY_INTERRUPTED:
-      return CodeOf(FaultClass::kTransient);
+      return TransientError;
     default:
-      return SessionGone(error) ? absl::StatusCode::kUnavailable
-                                : absl::StatusCode::kInternal;
+      if (SessionGone(error)) return TransientError;
+      return otherwise;
   }
 }
 

@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/store_errors.h"
 #include "ipclock/spi/deadline.h"
 #include "ipclock/stores/mysql_store.h"
 #include "platform/mariadb_calls.h"
@@ -105,8 +106,8 @@ std::string MyUtf8Literal(absl::string_view bytes);
 // and hosts are refused; no such database, a name too long, TLS that was
 // required and failed are configuration; too many connections, lock waits
 // and deadlocks, a lost or unreachable server are transient; the rest is
-// Internal (a failed connect takes that for transient too).
-absl::StatusCode MyErrorCode(unsigned error);
+// `otherwise` (Internal; a failed connect takes that for transient).
+StoreErrorMaker MyFaultOf(unsigned error, StoreErrorMaker otherwise = UnexpectedError);
 
 }  // namespace ipclock
 

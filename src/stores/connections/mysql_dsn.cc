@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/named_file.h"
+#include "core/store_errors.h"
 #include "stores/connections/pdo_body.h"
 
 namespace ipclock {
@@ -68,7 +69,7 @@ absl::Status ReadPdoBody(Dsn& dsn, MysqlConnectionOptions* out) {
 
 absl::Status ReadUrl(Dsn& dsn, MysqlConnectionOptions* out) {
   if (dsn.PeekOption("password").has_value()) {
-    return absl::InvalidArgumentError(
+    return ConfigurationError(
         "ipclock: bad DSN for a mysql store: a password must be given as "
         "user:password@host, not as a query option");
   }
@@ -141,7 +142,7 @@ absl::StatusOr<MysqlConnectionOptions> MysqlConnectionFromDsn(Dsn& dsn) {
 absl::Status CheckMysqlConnection(const MysqlConnectionOptions& options,
                                   absl::string_view where) {
   if (options.unix_socket.empty() && options.host != "localhost" && !IsHostName(options.host)) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return ConfigurationError(absl::StrCat(
         "ipclock: ", where, ": host \"", absl::CHexEscape(options.host),
         "\": expected a host name or an IP address"));
   }
@@ -158,7 +159,7 @@ absl::Status CheckMysqlConnection(const MysqlConnectionOptions& options,
   }
   if (options.tls == MysqlConnectionOptions::Tls::kVerifyIdentity) {
     if (options.tls_ca.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
+      return ConfigurationError(absl::StrCat(
           "ipclock: ", where, ": option ssl_mode=verify_identity: expected ssl_ca=FILE too "
           "(the CA that signed the server's certificate)"));
     }

@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/store_errors.h"
 
 namespace ipclock {
 
@@ -24,7 +25,7 @@ absl::StatusOr<std::vector<PdoPair>> PdoPairsOf(
     for (absl::string_view password_key : password_keys) {
       if (pair.key != password_key) continue;
       // Not BadDsn(): the redacted DSN would still show the password.
-      return absl::InvalidArgumentError(absl::StrCat(
+      return ConfigurationError(absl::StrCat(
           "ipclock: bad DSN for the ", dsn.scheme(), " store: a password must be given as "
           "the query option ?password=..., not inside the PDO part (messages redact only "
           "the former)"));

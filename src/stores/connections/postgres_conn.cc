@@ -13,6 +13,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "core/platform_deadline.h"
+#include "core/store_errors.h"
 #include "ipclock/errors.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
@@ -130,8 +131,8 @@ absl::StatusOr<PgConnection> PgConnect(
   // their SQLSTATE before the server sends any: the SQLSTATE classes them.
   PgConnection conn(Libpq().PQconnectStartParams(keys.data(), values.data(), 0));
   if (!conn.valid()) {
-    return StoreError(absl::StatusCode::kResourceExhausted, describe, "",
-                      "connect: libpq could not allocate a connection");
+    return OutOfResourcesError(describe, "",
+                               "connect: libpq could not allocate a connection");
   }
   PGconn* c = conn.get();
   bool timed_out = false;
@@ -158,34 +159,32 @@ absl::StatusOr<PgConnection> PgConnect(
     return conn;
   }
   if (timed_out) {
-    return StoreError(CodeOf(FaultClass::kTransient), describe, "",
-                      absl::StrCat("connect: no answer within connect_timeout (",
-                                   timeout_seconds, " s per host)"));
+    return TransientError(describe, "",
+                          absl::StrCat("connect: no answer within connect_timeout (",
+                                       timeout_seconds, " s per host)"));
   }
   // The one classification of a failed connection (ipclock/errors.h).
   std::string sqlstate;
   const std::string why = ConnectFailure(c, &sqlstate);
-  FaultClass fault = FaultClass::kTransient;
-  absl::StatusCode code = absl::StatusCode::kOk;
+  StoreErrorMaker fault = TransientError;
   if (Libpq().PQhost(c) == nullptr || Libpq().PQhost(c)[0] == '\0') {
     // libpq refused the options before it knew a host to try: a service
     // that is not defined, a keyword it does not know.
-    fault = FaultClass::kConfiguration;
+    fault = ConfigurationError;
   } else if (!sqlstate.empty()) {
-    code = PgCodeOf(sqlstate);
+    fault = PgFaultOf(sqlstate);
   } else if (Libpq().PQconnectionNeedsPassword(c)) {
-    fault = FaultClass::kRefused;  // asked for a password, and none was given
+    fault = RefusedError;  // asked for a password, and none was given
   } else if (TlsRefused(why)) {
-    fault = FaultClass::kConfiguration;
+    fault = ConfigurationError;
   }
-  if (code == absl::StatusCode::kOk) code = CodeOf(fault);
-  return StoreError(code, describe, "", absl::StrCat("connect: ", why));
+  return fault(describe, "", absl::StrCat("connect: ", why));
 }
 
 absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
                                 Deadline reply_by) {
   auto lost = [conn](absl::string_view what) {
-    return absl::UnavailableError(
+    return TransientError(
         absl::StrCat(what, ": ", PgConnError(conn)));
   };
   if (Libpq().PQstatus(conn) != CONNECTION_OK) return lost("connection lost");
@@ -197,7 +196,7 @@ absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
     if (f == 0) break;
     if (f < 0) return lost("send");
     if (!WaitConnection(conn, /*for_write=*/true, reply_by)) {
-      return absl::UnavailableError("no progress sending a query to the server");
+      return TransientError("no progress sending a query to the server");
     }
   }
   PgResult decisive;
@@ -208,7 +207,7 @@ absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
   auto gone = [&]() {
     if (decisive != nullptr && PgFailed(decisive.get())) {
       const char* severity = Libpq().PQresultErrorField(decisive.get(), PG_DIAG_SEVERITY);
-      return absl::UnavailableError(absl::StrCat(
+      return TransientError(absl::StrCat(
           "the server ended the session: ", severity != nullptr ? severity : "ERROR", ": ",
           PgErrorText(decisive.get()), "; then it closed the connection"));
     }
@@ -217,7 +216,7 @@ absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
   for (;;) {
     while (Libpq().PQisBusy(conn) != 0) {
       if (!WaitConnection(conn, /*for_write=*/false, reply_by)) {
-        return absl::UnavailableError(
+        return TransientError(
             "the server sent no reply in time (network or server down?)");
       }
       if (Libpq().PQconsumeInput(conn) == 0) return gone();
@@ -227,7 +226,7 @@ absl::StatusOr<PgResult> PgExec(PGconn* conn, const std::string& sql,
     if (decisive == nullptr || !PgFailed(decisive.get())) decisive = std::move(r);
   }
   if (Libpq().PQstatus(conn) != CONNECTION_OK) return gone();
-  if (decisive == nullptr) return absl::InternalError("the server sent no result");
+  if (decisive == nullptr) return UnexpectedError("the server sent no result");
   return decisive;
 }
 

@@ -69,7 +69,7 @@ class PgConnection : public SessionHandle<PGconn, PgClient> {
 // times the number of hosts). `describe` names the store in messages, which
 // carry libpq's reason (it names host and port, never the password). The
 // failure is classed as ipclock/errors.h says: by the SQLSTATE of a server
-// that answered (PgCodeOf(): refused credentials PermissionDenied, no such
+// that answered (PgFaultOf(): refused credentials PermissionDenied, no such
 // database InvalidArgument, too many connections or a server starting
 // Unavailable), InvalidArgument for options libpq refused and for TLS that
 // was required and could not be had, PermissionDenied when a password was

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/named_file.h"
+#include "core/store_errors.h"
 #include "ipclock/errors.h"
 #include "platform/libpq_calls.h"
 #include "stores/connections/pdo_body.h"
@@ -91,27 +92,27 @@ bool IsNumericAddress(const std::string& s) {
 
 }  // namespace
 
-absl::StatusCode PgCodeOf(absl::string_view sqlstate) {
-  if (sqlstate == "53300") return CodeOf(FaultClass::kTransient);  // too many connections
+StoreErrorMaker PgFaultOf(absl::string_view sqlstate) {
+  if (sqlstate == "53300") return TransientError;  // too many connections
   if (absl::StartsWith(sqlstate, "08") || absl::StartsWith(sqlstate, "57") ||
       absl::StartsWith(sqlstate, "40")) {
     // Connection trouble; operator action (a shutdown, a restart, a server
     // that is starting); a transaction rolled back by a deadlock or a
     // serialization failure.
-    return CodeOf(FaultClass::kTransient);
+    return TransientError;
   }
   if (absl::StartsWith(sqlstate, "28") || sqlstate == "42501") {
-    return CodeOf(FaultClass::kRefused);
+    return RefusedError;
   }
-  if (absl::StartsWith(sqlstate, "53")) return absl::StatusCode::kResourceExhausted;
+  if (absl::StartsWith(sqlstate, "53")) return OutOfResourcesError;
   // No such database or schema; a name or parameter the server does not
   // know or takes no such value for; a feature it does not have.
   if (absl::StartsWith(sqlstate, "3D") || absl::StartsWith(sqlstate, "3F") ||
       absl::StartsWith(sqlstate, "42") || absl::StartsWith(sqlstate, "22") ||
       absl::StartsWith(sqlstate, "0A")) {
-    return CodeOf(FaultClass::kConfiguration);
+    return ConfigurationError;
   }
-  return absl::StatusCode::kInternal;
+  return UnexpectedError;
 }
 
 const std::string* FindPgKeyword(const PgConninfo& conninfo, absl::string_view key) {
@@ -153,14 +154,14 @@ PgConninfo WithPgDefaults(const PgConninfo& conninfo) {
 absl::StatusOr<PgConninfo> PgConninfoFromDsn(Dsn& dsn, bool pdo_form) {
   const std::vector<std::string> keywords = LibpqKeywords();
   if (keywords.empty()) {
-    return absl::ResourceExhaustedError("ipclock: postgres: PQconndefaults failed");
+    return OutOfResourcesError("ipclock: postgres: PQconndefaults failed");
   }
   PgConninfo conninfo;
   if (dsn.has_authority()) {
     // Before anything that could quote the DSN back: a password given as a
     // query option is not redacted from messages.
     if (dsn.PeekOption("password").has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
+      return ConfigurationError(absl::StrCat(
           "ipclock: bad DSN for the ", dsn.scheme(), " store: a password must be given as "
           "user:password@host, not as a query option (messages redact only the former)"));
     }
@@ -214,11 +215,11 @@ absl::StatusOr<PgConninfo> PgConninfoFromDsn(Dsn& dsn, bool pdo_form) {
 absl::Status CheckPgConninfo(const PgConninfo& conninfo, absl::string_view where) {
   const std::vector<std::string> keywords = LibpqKeywords();
   if (keywords.empty()) {
-    return absl::ResourceExhaustedError("ipclock: postgres: PQconndefaults failed");
+    return OutOfResourcesError("ipclock: postgres: PQconndefaults failed");
   }
   auto bad = [&](absl::string_view key, absl::string_view value, absl::string_view expected) {
-    return absl::InvalidArgumentError(absl::StrCat("ipclock: ", where, ": option ", key, "=",
-                                                   value, ": expected ", expected));
+    return ConfigurationError(absl::StrCat("ipclock: ", where, ": option ", key, "=",
+                                           value, ": expected ", expected));
   };
   for (const auto& [key, value] : conninfo) {
     if (!Contains(keywords, key)) return bad(key, value, "a libpq connection keyword");
@@ -290,7 +291,7 @@ absl::Status CheckPgConninfo(const PgConninfo& conninfo, absl::string_view where
     // A dir holding the server's socket: there once the server runs.
     const std::string label = absl::StrCat("the socket dir ", h);
     if (h.size() + kSocketNameBytes > kMaxUnixSocketPath) {
-      return absl::InvalidArgumentError(absl::StrCat(
+      return ConfigurationError(absl::StrCat(
           "ipclock: ", where, ": ", label, ": too long for a Unix socket address (its socket, ",
           h, "/.s.PGSQL.PORT, may be at most ", kMaxUnixSocketPath, " bytes)"));
     }

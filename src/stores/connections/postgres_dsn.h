@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
+#include "core/store_errors.h"
 
 namespace ipclock {
 
@@ -26,12 +27,12 @@ namespace ipclock {
 // keyword overrides an earlier one.
 using PgConninfo = std::vector<std::pair<std::string, std::string>>;
 
-// The code of a failure the server names by SQLSTATE, in the classes of
+// The error of a failure the server names by SQLSTATE, in the classes of
 // ipclock/errors.h: connection trouble, a server starting or shutting down,
 // too many connections and rolled-back transactions are transient; refused
 // credentials and privileges are refused; a database, schema, object or
 // parameter the server does not know is configuration.
-absl::StatusCode PgCodeOf(absl::string_view sqlstate);
+StoreErrorMaker PgFaultOf(absl::string_view sqlstate);
 
 // The value `key` has for libpq (its last one), or null.
 const std::string* FindPgKeyword(const PgConninfo& conninfo, absl::string_view key);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/dsn.h"
 #include "core/platform_deadline.h"
+#include "core/store_errors.h"
 #include "ipclock_config.h"
 #include "platform/net_stream.h"
 #if IPCLOCK_HAVE_ETCD_TLS
@@ -95,14 +96,14 @@ absl::Status ReplyError(int http_status, const JsonValue* reply, absl::string_vi
   if (http_status == 404) {
     // Another server at that address: configuration, as trying again
     // would find the same one.
-    return absl::InvalidArgumentError(absl::StrCat(
+    return ConfigurationError(absl::StrCat(
         "the server answered HTTP 404 to POST ", path,
         ": no etcd v3 JSON gateway there (etcd 3.4 or later serves one on its client port)"));
   }
   if (http_status == 503 || http_status == 502 || http_status == 504) {
-    return absl::UnavailableError(absl::StrCat("HTTP ", http_status, " from ", path));
+    return TransientError(absl::StrCat("HTTP ", http_status, " from ", path));
   }
-  return absl::InternalError(absl::StrCat("HTTP ", http_status, " from ", path));
+  return UnexpectedError(absl::StrCat("HTTP ", http_status, " from ", path));
 }
 
 }  // namespace
@@ -115,27 +116,27 @@ absl::Status EtcdStatus(int grpc_code, absl::string_view message) {
     case 4:   // DEADLINE_EXCEEDED: "etcdserver: request timed out"
     case 10:  // ABORTED
     case 14:  // UNAVAILABLE: "no leader", "leader changed", a member stopping
-      return absl::UnavailableError(text);
+      return TransientError(text);
     case 8:  // RESOURCE_EXHAUSTED
       // "too many requests" passes; "database space exceeded" (the NOSPACE
       // alarm) lasts until an operator compacts and disarms it.
-      if (absl::StrContains(message, "space exceeded")) return absl::ResourceExhaustedError(text);
-      return absl::UnavailableError(text);
+      if (absl::StrContains(message, "space exceeded")) return OutOfResourcesError(text);
+      return TransientError(text);
     case 7:   // PERMISSION_DENIED
     case 16:  // UNAUTHENTICATED
-      return absl::PermissionDeniedError(text);
+      return RefusedError(text);
     case 3:
-      return absl::InvalidArgumentError(text);
+      return ConfigurationError(text);
     case 5:
-      return absl::NotFoundError(text);
+      return MissingError(text);
     case 9:
-      return absl::FailedPreconditionError(text);
+      return MisuseError(text);
     case 11:
-      return absl::OutOfRangeError(text);
+      return RangeError(text);
     case 12:
-      return absl::UnimplementedError(text);
+      return NotBuiltError(text);
     default:
-      return absl::InternalError(text);
+      return UnexpectedError(text);
   }
 }
 
@@ -273,8 +274,7 @@ absl::StatusOr<JsonValue> EtcdClient::Call(absl::string_view path, const std::st
     if (conn == nullptr) {
       absl::StatusOr<std::unique_ptr<HttpConnection>> fresh = Connect(idx, deadline);
       if (!fresh.ok()) {
-        last = absl::Status(fresh.status().code(),
-                            absl::StrCat(where, ": ", fresh.status().message()));
+        last = Restated(fresh.status(), absl::StrCat(where, ": ", fresh.status().message()));
         // A refused certificate or an unknown name is not the member's
         // passing fault, but another member may still serve.
         MoveOn(idx);
@@ -293,10 +293,10 @@ absl::StatusOr<JsonValue> EtcdClient::Call(absl::string_view path, const std::st
                         ForPlatform(deadline)) == WireProtocol::kTls) {
         // etcd hangs up on plain HTTP at a TLS port: configuration, not a
         // passing fault.
-        return absl::InvalidArgumentError(
+        return ConfigurationError(
             absl::StrCat(where, ": the member speaks TLS on this port: use etcds://"));
       }
-      last = absl::UnavailableError(absl::StrCat(where, ": ", reply.status().message()));
+      last = TransientError(absl::StrCat(where, ": ", reply.status().message()));
       MoveOn(idx);
       if ((sent_now && !retry_anywhere) || deadline.has_passed()) break;
       continue;
@@ -306,12 +306,12 @@ absl::StatusOr<JsonValue> EtcdClient::Call(absl::string_view path, const std::st
     absl::StatusOr<JsonValue> parsed = JsonValue::Parse(reply->body);
     if (!parsed.ok()) {
       if (reply->status != 200) return ReplyError(reply->status, nullptr, path);
-      return absl::InternalError(absl::StrCat(where, ": the reply to ", path,
-                                              " is not JSON: ", parsed.status().message()));
+      return UnexpectedError(absl::StrCat(where, ": the reply to ", path,
+                                          " is not JSON: ", parsed.status().message()));
     }
     absl::Status error = ReplyError(reply->status, &*parsed, path);
     if (error.ok()) return parsed;
-    last = absl::Status(error.code(), absl::StrCat(where, ": ", error.message()));
+    last = Restated(error, absl::StrCat(where, ": ", error.message()));
     // A member without a leader (or being stopped) may be the only one cut
     // off: the next request goes to another.
     if (absl::IsUnavailable(error)) MoveOn(idx);
@@ -354,13 +354,13 @@ absl::StatusOr<EtcdLeaseGrant> EtcdClient::LeaseGrant(int64_t ttl_seconds, Deadl
            &sent);
   if (!reply.ok()) return reply.status();
   if (!reply->StringOf("error").empty()) {
-    return absl::InternalError(absl::StrCat("lease grant: ", reply->StringOf("error")));
+    return UnexpectedError(absl::StrCat("lease grant: ", reply->StringOf("error")));
   }
   EtcdLeaseGrant out;
   out.id = reply->IntOf("ID");
   out.ttl = reply->IntOf("TTL");
   if (out.id == 0 || out.ttl <= 0) {
-    return absl::InternalError("lease grant: a reply without a lease ID or TTL");
+    return UnexpectedError("lease grant: a reply without a lease ID or TTL");
   }
   return out;
 }
@@ -375,7 +375,7 @@ absl::StatusOr<int64_t> EtcdClient::LeaseKeepAlive(int64_t id, Deadline deadline
     return EtcdStatus(static_cast<int>(e->IntOf("grpc_code", 2)), e->StringOf("message"));
   }
   const JsonValue* result = reply->Find("result");
-  if (result == nullptr) return absl::InternalError("lease keep-alive: a reply without a result");
+  if (result == nullptr) return UnexpectedError("lease keep-alive: a reply without a result");
   return result->IntOf("TTL");
 }
 
@@ -429,7 +429,7 @@ absl::StatusOr<std::unique_ptr<EtcdWatch>> EtcdClient::OpenWatch(const std::stri
     const std::string where = CurrentEndpoint();
     absl::StatusOr<std::unique_ptr<HttpConnection>> conn = Connect(idx, deadline);
     if (!conn.ok()) {
-      last = absl::Status(conn.status().code(), absl::StrCat(where, ": ", conn.status().message()));
+      last = Restated(conn.status(), absl::StrCat(where, ": ", conn.status().message()));
       MoveOn(idx);
       if (deadline.has_passed()) break;
       continue;
@@ -442,7 +442,7 @@ absl::StatusOr<std::unique_ptr<EtcdWatch>> EtcdClient::OpenWatch(const std::stri
         absl::StatusOr<JsonValue> parsed = JsonValue::Parse(error_body);
         if (parsed.ok()) s = ReplyError(*status, &*parsed, "/v3/watch");
       }
-      last = absl::Status(s.code(), absl::StrCat(where, ": watch: ", s.message()));
+      last = Restated(s, absl::StrCat(where, ": watch: ", s.message()));
       MoveOn(idx);
       if (!absl::IsUnavailable(s) || deadline.has_passed()) break;
       continue;
@@ -450,7 +450,7 @@ absl::StatusOr<std::unique_ptr<EtcdWatch>> EtcdClient::OpenWatch(const std::stri
     auto watch = std::make_unique<EtcdWatch>(*std::move(conn));
     if (await_created) {
       if (absl::Status s = watch->AwaitCreated(deadline); !s.ok()) {
-        return absl::Status(s.code(), absl::StrCat(where, ": watch: ", s.message()));
+        return Restated(s, absl::StrCat(where, ": watch: ", s.message()));
       }
     }
     return watch;
@@ -465,18 +465,18 @@ absl::Status EtcdWatch::Read(Deadline deadline, std::vector<EtcdEvent>* events,
   for (const std::string& m : *messages) {
     absl::StatusOr<JsonValue> parsed = JsonValue::Parse(m);
     if (!parsed.ok()) {
-      return absl::InternalError(absl::StrCat("watch: a message that is not JSON: ",
-                                              parsed.status().message()));
+      return UnexpectedError(absl::StrCat("watch: a message that is not JSON: ",
+                                          parsed.status().message()));
     }
     if (const JsonValue* e = parsed->Find("error")) {
-      return absl::UnavailableError(absl::StrCat("watch: ", e->StringOf("message")));
+      return TransientError(absl::StrCat("watch: ", e->StringOf("message")));
     }
     const JsonValue* r = parsed->Find("result");
     if (r == nullptr) continue;
     if (r->BoolOf("canceled")) {
       const int64_t compacted = r->IntOf("compact_revision");
       const std::string reason = r->StringOf("cancel_reason");
-      return absl::UnavailableError(absl::StrCat(
+      return TransientError(absl::StrCat(
           "etcd cancelled the watch",
           compacted > 0 ? absl::StrCat(" (history compacted to revision ", compacted, ")")
                         : std::string(),
@@ -501,7 +501,7 @@ absl::Status EtcdWatch::AwaitCreated(Deadline deadline) {
   while (!created) {
     if (absl::Status s = Read(deadline, &early_, &created); !s.ok()) return s;
     if (!created && deadline.has_passed()) {
-      return absl::UnavailableError("etcd did not confirm the watch in time");
+      return TransientError("etcd did not confirm the watch in time");
     }
   }
   return absl::OkStatus();

@@ -16,6 +16,7 @@
 #include "core/lock_access.h"
 #include "core/named_file.h"
 #include "core/options_driver.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "stores/etcd/etcd_store.h"
 #if IPCLOCK_HAVE_ETCD
@@ -55,9 +56,9 @@ absl::StatusOr<std::vector<EtcdEndpoint>> ParseEndpoints(const std::string& wher
     EtcdEndpoint e;
     HostPortText split = SplitHostPort(part);
     if (split.malformed) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        absl::StrCat("endpoint \"", absl::CHexEscape(part),
-                                     "\": expected [address]:port, with its ']'"));
+      return ConfigurationError(where, "",
+                                absl::StrCat("endpoint \"", absl::CHexEscape(part),
+                                             "\": expected [address]:port, with its ']'"));
     }
     e.host = std::move(split.host);
     e.port = kDefaultPort;
@@ -65,16 +66,17 @@ absl::StatusOr<std::vector<EtcdEndpoint>> ParseEndpoints(const std::string& wher
     if (split.port && !split.port->empty()) {
       const std::optional<int> port = PortNumber(*split.port);
       if (!port) {
-        return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                          absl::StrCat("endpoint \"", part, "\": the port must be from 1 to 65535"));
+        return ConfigurationError(
+            where, "",
+            absl::StrCat("endpoint \"", part, "\": the port must be from 1 to 65535"));
       }
       e.port = *port;
     }
     // A host the resolver would refuse as if the network were down.
     if (!IsHostName(e.host)) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        absl::StrCat("endpoint \"", absl::CHexEscape(part),
-                                     "\": expected a host name or an IP address"));
+      return ConfigurationError(where, "",
+                                absl::StrCat("endpoint \"", absl::CHexEscape(part),
+                                             "\": expected a host name or an IP address"));
     }
     out.push_back(std::move(e));
   }
@@ -93,21 +95,21 @@ absl::StatusOr<EtcdSetup> CheckEtcdOptions(const EtcdStoreOptions& options) {
   setup.describe = absl::StrCat(scheme, "://", options.endpoints, "/", prefix);
   const std::string& describe = setup.describe;
   if (options.endpoints.empty()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe, "", "no endpoint given");
+    return ConfigurationError(describe, "", "no endpoint given");
   }
   absl::StatusOr<std::vector<EtcdEndpoint>> endpoints = ParseEndpoints(describe, options.endpoints);
   if (!endpoints.ok()) return endpoints.status();
   if (options.ttl < absl::Seconds(1) || options.ttl > absl::Seconds(kMaxTtlSeconds) ||
       options.ttl != absl::Trunc(options.ttl, absl::Seconds(1))) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe, "",
-                      "ttl must be a whole number of seconds from 1 to 31536000 (etcd "
-                      "leases count in seconds)");
+    return ConfigurationError(describe, "",
+                              "ttl must be a whole number of seconds from 1 to 31536000 (etcd "
+                              "leases count in seconds)");
   }
   if (options.connect_timeout <= absl::ZeroDuration() ||
       options.request_timeout <= absl::ZeroDuration() ||
       options.connect_timeout > kMaxTimeout || options.request_timeout > kMaxTimeout) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe, "",
-                      "connect_timeout and timeout must be more than 0 and at most 1 h");
+    return ConfigurationError(describe, "",
+                              "connect_timeout and timeout must be more than 0 and at most 1 h");
   }
   if (options.tls) {
 #if IPCLOCK_HAVE_ETCD_TLS
@@ -129,14 +131,14 @@ absl::StatusOr<EtcdSetup> CheckEtcdOptions(const EtcdStoreOptions& options) {
       }
     }
 #else
-    return StoreError(absl::StatusCode::kUnimplemented, describe, "",
-                      "etcds:// needs mbedTLS's TLS and X.509 libraries, which this build "
-                      "was made without (libmbedtls-dev)");
+    return NotBuiltError(describe, "",
+                         "etcds:// needs mbedTLS's TLS and X.509 libraries, which this build "
+                         "was made without (libmbedtls-dev)");
 #endif
   } else if (!options.ca_file.empty() || !options.cert_file.empty() ||
              !options.key_file.empty()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe, "",
-                      "certificates are for etcds:// (TLS), not etcd://");
+    return ConfigurationError(describe, "",
+                              "certificates are for etcds:// (TLS), not etcd://");
   }
   setup.client.endpoints = *std::move(endpoints);
   setup.client.connect_timeout = options.connect_timeout;
@@ -155,7 +157,7 @@ absl::StatusOr<EtcdSetup> EtcdSetupOf(const EtcdStoreOptions& options) {
     tls.verify = options.verify_server;
     absl::StatusOr<std::shared_ptr<const TlsClientConfig>> config = LoadTlsClientConfig(tls);
     if (!config.ok()) {
-      return StoreError(config.status().code(), setup->describe, "", config.status().message());
+      return Restated(config.status(), setup->describe, "", config.status().message());
     }
     setup->client.tls = *std::move(config);
 #endif
@@ -170,7 +172,7 @@ absl::StatusOr<std::shared_ptr<Store>> NewEtcdStore(const EtcdStoreOptions& opti
   fixed.prefix = setup->prefix;
   auto store = std::make_shared<EtcdStore>(fixed, std::move(setup->client), setup->describe);
   if (absl::Status s = store->Start(); !s.ok()) {
-    return StoreError(s.code(), setup->describe, "", absl::StrCat("grant a lease: ", s.message()));
+    return Restated(s, setup->describe, "", absl::StrCat("grant a lease: ", s.message()));
   }
   return std::shared_ptr<Store>(std::move(store));
 }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/platform_deadline.h"
+#include "core/store_errors.h"
 #include "platform/socket_wait.h"
 
 namespace ipclock {
@@ -44,7 +45,7 @@ absl::Status HttpConnection::Broken(absl::Status s) {
 absl::Status HttpConnection::SendRequest(absl::string_view path, absl::string_view body,
                                          Deadline deadline, bool* sent) {
   if (sent != nullptr) *sent = false;
-  if (!usable_) return absl::UnavailableError("the connection failed earlier");
+  if (!usable_) return TransientError("the connection failed earlier");
   buf_.clear();
   std::string request =
       absl::StrCat("POST ", path, " HTTP/1.1\r\nHost: ", host_,
@@ -61,7 +62,7 @@ absl::Status HttpConnection::Fill(Deadline deadline) {
   char chunk[kReadChunk];
   absl::StatusOr<size_t> n = stream_->Read(chunk, sizeof(chunk), ForPlatform(deadline));
   if (!n.ok()) return n.status();
-  if (*n == 0) return absl::UnavailableError("the server closed the connection");
+  if (*n == 0) return TransientError("the server closed the connection");
   buf_.append(chunk, *n);
   return absl::OkStatus();
 }
@@ -70,7 +71,7 @@ absl::Status HttpConnection::ReadHead(Deadline deadline) {
   size_t end;
   while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
     if (buf_.size() > kMaxHead) {
-      return Broken(absl::InternalError("an HTTP reply head of over 64 KiB"));
+      return Broken(UnexpectedError("an HTTP reply head of over 64 KiB"));
     }
     if (absl::Status s = Fill(deadline); !s.ok()) return Broken(std::move(s));
   }
@@ -81,7 +82,7 @@ absl::Status HttpConnection::ReadHead(Deadline deadline) {
   int status = 0;
   if (!absl::ConsumePrefix(&status_line, "HTTP/1.") || status_line.size() < 5 ||
       !absl::SimpleAtoi(status_line.substr(2, 3), &status)) {
-    return Broken(absl::InternalError(
+    return Broken(UnexpectedError(
         absl::StrCat("not an HTTP reply: \"", absl::CHexEscape(lines[0].substr(0, 80)),
                      "\" (is this etcd's client port?)")));
   }
@@ -97,7 +98,7 @@ absl::Status HttpConnection::ReadHead(Deadline deadline) {
         absl::AsciiStrToLower(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
     if (name == "content-length") {
       if (!absl::SimpleAtoi(value, &content_length_) || content_length_ < 0) {
-        return Broken(absl::InternalError("a bad Content-Length"));
+        return Broken(UnexpectedError("a bad Content-Length"));
       }
     } else if (name == "transfer-encoding") {
       chunked_ = absl::StrContains(value, "chunked");
@@ -125,7 +126,7 @@ absl::Status HttpConnection::DecodeChunks(std::string* out, bool* done) {
       }
       if (buf_.size() < 2) return absl::OkStatus();
       if (buf_.compare(0, 2, "\r\n") != 0) {
-        return absl::InternalError("bad chunked framing (no CRLF after a chunk)");
+        return UnexpectedError("bad chunked framing (no CRLF after a chunk)");
       }
       buf_.erase(0, 2);
       in_chunk_ = false;
@@ -133,7 +134,7 @@ absl::Status HttpConnection::DecodeChunks(std::string* out, bool* done) {
     }
     const size_t eol = buf_.find("\r\n");
     if (eol == std::string::npos) {
-      if (buf_.size() > 1024) return absl::InternalError("bad chunked framing (long size line)");
+      if (buf_.size() > 1024) return UnexpectedError("bad chunked framing (long size line)");
       return absl::OkStatus();
     }
     absl::string_view size_text = absl::string_view(buf_).substr(0, eol);
@@ -141,13 +142,13 @@ absl::Status HttpConnection::DecodeChunks(std::string* out, bool* done) {
     uint64_t size = 0;
     if (!absl::SimpleHexAtoi(absl::StripAsciiWhitespace(size_text), &size) ||
         size > kMaxBody) {
-      return absl::InternalError("bad chunked framing (chunk size)");
+      return UnexpectedError("bad chunked framing (chunk size)");
     }
     if (size == 0) {
       // The last chunk; then trailers, none from the gateway, and a CRLF.
       const size_t end = buf_.find("\r\n\r\n", eol);
       if (end == std::string::npos) {
-        if (buf_.size() > eol + 4096) return absl::InternalError("bad chunked framing (trailers)");
+        if (buf_.size() > eol + 4096) return UnexpectedError("bad chunked framing (trailers)");
         return absl::OkStatus();
       }
       buf_.erase(0, end + 4);
@@ -167,12 +168,12 @@ absl::Status HttpConnection::ReadBody(Deadline deadline, std::string* body) {
       bool done = false;
       if (absl::Status s = DecodeChunks(body, &done); !s.ok()) return Broken(std::move(s));
       if (done) break;
-      if (body->size() > kMaxBody) return Broken(absl::InternalError("a reply of over 64 MiB"));
+      if (body->size() > kMaxBody) return Broken(UnexpectedError("a reply of over 64 MiB"));
       if (absl::Status s = Fill(deadline); !s.ok()) return Broken(std::move(s));
     }
   } else if (content_length_ >= 0) {
     if (static_cast<uint64_t>(content_length_) > kMaxBody) {
-      return Broken(absl::InternalError("a reply of over 64 MiB"));
+      return Broken(UnexpectedError("a reply of over 64 MiB"));
     }
     while (buf_.size() < static_cast<size_t>(content_length_)) {
       if (absl::Status s = Fill(deadline); !s.ok()) return Broken(std::move(s));
@@ -185,7 +186,7 @@ absl::Status HttpConnection::ReadBody(Deadline deadline, std::string* body) {
       absl::Status s = Fill(deadline);
       if (!s.ok() && absl::IsUnavailable(s) && absl::StrContains(s.message(), "closed")) break;
       if (!s.ok()) return Broken(std::move(s));
-      if (buf_.size() > kMaxBody) return Broken(absl::InternalError("a reply of over 64 MiB"));
+      if (buf_.size() > kMaxBody) return Broken(UnexpectedError("a reply of over 64 MiB"));
     }
     body->swap(buf_);
     buf_.clear();
@@ -232,9 +233,9 @@ absl::StatusOr<std::vector<std::string>> HttpConnection::ReadMessages(Deadline d
       pending_.erase(0, eol + 1);
       if (!absl::StripAsciiWhitespace(line).empty()) out.push_back(std::move(line));
     }
-    if (pending_.size() > kMaxBody) return Broken(absl::InternalError("a message of over 64 MiB"));
+    if (pending_.size() > kMaxBody) return Broken(UnexpectedError("a message of over 64 MiB"));
     if (!out.empty()) return out;
-    if (stream_done_) return Broken(absl::UnavailableError("the server ended the stream"));
+    if (stream_done_) return Broken(TransientError("the server ended the stream"));
     absl::Status s = Fill(deadline);
     if (absl::IsDeadlineExceeded(s)) return out;
     if (!s.ok()) return Broken(std::move(s));

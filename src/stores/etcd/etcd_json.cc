@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/store_errors.h"
 
 namespace ipclock {
 
@@ -31,7 +32,7 @@ class JsonParser {
 
  private:
   absl::Status Error() const {
-    return absl::InvalidArgumentError(
+    return ConfigurationError(
         absl::StrCat("malformed JSON at byte ", pos_, ": ", why_));
   }
   bool Fail(const char* why) {

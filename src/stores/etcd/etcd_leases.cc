@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/store_errors.h"
 #include "stores/etcd/etcd_names.h"
 #include "platform/process_id.h"
 
@@ -122,8 +123,8 @@ absl::Status EtcdLeases::KeepAlive(EtcdLease& lease, Deadline deadline) {
   if (!ttl.ok()) return ttl.status();
   if (*ttl <= 0) {
     MarkGone(lease);
-    return absl::NotFoundError(absl::StrCat("lease ", lease.Hex(),
-                                            " no longer exists (it expired or was revoked)"));
+    return MissingError(absl::StrCat("lease ", lease.Hex(),
+                                     " no longer exists (it expired or was revoked)"));
   }
   int64_t seen = lease.answered_sent_nanos.load();
   while (seen < sent && !lease.answered_sent_nanos.compare_exchange_weak(seen, sent)) {
@@ -137,8 +138,8 @@ int64_t EtcdLeases::NextDueNanos(const EtcdLease& lease) {
 
 absl::Status EtcdLeases::KeepAliveIfDue(EtcdLease& lease, Deadline deadline) {
   if (lease.gone.load()) {
-    return absl::NotFoundError(absl::StrCat("lease ", lease.Hex(),
-                                            " no longer exists (it expired or was revoked)"));
+    return MissingError(absl::StrCat("lease ", lease.Hex(),
+                                     " no longer exists (it expired or was revoked)"));
   }
   if (Now() < NextDueNanos(lease)) return absl::OkStatus();
   return KeepAlive(lease, deadline);

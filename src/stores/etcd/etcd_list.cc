@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "stores/etcd/etcd_lock.h"
 #include "stores/etcd/etcd_names.h"
@@ -64,8 +65,8 @@ absl::StatusOr<HeldLocks> ListEtcdLocks(Dsn& dsn, const ListRequest& request) {
   }
   absl::StatusOr<EtcdOpResult> read = client.Get(range, deadline);
   if (!read.ok()) {
-    return StoreError(read.status().code(), setup->describe, "",
-                      absl::StrCat("list: ", read.status().message()));
+    return Restated(read.status(), setup->describe, "",
+                    absl::StrCat("list: ", read.status().message()));
   }
 
   std::map<std::string, ResourceKeys> by_resource;

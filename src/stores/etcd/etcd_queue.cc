@@ -38,6 +38,7 @@
 #include "absl/strings/strip.h"
 #include "core/backoff.h"
 #include "core/platform_deadline.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "platform/event_signal.h"
 #include "stores/etcd/etcd_lock.h"
@@ -450,10 +451,10 @@ absl::StatusOr<bool> EtcdStore::AcquireFromNothing(Key& key, LockMode mode, Dead
     // deleted it): join again while the deadline allows.
     if (key.cancelled()) return false;
     if (deadline.has_passed()) {
-      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                        absl::StrCat("our queued key ", q.key, " vanished while we waited "
-                                     "(its lease ", q.lease->Hex(), " ended, or another "
-                                     "client deleted it)"));
+      return LostError(describe_, key.resource(),
+                       absl::StrCat("our queued key ", q.key, " vanished while we waited "
+                                    "(its lease ", q.lease->Hex(), " ended, or another "
+                                    "client deleted it)"));
     }
   }
 }
@@ -522,8 +523,8 @@ absl::StatusOr<bool> EtcdStore::Convert(Key& key, LockMode mode, Deadline deadli
   TakeState(key);
   if (!turn.ok()) return turn.status();
   if (*turn == Turn::kBusy) return false;
-  return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                    absl::StrCat("our queued key ", q.key, " vanished during the conversion"));
+  return LostError(describe_, key.resource(),
+                   absl::StrCat("our queued key ", q.key, " vanished during the conversion"));
 }
 
 }  // namespace ipclock

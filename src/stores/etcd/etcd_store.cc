@@ -25,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/capability_flags.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "stores/etcd/etcd_lock.h"
 #include "stores/etcd/etcd_store.h"
@@ -47,6 +48,12 @@ int64_t Now() { return Deadline::NowNanos(); }
 
 std::string Millis(absl::Duration d) {
   return absl::FormatDuration(absl::Trunc(d, absl::Milliseconds(1)));
+}
+
+// `s`, or for a request that timed out Unavailable: a store that did not
+// answer, not a busy lock.
+absl::Status Unanswered(const absl::Status& s) {
+  return absl::IsDeadlineExceeded(s) ? TransientError(s.message()) : s;
 }
 
 }  // namespace
@@ -82,22 +89,18 @@ absl::Status EtcdStore::Start() { return leases_.Start(); }
 
 absl::Status EtcdStore::Failure(const absl::Status& s, absl::string_view resource,
                                 absl::string_view what) const {
-  // A request that timed out is a store that did not answer, not a busy
-  // lock.
-  const absl::StatusCode code =
-      absl::IsDeadlineExceeded(s) ? absl::StatusCode::kUnavailable : s.code();
-  return StoreError(code, describe_, resource, absl::StrCat(what, ": ", s.message()));
+  return Restated(Unanswered(s), describe_, resource, absl::StrCat(what, ": ", s.message()));
 }
 
 absl::Status EtcdStore::NotOurs(const Key& key) const {
-  return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
-                    "this lock belongs to the lease of the process that acquired it, "
-                    "not to this forked child");
+  return MisuseError(describe_, key.resource(),
+                     "this lock belongs to the lease of the process that acquired it, "
+                     "not to this forked child");
 }
 
 absl::Status EtcdStore::Lost(Key& key, EtcdKeyState& st, std::string why) {
   if (st.lost.empty()) st.lost = std::move(why);
-  return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), st.lost);
+  return LostError(describe_, key.resource(), st.lost);
 }
 
 std::string EtcdStore::WhyGone(const EtcdKeyState& st) {
@@ -129,11 +132,12 @@ absl::Status EtcdStore::Unreachable(Key& key, EtcdKeyState& st, const absl::Stat
                              "s): the cluster has expired it or is about to, and this lock "
                              "with it (etcd: ", why.message(), ")"));
   }
-  return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                    absl::StrCat("etcd cannot be asked now (", why.message(), "); the lease ",
-                                 st.lease->Hex(), " and the lock outlive this until its TTL (",
-                                 st.lease->ttl_seconds, "s) passes without a confirmed renewal, ",
-                                 Millis(absl::Nanoseconds(expiry - now)), " from now"));
+  return TransientError(
+      describe_, key.resource(),
+      absl::StrCat("etcd cannot be asked now (", why.message(), "); the lease ",
+                   st.lease->Hex(), " and the lock outlive this until its TTL (",
+                   st.lease->ttl_seconds, "s) passes without a confirmed renewal, ",
+                   Millis(absl::Nanoseconds(expiry - now)), " from now"));
 }
 
 void EtcdStore::ReopenWatch(EtcdKeyState& st) {
@@ -164,8 +168,8 @@ absl::Status EtcdStore::CheckWatch(Key& key, EtcdKeyState& st) {
 absl::StatusOr<EtcdKeyState*> EtcdStore::LiveState(Key& key) {
   EtcdKeyState* st = state(key);
   if (st == nullptr || !st->held) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      st != nullptr && !st->lost.empty() ? st->lost : "the lock is not held");
+    return LostError(describe_, key.resource(),
+                     st != nullptr && !st->lost.empty() ? st->lost : "the lock is not held");
   }
   if (st->pid != CurrentPid()) return NotOurs(key);
   if (!st->lost.empty()) return Lost(key, *st, "");
@@ -327,7 +331,7 @@ absl::Status EtcdStore::DoRelease(Key& key, bool died) {
     std::string lost = st->lost;
     TakeState(key);
     if (lost.empty()) return absl::OkStatus();
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), lost);
+    return LostError(describe_, key.resource(), lost);
   }
   std::unique_ptr<EtcdKeyState> owned = TakeState(key);
   if (owned->pid != CurrentPid()) return absl::OkStatus();  // the parent releases it
@@ -338,11 +342,11 @@ absl::Status EtcdStore::DoRelease(Key& key, bool died) {
   if (s.ok()) {
     if (owned->mode == LockMode::kExclusive) leases_.Unreserve(owned->lease, owned->record);
     if (!owned->lost.empty()) {
-      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), owned->lost);
+      return LostError(describe_, key.resource(), owned->lost);
     }
     if (!was_there) {
-      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                        absl::StrCat("at release: ", WhyGone(*owned)));
+      return LostError(describe_, key.resource(),
+                       absl::StrCat("at release: ", WhyGone(*owned)));
     }
     return absl::OkStatus();
   }
@@ -351,13 +355,12 @@ absl::Status EtcdStore::DoRelease(Key& key, bool died) {
     pending_.push_back(std::move(release));
   }
   if (!owned->lost.empty()) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), owned->lost);
+    return LostError(describe_, key.resource(), owned->lost);
   }
-  return StoreError(absl::IsDeadlineExceeded(s) ? absl::StatusCode::kUnavailable : s.code(),
-                    describe_, key.resource(),
-                    absl::StrCat("release: ", s.message(), " (the release is tried again "
-                                 "before this store's next request; the lease's end "
-                                 "removes the key otherwise)"));
+  return Restated(Unanswered(s), describe_, key.resource(),
+                  absl::StrCat("release: ", s.message(), " (the release is tried again "
+                               "before this store's next request; the lease's end "
+                               "removes the key otherwise)"));
 }
 
 std::optional<EtcdHeldKey> EtcdStore::HeldKey(const Key& key) const {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "core/store_errors.h"
 #include "ipclock/spi/deadline.h"
 #include "platform/errors.h"
 #include "platform/files.h"
@@ -288,10 +289,10 @@ absl::StatusOr<std::unique_ptr<FlockFile>> OpenFlockFile(const FlockOpenRequest&
     // A file of the wrong type is a configuration fault (ipclock/errors.h),
     // as a FIFO is below.
     if (err == ELOOP) {
-      return StoreError(absl::StatusCode::kInvalidArgument, store, r.resource,
-                        absl::StrCat("refusing ", path,
-                                     ": it is a symbolic link (lock files are "
-                                     "opened with O_NOFOLLOW)"));
+      return ConfigurationError(store, r.resource,
+                                absl::StrCat("refusing ", path,
+                                             ": it is a symbolic link (lock files are "
+                                             "opened with O_NOFOLLOW)"));
     }
     return ErrnoError(err, store, r.resource, absl::StrCat(what, " ", path));
   };
@@ -348,11 +349,12 @@ absl::StatusOr<std::unique_ptr<FlockFile>> OpenFlockFile(const FlockOpenRequest&
   struct stat st;
   if (int err = StatFd(f->fd.get(), &st); err != 0) return open_error(err, "fstat");
   if (!S_ISREG(st.st_mode) && !(S_ISDIR(st.st_mode) && !r.symfony)) {
-    return StoreError(absl::StatusCode::kInvalidArgument, store, r.resource,
-                      absl::StrCat("refusing ", path, ": it is a ", FileTypeName(st.st_mode),
-                                   r.symfony ? ", not a regular file"
-                                             : ", not a regular file or a directory",
-                                   "; nothing was locked"));
+    return ConfigurationError(store, r.resource,
+                              absl::StrCat("refusing ", path, ": it is a ",
+                                           FileTypeName(st.st_mode),
+                                           r.symfony ? ", not a regular file"
+                                                     : ", not a regular file or a directory",
+                                           "; nothing was locked"));
   }
   f->dev = st.st_dev;
   f->ino = st.st_ino;

@@ -136,7 +136,7 @@ absl::StatusOr<HeldLocks> ListFlockLocks(Dsn& dsn, const ListRequest& request) {
         return target->path_naming || !ReadablePart(name).empty();
       });
   // A lock dir that does not exist yet holds no locks.
-  if (listing.status().code() == absl::StatusCode::kNotFound) return out;
+  if (absl::IsNotFound(listing.status())) return out;
   if (!listing.ok()) return listing.status();
   if (listing->files.empty()) return out;
 

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/capability_flags.h"
 #include "core/lock_access.h"
+#include "core/store_errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "core/platform_deadline.h"
 #include "platform/errors.h"
@@ -174,21 +175,19 @@ absl::Status FlockStore::Check(const Key& key, FlockFile& f, int64_t now, Loss* 
   }
   if (dir_at != Whereabouts::kInPlace) {
     *loss = Loss::kDir;
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      absl::StrCat("lock dir ", f.dir->path(),
-                                   dir_at == Whereabouts::kRemoved
-                                       ? " was removed"
-                                       : " was renamed or replaced",
-                                   " while the lock was held (lock file ", f.name, ")"));
+    return LostError(describe_, key.resource(),
+                     absl::StrCat("lock dir ", f.dir->path(),
+                                  dir_at == Whereabouts::kRemoved ? " was removed"
+                                                                  : " was renamed or replaced",
+                                  " while the lock was held (lock file ", f.name, ")"));
   }
   if (file_at != Whereabouts::kInPlace) {
     *loss = Loss::kFile;
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      absl::StrCat("lock file ", f.Path(),
-                                   file_at == Whereabouts::kRemoved
-                                       ? " was deleted"
-                                       : " was renamed or replaced",
-                                   " while the lock was held"));
+    return LostError(describe_, key.resource(),
+                     absl::StrCat("lock file ", f.Path(),
+                                  file_at == Whereabouts::kRemoved ? " was deleted"
+                                                                   : " was renamed or replaced",
+                                  " while the lock was held"));
   }
   // Cut short by another process (a truncation, then a few bytes written):
   // writes through the page would land past the end of the file, where no
@@ -212,8 +211,8 @@ absl::Status FlockStore::ReplaceDir(const std::shared_ptr<FlockDir>& seen, const
   const int held = seen->held.load(std::memory_order_seq_cst);
   if (held > 0) {
     seen->retired.store(false, std::memory_order_seq_cst);
-    return StoreError(
-        absl::StatusCode::kUnavailable, describe_, key.resource(),
+    return TransientError(
+        describe_, key.resource(),
         absl::StrCat("lock dir ", dir_path_, " was removed, renamed or replaced while ",
                      held, held == 1 ? " lock" : " locks",
                      " of this store were held in it; it is made anew once they "
@@ -233,8 +232,8 @@ absl::Status FlockStore::ReplaceDir(const std::shared_ptr<FlockDir>& seen, const
 
 absl::Status FlockStore::OpenFile(const Key& key, FlockKeyState* st) {
   if (!symfony_ && key.resource().find('\0') != std::string::npos) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      "a path cannot contain a NUL byte");
+    return ConfigurationError(describe_, key.resource(),
+                              "a path cannot contain a NUL byte");
   }
   // An absolute path in exact-path mode is resolved from "/", not the dir.
   const bool own_path = !symfony_ && key.resource()[0] == '/';
@@ -333,17 +332,17 @@ absl::StatusOr<int> FlockStore::FlockInTurn(const Key& key, FlockFile& f, int op
   TicketQueueShared* words = nullptr;
   if (int err = f.MapQueue(&words); err != 0) {
     if (err == EACCES) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
-                        absl::StrCat("fair=true: lock file ", f.Path(),
-                                     " is read-only for this user, so its waiters' "
-                                     "queue cannot be joined (let every user of the "
-                                     "lock write it: file_mode=0666)"));
+      return MisuseError(describe_, key.resource(),
+                         absl::StrCat("fair=true: lock file ", f.Path(),
+                                      " is read-only for this user, so its waiters' "
+                                      "queue cannot be joined (let every user of the "
+                                      "lock write it: file_mode=0666)"));
     }
     if (err == ENOTSUP) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
-                        absl::StrCat("fair=true: the lock dir of ", f.Path(),
-                                     " is not on a filesystem whose pages processes "
-                                     "share (tmpfs, ext4, xfs, btrfs, f2fs)"));
+      return MisuseError(describe_, key.resource(),
+                         absl::StrCat("fair=true: the lock dir of ", f.Path(),
+                                      " is not on a filesystem whose pages processes "
+                                      "share (tmpfs, ext4, xfs, btrfs, f2fs)"));
     }
     return ErrnoError(err, describe_, key.resource(),
                       absl::StrCat("map the waiters' queue of ", f.Path()));
@@ -384,9 +383,9 @@ absl::StatusOr<bool> FlockStore::Acquire(Key& key, LockMode mode, Deadline deadl
 
   for (int reopens = 0;; ++reopens) {
     if (reopens >= kMaxReopens) {
-      return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                        absl::StrCat("the lock file was deleted or replaced ",
-                                     kMaxReopens, " times while being locked"));
+      return TransientError(describe_, key.resource(),
+                            absl::StrCat("the lock file was deleted or replaced ",
+                                         kMaxReopens, " times while being locked"));
     }
     if (st->file == nullptr) {
       if (absl::Status s = OpenFile(key, st); !s.ok()) return s;

@@ -10,6 +10,7 @@
 #include "core/named_file.h"
 #include "core/options_driver.h"
 #include "core/removeipc_guard.h"
+#include "core/store_errors.h"
 #include "platform/environment.h"
 #include "platform/errors.h"
 #include "stores/flock/flock_file.h"
@@ -38,14 +39,14 @@ namespace {
 
 absl::Status CheckFlockOptions(const FlockStoreOptions& options) {
   if ((options.dir_mode & ~07777u) != 0 || (options.file_mode & ~0777u) != 0) {
-    return absl::InvalidArgumentError("flock: dir_mode or file_mode out of range");
+    return ConfigurationError("flock: dir_mode or file_mode out of range");
   }
   if (options.idle_files > kFlockMaxIdleFiles) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return ConfigurationError(absl::StrCat(
         "flock: idle_files=", options.idle_files, " is more than ", kFlockMaxIdleFiles));
   }
   if (options.fair && options.naming == FlockStoreOptions::Naming::kPath) {
-    return absl::InvalidArgumentError(
+    return ConfigurationError(
         "flock: fair=true keeps the waiters' queue in each lock file, which "
         "naming=path never writes (the file may be a user's data)");
   }
@@ -114,10 +115,10 @@ absl::StatusOr<std::shared_ptr<Store>> NewFlockStore(const FlockStoreOptions& op
     if (!d.ok()) return d.status();
     opened = *std::move(d);
     if (options.fair && !opened->pages_shared()) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
-                        "fair=true keeps the waiters' queue in a shared mapping of each "
-                        "lock file, and this lock dir is not on a filesystem whose pages "
-                        "processes share (tmpfs, ext4, xfs, btrfs, f2fs)");
+      return MisuseError(describe, "",
+                         "fair=true keeps the waiters' queue in a shared mapping of each "
+                         "lock file, and this lock dir is not on a filesystem whose pages "
+                         "processes share (tmpfs, ext4, xfs, btrfs, f2fs)");
     }
   }
   return MakeFlockStore(options, std::move(dir), std::move(opened));

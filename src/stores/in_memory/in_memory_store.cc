@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/capability_flags.h"
 #include "core/platform_deadline.h"
+#include "core/store_errors.h"
 #include "platform/condition_wait.h"
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
@@ -98,8 +99,8 @@ class InMemoryStore final : public StoreWithState<Holder> {
         }
       }
     }
-    return StoreError(absl::StatusCode::kAborted, kName, key.resource(),
-                      "cannot refresh: this key no longer holds the lock");
+    return LostError(kName, key.resource(),
+                     "cannot refresh: this key no longer holds the lock");
   }
 
   absl::Status Release(Key& key) override {
@@ -119,9 +120,9 @@ class InMemoryStore final : public StoreWithState<Holder> {
     }
     // The key had acquired (it has state) but its entry is gone: its lease
     // ran out and the store dropped it. Released all the same, but not OK.
-    return StoreError(absl::StatusCode::kAborted, kName, key.resource(),
-                      "the lock was no longer held at release (its lease ran "
-                      "out)");
+    return LostError(kName, key.resource(),
+                     "the lock was no longer held at release (its lease ran "
+                     "out)");
   }
 
   absl::StatusOr<bool> IsHeld(Key& key) override {

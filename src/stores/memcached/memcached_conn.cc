@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/dsn.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
 
@@ -108,15 +109,15 @@ absl::Status MemcachedConn::Failure(memcached_return_t rc, absl::string_view res
                            Memcached().memcached_server_port(server));
     }
   }
-  absl::StatusCode code = absl::StatusCode::kInternal;
-  if (IsMemcachedServerTrouble(rc)) code = absl::StatusCode::kUnavailable;
+  StoreErrorMaker fault = UnexpectedError;
+  if (IsMemcachedServerTrouble(rc)) fault = TransientError;
   if (rc == MEMCACHED_MEMORY_ALLOCATION_FAILURE ||
       rc == MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE || rc == MEMCACHED_E2BIG) {
-    code = absl::StatusCode::kResourceExhausted;
+    fault = OutOfResourcesError;
   }
-  if (rc == MEMCACHED_BAD_KEY_PROVIDED) code = absl::StatusCode::kInvalidArgument;
-  return StoreError(code, describe_, resource,
-                    absl::StrCat(what, " on ", where, ": ", ErrorText(rc)));
+  if (rc == MEMCACHED_BAD_KEY_PROVIDED) fault = ConfigurationError;
+  return fault(describe_, resource,
+               absl::StrCat(what, " on ", where, ": ", ErrorText(rc)));
 }
 
 absl::Status MemcachedConn::Ensure(bool* fresh) {
@@ -129,8 +130,8 @@ absl::Status MemcachedConn::Ensure(bool* fresh) {
   if (mc_ != nullptr) return absl::OkStatus();
   memcached_st* mc = Memcached().memcached_create(nullptr);
   if (mc == nullptr) {
-    return StoreError(absl::StatusCode::kResourceExhausted, describe_, "",
-                      "out of memory for a memcached handle");
+    return OutOfResourcesError(describe_, "",
+                               "out of memory for a memcached handle");
   }
   struct Behavior {
     memcached_behavior_t flag;
@@ -178,9 +179,9 @@ absl::Status MemcachedConn::Ensure(bool* fresh) {
                                                             static_cast<in_port_t>(s.port), weight);
   }
   if (rc != MEMCACHED_SUCCESS) {
-    absl::Status s = StoreError(absl::StatusCode::kInvalidArgument, describe_, "",
-                                absl::StrCat("libmemcached refused the settings: ",
-                                             Memcached().memcached_strerror(mc, rc)));
+    absl::Status s = ConfigurationError(describe_, "",
+                                        absl::StrCat("libmemcached refused the settings: ",
+                                                     Memcached().memcached_strerror(mc, rc)));
     Memcached().memcached_free(mc);
     return s;
   }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/capability_flags.h"
 #include "core/named_file.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "stores/memcached/memcached_store.h"
 
@@ -35,8 +36,8 @@ absl::Status CheckMemcachedLease(absl::string_view describe, absl::string_view r
   // MemcachedExpiryFor(ttl) <= kMaxRelativeExpiry, without its arithmetic
   // on a duration too long for it.
   if (ttl <= absl::Seconds(kMaxRelativeExpiry - 1)) return absl::OkStatus();
-  return StoreError(
-      absl::StatusCode::kInvalidArgument, describe, resource,
+  return ConfigurationError(
+      describe, resource,
       absl::StrCat("the lease (LockOptions::ttl, --ttl) is ",
                    ttl == absl::InfiniteDuration() ? "without end, or too long to count"
                                                    : absl::FormatDuration(ttl),
@@ -67,44 +68,45 @@ absl::Status CheckMemcachedOptions(const MemcachedStoreOptions& options) {
                                 ? std::string("memcached://")
                                 : absl::StrCat("memcached://", options.servers[0].host);
   if (options.servers.empty()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "", "no server given");
+    return ConfigurationError(where, "", "no server given");
   }
   for (const MemcachedStoreOptions::Server& s : options.servers) {
     if (s.host.empty()) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "", "a server has no host");
+      return ConfigurationError(where, "", "a server has no host");
     }
     if (s.host[0] != '/' && (s.port < 1 || s.port > 65535)) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        "the port must be from 1 to 65535");
+      return ConfigurationError(where, "",
+                                "the port must be from 1 to 65535");
     }
     if (s.weight < 0) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        "a server weight must be 0 or more");
+      return ConfigurationError(where, "",
+                                "a server weight must be 0 or more");
     }
   }
   if (options.connect_timeout_ms < 0 || options.poll_timeout_ms < 0 ||
       options.send_timeout_us < 0 || options.recv_timeout_us < 0 ||
       options.retry_timeout_s < 0) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "timeouts must not be negative");
+    return ConfigurationError(where, "",
+                              "timeouts must not be negative");
   }
   for (unsigned char c : options.prefix_key) {
     if (c <= 0x20 || c == 0x7f) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        "prefix_key cannot hold spaces or control bytes");
+      return ConfigurationError(where, "",
+                                "prefix_key cannot hold spaces or control bytes");
     }
   }
   // libmemcached's own limit on its namespace.
   if (options.prefix_key.size() >= 128) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "prefix_key must be shorter than 128 bytes");
+    return ConfigurationError(where, "",
+                              "prefix_key must be shorter than 128 bytes");
   }
   // libmemcached aborts the process (an assertion in its consistent
   // hashing) past 100 servers.
   if (options.servers.size() > kMemcachedMaxServers) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      absl::StrCat(options.servers.size(), " servers: libmemcached takes at most ",
-                                   kMemcachedMaxServers));
+    return ConfigurationError(where, "",
+                              absl::StrCat(options.servers.size(),
+                                           " servers: libmemcached takes at most ",
+                                           kMemcachedMaxServers));
   }
   for (const MemcachedStoreOptions::Server& s : options.servers) {
     if (s.host[0] == '/') {
@@ -116,10 +118,10 @@ absl::Status CheckMemcachedOptions(const MemcachedStoreOptions& options) {
       }
     } else if (!IsHostName(s.host)) {
       // Longer than libmemcached's limit, or a name it would not resolve.
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        absl::StrCat("host \"", absl::CHexEscape(s.host.substr(0, 64)),
-                                     s.host.size() > 64 ? "...\"" : "\"",
-                                     ": expected a host name or an IP address"));
+      return ConfigurationError(where, "",
+                                absl::StrCat("host \"", absl::CHexEscape(s.host.substr(0, 64)),
+                                             s.host.size() > 64 ? "...\"" : "\"",
+                                             ": expected a host name or an IP address"));
     }
   }
   return MemcachedKeyNaming(options, where).status();

@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "core/backoff.h"
 #include "core/key_naming.h"
+#include "core/store_errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "stores/memcached/memcached_conn.h"
@@ -90,13 +91,13 @@ class MemcachedStore final : public StoreWithRelease<MemcachedKeyState> {
     if (absl::Status s = conn_.Ensure(); !s.ok()) return s;
     memcached_return_t rc = conn_.Version();
     if (rc == MEMCACHED_SOME_ERRORS && !conn_.ServerErrors().empty()) {
-      return StoreError(absl::StatusCode::kUnavailable, describe_, "",
-                        absl::StrCat("cannot reach ", conn_.ServerErrors()));
+      return TransientError(describe_, "",
+                            absl::StrCat("cannot reach ", conn_.ServerErrors()));
     }
     if (rc != MEMCACHED_SUCCESS) {
-      return StoreError(absl::StatusCode::kUnavailable, describe_, "",
-                        absl::StrCat("cannot reach ", conn_.servers(), ": ",
-                                     conn_.ErrorText(rc)));
+      return TransientError(describe_, "",
+                            absl::StrCat("cannot reach ", conn_.servers(), ": ",
+                                         conn_.ErrorText(rc)));
     }
     return absl::OkStatus();
   }
@@ -133,8 +134,8 @@ class MemcachedStore final : public StoreWithRelease<MemcachedKeyState> {
   absl::Status OursOrLost(const Key& key, const MemcachedFound& found, absl::string_view token,
                           absl::string_view gone, absl::string_view taken) const {
     if (found.present && found.value == token) return absl::OkStatus();
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      found.present ? taken : gone);
+    return LostError(describe_, key.resource(),
+                     found.present ? taken : gone);
   }
   // gets of key `name` under mu_, the server made ready first (EnsureLocked());
   // a failure names `what` asked it.
@@ -194,17 +195,17 @@ absl::StatusOr<std::string> MemcachedStore::KeyName(const std::string& resource)
   if (!name.ok()) return name.status();
   const size_t total = options_.prefix_key.size() + name->size();
   if (total > kMaxKeyBytes) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, resource,
-                      absl::StrCat("memcached keys are at most ", kMaxKeyBytes,
-                                   " bytes; this one would be ", total,
-                                   " (use a secret= to name keys by a 64-digit "
-                                   "hash)"));
+    return ConfigurationError(describe_, resource,
+                              absl::StrCat("memcached keys are at most ", kMaxKeyBytes,
+                                           " bytes; this one would be ", total,
+                                           " (use a secret= to name keys by a 64-digit "
+                                           "hash)"));
   }
   for (unsigned char c : *name) {
     if (c <= 0x20 || c == 0x7f) {
-      return StoreError(absl::StatusCode::kInvalidArgument, describe_, resource,
-                        "memcached keys cannot hold spaces or control bytes "
-                        "(use a secret= to name keys by a 64-digit hash)");
+      return ConfigurationError(describe_, resource,
+                                "memcached keys cannot hold spaces or control bytes "
+                                "(use a secret= to name keys by a 64-digit hash)");
     }
   }
   return name;
@@ -255,15 +256,15 @@ absl::Status MemcachedStore::ReleaseLocked(const std::string& name, absl::string
   memcached_return_t rc = conn_.Gets(name, &found);
   if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, resource, "release (gets)", name);
   if (!found.present) {
-    return StoreError(absl::StatusCode::kAborted, describe_, resource,
-                      "the lock was already gone at release: its key was evicted, "
-                      "flushed, deleted or expired while held");
+    return LostError(describe_, resource,
+                     "the lock was already gone at release: its key was evicted, "
+                     "flushed, deleted or expired while held");
   }
   if (found.value != token) {
-    return StoreError(absl::StatusCode::kAborted, describe_, resource,
-                      "the lock was lost before release: its key now holds another "
-                      "owner's token (ours was evicted, flushed or expired, and "
-                      "someone else took the lock)");
+    return LostError(describe_, resource,
+                     "the lock was lost before release: its key now holds another "
+                     "owner's token (ours was evicted, flushed or expired, and "
+                     "someone else took the lock)");
   }
   // Symfony's order. The cas succeeds only if nobody changed the key since
   // the gets, and leaves it ours for at least one more second (memcached's
@@ -273,9 +274,9 @@ absl::Status MemcachedStore::ReleaseLocked(const std::string& name, absl::string
   // owner's key; nothing in memcached's commands closes that window.
   rc = conn_.Cas(name, token, kReleaseExpiry, found.cas);
   if (rc == MEMCACHED_DATA_EXISTS || rc == MEMCACHED_NOTFOUND) {
-    return StoreError(absl::StatusCode::kAborted, describe_, resource,
-                      "the lock was lost during release: its key changed between "
-                      "gets and cas");
+    return LostError(describe_, resource,
+                     "the lock was lost during release: its key changed between "
+                     "gets and cas");
   }
   if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, resource, "release (cas)", name);
   rc = conn_.Delete(name);
@@ -332,14 +333,14 @@ void MemcachedStore::ReleaseOrphansLocked() {
 
 absl::StatusOr<bool> MemcachedStore::Acquire(Key& key, LockMode mode, Deadline deadline) {
   if (mode == LockMode::kShared) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      "memcached locks are exclusive");
+    return ConfigurationError(describe_, key.resource(),
+                              "memcached locks are exclusive");
   }
   const absl::Duration ttl = key.RemainingLifetime();
   if (absl::Status s = CheckMemcachedLease(describe_, key.resource(), ttl); !s.ok()) return s;
   if (ttl <= absl::ZeroDuration()) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "the lease ran out before the lock was acquired");
+    return LostError(describe_, key.resource(),
+                     "the lease ran out before the lock was acquired");
   }
   const int64_t expiry = MemcachedExpiryFor(ttl);
   absl::StatusOr<std::string> name = KeyName(key.resource());
@@ -430,8 +431,8 @@ absl::StatusOr<bool> MemcachedStore::Acquire(Key& key, LockMode mode, Deadline d
 absl::Status MemcachedStore::Extend(Key& key, absl::Duration ttl) {
   if (absl::Status s = CheckMemcachedLease(describe_, key.resource(), ttl); !s.ok()) return s;
   if (!key.has_token()) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "cannot refresh: this key never held the lock");
+    return LostError(describe_, key.resource(),
+                     "cannot refresh: this key never held the lock");
   }
   const int64_t expiry = MemcachedExpiryFor(ttl);
   std::string name;
@@ -452,8 +453,8 @@ absl::Status MemcachedStore::Extend(Key& key, absl::Duration ttl) {
   }
   memcached_return_t rc = conn_.Cas(name, token, expiry, found->cas);
   if (rc == MEMCACHED_DATA_EXISTS || rc == MEMCACHED_NOTFOUND) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "cannot refresh: the key changed between gets and cas");
+    return LostError(describe_, key.resource(),
+                     "cannot refresh: the key changed between gets and cas");
   }
   if (rc != MEMCACHED_SUCCESS) return conn_.Failure(rc, key.resource(), "refresh (cas)", name);
   return absl::OkStatus();
@@ -475,8 +476,7 @@ absl::Status MemcachedStore::DoRelease(Key& key, bool died) {
   absl::Status released = ReleaseLocked(name, token, key.resource(), died);
   if (absl::IsUnavailable(released) && orphans_.size() < kMaxOrphans) {
     orphans_.push_back(Orphan{name, std::string(token)});
-    return absl::Status(released.code(),
-                        absl::StrCat(released.message(),
+    return Restated(released, absl::StrCat(released.message(),
                                      " (the release is retried when the server "
                                      "answers again; the lease ends it otherwise)"));
   }
@@ -513,8 +513,8 @@ bool MemcachedStore::HeldPerSharedCheckLocked(const std::string& name, absl::str
 
 absl::Status MemcachedStore::CheckHeld(Key& key) {
   if (key.IsExpired()) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "the lease ran out");
+    return LostError(describe_, key.resource(),
+                     "the lease ran out");
   }
   if (!key.has_token()) {
     return NotHeldError(describe_, key.resource());

@@ -15,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "platform/wall_clock.h"
 #include "stores/connections/mysql_conn.h"
@@ -71,7 +72,7 @@ absl::StatusOr<std::optional<std::vector<Found>>> FromServerTables(
                          "information_schema.METADATA_LOCK_INFO m WHERE m.LOCK_TYPE = "
                          "'User lock'",
                          only, " ORDER BY m.TABLE_SCHEMA"));
-  if (!r.ok()) return StoreError(absl::StatusCode::kUnavailable, describe, "", r.status().message());
+  if (!r.ok()) return TransientError(describe, "", r.status().message());
   if (!r->failed()) {
     std::vector<Found> out;
     for (const auto& row : r->rows) {
@@ -91,7 +92,7 @@ absl::StatusOr<std::optional<std::vector<Found>>> FromServerTables(
   r = Ask(conn,
           "SELECT @@performance_schema, (SELECT ENABLED FROM "
           "performance_schema.setup_instruments WHERE NAME = 'wait/lock/metadata/sql/mdl')");
-  if (!r.ok()) return StoreError(absl::StatusCode::kUnavailable, describe, "", r.status().message());
+  if (!r.ok()) return TransientError(describe, "", r.status().message());
   if (r->failed() || r->rows.empty() || Value(r->rows[0], 0) != "1" ||
       Value(r->rows[0], 1) != "YES") {
     return std::optional<std::vector<Found>>();
@@ -103,10 +104,11 @@ absl::StatusOr<std::optional<std::vector<Found>>> FromServerTables(
                              "m.OWNER_THREAD_ID WHERE m.OBJECT_TYPE = 'USER LEVEL LOCK' "
                              "AND m.LOCK_STATUS = 'GRANTED'",
                              only_ps, " ORDER BY m.OBJECT_NAME"));
-  if (!r.ok()) return StoreError(absl::StatusCode::kUnavailable, describe, "", r.status().message());
+  if (!r.ok()) return TransientError(describe, "", r.status().message());
   if (r->failed()) {
-    return StoreError(MyErrorCode(r->error), describe, "",
-                      absl::StrCat("read performance_schema.metadata_locks: ", r->ErrorText()));
+    return MyFaultOf(r->error)(
+        describe, "",
+        absl::StrCat("read performance_schema.metadata_locks: ", r->ErrorText()));
   }
   std::vector<Found> out;
   for (const auto& row : r->rows) {
@@ -153,16 +155,16 @@ absl::StatusOr<HeldLocks> ListMysqlAdvisoryLocks(Dsn& dsn,
   if (!found.ok()) return found.status();
   if (!found->has_value()) {
     if (!name_sql) {
-      return StoreError(
-          absl::StatusCode::kFailedPrecondition, describe, "",
+      return MisuseError(
+          describe, "",
           "the server shows no list of named locks: load the metadata_lock_info "
           "plugin (INSTALL SONAME 'metadata_lock_info'), or turn performance_schema "
           "on with its instrument wait/lock/metadata/sql/mdl enabled (it shows the "
           "locks taken since); one lock can still be asked for by its resource name");
     }
     absl::StatusOr<MyResult> r = Ask(*conn, absl::StrCat("SELECT IS_USED_LOCK(", *name_sql, ")"));
-    if (!r.ok()) return StoreError(absl::StatusCode::kUnavailable, describe, "", r.status().message());
-    if (r->failed()) return StoreError(MyErrorCode(r->error), describe, "", r->ErrorText());
+    if (!r.ok()) return TransientError(describe, "", r.status().message());
+    if (r->failed()) return MyFaultOf(r->error)(describe, "", r->ErrorText());
     std::vector<Found> one;
     uint64_t session = 0;
     if (!r->rows.empty() && absl::SimpleAtoi(Value(r->rows[0], 0), &session)) {

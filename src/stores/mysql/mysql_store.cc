@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "core/capability_flags.h"
 #include "core/options_driver.h"
+#include "core/store_errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "stores/connections/connection_pool.h"
@@ -87,8 +88,8 @@ class MysqlAdvisoryStore final : public StoreWithState<MyKeyState> {
     return ParentAcquiredError(describe_, key.resource(), "key",
                                "its session and lock belong to the parent");
   }
-  absl::Status Error(const Key& key, absl::StatusCode code, absl::string_view what) const {
-    return StoreError(code, describe_, key.resource(), what);
+  absl::Status Error(const Key& key, StoreErrorMaker fault, absl::string_view what) const {
+    return fault(describe_, key.resource(), what);
   }
 
   const MysqlAdvisoryStoreOptions options_;
@@ -132,31 +133,31 @@ absl::StatusOr<bool> MysqlAdvisoryStore::LockOn(MyConnection& conn, const Key& k
                            name_sql, ", 0))")
             : absl::StrCat("SELECT GET_LOCK(", name_sql, ", ", timeout, ")");
     absl::StatusOr<MyResult> r = MyQuery(conn, sql, Deadline::In(slice + kWaitGrace + kReplyTimeout));
-    if (!r.ok()) return Error(key, absl::StatusCode::kUnavailable,
+    if (!r.ok()) return Error(key, TransientError,
                               absl::StrCat("lock: ", r.status().message()));
     if (r->failed()) {
       if (r->error == 1059) {  // ER_TOO_LONG_IDENT
-        return Error(key, absl::StatusCode::kInvalidArgument,
+        return Error(key, ConfigurationError,
                      absl::StrCat("the server refused the lock name as too long "
                                   "(MariaDB takes at most 192 bytes; a name of 64 "
                                   "characters or fewer is not hashed): ",
                                   r->ErrorText()));
       }
       if (r->error == 1213) {  // ER_LOCK_DEADLOCK
-        return Error(key, absl::StatusCode::kAborted,
+        return Error(key, LostError,
                      absl::StrCat("the server detected a deadlock and cancelled "
                                   "this wait: ", r->ErrorText()));
       }
-      return Error(key, MyErrorCode(r->error), absl::StrCat("lock: ", r->ErrorText()));
+      return Error(key, MyFaultOf(r->error), absl::StrCat("lock: ", r->ErrorText()));
     }
     if (r->rows.size() != 1 || r->rows[0].size() != 1) {
-      return Error(key, absl::StatusCode::kInternal, "lock: unexpected reply shape");
+      return Error(key, UnexpectedError, "lock: unexpected reply shape");
     }
     const std::optional<std::string>& v = r->rows[0][0];
     if (!v) {
       // NULL: the wait was interrupted (KILL QUERY) or the server refused
       // the request; neither is contention.
-      return Error(key, absl::StatusCode::kUnavailable,
+      return Error(key, TransientError,
                    "lock: GET_LOCK returned NULL (the wait was interrupted on "
                    "the server)");
     }
@@ -172,7 +173,7 @@ absl::Status MysqlAdvisoryStore::MarkLost(Key& key, MyKeyState* st,
   st->lost = absl::StrCat("the lock is lost: ", why,
                           "; the server releases a session's named locks when "
                           "the session ends");
-  return Error(key, absl::StatusCode::kAborted, st->lost);
+  return Error(key, LostError, st->lost);
 }
 
 absl::StatusOr<bool> MysqlAdvisoryStore::Acquire(Key& key, LockMode, Deadline deadline) {
@@ -200,7 +201,7 @@ absl::StatusOr<bool> MysqlAdvisoryStore::Acquire(Key& key, LockMode, Deadline de
       // fresh session is safe; the deadline still bounds it.
       // A session that failed to answer is out of step (a late reply may
       // still come) and never goes back to the pool.
-      const bool unavailable = got.status().code() == absl::StatusCode::kUnavailable;
+      const bool unavailable = absl::IsUnavailable(got.status());
       const bool died = unavailable && !conn.looks_alive();
       if (!unavailable) ReturnConnection(std::move(conn));
       if (died && pooled && attempt == 0) continue;
@@ -221,7 +222,7 @@ absl::Status MysqlAdvisoryStore::Release(Key& key) {
   if (st == nullptr) return absl::OkStatus();
   if (!st->held) {
     if (st->lost.empty()) return absl::OkStatus();
-    return Error(key, absl::StatusCode::kAborted, st->lost);
+    return Error(key, LostError, st->lost);
   }
   if (!st->conn.ours()) return Foreign(key);
   absl::StatusOr<MyResult> r = MyQuery(
@@ -231,7 +232,7 @@ absl::Status MysqlAdvisoryStore::Release(Key& key) {
   st->held = false;
   if (r->failed()) {
     st->conn.Close();  // whatever it still holds goes with it
-    return Error(key, MyErrorCode(r->error),
+    return Error(key, MyFaultOf(r->error),
                  absl::StrCat("unlock: ", r->ErrorText(),
                               "; the session was closed, which releases the lock"));
   }
@@ -242,7 +243,7 @@ absl::Status MysqlAdvisoryStore::Release(Key& key) {
     // session had lost it, which only a RELEASE_LOCK or RELEASE_ALL_LOCKS
     // run on it behind our back can do.
     st->conn.Close();
-    return Error(key, absl::StatusCode::kAborted,
+    return Error(key, LostError,
                  "unlock: the server says this session did not hold the lock "
                  "(it was released on the session behind the store's back); "
                  "the session was closed");
@@ -258,7 +259,7 @@ absl::Status MysqlAdvisoryStore::Release(Key& key) {
 absl::Status MysqlAdvisoryStore::CheckHeld(Key& key) {
   MyKeyState* st = state(key);
   if (st == nullptr || !st->held) {
-    return Error(key, absl::StatusCode::kAborted,
+    return Error(key, LostError,
                  st != nullptr && !st->lost.empty() ? st->lost : "the lock is not held");
   }
   if (!st->conn.ours()) return Foreign(key);
@@ -266,7 +267,7 @@ absl::Status MysqlAdvisoryStore::CheckHeld(Key& key) {
       st->conn, absl::StrCat("SELECT IS_USED_LOCK(", st->name_sql, ")"),
       Deadline::In(kReplyTimeout));
   if (!r.ok()) return MarkLost(key, st, r.status().message());
-  if (r->failed()) return Error(key, MyErrorCode(r->error), r->ErrorText());
+  if (r->failed()) return Error(key, MyFaultOf(r->error), r->ErrorText());
   uint64_t holder = 0;
   const bool ours = r->rows.size() == 1 && r->rows[0].size() == 1 && r->rows[0][0] &&
                     absl::SimpleAtoi(*r->rows[0][0], &holder) &&
@@ -304,11 +305,11 @@ namespace {
 absl::Status CheckMysqlAdvisoryOptions(const MysqlAdvisoryStoreOptions& options,
                                        absl::string_view where) {
   if (options.wait_timeout_seconds < 1 || options.wait_timeout_seconds > 31536000) {
-    return absl::InvalidArgumentError(
+    return ConfigurationError(
         "ipclock: mysql+advisory: wait_timeout must be from 1 to 31536000 seconds");
   }
   if (options.wait_slice < absl::Milliseconds(10) || options.wait_slice > absl::Hours(1)) {
-    return absl::InvalidArgumentError(
+    return ConfigurationError(
         "ipclock: mysql+advisory: wait_slice must be from 0.01 to 3600 seconds");
   }
   return CheckMysqlConnection(options.connection, where);

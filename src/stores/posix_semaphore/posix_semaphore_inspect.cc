@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "core/store_errors.h"
 #include "ipclock/stores/posix_semaphore_store.h"
 #include "platform/dir_scan.h"
 #include "platform/errors.h"
@@ -48,7 +49,7 @@ absl::StatusOr<std::vector<std::string>> FindSemaphores(const std::string& prefi
   absl::StatusOr<DirListing> listing = ListRegularFiles(
       "/dev/shm", who, [&](absl::string_view name) { return semaphore_of(name).has_value(); });
   std::vector<std::string> out;
-  if (listing.status().code() == absl::StatusCode::kNotFound) return out;
+  if (absl::IsNotFound(listing.status())) return out;
   if (!listing.ok()) return listing.status();
   for (const DirFile& f : listing->files) out.push_back(*semaphore_of(f.name));
   return out;
@@ -83,14 +84,14 @@ absl::StatusOr<HeldLocks> ListPosixSemaphoreLocks(Dsn& dsn, const ListRequest& r
     absl::Status unreadable;
     if (const PathInfo info = InspectPath(path, /*follow=*/false);
         info.error == 0 && !info.is_regular) {
-      unreadable = StoreError(absl::StatusCode::kInvalidArgument, out.store, "",
-                              absl::StrCat(path, " is not a regular file, so not a registry"));
+      unreadable = ConfigurationError(
+          out.store, "", absl::StrCat(path, " is not a regular file, so not a registry"));
     }
     absl::StatusOr<RegistrySnapshot> snap =
         unreadable.ok() ? ReadRegistrySnapshot(registry) : unreadable;
     if (!snap.ok()) {
       // Removed by its last user since we looked: nothing held there.
-      if (snap.status().code() == absl::StatusCode::kNotFound) continue;
+      if (absl::IsNotFound(snap.status())) continue;
       // The one registry asked for must be read. Among all of them, /dev/shm
       // is everyone's: a file of another program or of another ipclock
       // version named like a registry is left out, and said to be, rather

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "platform/posix_sem.h"
 #include "platform/robust_mutex.h"
@@ -49,13 +50,12 @@ absl::StatusOr<RegistrySnapshot> ReadRegistrySnapshot(const std::string& registr
   }
   if (!S_ISREG(st.st_mode) || st.st_size != static_cast<off_t>(sizeof(RegistryPage))) {
     // A file of the wrong type is a configuration fault (ipclock/errors.h).
-    return StoreError(S_ISREG(st.st_mode) ? absl::StatusCode::kFailedPrecondition
-                                          : absl::StatusCode::kInvalidArgument,
-                      describe, "",
-                      absl::StrCat(path, " is not an ipclock registry (",
-                                   S_ISREG(st.st_mode) ? "its size is wrong"
-                                                       : "not a regular file",
-                                   ")"));
+    StoreErrorMaker fault = ConfigurationError;
+    if (S_ISREG(st.st_mode)) fault = MisuseError;
+    return fault(describe, "",
+                 absl::StrCat(path, " is not an ipclock registry (",
+                              S_ISREG(st.st_mode) ? "its size is wrong" : "not a regular file",
+                              ")"));
   }
   void* map = nullptr;
   if (int err = MapShared(fd.get(), sizeof(RegistryPage), false, &map)) {
@@ -64,9 +64,9 @@ absl::StatusOr<RegistrySnapshot> ReadRegistrySnapshot(const std::string& registr
   const auto* page = static_cast<const RegistryPage*>(map);
   absl::StatusOr<RegistrySnapshot> result;
   if (SharedLoad(&page->magic) != kRegistryMagic) {
-    result = StoreError(absl::StatusCode::kFailedPrecondition, describe, "",
-                        absl::StrCat(path, " is not an initialized registry of this "
-                                           "ipclock version"));
+    result = MisuseError(describe, "",
+                         absl::StrCat(path, " is not an initialized registry of this "
+                                            "ipclock version"));
   } else {
     RegistrySnapshot snap;
     snap.permits = SharedLoad(&page->permits);

@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/store_errors.h"
 #include "platform/coarse_clock.h"
 #include "platform/errors.h"
 #include "platform/files.h"
@@ -43,7 +44,7 @@ absl::Status SemaphoreRegistry::Error(int err, absl::string_view what) const {
 }
 
 absl::Status SemaphoreRegistry::Lost(absl::string_view what) const {
-  return StoreError(absl::StatusCode::kAborted, describe_, resource_, what);
+  return LostError(describe_, resource_, what);
 }
 
 // The new registry is complete before it has a name, and its flock is taken
@@ -108,10 +109,10 @@ absl::StatusOr<bool> SemaphoreRegistry::Create(mode_t mode, uint32_t permits, bo
 absl::Status SemaphoreRegistry::MapAndCheck(const struct stat& st) {
   const std::string path = ShmPath(names_.registry);
   if (st.st_size != static_cast<off_t>(sizeof(RegistryPage))) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, resource_,
-                      absl::StrCat(path, " is ", st.st_size,
-                                   " bytes, not an ipclock registry of ",
-                                   sizeof(RegistryPage)));
+    return MisuseError(describe_, resource_,
+                       absl::StrCat(path, " is ", st.st_size,
+                                    " bytes, not an ipclock registry of ",
+                                    sizeof(RegistryPage)));
   }
   void* map = nullptr;
   if (int err = MapShared(fd_.get(), sizeof(RegistryPage), true, &map)) {
@@ -119,15 +120,15 @@ absl::Status SemaphoreRegistry::MapAndCheck(const struct stat& st) {
   }
   page_ = static_cast<RegistryPage*>(map);
   if (SharedLoad(&page_->magic) != kRegistryMagic) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, resource_,
-                      absl::StrCat(path, " is not an initialized registry of this ipclock "
-                                         "version (an older ipclock, or another program, "
-                                         "made it)"));
+    return MisuseError(describe_, resource_,
+                       absl::StrCat(path, " is not an initialized registry of this ipclock "
+                                          "version (an older ipclock, or another program, "
+                                          "made it)"));
   }
   if (SharedLoad(&page_->pid_namespace) != PidNamespaceId()) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, resource_,
-                      "the semaphore's registry was made in another pid "
-                      "namespace, whose pids this process cannot check");
+    return MisuseError(describe_, resource_,
+                       "the semaphore's registry was made in another pid "
+                       "namespace, whose pids this process cannot check");
   }
   permits_ = SharedLoad(&page_->permits);
   fair_ = (SharedLoad(&page_->flags) & kRegistryFair) != 0;
@@ -153,9 +154,9 @@ absl::Status SemaphoreRegistry::TakeSlot() {
   }
   UnlockPage();
   if (slot_ < 0) {
-    return StoreError(absl::StatusCode::kResourceExhausted, describe_, resource_,
-                      absl::StrCat("all ", kRegistrySlots, " registry slots of ",
-                                   names_.registry, " are taken"));
+    return OutOfResourcesError(describe_, resource_,
+                               absl::StrCat("all ", kRegistrySlots, " registry slots of ",
+                                            names_.registry, " are taken"));
   }
   return absl::OkStatus();
 }
@@ -184,8 +185,8 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
     } else {
       // A file of the wrong type: a configuration fault (ipclock/errors.h).
       if (!S_ISREG(st.st_mode)) {
-        return StoreError(absl::StatusCode::kInvalidArgument, describe, resource,
-                          absl::StrCat(path, " is not a regular file"));
+        return ConfigurationError(describe, resource,
+                                  absl::StrCat(path, " is not a regular file"));
       }
       // Blocks while a creator makes the semaphore (see Create()).
       if (int e = FlockFdRestarting(r->fd_.get(), LOCK_EX)) {
@@ -204,29 +205,30 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
           if (r->StillLinked()) (void)UnlinkShmFile(names.registry);
           continue;
         }
-        return StoreError(absl::StatusCode::kFailedPrecondition, describe, resource,
-                          absl::StrCat(SemPath(names.semaphore),
-                                       " was deleted or replaced while its registry is "
-                                       "in use; refusing to make a second lock"));
+        return MisuseError(describe, resource,
+                           absl::StrCat(SemPath(names.semaphore),
+                                        " was deleted or replaced while its registry is "
+                                        "in use; refusing to make a second lock"));
       }
       if (err == EBADFD) {
-        return StoreError(absl::StatusCode::kInvalidArgument, describe, resource,
-                          absl::StrCat(SemPath(names.semaphore), " is not a semaphore"));
+        return ConfigurationError(describe, resource,
+                                  absl::StrCat(SemPath(names.semaphore), " is not a semaphore"));
       }
       if (err != 0) return r->Error(err, absl::StrCat("open ", SemPath(names.semaphore)));
     }
     if (r->permits_ != permits) {
-      return StoreError(absl::StatusCode::kInvalidArgument, describe, resource,
-                        absl::StrCat("permits=", permits, " but the processes already using ",
-                                     names.semaphore, " made it with permits=", r->permits_));
+      return ConfigurationError(
+          describe, resource,
+          absl::StrCat("permits=", permits, " but the processes already using ",
+                       names.semaphore, " made it with permits=", r->permits_));
     }
     if (r->fair_ != fair) {
       // A process outside the queue would take the permit out of turn.
-      return StoreError(absl::StatusCode::kInvalidArgument, describe, resource,
-                        absl::StrCat("fair=", fair ? "true" : "false",
-                                     " but the processes already using ", names.semaphore,
-                                     " made it with fair=", r->fair_ ? "true" : "false",
-                                     "; every user of a resource must agree on fair"));
+      return ConfigurationError(describe, resource,
+                                absl::StrCat("fair=", fair ? "true" : "false",
+                                             " but the processes already using ", names.semaphore,
+                                             " made it with fair=", r->fair_ ? "true" : "false",
+                                             "; every user of a resource must agree on fair"));
     }
     absl::Status slot = r->TakeSlot();
     if (!slot.ok() && created && r->StillLinked()) {
@@ -237,9 +239,9 @@ absl::StatusOr<std::unique_ptr<SemaphoreRegistry>> SemaphoreRegistry::Attach(
     r->link_checked_at_ = CoarseMonotonicNanos();
     return r;
   }
-  return StoreError(absl::StatusCode::kUnavailable, describe, resource,
-                    absl::StrCat(names.registry, " vanished ", kMaxReopens,
-                                 " times while being opened"));
+  return TransientError(describe, resource,
+                        absl::StrCat(names.registry, " vanished ", kMaxReopens,
+                                     " times while being opened"));
 }
 
 SemaphoreRegistry::~SemaphoreRegistry() {
@@ -394,10 +396,10 @@ absl::StatusOr<bool> SemaphoreRegistry::TryAcquire(bool woken, bool* previous_ow
   RegistrySlot& slot = page_->slots[slot_];
   if (SharedLoad(&slot.pid) != attach_pid_) {
     UnlockPage();
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, resource_,
-                      absl::StrCat("the registry ", ShmPath(names_.registry),
-                                   " no longer names this process in its slot "
-                                   "(it was rewritten)"));
+    return MisuseError(describe_, resource_,
+                       absl::StrCat("the registry ", ShmPath(names_.registry),
+                                    " no longer names this process in its slot "
+                                    "(it was rewritten)"));
   }
   SharedStore(&slot.held_since, WallClockSeconds());
   SharedStore(&slot.state, static_cast<uint32_t>(kSlotHolding));

@@ -27,6 +27,7 @@
 #include "core/hashing.h"
 #include "core/options_driver.h"
 #include "core/removeipc_guard.h"
+#include "core/store_errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/coarse_clock.h"
 #include "platform/errors.h"
@@ -236,15 +237,15 @@ absl::StatusOr<bool> PosixSemaphoreStore::TakePermit(const Key& key,
 absl::StatusOr<bool> PosixSemaphoreStore::Acquire(Key& key, LockMode mode,
                                                Deadline deadline) {
   if (mode != LockMode::kExclusive) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_,
-                      key.resource(), "POSIX semaphores have no shared locks");
+    return ConfigurationError(describe_,
+                              key.resource(), "POSIX semaphores have no shared locks");
   }
   // The registry names this process as the holder.
   KeyWriter(key).MarkUnserializable();
   if (key.permits() == 0 || key.permits() > kRegistrySlots) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      absl::StrCat("permits=", key.permits(), ": expected 1 to ",
-                                   kRegistrySlots, " (one registry slot per holder)"));
+    return ConfigurationError(describe_, key.resource(),
+                              absl::StrCat("permits=", key.permits(), ": expected 1 to ",
+                                           kRegistrySlots, " (one registry slot per holder)"));
   }
   PosixKeyState* st = &EnsureState(key);
   if (st->held) return true;
@@ -294,9 +295,9 @@ absl::StatusOr<bool> PosixSemaphoreStore::Acquire(Key& key, LockMode mode,
     st->held = true;
     return true;
   }
-  return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                    absl::StrCat("the semaphore's registry was deleted ",
-                                 kMaxReattach, " times while we waited"));
+  return TransientError(describe_, key.resource(),
+                        absl::StrCat("the semaphore's registry was deleted ",
+                                     kMaxReattach, " times while we waited"));
 }
 
 absl::Status PosixSemaphoreStore::DoRelease(Key& key, bool died) {
@@ -314,9 +315,9 @@ absl::Status PosixSemaphoreStore::DoRelease(Key& key, bool died) {
     released = std::exchange(st->loss, absl::OkStatus());
   } else if (released.ok() && now - registry->link_checked_at() > kLinkCheckNanos) {
     if (!registry->StillLinked()) {
-      released = StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                            absl::StrCat("the registry /dev/shm", NamesOf(key).registry,
-                                         " was deleted while the lock was held"));
+      released = LostError(describe_, key.resource(),
+                           absl::StrCat("the registry /dev/shm", NamesOf(key).registry,
+                                        " was deleted while the lock was held"));
     }
     registry->set_link_checked_at(now);
   }
@@ -376,7 +377,7 @@ namespace {
 absl::Status CheckPosixSemaphoreOptions(const PosixSemaphoreStoreOptions& options) {
   if (absl::Status s = CheckCommonSemaphoreOptions(kName, options); !s.ok()) return s;
   if (!ValidPrefix(options.prefix)) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return ConfigurationError(absl::StrCat(
         "posix-semaphore: prefix \"", absl::CHexEscape(options.prefix),
         "\": expected 1 to 64 of [A-Za-z0-9._-] (no '/': a name has one, "
         "at its start)"));

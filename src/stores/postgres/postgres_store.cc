@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/capability_flags.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "platform/libpq_calls.h"
 #include "platform/process_id.h"
@@ -121,7 +122,7 @@ class PostgresStore final : public StoreWithState<PgKeyState> {
   // it was, else OK.
   absl::Status LossReport(const Key& key, const PgKeyState* st) const {
     if (st->lost.empty()) return absl::OkStatus();
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), st->lost);
+    return LostError(describe_, key.resource(), st->lost);
   }
   absl::Status Foreign(const Key& key) const {
     return ParentAcquiredError(describe_, key.resource(), "key",
@@ -217,12 +218,12 @@ absl::StatusOr<PgConnection> PostgresStore::Connect() const {
     absl::StatusOr<PgResult> r = PgExec(conn->get(), "SET idle_session_timeout = 0",
                                         Deadline::In(kReplyTimeout));
     if (!r.ok()) {
-      return StoreError(absl::StatusCode::kUnavailable, describe_, "",
-                        absl::StrCat("set up a new session: ", r.status().message()));
+      return TransientError(describe_, "",
+                            absl::StrCat("set up a new session: ", r.status().message()));
     }
     if (PgFailed(r->get())) {
-      return StoreError(PgCodeOf(PgSqlState(r->get())), describe_, "",
-                        absl::StrCat("set up a new session: ", PgErrorText(r->get())));
+      return PgFaultOf(PgSqlState(r->get()))(
+          describe_, "", absl::StrCat("set up a new session: ", PgErrorText(r->get())));
     }
   }
   return conn;
@@ -306,8 +307,8 @@ absl::StatusOr<bool> PostgresStore::LockOn(PGconn* conn, const Key& key,
   }
   absl::StatusOr<PgResult> r = PgExec(conn, sql, reply_by);
   if (!r.ok()) {
-    return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                      absl::StrCat("lock: ", r.status().message()));
+    return TransientError(describe_, key.resource(),
+                          absl::StrCat("lock: ", r.status().message()));
   }
   const PGresult* res = r->get();
   if (PgFailed(res)) {
@@ -316,18 +317,18 @@ absl::StatusOr<bool> PostgresStore::LockOn(PGconn* conn, const Key& key,
     if (state == kDeadlockDetected) {
       // Two sessions each waiting for a lock the other holds, e.g. two
       // readers both promoting. The server broke the cycle by failing us.
-      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                        absl::StrCat("the server detected a deadlock and "
-                                     "cancelled this wait: ",
-                                     PgErrorText(res)));
+      return LostError(describe_, key.resource(),
+                       absl::StrCat("the server detected a deadlock and "
+                                    "cancelled this wait: ",
+                                    PgErrorText(res)));
     }
-    return StoreError(PgCodeOf(state), describe_, key.resource(),
-                      absl::StrCat("lock: ", PgErrorText(res)));
+    return PgFaultOf(state)(describe_, key.resource(),
+                            absl::StrCat("lock: ", PgErrorText(res)));
   }
   if (wait) return true;  // pg_advisory_lock returns only once granted
   if (Libpq().PQntuples(res) != 1 || Libpq().PQnfields(res) != 1) {
-    return StoreError(absl::StatusCode::kInternal, describe_, key.resource(),
-                      "lock: unexpected reply shape");
+    return UnexpectedError(describe_, key.resource(),
+                           "lock: unexpected reply shape");
   }
   return absl::string_view(Libpq().PQgetvalue(res, 0, 0)) == "t";
 }
@@ -351,7 +352,7 @@ absl::Status PostgresStore::MarkLost(Key& key, PgKeyState* st,
   st->lost = absl::StrCat("the session ended: ", reason,
                           " (the server releases a session's advisory locks when "
                           "it ends; another session may hold the lock now)");
-  return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), st->lost);
+  return LostError(describe_, key.resource(), st->lost);
 }
 
 // One query on the key's own session: its backend still holds the advisory
@@ -364,13 +365,13 @@ absl::Status PostgresStore::MarkLost(Key& key, PgKeyState* st,
 absl::Status PostgresStore::CheckHeld(Key& key) {
   PgKeyState* st = state(key);
   if (st == nullptr || !st->held) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      st != nullptr && !st->lost.empty() ? st->lost
-                                                         : "the lock is not held");
+    return LostError(describe_, key.resource(),
+                     st != nullptr && !st->lost.empty() ? st->lost
+                                                        : "the lock is not held");
   }
   if (!st->conn.ours()) return Foreign(key);
   if (!PgConsumeInput(st->conn.get())) {
-    return MarkLost(key, st, absl::UnavailableError(PgConnError(st->conn.get())));
+    return MarkLost(key, st, TransientError(PgConnError(st->conn.get())));
   }
   if (HeldPerSharedCheck(st)) return absl::OkStatus();
   const uint64_t id = static_cast<uint64_t>(st->id);
@@ -383,8 +384,8 @@ absl::Status PostgresStore::CheckHeld(Key& key) {
       Deadline::In(kReplyTimeout));
   if (!r.ok()) return MarkLost(key, st, r.status());
   if (PgFailed(r->get())) {
-    return StoreError(PgCodeOf(PgSqlState(r->get())), describe_, key.resource(),
-                      absl::StrCat("check: ", PgErrorText(r->get())));
+    return PgFaultOf(PgSqlState(r->get()))(describe_, key.resource(),
+                                           absl::StrCat("check: ", PgErrorText(r->get())));
   }
   if (Libpq().PQntuples(r->get()) == 1 &&
       absl::string_view(Libpq().PQgetvalue(r->get(), 0, 0)) != "0") {
@@ -399,7 +400,7 @@ absl::Status PostgresStore::CheckHeld(Key& key) {
   ForgetBackend(*st);
   st->lost = "the advisory lock is no longer held by its session (released by "
              "a statement on it that ipclock did not send); the session was closed";
-  return StoreError(absl::StatusCode::kAborted, describe_, key.resource(), st->lost);
+  return LostError(describe_, key.resource(), st->lost);
 }
 
 WatchTargets PostgresStore::GetWatchTargets(Key& key) {
@@ -447,10 +448,9 @@ absl::StatusOr<bool> PostgresStore::Acquire(Key& key, LockMode mode,
     if (PgFailed(r->get())) {
       // Both modes are held now; closing the session is the only way back
       // to a known state.
-      absl::Status s = StoreError(PgCodeOf(PgSqlState(r->get())), describe_,
-                                  key.resource(),
-                                  absl::StrCat("unlock after changing mode: ",
-                                               PgErrorText(r->get())));
+      absl::Status s = PgFaultOf(PgSqlState(r->get()))(
+          describe_, key.resource(),
+          absl::StrCat("unlock after changing mode: ", PgErrorText(r->get())));
       MarkLost(key, st, s).IgnoreError();
       return s;
     }
@@ -504,19 +504,19 @@ absl::Status PostgresStore::Release(Key& key) {
   if (!r.ok()) return MarkLost(key, st, r.status());
   absl::Status failure;
   if (PgFailed(r->get())) {
-    failure = StoreError(PgCodeOf(PgSqlState(r->get())), describe_, key.resource(),
-                         absl::StrCat("unlock: ", PgErrorText(r->get()),
-                                      "; the session was closed, which "
-                                      "releases the lock"));
+    failure = PgFaultOf(PgSqlState(r->get()))(describe_, key.resource(),
+                                              absl::StrCat("unlock: ", PgErrorText(r->get()),
+                                                           "; the session was closed, which "
+                                                           "releases the lock"));
   } else if (Libpq().PQntuples(r->get()) != 1 ||
              absl::string_view(Libpq().PQgetvalue(r->get(), 0, 0)) != "t") {
     // The server warns and returns false when the session held no such
     // lock: something ran an unlock on our session behind our back.
-    failure = StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                         absl::StrCat("the lock was no longer held at release: the "
-                                      "server says its session did not hold it (",
-                                      st->conn.last_notice(),
-                                      "); the session was closed"));
+    failure = LostError(describe_, key.resource(),
+                        absl::StrCat("the lock was no longer held at release: the "
+                                     "server says its session did not hold it (",
+                                     st->conn.last_notice(),
+                                     "); the session was closed"));
   }
   st->held = false;
   ForgetBackend(*st);

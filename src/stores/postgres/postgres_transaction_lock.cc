@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "ipclock/spi/deadline.h"
 #include "ipclock/stores/postgres_store.h"
@@ -43,22 +44,22 @@ absl::Status PostgresTransactionLock::CheckInTransaction(
     return s;
   }
   if (conn_ == nullptr || Libpq().PQstatus(conn_) != CONNECTION_OK) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), resource,
-                      "the connection is not open");
+    return MisuseError(Describe(), resource,
+                       "the connection is not open");
   }
   switch (Libpq().PQtransactionStatus(conn_)) {
     case PQTRANS_INTRANS:
       return absl::OkStatus();
     case PQTRANS_INERROR:
-      return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), resource,
-                        "the transaction has already failed; roll it back");
+      return MisuseError(Describe(), resource,
+                         "the transaction has already failed; roll it back");
     case PQTRANS_IDLE:
-      return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), resource,
-                        "not inside a transaction block (BEGIN first): outside "
-                        "one the lock would end with its own statement");
+      return MisuseError(Describe(), resource,
+                         "not inside a transaction block (BEGIN first): outside "
+                         "one the lock would end with its own statement");
     default:
-      return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), resource,
-                        "the connection is busy with another query");
+      return MisuseError(Describe(), resource,
+                         "the connection is busy with another query");
   }
 }
 
@@ -70,12 +71,12 @@ absl::StatusOr<bool> PostgresTransactionLock::TryAcquire(
       PgExec(conn_, absl::StrCat("SELECT ", XactLockFunction(mode, false), "(", id, ")"),
              Deadline::Never());
   if (!r.ok()) {
-    return StoreError(absl::StatusCode::kUnavailable, Describe(), resource,
-                      r.status().message());
+    return TransientError(Describe(), resource,
+                          r.status().message());
   }
   if (PgFailed(r->get())) {
-    return StoreError(absl::StatusCode::kInternal, Describe(), resource,
-                      PgErrorText(r->get()));
+    return UnexpectedError(Describe(), resource,
+                           PgErrorText(r->get()));
   }
   return Libpq().PQntuples(r->get()) == 1 &&
          absl::string_view(Libpq().PQgetvalue(r->get(), 0, 0)) == "t";
@@ -95,28 +96,28 @@ absl::Status PostgresTransactionLock::Acquire(absl::string_view resource,
     absl::StatusOr<bool> got = TryAcquire(resource, mode);
     if (!got.ok()) return got.status();
     if (*got) return absl::OkStatus();
-    return StoreError(absl::StatusCode::kDeadlineExceeded, Describe(), resource,
-                      "held by another session");
+    return StayedBusyError(Describe(), resource,
+                           "held by another session");
   }
   if (absl::Status s = CheckInTransaction(resource); !s.ok()) return s;
   const Deadline deadline = Deadline::In(timeout);
   const int64_t id = PostgresLockId(resource, scheme_);
-  auto fail = [&](absl::StatusCode code, absl::string_view what) {
-    return StoreError(code, Describe(), resource, what);
+  auto fail = [&](StoreErrorMaker fault, absl::string_view what) {
+    return fault(Describe(), resource, what);
   };
 
   absl::StatusOr<PgResult> prev =
       PgExec(conn_, "SELECT current_setting('lock_timeout')", Deadline::Never());
-  if (!prev.ok()) return fail(absl::StatusCode::kUnavailable, prev.status().message());
+  if (!prev.ok()) return fail(TransientError, prev.status().message());
   if (PgFailed(prev->get()) || Libpq().PQntuples(prev->get()) != 1) {
-    return fail(absl::StatusCode::kInternal, PgErrorText(prev->get()));
+    return fail(UnexpectedError, PgErrorText(prev->get()));
   }
   std::unique_ptr<char, void (*)(void*)> prev_literal(
       Libpq().PQescapeLiteral(conn_, Libpq().PQgetvalue(prev->get(), 0, 0),
                               static_cast<size_t>(Libpq().PQgetlength(prev->get(), 0, 0))),
       Libpq().PQfreemem.get());
   if (prev_literal == nullptr) {
-    return fail(absl::StatusCode::kInternal, PgConnError(conn_));
+    return fail(UnexpectedError, PgConnError(conn_));
   }
 
   int64_t timeout_ms = 0;  // forever
@@ -133,7 +134,7 @@ absl::Status PostgresTransactionLock::Acquire(absl::string_view resource,
                    "SELECT set_config('lock_timeout', ", prev_literal.get(), ", true); "
                    "RELEASE SAVEPOINT ipclock_xact_lock"),
       Deadline::Never());
-  if (!r.ok()) return fail(absl::StatusCode::kUnavailable, r.status().message());
+  if (!r.ok()) return fail(TransientError, r.status().message());
   if (!PgFailed(r->get())) return absl::OkStatus();
 
   const std::string state = PgSqlState(r->get());
@@ -142,19 +143,19 @@ absl::Status PostgresTransactionLock::Acquire(absl::string_view resource,
   absl::StatusOr<PgResult> undo = PgExec(
       conn_, "ROLLBACK TO SAVEPOINT ipclock_xact_lock; RELEASE SAVEPOINT ipclock_xact_lock",
       Deadline::Never());
-  if (!undo.ok()) return fail(absl::StatusCode::kUnavailable, undo.status().message());
+  if (!undo.ok()) return fail(TransientError, undo.status().message());
   if (PgFailed(undo->get())) {
-    return fail(absl::StatusCode::kInternal,
+    return fail(UnexpectedError,
                 absl::StrCat(text, "; then rolling back the savepoint failed: ",
                              PgErrorText(undo->get())));
   }
   if (state == kLockNotAvailable) {
-    return fail(absl::StatusCode::kDeadlineExceeded,
+    return fail(StayedBusyError,
                 absl::StrCat("still held by another session after ",
                              absl::FormatDuration(timeout)));
   }
-  if (state == kDeadlockDetected) return fail(absl::StatusCode::kAborted, text);
-  return fail(absl::StatusCode::kInternal, text);
+  if (state == kDeadlockDetected) return fail(LostError, text);
+  return fail(UnexpectedError, text);
 }
 
 }  // namespace ipclock

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
+#include "core/store_errors.h"
 #include "platform/descriptors.h"
 #include "platform/errors.h"
 #include "platform/hiredis_calls.h"
@@ -129,11 +130,11 @@ absl::Status RedisConnection::IoError(absl::string_view resource, absl::string_v
   } else {
     detail = errstr != nullptr && errstr[0] != '\0' ? errstr : "I/O error";
   }
-  absl::StatusCode code = absl::StatusCode::kUnavailable;
-  if (err == REDIS_ERR_OOM) code = absl::StatusCode::kResourceExhausted;
-  if (err == REDIS_ERR_PROTOCOL) code = absl::StatusCode::kInternal;
-  return StoreError(code, describe_, resource,
-                    absl::StrCat(what, " ", server_, ": ", Scrub(detail)));
+  StoreErrorMaker fault = TransientError;
+  if (err == REDIS_ERR_OOM) fault = OutOfResourcesError;
+  if (err == REDIS_ERR_PROTOCOL) fault = UnexpectedError;
+  return fault(describe_, resource,
+               absl::StrCat(what, " ", server_, ": ", Scrub(detail)));
 }
 
 absl::Status RedisConnection::SendError(absl::string_view resource, int err) const {
@@ -142,29 +143,29 @@ absl::Status RedisConnection::SendError(absl::string_view resource, int err) con
           ? absl::StrCat("no progress within command_timeout (",
                          absl::FormatDuration(options_.command_timeout), ")")
           : absl::StrCat(strerror(err), " [", ErrnoName(err), "]");
-  return StoreError(absl::StatusCode::kUnavailable, describe_, resource,
-                    absl::StrCat("cannot send to ", server_, ": ", detail));
+  return TransientError(describe_, resource,
+                        absl::StrCat("cannot send to ", server_, ": ", detail));
 }
 
 absl::Status RedisConnection::ReplyError(const redisReply* r, absl::string_view resource,
                                          absl::string_view what) const {
   std::string text = Scrub(RedisReplyText(r));
-  absl::StatusCode code = absl::StatusCode::kInternal;
+  StoreErrorMaker fault = UnexpectedError;
   if (IsRedisError(r, "NOAUTH") || IsRedisError(r, "WRONGPASS") ||
       IsRedisError(r, "NOPERM") || absl::StrContains(text, "invalid password") ||
       absl::StrContains(text, "without any password configured")) {
-    code = absl::StatusCode::kPermissionDenied;
+    fault = RefusedError;
   } else if (IsRedisError(r, "LOADING") || IsRedisError(r, "BUSY") ||
              IsRedisError(r, "MASTERDOWN") || IsRedisError(r, "TRYAGAIN") ||
              IsRedisError(r, "CLUSTERDOWN")) {
-    code = absl::StatusCode::kUnavailable;
+    fault = TransientError;
   } else if (IsRedisError(r, "OOM")) {
-    code = absl::StatusCode::kResourceExhausted;
+    fault = OutOfResourcesError;
   } else if (IsRedisError(r, "WRONGTYPE") || IsRedisError(r, "READONLY")) {
-    code = absl::StatusCode::kFailedPrecondition;
+    fault = MisuseError;
   }
-  return StoreError(code, describe_, resource,
-                    absl::StrCat(what, ": ", server_, " replied: ", text));
+  return fault(describe_, resource,
+               absl::StrCat(what, ": ", server_, " replied: ", text));
 }
 
 // --- Connecting ----------------------------------------------------------------------
@@ -192,9 +193,9 @@ absl::Status RedisConnection::EnsureConnectedLocked(absl::string_view resource) 
   if (!orphans_.empty()) {
     ReleaseOrphansLocked();
     if (ctx_ == nullptr) {
-      return StoreError(absl::StatusCode::kUnavailable, describe_, resource,
-                        absl::StrCat("the connection to ", server_,
-                                     " broke right after it was opened"));
+      return TransientError(describe_, resource,
+                            absl::StrCat("the connection to ", server_,
+                                         " broke right after it was opened"));
     }
   }
   return absl::OkStatus();
@@ -212,18 +213,18 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
               : Hiredis().redisConnect(options_.host.c_str(), options_.port);
   }
   if (c == nullptr) {
-    return StoreError(absl::StatusCode::kResourceExhausted, describe_, resource,
-                      "out of memory for a Redis connection");
+    return OutOfResourcesError(describe_, resource,
+                               "out of memory for a Redis connection");
   }
   if (c->err != 0) {
     const int saved_errno = errno;
     absl::Status s = IoError(resource, "cannot connect to", c->err, c->errstr, saved_errno);
     if (c->err == REDIS_ERR_IO && (saved_errno == EINPROGRESS || saved_errno == ETIMEDOUT ||
                                    saved_errno == EAGAIN)) {
-      s = StoreError(absl::StatusCode::kUnavailable, describe_, resource,
-                     absl::StrCat("cannot connect to ", server_,
-                                  ": no answer within connect_timeout (",
-                                  absl::FormatDuration(options_.connect_timeout), ")"));
+      s = TransientError(describe_, resource,
+                         absl::StrCat("cannot connect to ", server_,
+                                      ": no answer within connect_timeout (",
+                                      absl::FormatDuration(options_.connect_timeout), ")"));
     }
     Hiredis().redisFree(c);
     return s;
@@ -234,15 +235,15 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
   if ((command_tv.tv_sec != 0 || command_tv.tv_usec != 0) &&
       Hiredis().redisSetTimeout(c, command_tv) != REDIS_OK) {
     Hiredis().redisFree(c);
-    return StoreError(absl::StatusCode::kInternal, describe_, resource,
-                      "cannot set the command timeout on the socket");
+    return UnexpectedError(describe_, resource,
+                           "cannot set the command timeout on the socket");
   }
   if (options_.unix_socket.empty() && Hiredis().redisEnableKeepAlive(c) != REDIS_OK) {
     // Without keepalives a dead peer is noticed at the next request only;
     // the command timeout still bounds every request.
     Hiredis().redisFree(c);
-    return StoreError(absl::StatusCode::kInternal, describe_, resource,
-                      "cannot enable TCP keepalives on the socket");
+    return UnexpectedError(describe_, resource,
+                           "cannot enable TCP keepalives on the socket");
   }
 
   // One round trip: AUTH, SELECT, CLIENT SETNAME, INFO server (run_id), and
@@ -282,7 +283,7 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
   if (int err = SendAll(c->fd, request, &sent); err != 0) {
     Hiredis().redisFree(c);
     absl::Status s = SendError(resource, err);
-    return absl::Status(s.code(), absl::StrCat(s.message(), " (connection setup)"));
+    return Restated(s, absl::StrCat(s.message(), " (connection setup)"));
   }
 
   absl::Status failure;
@@ -301,17 +302,17 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
     if (r->type == REDIS_REPLY_ERROR) {
       switch (planned.step) {
         case Step::kAuth:
-          failure = StoreError(absl::StatusCode::kPermissionDenied, describe_, resource,
-                               absl::StrCat("AUTH", options_.user.empty() ? "" : " as user ",
-                                            options_.user, " refused by ", server_,
-                                            ": ", Scrub(RedisReplyText(r.get()))));
+          failure = RefusedError(describe_, resource,
+                                 absl::StrCat("AUTH", options_.user.empty() ? "" : " as user ",
+                                              options_.user, " refused by ", server_,
+                                              ": ", Scrub(RedisReplyText(r.get()))));
           break;
         case Step::kSelect:
           failure = IsRedisError(r.get(), "NOAUTH")
                         ? ReplyError(r.get(), resource, "SELECT")
-                        : StoreError(absl::StatusCode::kInvalidArgument, describe_, resource,
-                                     absl::StrCat("SELECT ", db, " refused by ", server_,
-                                                  ": ", Scrub(RedisReplyText(r.get()))));
+                        : ConfigurationError(describe_, resource,
+                                             absl::StrCat("SELECT ", db, " refused by ", server_,
+                                                          ": ", Scrub(RedisReplyText(r.get()))));
           break;
         case Step::kName:
         case Step::kInfo:
@@ -330,11 +331,11 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
                            RedisScriptName(static_cast<RedisScript>(planned.script)), ")"));
           break;
       }
-      if (!failure.ok() && failure.code() == absl::StatusCode::kPermissionDenied &&
+      if (!failure.ok() && absl::IsPermissionDenied(failure) &&
           options_.password.empty() && IsRedisError(r.get(), "NOAUTH")) {
-        failure = StoreError(absl::StatusCode::kPermissionDenied, describe_, resource,
-                             absl::StrCat(server_, " requires a password (NOAUTH): "
-                                          "give one in the DSN, redis://[user:]password@host"));
+        failure = RefusedError(describe_, resource,
+                               absl::StrCat(server_, " requires a password (NOAUTH): "
+                                            "give one in the DSN, redis://[user:]password@host"));
       }
       continue;
     }
@@ -342,8 +343,8 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
       run_id = RunIdOf(RedisReplyText(r.get()));
     } else if (planned.step == Step::kLoad) {
       if (r->type != REDIS_REPLY_STRING) {
-        failure = StoreError(absl::StatusCode::kInternal, describe_, resource,
-                             "SCRIPT LOAD did not return a SHA1");
+        failure = UnexpectedError(describe_, resource,
+                                  "SCRIPT LOAD did not return a SHA1");
         continue;
       }
       sha[planned.script] = std::string(RedisReplyText(r.get()));
@@ -375,7 +376,7 @@ void RedisConnection::ReleaseOrphansLocked() {
     absl::StatusOr<RedisReply> r = EvalLocked(
         RedisScript::kDelete, orphans[i].names,
         {orphans[i].token, options_.fencing ? "1" : "0"}, call);
-    if (!r.ok() && r.status().code() == absl::StatusCode::kUnavailable) break;
+    if (!r.ok() && absl::IsUnavailable(r.status())) break;
   }
   // Those not tried wait for the next connection.
   for (; i < orphans.size(); ++i) orphans_.push_back(std::move(orphans[i]));
@@ -444,9 +445,9 @@ absl::StatusOr<RedisReply> RedisConnection::SubscriptionStepLocked(
   if (!reply.ok() || (*reply)->type == type) return reply;
   absl::Status s = (*reply)->type == REDIS_REPLY_ERROR
                        ? ReplyError(reply->get(), "", what)
-                       : StoreError(absl::StatusCode::kInternal, describe_, "", otherwise);
+                       : UnexpectedError(describe_, "", otherwise);
   DisconnectLocked();
-  return absl::FailedPreconditionError(s.message());
+  return MisuseError(s.message());
 }
 
 absl::StatusOr<int64_t> RedisConnection::SubscribeToInvalidations() {
@@ -526,9 +527,9 @@ absl::StatusOr<RedisReply> RedisConnection::EvalLocked(
   // most three arguments.
   constexpr size_t kMaxArgv = 4;
   if (argv.size() > kMaxArgv) {
-    return StoreError(absl::StatusCode::kInternal, describe_, call.resource,
-                      absl::StrCat("the ", RedisScriptName(script), " script was given ",
-                                   argv.size(), " arguments"));
+    return UnexpectedError(describe_, call.resource,
+                           absl::StrCat("the ", RedisScriptName(script), " script was given ",
+                                        argv.size(), " arguments"));
   }
   for (int attempt = 0;; ++attempt) {
     absl::StatusOr<RedisReply> r = RoundTripLocked(

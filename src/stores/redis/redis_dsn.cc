@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/key_naming.h"
 #include "core/options_driver.h"
+#include "core/store_errors.h"
 #include "platform/hiredis_calls.h"
 #include "stores/redis/redis_store.h"
 
@@ -23,7 +24,7 @@ namespace {
 
 absl::StatusOr<RedisStoreOptions> RedisOptionsFromDsn(Dsn& dsn) {
   if (dsn.scheme() == "rediss") {
-    return absl::UnimplementedError(absl::StrCat(
+    return NotBuiltError(absl::StrCat(
         "ipclock: \"", dsn.redacted(), "\": Redis over TLS (rediss://) is not "
         "supported (hiredis is built without TLS here); use redis:// on a "
         "trusted network or through a TLS tunnel (stunnel, spiped). No other "

@@ -23,6 +23,7 @@
 #include "core/capability_flags.h"
 #include "core/key_naming.h"
 #include "core/named_file.h"
+#include "core/store_errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
 #include "platform/hiredis_calls.h"
@@ -122,8 +123,8 @@ class RedisStore final : public StoreWithRelease<RedisKeyState> {
   };
   absl::StatusOr<Holding> HoldingOf(Key& key, absl::string_view doing = "") {
     if (!key.has_token()) {
-      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                        absl::StrCat(doing, "this key never held the lock"));
+      return LostError(describe_, key.resource(),
+                       absl::StrCat(doing, "this key never held the lock"));
     }
     absl::StatusOr<RedisKeyState*> st = StateOf(key);
     if (!st.ok()) return st.status();
@@ -165,17 +166,17 @@ absl::Status RedisStore::NotHeld(const Key& key, const RedisKeyState& st,
                                  absl::string_view what, RedisScript script) const {
   RedisLoss loss;
   if (!ParseLoss(reply, &loss)) {
-    return StoreError(absl::StatusCode::kInternal, describe_, key.resource(),
-                      absl::StrCat("unexpected reply to the ", RedisScriptName(script),
-                                   " script"));
+    return UnexpectedError(describe_, key.resource(),
+                           absl::StrCat("unexpected reply to the ", RedisScriptName(script),
+                                        " script"));
   }
   RedisLossContext context;
   context.format = options_.format;
   context.meta_key = st.names.meta;
   context.restarted = st.held == Held::kYes && st.epoch != epoch;
   context.lease_left = key.has_expiry() ? key.RemainingLifetime() : absl::InfiniteDuration();
-  return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                    absl::StrCat(what, ": ", DescribeLoss(loss, context)));
+  return LostError(describe_, key.resource(),
+                   absl::StrCat(what, ": ", DescribeLoss(loss, context)));
 }
 
 absl::StatusOr<RedisAcquired> RedisStore::TryAcquireOnce(const RedisNames& names,
@@ -195,27 +196,27 @@ absl::StatusOr<RedisAcquired> RedisStore::TryAcquireOnce(const RedisNames& names
     return conn_.ReplyError(reply, resource, RedisScriptName(script));
   }
   if (reply->type != REDIS_REPLY_INTEGER) {
-    return StoreError(absl::StatusCode::kInternal, describe_, resource,
-                      absl::StrCat("unexpected reply to the ", RedisScriptName(script),
-                                   " script"));
+    return UnexpectedError(describe_, resource,
+                           absl::StrCat("unexpected reply to the ", RedisScriptName(script),
+                                        " script"));
   }
   return DecodeAcquired(reply->integer);
 }
 
 absl::StatusOr<bool> RedisStore::Acquire(Key& key, LockMode mode, Deadline deadline) {
   if (mode == LockMode::kShared && !capabilities().shared) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_,
-                      key.resource(), "format=simple has no shared locks");
+    return ConfigurationError(describe_,
+                              key.resource(), "format=simple has no shared locks");
   }
   const absl::Duration ttl = key.RemainingLifetime();
   if (ttl == absl::InfiniteDuration()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
-                      "count: expected a finite lease");
+    return ConfigurationError(describe_, key.resource(),
+                              "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
+                              "count: expected a finite lease");
   }
   if (ttl <= absl::ZeroDuration()) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      "the lease ran out before the lock was acquired");
+    return LostError(describe_, key.resource(),
+                     "the lease ran out before the lock was acquired");
   }
   absl::StatusOr<RedisKeyState*> st_or = StateOf(key);
   if (!st_or.ok()) return st_or.status();
@@ -267,16 +268,15 @@ absl::StatusOr<bool> RedisStore::Acquire(Key& key, LockMode mode, Deadline deadl
     }
     ambiguous = ambiguous || lost;
     const absl::Status& s = got.status();
-    if (s.code() != absl::StatusCode::kUnavailable || deadline.has_passed()) {
+    if (!absl::IsUnavailable(s) || deadline.has_passed()) {
       if (held_nothing) {
         st.held = Held::kNo;
         // Our acquire may have run with the reply lost: release it as soon
         // as the server is back rather than leave it for a whole lease.
         if (ambiguous) conn_.QueueRelease(st.names, *token);
       }
-      if (s.code() == absl::StatusCode::kUnavailable && !(deadline == Deadline::Past())) {
-        return absl::Status(
-            s.code(), absl::StrCat(s.message(), " (gave up waiting after ",
+      if (absl::IsUnavailable(s) && !(deadline == Deadline::Past())) {
+        return Restated(s, absl::StrCat(s.message(), " (gave up waiting after ",
                                    absl::FormatDuration(absl::Nanoseconds(
                                        Deadline::NowNanos() - started)),
                                    "; the lock was not acquired)"));
@@ -289,9 +289,9 @@ absl::StatusOr<bool> RedisStore::Acquire(Key& key, LockMode mode, Deadline deadl
 
 absl::Status RedisStore::Extend(Key& key, absl::Duration ttl) {
   if (ttl == absl::InfiniteDuration()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
-                      "count: expected a finite lease");
+    return ConfigurationError(describe_, key.resource(),
+                              "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
+                              "count: expected a finite lease");
   }
   absl::StatusOr<Holding> held = HoldingOf(key, "cannot refresh: ");
   if (!held.ok()) return held.status();
@@ -334,10 +334,9 @@ absl::Status RedisStore::DoRelease(Key& key, bool died) {
   if (!r.ok()) {
     // Whatever happens next, this key lets go.
     st.held = Held::kNo;
-    if (r.status().code() != absl::StatusCode::kUnavailable) return r.status();
+    if (!absl::IsUnavailable(r.status())) return r.status();
     conn_.QueueRelease(st.names, *token);
-    return absl::Status(r.status().code(),
-                        absl::StrCat(r.status().message(),
+    return Restated(r.status(), absl::StrCat(r.status().message(),
                                      " (the release is retried when the server "
                                      "is back; the lease ends it otherwise)"));
   }
@@ -446,32 +445,32 @@ Capabilities RedisCapabilities(const RedisStoreOptions& options) {
 absl::Status CheckRedisOptions(const RedisStoreOptions& options) {
   const std::string where = Where(options);
   if (options.unix_socket.empty() && options.host.empty()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "no host and no Unix socket given");
+    return ConfigurationError(where, "",
+                              "no host and no Unix socket given");
   }
   if (options.port < 1 || options.port > 65535) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "the port must be from 1 to 65535");
+    return ConfigurationError(where, "",
+                              "the port must be from 1 to 65535");
   }
   if (options.db < 0) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "the db number must be 0 or more");
+    return ConfigurationError(where, "",
+                              "the db number must be 0 or more");
   }
   if (!options.user.empty() && options.password.empty()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "an ACL user needs a password");
+    return ConfigurationError(where, "",
+                              "an ACL user needs a password");
   }
   if (options.connect_timeout < absl::ZeroDuration() ||
       options.command_timeout < absl::ZeroDuration() ||
       options.connect_timeout > kRedisMaxTimeout || options.command_timeout > kRedisMaxTimeout) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      absl::StrCat("timeouts must be from 0 to ",
-                                   absl::FormatDuration(kRedisMaxTimeout)));
+    return ConfigurationError(where, "",
+                              absl::StrCat("timeouts must be from 0 to ",
+                                           absl::FormatDuration(kRedisMaxTimeout)));
   }
   if (options.unix_socket.empty() && !IsHostName(options.host)) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      absl::StrCat("host \"", absl::CHexEscape(options.host),
-                                   "\": expected a host name or an IP address"));
+    return ConfigurationError(where, "",
+                              absl::StrCat("host \"", absl::CHexEscape(options.host),
+                                           "\": expected a host name or an IP address"));
   }
   if (!options.unix_socket.empty()) {
     // hiredis copies a longer path cut short, and connects to whatever a
@@ -487,9 +486,9 @@ absl::Status CheckRedisOptions(const RedisStoreOptions& options) {
   if (!naming.ok()) return naming.status();
   if (options.naming == RedisStoreOptions::Naming::kParseLock &&
       options.format != RedisStoreOptions::Format::kSimple) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "naming=parse-lock goes with format=simple (Parse::Lock "
-                      "uses SET NX PX keys)");
+    return ConfigurationError(where, "",
+                              "naming=parse-lock goes with format=simple (Parse::Lock "
+                              "uses SET NX PX keys)");
   }
   return absl::OkStatus();
 }

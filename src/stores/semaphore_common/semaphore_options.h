@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "core/dsn.h"
 #include "core/removeipc_guard.h"
+#include "core/store_errors.h"
 #include "ipclock/store_factory.h"
 
 namespace ipclock {
@@ -37,12 +38,12 @@ absl::Status TakeCommonSemaphoreOptions(Dsn& dsn, const StoreOptions& store_opti
 template <typename Options>
 absl::Status CheckCommonSemaphoreOptions(absl::string_view store, const Options& options) {
   if ((options.mode & ~0777u) != 0) {
-    return absl::InvalidArgumentError(
+    return ConfigurationError(
         absl::StrFormat("%s: mode %o is not a permission mode", store, options.mode));
   }
   if (options.keep_idle > Options::kMaxKeepIdle) {
-    return absl::InvalidArgumentError(absl::StrCat(store, ": keep_idle=", options.keep_idle,
-                                                   ": at most ", Options::kMaxKeepIdle));
+    return ConfigurationError(absl::StrCat(store, ": keep_idle=", options.keep_idle,
+                                           ": at most ", Options::kMaxKeepIdle));
   }
   return absl::OkStatus();
 }

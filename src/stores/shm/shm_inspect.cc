@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/hashing.h"
+#include "core/store_errors.h"
 #include "ipclock/stores/shm_store.h"
 #include "platform/errors.h"
 #include "platform/host_probe.h"
@@ -36,13 +37,13 @@ absl::StatusOr<HeldLocks> ListShmLocks(Dsn& dsn, const ListRequest& request) {
   const std::string path = absl::StrCat("/dev/shm/ipclock.", dsn.host());
   if (const PathInfo info = InspectPath(path, /*follow=*/false);
       info.error == 0 && !info.is_regular) {
-    return StoreError(absl::StatusCode::kInvalidArgument, out.store, "",
-                      absl::StrCat(path, " is not a regular file, so not a segment"));
+    return ConfigurationError(out.store, "",
+                              absl::StrCat(path, " is not a regular file, so not a segment"));
   }
   absl::StatusOr<std::vector<ShmSlotInfo>> slots = ListShmSlots(dsn.host());
   if (!slots.ok()) {
     // No segment: nobody has used the store since it was last removed.
-    if (slots.status().code() == absl::StatusCode::kNotFound) return out;
+    if (absl::IsNotFound(slots.status())) return out;
     return slots.status();
   }
   const std::optional<std::string> only =

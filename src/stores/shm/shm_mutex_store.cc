@@ -25,6 +25,7 @@
 #include "core/dsn.h"
 #include "core/options_driver.h"
 #include "core/removeipc_guard.h"
+#include "core/store_errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "core/platform_deadline.h"
 #include "platform/errors.h"
@@ -157,8 +158,8 @@ class ShmMutexStore final : public StoreWithRelease<ShmKeyState> {
   }
 
   absl::Status Refusal(const Key& key, Loss loss) const {
-    return StoreError(
-        absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
+    return MisuseError(
+        Describe(), key.resource(),
         absl::StrCat(segment_->DescribeLoss(loss),
                      "; this store refuses new locks, since processes on a new "
                      "segment would not exclude ours. Open a new store once every "
@@ -166,16 +167,16 @@ class ShmMutexStore final : public StoreWithRelease<ShmKeyState> {
                      "system user or set RemoveIPC=no in logind.conf"));
   }
   absl::Status Lost(const Key& key, Loss loss) const {
-    return StoreError(absl::StatusCode::kAborted, Describe(), key.resource(),
-                      absl::StrCat(segment_->DescribeLoss(loss),
-                                   " while the lock was held: processes that open "
-                                   "it now do not exclude us"));
+    return LostError(Describe(), key.resource(),
+                     absl::StrCat(segment_->DescribeLoss(loss),
+                                  " while the lock was held: processes that open "
+                                  "it now do not exclude us"));
   }
   absl::Status LostWithThread(const Key& key, const ShmKeyState& st) const {
-    return StoreError(absl::StatusCode::kAborted, Describe(), key.resource(),
-                      absl::StrCat("the thread that acquired the lock (TID ", st.owner_tid,
-                                   ") exited without releasing it; the kernel handed it "
-                                   "to its next holder as an owner death"));
+    return LostError(Describe(), key.resource(),
+                     absl::StrCat("the thread that acquired the lock (TID ", st.owner_tid,
+                                  ") exited without releasing it; the kernel handed it "
+                                  "to its next holder as an owner death"));
   }
 
   const std::shared_ptr<ShmSegment> segment_;
@@ -215,8 +216,8 @@ absl::StatusOr<bool> ShmMutexStore::Acquire(Key& key, LockMode, Deadline deadlin
       // The mutex belongs to another thread, or to the parent of this
       // forked process: saying "held" here would give this thread a lock
       // it lacks.
-      return StoreError(
-          absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
+      return MisuseError(
+          Describe(), key.resource(),
           absl::StrCat("this Key holds the lock for thread ", st->owner_tid,
                        st->owner_pid == CurrentPid() ? "" : " of the process it was forked from",
                        "; a shm lock belongs to the thread that acquired it"));
@@ -277,10 +278,10 @@ absl::StatusOr<bool> ShmMutexStore::Acquire(Key& key, LockMode, Deadline deadlin
     st->held = true;
     return true;
   }
-  return StoreError(absl::StatusCode::kUnavailable, Describe(), key.resource(),
-                    absl::StrCat("its slot was taken for other names ", kMaxRebinds,
-                                 " times in a row; the table is too small "
-                                 "(raise the `capacity` DSN option)"));
+  return TransientError(Describe(), key.resource(),
+                        absl::StrCat("its slot was taken for other names ", kMaxRebinds,
+                                     " times in a row; the table is too small "
+                                     "(raise the `capacity` DSN option)"));
 }
 
 absl::StatusOr<bool> ShmMutexStore::OnLockFailure(const Key& key, ShmSlot& slot, int rc,
@@ -302,10 +303,10 @@ absl::StatusOr<bool> ShmMutexStore::OnLockFailure(const Key& key, ShmSlot& slot,
     // This thread already holds the resource through another Key. It
     // cannot release while it waits here, so no wait can succeed.
     if (deadline.is_never()) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
-                        "self-deadlock: this thread already holds the lock "
-                        "through another Lock object, and a wait without a "
-                        "timeout would never end");
+      return MisuseError(Describe(), key.resource(),
+                         "self-deadlock: this thread already holds the lock "
+                         "through another Lock object, and a wait without a "
+                         "timeout would never end");
     }
     MonotonicSleepUntil(ForPlatform(deadline));
     return false;
@@ -343,16 +344,16 @@ absl::Status ShmMutexStore::DoRelease(Key& key, bool died) {
 
 absl::Status ShmMutexStore::RefuseRelease(const Key& key, ShmKeyState& st) {
   if (st.owner_pid != CurrentPid()) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
-                      "released in a process forked from the one that acquired it; "
-                      "the lock stays held by that process");
+    return MisuseError(Describe(), key.resource(),
+                       "released in a process forked from the one that acquired it; "
+                       "the lock stays held by that process");
   }
   if (!StillOwnsMutex(st)) {
     st.held = false;
     return LostWithThread(key, st);
   }
-  return StoreError(
-      absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
+  return MisuseError(
+      Describe(), key.resource(),
       absl::StrCat("released from thread ", CurrentTid(), " but acquired by thread ",
                    st.owner_tid,
                    "; a shm lock must be released by the thread that acquired "
@@ -376,7 +377,7 @@ absl::Status ShmMutexStore::CheckHeld(Key& key) {
   }
   if (!StillOwnsMutex(*st)) return LostWithThread(key, *st);
   absl::StatusOr<Loss> loss = segment_->CheckIdentity(key.resource());
-  if (!loss.ok()) return absl::UnavailableError(loss.status().message());
+  if (!loss.ok()) return TransientError(loss.status().message());
   if (*loss != Loss::kNone) return Lost(key, *loss);
   return absl::OkStatus();
 }
@@ -397,13 +398,13 @@ absl::StatusOr<WaitWord> ShmMutexStore::GetWaitWord(Key& key) {
   if (segment_->pi()) {
     // A PI mutex is handed over by the kernel (FUTEX_UNLOCK_PI) to sleepers
     // in FUTEX_LOCK_PI only; a plain futex sleeper would never be woken.
-    return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
-                      "async waits are not available on segments of priority-"
-                      "inheritance mutexes (pi=true or fair=true)");
+    return MisuseError(Describe(), key.resource(),
+                       "async waits are not available on segments of priority-"
+                       "inheritance mutexes (pi=true or fair=true)");
   }
   if (absl::Status s = RobustMutexFutexSelfTest(); !s.ok()) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, Describe(), key.resource(),
-                      s.message());
+    return MisuseError(Describe(), key.resource(),
+                       s.message());
   }
   ShmKeyState* st = state(key);
   if (st == nullptr) {
@@ -426,12 +427,12 @@ namespace {
 absl::Status CheckShmOptions(const ShmStoreOptions& options) {
   if (!ValidShmSegmentName(options.name)) return BadShmSegmentName(options.name);
   if (options.capacity < 1 || options.capacity > kShmMaxCapacity) {
-    return absl::InvalidArgumentError(
+    return ConfigurationError(
         absl::StrCat("ipclock: shm://", options.name, ": capacity ", options.capacity,
                      " is out of range 1..", kShmMaxCapacity));
   }
   if ((options.mode & ~static_cast<mode_t>(0777)) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return ConfigurationError(absl::StrCat(
         "ipclock: shm://", options.name, ": mode must be a permission mode (0 to 0777)"));
   }
   return absl::OkStatus();

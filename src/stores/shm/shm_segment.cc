@@ -13,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "core/store_errors.h"
 #include "ipclock/spi/deadline.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
@@ -55,8 +56,8 @@ static_assert(ShmSegmentSize(kShmMaxCapacity) < (uint64_t{1} << 40),
 
 absl::Status Mismatch(const ShmNames& names, absl::string_view what, uint64_t theirs,
                       uint64_t ours) {
-  return StoreError(
-      absl::StatusCode::kFailedPrecondition, names.describe, "",
+  return MisuseError(
+      names.describe, "",
       absl::StrCat("segment ", names.path, " has ", what, " ", theirs,
                    " where this build has ", ours,
                    ": it was made by another version or build of ipclock (or "
@@ -133,8 +134,7 @@ absl::Status RemoveIfStillOurs(int fd, const ShmNames& names, absl::Status failu
   if (err == 0 && !ours.SameObject(there)) return failure;
   if (err == 0) err = ShmUnlink(names.shm_name);
   if (err == 0 || err == ENOENT) return failure;
-  return absl::Status(failure.code(),
-                      absl::StrCat(failure.message(), "; removing the half-made ",
+  return Restated(failure, absl::StrCat(failure.message(), "; removing the half-made ",
                                    names.path, " failed too: ", strerror(err)));
 }
 
@@ -163,14 +163,14 @@ absl::Status OpenOrCreate(const ShmStoreOptions& options, const ShmNames& names,
     }
     if (err == ENOENT) continue;  // unlinked between the two opens
     if (err == ELOOP) {
-      return StoreError(absl::StatusCode::kInvalidArgument, names.describe, "",
-                        absl::StrCat("refusing ", names.path, ": it is a symbolic link"));
+      return ConfigurationError(names.describe, "",
+                                absl::StrCat("refusing ", names.path, ": it is a symbolic link"));
     }
     if (err != 0) return ErrnoError(err, names.describe, "", absl::StrCat("shm_open ", names.path));
     return absl::OkStatus();
   }
-  return StoreError(absl::StatusCode::kUnavailable, names.describe, "",
-                    absl::StrCat(names.path, " kept vanishing while being opened"));
+  return TransientError(names.describe, "",
+                        absl::StrCat(names.path, " kept vanishing while being opened"));
 }
 
 // Waits until the object open as `fd` is initialized, initializing it under
@@ -187,9 +187,9 @@ absl::Status AwaitInitialized(int fd, const ShmStoreOptions& options, const ShmN
     if (!magic.ok()) return magic.status();
     if (*magic == kShmMagic) return absl::OkStatus();
     if (*magic != 0) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, names.describe, "",
-                        absl::StrCat(names.path, " is not an ipclock segment (magic ",
-                                     absl::Hex(*magic), "); remove it or pick another name"));
+      return MisuseError(names.describe, "",
+                         absl::StrCat(names.path, " is not an ipclock segment (magic ",
+                                      absl::Hex(*magic), "); remove it or pick another name"));
     }
     const int lock_err = TryLockFile(fd);
     if (lock_err == 0) {
@@ -218,11 +218,11 @@ absl::Status AwaitInitialized(int fd, const ShmStoreOptions& options, const ShmN
       return ErrnoError(lock_err, names.describe, "", absl::StrCat("flock ", names.path));
     }
     if (Deadline::NowNanos() > give_up) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, names.describe, "",
-                        absl::StrCat("another process has been initializing ", names.path,
-                                     " for ", kInitWaitNanos / 1'000'000'000,
-                                     " s; if it is stuck, remove the segment (rm ",
-                                     names.path, ")"));
+      return MisuseError(names.describe, "",
+                         absl::StrCat("another process has been initializing ", names.path,
+                                      " for ", kInitWaitNanos / 1'000'000'000,
+                                      " s; if it is stuck, remove the segment (rm ",
+                                      names.path, ")"));
     }
     MonotonicSleepFor(absl::Milliseconds(1));
   }
@@ -247,7 +247,7 @@ bool ValidShmSegmentName(absl::string_view name) {
 }
 
 absl::Status BadShmSegmentName(absl::string_view name) {
-  return absl::InvalidArgumentError(absl::StrCat(
+  return ConfigurationError(absl::StrCat(
       "ipclock: shm: bad segment name \"", absl::CEscape(name.substr(0, 96)),
       "\": expected 1 to 200 bytes of [A-Za-z0-9._-]"));
 }
@@ -283,17 +283,17 @@ absl::Status ValidateShmHeader(const ShmHeaderCopy& h, uint64_t file_size,
   }
   if (h.capacity == 0 || h.capacity > kShmMaxCapacity ||
       file_size < ShmSegmentSize(h.capacity)) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, names.describe, "",
-                      absl::StrCat("segment ", names.path, " is ", file_size,
-                                   " bytes, too small for its capacity of ", h.capacity,
-                                   " slots; remove it (rm ", names.path,
-                                   ") once no process uses it"));
+    return MisuseError(names.describe, "",
+                       absl::StrCat("segment ", names.path, " is ", file_size,
+                                    " bytes, too small for its capacity of ", h.capacity,
+                                    " slots; remove it (rm ", names.path,
+                                    ") once no process uses it"));
   }
   if (pi.has_value() && h.pi() != *pi) {
     const char* const kinds[] = {"plain mutexes (neither pi=true nor fair=true)",
                                  "priority-inheritance mutexes (pi=true or fair=true)"};
-    return StoreError(
-        absl::StatusCode::kFailedPrecondition, names.describe, "",
+    return MisuseError(
+        names.describe, "",
         absl::StrCat("segment ", names.path, " was created with ", kinds[h.pi() ? 1 : 0],
                      " but this store asks for ", kinds[*pi ? 1 : 0],
                      "; every user of a segment must agree on pi and fair"));
@@ -316,8 +316,8 @@ absl::StatusOr<ShmHeaderCopy> ReadShmHeader(int fd, const ShmNames& names,
     return ErrnoError(err, names.describe, "", absl::StrCat("fstat ", names.path));
   }
   if (identity->size < sizeof(ShmHeader)) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, names.describe, "",
-                      absl::StrCat(names.path, " is not an initialized ipclock segment"));
+    return MisuseError(names.describe, "",
+                       absl::StrCat(names.path, " is not an initialized ipclock segment"));
   }
   SharedMapping head;
   if (int err = SharedMapping::Map(fd, sizeof(ShmHeader), /*writable=*/false, &head); err != 0) {
@@ -325,8 +325,8 @@ absl::StatusOr<ShmHeaderCopy> ReadShmHeader(int fd, const ShmNames& names,
   }
   const auto& h = *static_cast<const ShmHeader*>(head.data());
   if (h.magic.load(std::memory_order_acquire) != kShmMagic) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, names.describe, "",
-                      absl::StrCat(names.path, " is not an initialized ipclock segment"));
+    return MisuseError(names.describe, "",
+                       absl::StrCat(names.path, " is not an initialized ipclock segment"));
   }
   return CopyShmHeader(h);
 }
@@ -363,8 +363,8 @@ absl::StatusOr<std::shared_ptr<ShmSegment>> ShmSegment::Open(const ShmStoreOptio
     if (!loss.ok()) return loss.status();
     if (*loss == Loss::kNone) return segment;
   }
-  return StoreError(absl::StatusCode::kUnavailable, names.describe, "",
-                    absl::StrCat(names.path, " kept being replaced while being opened"));
+  return TransientError(names.describe, "",
+                        absl::StrCat(names.path, " kept being replaced while being opened"));
 }
 
 ShmSegment::ShmSegment(const ShmNames& names, ScopedFd fd, ObjectStat identity,

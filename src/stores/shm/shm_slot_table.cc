@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "core/hashing.h"
 #include "core/platform_deadline.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "platform/robust_mutex.h"
 
@@ -301,9 +302,9 @@ absl::StatusOr<ShmBinding> ShmBindName(ShmSegment& segment, const ShmSlotName& n
     // made unrecoverable: the kernel hands it on when the thread exits.
     if (rc != 0) return ShmMutexError(segment, rc, resource, "pthread_mutex_consistent (slot table)");
   } else if (rc == EBUSY) {
-    return StoreError(absl::StatusCode::kUnavailable, segment.describe(), resource,
-                      "the slot table stayed locked for over 1 s (is a process "
-                      "using the segment stopped?)");
+    return TransientError(segment.describe(), resource,
+                          "the slot table stayed locked for over 1 s (is a process "
+                          "using the segment stopped?)");
   } else if (rc != 0) {
     return ShmMutexError(segment, rc, resource, "locking the slot table");
   }
@@ -315,8 +316,8 @@ absl::StatusOr<ShmBinding> ShmBindName(ShmSegment& segment, const ShmSlotName& n
     if (!bound.ok()) {
       failed = bound.status();
     } else if (*bound == segment.capacity()) {
-      failed = StoreError(
-          absl::StatusCode::kResourceExhausted, segment.describe(), resource,
+      failed = OutOfResourcesError(
+          segment.describe(), resource,
           absl::StrCat("all ", segment.capacity(), " slots of ", segment.path(),
                        " are held (or kept for holders that died until their "
                        "next holder is told); raise the `capacity` DSN option "
@@ -347,12 +348,12 @@ absl::Status ShmMutexError(const ShmSegment& segment, int err, absl::string_view
     // Only a process that unlocked an EOWNERDEAD mutex without making it
     // consistent leaves one here; ipclock never does, so some other program
     // wrote into the segment. Nobody can lock it again.
-    return StoreError(absl::StatusCode::kDataLoss, segment.describe(), resource,
-                      absl::StrCat(what, ": the mutex is unrecoverable (a "
-                                   "process released it after its owner died "
-                                   "without making it consistent); remove the "
-                                   "segment (rm ", segment.path(),
-                                   ") once no process uses it"));
+    return CorruptionError(segment.describe(), resource,
+                           absl::StrCat(what, ": the mutex is unrecoverable (a "
+                                        "process released it after its owner died "
+                                        "without making it consistent); remove the "
+                                        "segment (rm ", segment.path(),
+                                        ") once no process uses it"));
   }
   return ErrnoError(err, segment.describe(), resource, what);
 }

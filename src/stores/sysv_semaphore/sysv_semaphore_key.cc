@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "core/hashing.h"
+#include "core/store_errors.h"
 #include "ipclock/stores/semaphore_store.h"
 #include "ipclock_config.h"
 
@@ -47,7 +48,7 @@ absl::StatusOr<int32_t> SemaphoreIpcKey(absl::string_view resource,
   XXH128_canonicalFromHash(&canonical, h);
   return LittleEndianInt32(canonical.digest);
 #else
-  return absl::UnimplementedError(
+  return NotBuiltError(
       "semaphore: key_scheme=xxh3 needs libxxhash, which this build was "
       "configured without (install libxxhash-dev and reconfigure)");
 #endif

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "core/store_errors.h"
 #include "platform/coarse_clock.h"
 #include "platform/errors.h"
 #include "platform/proc_pid.h"
@@ -35,9 +36,9 @@ absl::Status Error(const SysvContext& ctx, int err, int32_t ipc_key,
 
 absl::Status Removed(const SysvContext& ctx, const SysvAttachment& att,
                      absl::string_view how) {
-  return StoreError(absl::StatusCode::kAborted, ctx.describe, ctx.resource,
-                    absl::StrFormat("semaphore set %d (key %d) %s", att.semid,
-                                    att.ipc_key, how));
+  return LostError(ctx.describe, ctx.resource,
+                   absl::StrFormat("semaphore set %d (key %d) %s", att.semid,
+                                   att.ipc_key, how));
 }
 
 // Lets go of #2. Failing, #2 would stay taken until this process exits
@@ -132,19 +133,19 @@ absl::Status OpenSet(const SysvContext& ctx, int32_t ipc_key, mode_t mode,
     if (SysvSetGone(err)) continue;
     if (err != 0) return Error(ctx, err, ipc_key, "semctl IPC_STAT");
     if (st.nsems != kSysvOwnSems && st.nsems != kSysvPhpSems) {
-      return StoreError(absl::StatusCode::kFailedPrecondition, ctx.describe, ctx.resource,
-                        absl::StrFormat("the SysV semaphore set %d under IPC key %d has %d "
-                                        "semaphores: neither PHP's layout (3) nor "
-                                        "ipclock's (5); another program uses this key",
-                                        id, ipc_key, st.nsems));
+      return MisuseError(ctx.describe, ctx.resource,
+                         absl::StrFormat("the SysV semaphore set %d under IPC key %d has %d "
+                                         "semaphores: neither PHP's layout (3) nor "
+                                         "ipclock's (5); another program uses this key",
+                                         id, ipc_key, st.nsems));
     }
     att->semid = id;
     att->nsems = st.nsems;
     return absl::OkStatus();
   }
-  return StoreError(absl::StatusCode::kUnavailable, ctx.describe, ctx.resource,
-                    absl::StrCat("the semaphore set was removed ", kMaxVanished,
-                                 " times while being opened"));
+  return TransientError(ctx.describe, ctx.resource,
+                        absl::StrCat("the semaphore set was removed ", kMaxVanished,
+                                     " times while being opened"));
 }
 
 // Runs holding #2, counted in #1. The first user sets the permits; later
@@ -178,8 +179,8 @@ absl::Status InitOrCheckPermits(const SysvContext& ctx, uint32_t permits,
       lock_pid > 0 && lock_pid != held_pid && lock_pid != CurrentPid() ? lock_pid : 0;
   if (users == 1) {
     if (!att->own_layout() && permits != 1) {
-      return StoreError(
-          absl::StatusCode::kInvalidArgument, ctx.describe, ctx.resource,
+      return ConfigurationError(
+          ctx.describe, ctx.resource,
           absl::StrCat("permits=", permits, " needs a set made by ipclock, "
                        "but another program (PHP) made this one with ",
                        att->nsems, " semaphores: it can only be a mutex"));
@@ -214,8 +215,8 @@ absl::Status InitOrCheckPermits(const SysvContext& ctx, uint32_t permits,
     if (recorded == 0) recorded = 1;
   }
   if (static_cast<uint32_t>(recorded) != permits) {
-    return StoreError(
-        absl::StatusCode::kInvalidArgument, ctx.describe, ctx.resource,
+    return ConfigurationError(
+        ctx.describe, ctx.resource,
         absl::StrCat("permits=", permits, " but the processes already using "
                      "this semaphore set made it with permits=", recorded));
   }
@@ -310,9 +311,9 @@ absl::Status AttachSet(const SysvContext& ctx, int32_t ipc_key, mode_t mode,
     att->proven_at = CoarseMonotonicNanos();
     return absl::OkStatus();
   }
-  return StoreError(absl::StatusCode::kUnavailable, ctx.describe, ctx.resource,
-                    absl::StrCat("the semaphore set was removed ", kMaxVanished,
-                                 " times in a row while we attached to it"));
+  return TransientError(ctx.describe, ctx.resource,
+                        absl::StrCat("the semaphore set was removed ", kMaxVanished,
+                                     " times in a row while we attached to it"));
 }
 
 // Detaches (PHP's protocol, with #2 taken in the same semop so that the

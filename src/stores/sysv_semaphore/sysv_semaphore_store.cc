@@ -21,6 +21,7 @@
 #include "core/capability_flags.h"
 #include "core/options_driver.h"
 #include "core/removeipc_guard.h"
+#include "core/store_errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/coarse_clock.h"
 #include "platform/errors.h"
@@ -129,9 +130,9 @@ absl::Status SemaphoreStore::Attach(const Key& key, CachedSet* set) {
     absl::StatusOr<int32_t> ipc_key = SemaphoreIpcKey(key.resource(), options_.key_scheme);
     if (!ipc_key.ok()) return ipc_key.status();
     if (*ipc_key == IPC_PRIVATE) {
-      return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                        "the name hashes to IPC key 0 (IPC_PRIVATE), which the "
-                        "kernel never shares between processes; rename it");
+      return ConfigurationError(describe_, key.resource(),
+                                "the name hashes to IPC key 0 (IPC_PRIVATE), which the "
+                                "kernel never shares between processes; rename it");
     }
     set->att.ipc_key = *ipc_key;
   }
@@ -165,15 +166,15 @@ absl::Status SemaphoreStore::TakeOrAttach(const Key& key, SemKeyState* st) {
 
 absl::StatusOr<bool> SemaphoreStore::Acquire(Key& key, LockMode mode, Deadline deadline) {
   if (mode != LockMode::kExclusive) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_,
-                      key.resource(), "SysV semaphores have no shared locks");
+    return ConfigurationError(describe_,
+                              key.resource(), "SysV semaphores have no shared locks");
   }
   // SEM_UNDO ties the permit to this process.
   KeyWriter(key).MarkUnserializable();
   if (key.permits() == 0 || key.permits() > kSysvMaxPermits) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                      absl::StrCat("permits=", key.permits(),
-                                   ": a SysV semaphore holds 1 to ", kSysvMaxPermits));
+    return ConfigurationError(describe_, key.resource(),
+                              absl::StrCat("permits=", key.permits(),
+                                           ": a SysV semaphore holds 1 to ", kSysvMaxPermits));
   }
   SemKeyState* st = &EnsureState(key);
   if (st->held) return true;
@@ -220,9 +221,9 @@ absl::StatusOr<bool> SemaphoreStore::Acquire(Key& key, LockMode mode, Deadline d
     KeyWriter(key).set_previous_owner_died(died);
     return true;
   }
-  return StoreError(absl::StatusCode::kUnavailable, describe_, key.resource(),
-                    absl::StrCat("the semaphore set was removed ", kMaxVanished,
-                                 " times in a row while we waited for it"));
+  return TransientError(describe_, key.resource(),
+                        absl::StrCat("the semaphore set was removed ", kMaxVanished,
+                                     " times in a row while we waited for it"));
 }
 
 absl::Status SemaphoreStore::DoRelease(Key& key, bool died) {

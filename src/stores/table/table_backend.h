@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/store_errors.h"
 #include "platform/scoped_fd.h"
 
 namespace ipclock {
@@ -29,20 +30,16 @@ struct TableReply {
     kDuplicateKey,  // an INSERT met an existing primary key
     kRetry,         // the database rolled the statement back to break a
                     // deadlock or a serialization conflict: run it again
-    kOther,         // any other failure: `code` and `error` say what
+    kOther,         // any other failure: `fault` and `error` say what
   };
   Failure failure = Failure::kNone;
-  absl::StatusCode code = absl::StatusCode::kOk;
+  // The error of a kOther failure (Unexpected where the backend gave none).
+  StoreErrorMaker fault = UnexpectedError;
   std::string error;  // the database's message, for kOther and kNoTable
   // Rows matched by an UPDATE or DELETE.
   uint64_t affected = 0;
   // A SELECT's rows; NULL as "".
   std::vector<std::vector<std::string>> rows;
-
-  // The code of a failure: `code`, or Internal where the backend gave none.
-  absl::StatusCode ErrorCode() const {
-    return code == absl::StatusCode::kOk ? absl::StatusCode::kInternal : code;
-  }
 };
 
 class TableBackend {

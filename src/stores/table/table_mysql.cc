@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/options_driver.h"
+#include "core/store_errors.h"
 #include "stores/connections/connection_pool.h"
 #include "stores/connections/mysql_conn.h"
 #include "stores/connections/mysql_dsn.h"
@@ -49,7 +50,7 @@ class MyTableBackend final : public TableBackend {
     MyConnection conn = *std::move(taken);
     absl::StatusOr<MyResult> r =
         MyQuery(conn, sql, Deadline::In(absl::Seconds(kMyIoTimeoutSeconds)));
-    if (!r.ok()) return absl::UnavailableError(r.status().message());
+    if (!r.ok()) return TransientError(r.status().message());
     TableReply out;
     if (r->failed()) {
       out.error = r->ErrorText();
@@ -63,7 +64,7 @@ class MyTableBackend final : public TableBackend {
         out.failure = TableReply::Failure::kRetry;
       } else {
         out.failure = TableReply::Failure::kOther;
-        out.code = MyErrorCode(r->error);
+        out.fault = MyFaultOf(r->error);
       }
     } else {
       out.affected = r->affected_rows;

@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/options_driver.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "platform/libpq_calls.h"
 #include "platform/socket_wait.h"
@@ -71,7 +72,7 @@ class PgTableBackend final : public TableBackend {
     if (!taken.ok()) return taken.status();
     PgTableConn c = *std::move(taken);
     absl::StatusOr<PgResult> r = PgExec(c.conn.get(), sql, Deadline::In(kReplyTimeout));
-    if (!r.ok()) return absl::UnavailableError(r.status().message());
+    if (!r.ok()) return TransientError(r.status().message());
     TableReply out;
     const PGresult* res = r->get();
     if (PgFailed(res)) {
@@ -85,7 +86,7 @@ class PgTableBackend final : public TableBackend {
         out.failure = TableReply::Failure::kRetry;
       } else {
         out.failure = TableReply::Failure::kOther;
-        out.code = PgCodeOf(state);
+        out.fault = PgFaultOf(state);
       }
     } else {
       uint64_t affected = 0;

@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/store_errors.h"
 
 namespace ipclock {
 
@@ -23,7 +24,7 @@ bool IsIdentifier(absl::string_view s) {
 }
 
 absl::Status BadName(absl::string_view option, absl::string_view value) {
-  return absl::InvalidArgumentError(absl::StrCat(
+  return ConfigurationError(absl::StrCat(
       "ipclock: table store: ", option, "=", value,
       ": expected an SQL name of letters, digits and '_' (not starting with a "
       "digit, at most 64 characters)",

@@ -20,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "core/named_file.h"
 #include "core/options_driver.h"
+#include "core/store_errors.h"
 #include "ipclock/errors.h"
 #include "platform/errors.h"
 #include "platform/file_identity.h"
@@ -76,28 +77,29 @@ class SqliteConn {
 };
 
 // The store's one classification of SQLite's result codes (ipclock/errors.h).
-absl::StatusCode CodeOf(int rc, int sys_errno) {
+StoreErrorMaker FaultOf(int rc, int sys_errno) {
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return CodeOf(FaultClass::kTransient);  // another process writes
+      return TransientError;  // another process writes
     case SQLITE_READONLY:
     case SQLITE_PERM:
     case SQLITE_AUTH:
-      return CodeOf(FaultClass::kRefused);
+      return RefusedError;
     case SQLITE_NOTADB:
-      return CodeOf(FaultClass::kConfiguration);  // a file that is not a database
+      return ConfigurationError;  // a file that is not a database
     case SQLITE_FULL:
     case SQLITE_NOMEM:
-      return absl::StatusCode::kResourceExhausted;
+      return OutOfResourcesError;
     case SQLITE_CORRUPT:
-      return absl::StatusCode::kDataLoss;
+      return CorruptionError;
     case SQLITE_CANTOPEN:
     case SQLITE_IOERR:
       // By the OS error; an I/O error with none is no server to wait for.
-      return sys_errno != 0 ? ErrnoToCode(sys_errno) : absl::StatusCode::kInternal;
+      if (sys_errno != 0) return FaultOfErrno(sys_errno);
+      return UnexpectedError;
     default:
-      return absl::StatusCode::kInternal;
+      return UnexpectedError;
   }
 }
 
@@ -110,13 +112,13 @@ constexpr size_t kMaxSqlitePath = 512;
 // block SQLite's open, a device or a /proc file would be written to).
 absl::Status CheckSqlitePath(const std::string& path, absl::string_view where) {
   if (!absl::StartsWith(path, "/")) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return ConfigurationError(absl::StrCat(
         "ipclock: ", where, ": the database must be an absolute path, not \"", path, "\""));
   }
   if (path.size() > kMaxSqlitePath) {
-    return absl::InvalidArgumentError(absl::StrCat("ipclock: ", where, ": the database path is ",
-                                                   path.size(), " bytes, more than the ",
-                                                   kMaxSqlitePath, " SQLite takes"));
+    return ConfigurationError(absl::StrCat("ipclock: ", where, ": the database path is ",
+                                           path.size(), " bytes, more than the ",
+                                           kMaxSqlitePath, " SQLite takes"));
   }
   const std::string dir = path.substr(0, std::max<size_t>(path.rfind('/'), 1));
   if (absl::Status s = CheckNamedFile(where, absl::StrCat("the database's dir ", dir), dir,
@@ -182,8 +184,8 @@ class SqliteTableBackend final : public TableBackend {
     TableReply out = Step(conn.get(), sql);
     pool_.Put(std::move(conn));
     if (out.failure == TableReply::Failure::kOther &&
-        out.code == absl::StatusCode::kUnavailable) {
-      return absl::UnavailableError(out.error);
+        ClassOf(out.fault) == FaultClass::kTransient) {
+      return TransientError(out.error);
     }
     return out;
   }
@@ -206,9 +208,9 @@ class SqliteTableBackend final : public TableBackend {
       const std::optional<FileIdentity> after = IdentityOf(path_);
       if (after && (!before || *before == *after) && conn->file() == *after) return conn;
       if (attempt == 3) {
-        return StoreError(absl::StatusCode::kUnavailable, describe_, "",
-                          absl::StrCat("open ", path_, ": the file keeps being "
-                                       "replaced or removed"));
+        return TransientError(describe_, "",
+                              absl::StrCat("open ", path_, ": the file keeps being "
+                                           "replaced or removed"));
       }
     }
   }
@@ -224,8 +226,8 @@ class SqliteTableBackend final : public TableBackend {
       const int sys = raw != nullptr ? Sqlite().sqlite3_system_errno(raw) : 0;
       const std::string text = ErrorText(raw, rc);
       Sqlite().sqlite3_close_v2(raw);
-      return StoreError(CodeOf(rc, sys), describe_, "",
-                        absl::StrCat("open ", path_, ": ", text));
+      return FaultOf(rc, sys)(describe_, "",
+                              absl::StrCat("open ", path_, ": ", text));
     }
     // The file as it is right after the open (for a file SQLite just
     // created, the only moment it can be looked at).
@@ -237,7 +239,7 @@ class SqliteTableBackend final : public TableBackend {
     for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}) {
       TableReply r = Step(raw, pragma);
       if (r.failure != TableReply::Failure::kNone) {
-        return StoreError(r.code, describe_, "", absl::StrCat(pragma, ": ", r.error));
+        return r.fault(describe_, "", absl::StrCat(pragma, ": ", r.error));
       }
     }
     return conn;
@@ -254,7 +256,7 @@ class SqliteTableBackend final : public TableBackend {
         out.failure = TableReply::Failure::kDuplicateKey;
       } else {
         out.failure = TableReply::Failure::kOther;
-        out.code = CodeOf(rc, Sqlite().sqlite3_system_errno(db));
+        out.fault = FaultOf(rc, Sqlite().sqlite3_system_errno(db));
       }
       return out;
     };

@@ -21,6 +21,7 @@
 #include "core/backoff.h"
 #include "core/capability_flags.h"
 #include "core/hashing.h"
+#include "core/store_errors.h"
 #include "ipclock/errors.h"
 #include "ipclock/spi/store_interface.h"
 #include "platform/errors.h"
@@ -138,12 +139,12 @@ class TableStore final : public StoreWithRelease<TableKeyState> {
     if (it != held_.end() && it->second == token) held_.erase(it);
   }
   void MaybePrune();
-  absl::Status Error(const Key& key, absl::StatusCode code, absl::string_view what) const {
-    return StoreError(code, describe_, key.resource(), what);
+  absl::Status Error(const Key& key, StoreErrorMaker fault, absl::string_view what) const {
+    return fault(describe_, key.resource(), what);
   }
   // The error of a statement the database failed: "<what>: <its message>".
   absl::Status Failed(const Key& key, const TableReply& reply, absl::string_view what) const {
-    return Error(key, reply.ErrorCode(), absl::StrCat(what, ": ", reply.error));
+    return Error(key, reply.fault, absl::StrCat(what, ": ", reply.error));
   }
 
   const std::string name_;
@@ -164,7 +165,7 @@ absl::Status TableStore::IdAndToken(Key& key, std::string* id, std::string* toke
   absl::StatusOr<absl::string_view> t = key.Token();
   if (!t.ok()) return t.status();
   if (!IsBase64Token(*t)) {
-    return Error(key, absl::StatusCode::kInvalidArgument,
+    return Error(key, ConfigurationError,
                  "the key's owner token is not 44 characters of base64");
   }
   *token = std::string(*t);
@@ -184,14 +185,14 @@ absl::StatusOr<TableReply> TableStore::Run(const Key& key, const std::string& sq
     r = backend_->Run(sql);
   }
   if (r.ok() && r->failure == TableReply::Failure::kRetry) {
-    return Error(key, absl::StatusCode::kUnavailable,
+    return Error(key, TransientError,
                  absl::StrCat(what, ": ", r->error, " (", kRetries + 1, " attempts)"));
   }
   if (!r.ok()) {
     // A failed connect already names the store; the resource goes after it.
     absl::string_view message = r.status().message();
     absl::ConsumePrefix(&message, absl::StrCat(describe_, ": "));
-    return Error(key, r.status().code(), absl::StrCat(what, ": ", message));
+    return Restated(r.status(), describe_, key.resource(), absl::StrCat(what, ": ", message));
   }
   return r;
 }
@@ -225,10 +226,12 @@ absl::StatusOr<bool> TableStore::TryOnce(const Key& key, const std::string& id,
       // The DSN's to fix, as PostgreSQL's class 42 and MySQL's 1146 say:
       // waiting does not make it. A user who may not create tables there
       // is refused, as the database said.
-      const bool refused = created.failure == TableReply::Failure::kOther &&
-                           FaultClassOf(absl::Status(created.ErrorCode(), "")) ==
-                               FaultClass::kRefused;
-      return Error(key, refused ? created.code : CodeOf(FaultClass::kConfiguration),
+      StoreErrorMaker fault = ConfigurationError;
+      if (created.failure == TableReply::Failure::kOther &&
+          ClassOf(created.fault) == FaultClass::kRefused) {
+        fault = created.fault;
+      }
+      return Error(key, fault,
                    absl::StrCat("table ", options_.table,
                                 " does not exist and could not be created: ",
                                 created.failure == TableReply::Failure::kNone ? r->error
@@ -265,12 +268,12 @@ void TableStore::MaybePrune() {
 absl::StatusOr<bool> TableStore::Acquire(Key& key, LockMode, Deadline deadline) {
   const absl::Duration ttl = key.RemainingLifetime();
   if (ttl == absl::InfiniteDuration()) {
-    return Error(key, absl::StatusCode::kInvalidArgument,
+    return Error(key, ConfigurationError,
                  "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
                       "count: expected a finite lease");
   }
   if (ttl <= absl::ZeroDuration()) {
-    return Error(key, absl::StatusCode::kAborted,
+    return Error(key, LostError,
                  "the lease ran out before the lock was acquired");
   }
   std::string id, token;
@@ -308,12 +311,12 @@ absl::StatusOr<bool> TableStore::Acquire(Key& key, LockMode, Deadline deadline) 
 
 absl::Status TableStore::Extend(Key& key, absl::Duration ttl) {
   if (ttl == absl::InfiniteDuration()) {
-    return Error(key, absl::StatusCode::kInvalidArgument,
+    return Error(key, ConfigurationError,
                  "the lease (LockOptions::ttl, --ttl) is without end, or too long to "
                       "count: expected a finite lease");
   }
   if (!key.has_token()) {
-    return Error(key, absl::StatusCode::kAborted,
+    return Error(key, LostError,
                  "cannot refresh: this key never held the lock");
   }
   std::string id, token;
@@ -325,7 +328,7 @@ absl::Status TableStore::Extend(Key& key, absl::Duration ttl) {
       Run(key, TakeOverSql(dialect_, options_, id, token, RowLeaseSeconds(ttl)), "refresh");
   if (!r.ok()) return r.status();
   if (r->failure == TableReply::Failure::kNoTable || r->affected == 0) {
-    return Error(key, absl::StatusCode::kAborted,
+    return Error(key, LostError,
                  "cannot refresh: the row of this lock is gone or another owner's "
                  "(its lease ran out and it was taken over, or it was deleted)");
   }
@@ -352,12 +355,11 @@ absl::Status TableStore::DoRelease(Key& key, bool died) {
   absl::StatusOr<TableReply> r =
       Run(key, died ? ExpireSql(options_, id, token) : DeleteSql(options_, id, token), "release");
   if (!r.ok()) {
-    return absl::Status(r.status().code(),
-                        absl::StrCat(r.status().message(),
+    return Restated(r.status(), absl::StrCat(r.status().message(),
                                      " (the row stays until its lease runs out)"));
   }
   if (r->failure == TableReply::Failure::kNoTable || r->affected == 0) {
-    return Error(key, absl::StatusCode::kAborted,
+    return Error(key, LostError,
                  "the lock was lost while held: its row is gone or another "
                  "owner's (its lease ran out and it was taken over, or it was "
                  "deleted)");
@@ -390,12 +392,12 @@ absl::StatusOr<bool> TableStore::IsHeld(Key& key) {
 absl::Status TableStore::CheckHeld(Key& key) {
   const TableKeyState* st = state(key);
   if (!key.has_token() || (st != nullptr && !st->held)) {
-    return Error(key, absl::StatusCode::kAborted, "the lock is not held");
+    return Error(key, LostError, "the lock is not held");
   }
   // The holder's own count of the lease ends before the row's: once it has
   // ended, the lock may be another's at any moment, whatever the row says.
   if (key.IsExpired()) {
-    return Error(key, absl::StatusCode::kAborted, "the lease ran out");
+    return Error(key, LostError, "the lease ran out");
   }
   if (st != nullptr) {
     std::string id, token;
@@ -409,7 +411,7 @@ absl::Status TableStore::CheckHeld(Key& key) {
     std::string id, token;
     if (IdAndToken(key, &id, &token).ok()) ForgetHeld(id, token);
   }
-  return Error(key, absl::StatusCode::kAborted,
+  return Error(key, LostError,
                "the lock was lost while held: its row is gone, expired or "
                "another owner's");
 }
@@ -473,7 +475,7 @@ absl::StatusOr<std::shared_ptr<Store>> MakeTableStore(
   if (absl::Status s = backend->Check(); !s.ok()) return s;
   if (absl::Status s = CheckTableNames(options); !s.ok()) return s;
   if (!(options.gc_probability >= 0 && options.gc_probability <= 1)) {
-    return absl::InvalidArgumentError(
+    return ConfigurationError(
         "ipclock: table store: gc_probability must be from 0 to 1");
   }
   return std::shared_ptr<Store>(std::make_shared<TableStore>(
@@ -532,8 +534,8 @@ absl::StatusOr<HeldLocks> ListTableLocks(TableBackend& backend, absl::string_vie
   out.store = std::string(store);
   if (r->failure == TableReply::Failure::kNoTable) return out;
   if (r->failure != TableReply::Failure::kNone) {
-    return absl::Status(r->ErrorCode(),
-                        absl::StrCat("ipclock: list the rows of ", options.table, ": ",
+    return ErrorOf(r->fault,
+                   absl::StrCat("ipclock: list the rows of ", options.table, ": ",
                                      r->error));
   }
   for (const std::vector<std::string>& row : r->rows) {

@@ -17,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "core/key_naming.h"
 #include "core/options_driver.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "stores/zookeeper/zookeeper_store.h"
 #if IPCLOCK_HAVE_ZOOKEEPER
@@ -46,55 +47,56 @@ ZkServer ParseZkServer(absl::string_view server) {
 absl::Status CheckZooKeeperOptions(const ZooKeeperStoreOptions& options) {
   const std::string where = absl::StrCat("zookeeper://", options.servers);
   if (options.servers.empty()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "", "no server given");
+    return ConfigurationError(where, "", "no server given");
   }
   // The client's own parser reads a '/' as the start of a chroot and
   // resolves anything else it is given: each server is checked here.
   for (absl::string_view server : absl::StrSplit(options.servers, ',')) {
     const ZkServer parsed = ParseZkServer(server);
     if (!IsHostName(parsed.host) || parsed.port < 1 || parsed.port > 65535) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        absl::StrCat("server \"", absl::CHexEscape(server),
-                                     "\": expected host:port, with a host name or an IP "
-                                     "address and a port from 1 to 65535"));
+      return ConfigurationError(where, "",
+                                absl::StrCat("server \"", absl::CHexEscape(server),
+                                             "\": expected host:port, with a host name or an IP "
+                                             "address and a port from 1 to 65535"));
     }
   }
   if (!options.path.empty()) {
     if (options.path[0] != '/') {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        "the path must be absolute");
+      return ConfigurationError(where, "",
+                                "the path must be absolute");
     }
     // The client refuses a path with an empty component (a doubled or a
     // trailing '/') as bad arguments, and only when a request is made.
     if (options.path != "/" &&
         (absl::StrContains(options.path, "//") || options.path.back() == '/')) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        absl::StrCat("path ", options.path, ": expected /name[/name...], "
-                                     "without an empty component (a doubled or trailing '/')"));
+      return ConfigurationError(
+          where, "",
+          absl::StrCat("path ", options.path, ": expected /name[/name...], "
+                       "without an empty component (a doubled or trailing '/')"));
     }
     std::vector<absl::string_view> parts =
         absl::StrSplit(options.path, '/', absl::SkipEmpty());
     for (size_t i = 0; i < parts.size(); ++i) {
       if (absl::Status s = ValidZooKeeperName(parts[i], i == 0); !s.ok()) {
-        return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                          absl::StrCat("path ", options.path, ": ", s.message()));
+        return ConfigurationError(where, "",
+                                  absl::StrCat("path ", options.path, ": ", s.message()));
       }
     }
     if (parts.empty() && options.format == ZooKeeperStoreOptions::Format::kRecipe) {
-      return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                        "the recipe format keeps one node per resource: give it a "
-                        "path of its own (/ipclock by default), not the root");
+      return ConfigurationError(where, "",
+                                "the recipe format keeps one node per resource: give it a "
+                                "path of its own (/ipclock by default), not the root");
     }
   }
   if (options.session_timeout < absl::Milliseconds(1) ||
       options.session_timeout > absl::Hours(24)) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "session_timeout must be from 1 ms to 24 h");
+    return ConfigurationError(where, "",
+                              "session_timeout must be from 1 ms to 24 h");
   }
   if (options.connect_timeout <= absl::ZeroDuration() ||
       options.connect_timeout > absl::Hours(1)) {
-    return StoreError(absl::StatusCode::kInvalidArgument, where, "",
-                      "connect_timeout must be more than 0 and at most 1 h");
+    return ConfigurationError(where, "",
+                              "connect_timeout must be more than 0 and at most 1 h");
   }
   KeyNamingOptions naming_options;
   naming_options.prefix = options.name_prefix;

@@ -23,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "core/key_naming.h"
 #include "stores/holder_note/holder_note.h"
@@ -65,8 +66,8 @@ struct Lister {
     ZkResult c = session.GetChildren(parent, wait);
     if (c.rc == ZNONODE) return absl::OkStatus();
     if (c.rc != ZOK) {
-      return StoreError(absl::StatusCode::kUnavailable, describe, "",
-                        absl::StrCat("list ", parent, ": ", ZkErrorText(c.rc)));
+      return TransientError(describe, "",
+                            absl::StrCat("list ", parent, ": ", ZkErrorText(c.rc)));
     }
     std::optional<std::string> decoded = DecodeResourceNode(node);
     const std::string resource = decoded ? ResourceOf(*decoded) : "";
@@ -180,9 +181,9 @@ absl::StatusOr<HeldLocks> ListZooKeeperLocks(Dsn& dsn, const ListRequest& reques
     ZkResult c = (*session)->GetChildren(base.empty() ? "/" : base, lister.wait);
     if (c.rc == ZNONODE) return HeldLocks{settings.describe, {}, {}};
     if (c.rc != ZOK) {
-      return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",
-                        absl::StrCat("list ", base.empty() ? "/" : base, ": ",
-                                     ZkErrorText(c.rc)));
+      return TransientError(settings.describe, "",
+                            absl::StrCat("list ", base.empty() ? "/" : base, ": ",
+                                         ZkErrorText(c.rc)));
     }
     nodes = std::move(c.children);
   }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "core/hashing.h"
+#include "core/store_errors.h"
 
 namespace ipclock {
 namespace {
@@ -106,27 +107,27 @@ std::optional<std::string> DecodeResourceNode(absl::string_view node) {
 }
 
 absl::Status ValidZooKeeperName(absl::string_view name, bool at_root) {
-  if (name.empty()) return absl::InvalidArgumentError("an empty node name");
+  if (name.empty()) return ConfigurationError("an empty node name");
   if (name == "." || name == "..") {
-    return absl::InvalidArgumentError(
+    return ConfigurationError(
         absl::StrCat("ZooKeeper refuses the node name \"", name, "\""));
   }
   if (at_root && name == "zookeeper") {
-    return absl::InvalidArgumentError(
+    return ConfigurationError(
         "/zookeeper is ZooKeeper's own node; a lock cannot use it");
   }
   for (size_t i = 0; i < name.size();) {
     const int32_t cp = NextCodePoint(name, &i);
     if (cp < 0) {
-      return absl::InvalidArgumentError(
+      return ConfigurationError(
           "ZooKeeper node names are UTF-8; this name is not valid UTF-8");
     }
     if (cp == '/') {
-      return absl::InvalidArgumentError("a node name cannot hold '/'");
+      return ConfigurationError("a node name cannot hold '/'");
     }
     if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0xD800 && cp <= 0xF8FF) ||
         (cp >= 0xFFF0 && cp <= 0xFFFF)) {
-      return absl::InvalidArgumentError(absl::StrCat(
+      return ConfigurationError(absl::StrCat(
           "ZooKeeper refuses node names with control or reserved characters "
           "(here U+", absl::Hex(cp, absl::kZeroPad4), ")"));
     }

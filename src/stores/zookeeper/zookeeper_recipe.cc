@@ -27,6 +27,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/backoff.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "platform/random.h"
 #include "stores/zookeeper/zookeeper_lock.h"
@@ -103,8 +104,8 @@ absl::StatusOr<bool> ZooKeeperStore::WaitInQueue(ZkSession& session, const std::
     if (!c.answered) {
       if (session.expired()) {
         session.UnlistenSession(bell.get());
-        return StoreError(absl::StatusCode::kAborted, describe_, resource,
-                          "the session expired while waiting");
+        return LostError(describe_, resource,
+                         "the session expired while waiting");
       }
       if (key.cancelled()) {
         leave();
@@ -126,9 +127,9 @@ absl::StatusOr<bool> ZooKeeperStore::WaitInQueue(ZkSession& session, const std::
     for (const LockChild& child : sorted) found = found || child.name == me.name;
     if (!found) {
       session.UnlistenSession(bell.get());
-      return StoreError(absl::StatusCode::kAborted, describe_, resource,
-                        absl::StrCat("our queued node ", my_path, " vanished (another "
-                                     "client deleted it, or the session ended)"));
+      return LostError(describe_, resource,
+                       absl::StrCat("our queued node ", my_path, " vanished (another "
+                                    "client deleted it, or the session ended)"));
     }
     std::optional<LockChild> blocker = Blocker(sorted, me);
     if (!blocker) {
@@ -211,9 +212,9 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
       if (r.rc != ZOK) {
         TakeState(key);
         if (r.op_rcs.size() > 1 && r.op_rcs[1] == ZNONODE) {
-          return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                            absl::StrCat("the lock node ", ops[1].path, " was gone "
-                                         "before the conversion (the lock was lost)"));
+          return LostError(describe_, key.resource(),
+                           absl::StrCat("the lock node ", ops[1].path, " was gone "
+                                        "before the conversion (the lock was lost)"));
         }
         return Failure(r, key.resource(), "convert");
       }
@@ -241,9 +242,9 @@ absl::StatusOr<bool> ZooKeeperStore::SaveRecipe(Key& key, LockMode mode, Deadlin
     }
     std::optional<LockChild> me = ParseLockChild(BaseName(r.path));
     if (!me) {
-      return StoreError(absl::StatusCode::kInternal, describe_, key.resource(),
-                        absl::StrCat("the servers named our node \"", r.path,
-                                     "\", which is not a lock node's name"));
+      return UnexpectedError(describe_, key.resource(),
+                             absl::StrCat("the servers named our node \"", r.path,
+                                          "\", which is not a lock node's name"));
     }
     int64_t czxid = r.has_stat ? r.stat.czxid : 0;
     bool owner_left = false;
@@ -323,17 +324,17 @@ absl::Status ZooKeeperStore::DeleteRecipe(Key& key, ZkKeyState& st, bool died) {
       r.answered && (ops.size() == 1 ? r.rc == ZNONODE
                                      : !r.op_rcs.empty() && r.op_rcs[0] == ZNONODE);
   if (node_gone) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      absl::StrCat("the lock node ", st.node, " was gone at release "
-                                   "(another client deleted it, or the session ended)"));
+    return LostError(describe_, key.resource(),
+                     absl::StrCat("the lock node ", st.node, " was gone at release "
+                                  "(another client deleted it, or the session ended)"));
   }
   if (r.answered && ops.size() > 1) {
     // The owner record changed (someone else wrote it): our node alone.
     ZkResult d = s.Delete(st.node, -1, CallWait(s));
     if (d.answered && d.rc == ZOK) return absl::OkStatus();
     if (d.answered && d.rc == ZNONODE) {
-      return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                        absl::StrCat("the lock node ", st.node, " was gone at release"));
+      return LostError(describe_, key.resource(),
+                       absl::StrCat("the lock node ", st.node, " was gone at release"));
     }
     r = d;
   }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/platform_deadline.h"
+#include "core/store_errors.h"
 #include "platform/condition_wait.h"
 #include "platform/errors.h"
 #include "platform/process_id.h"
@@ -375,10 +376,10 @@ absl::StatusOr<std::string> NumericServers(absl::string_view servers, MonotonicD
     }
   }
   if (entries.empty()) {
-    return StoreError(absl::StatusCode::kUnavailable, describe, "",
-                      absl::StrCat("could not resolve the servers (",
-                                   absl::StrJoin(failures, "; "),
-                                   failures.size() < parsed.size() ? "; ..." : "", ")"));
+    return TransientError(describe, "",
+                          absl::StrCat("could not resolve the servers (",
+                                       absl::StrJoin(failures, "; "),
+                                       failures.size() < parsed.size() ? "; ..." : "", ")"));
   }
   return absl::StrJoin(entries, ",");
 }
@@ -411,9 +412,9 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
   if (zh == nullptr) {
     const int err = errno;
     if (err == EINVAL || err == ENOENT || err == 0) {
-      return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",
-                        absl::StrCat("the ZooKeeper client refused the servers \"", *servers,
-                                     "\""));
+      return TransientError(settings.describe, "",
+                            absl::StrCat("the ZooKeeper client refused the servers \"", *servers,
+                                         "\""));
     }
     return ErrnoError(err, settings.describe, "", "zookeeper_init");
   }
@@ -443,19 +444,19 @@ absl::StatusOr<std::shared_ptr<ZkSession>> ZkSession::Open(const Settings& setti
       const bool refused = EveryServerRefuses(*servers);
       lock.lock();
       if (refused && !up()) {
-        return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",
-                          absl::StrCat("every ZooKeeper server refused the connection (",
-                                       settings.servers, "): none is listening there"));
+        return TransientError(settings.describe, "",
+                              absl::StrCat("every ZooKeeper server refused the connection (",
+                                           settings.servers, "): none is listening there"));
       }
       WaitOnCondition(s->connected_cv_, lock, MonotonicDeadline::AtNanos(connect_by), up);
     }
   }
   if (!s->connected()) {
-    return StoreError(absl::StatusCode::kUnavailable, settings.describe, "",
-                      absl::StrCat(s->expired() ? "the servers refused the session"
-                                                : "no ZooKeeper server answered",
-                                   " (", settings.servers, ") within connect_timeout ",
-                                   absl::FormatDuration(settings.connect_timeout)));
+    return TransientError(settings.describe, "",
+                          absl::StrCat(s->expired() ? "the servers refused the session"
+                                                    : "no ZooKeeper server answered",
+                                       " (", settings.servers, ") within connect_timeout ",
+                                       absl::FormatDuration(settings.connect_timeout)));
   }
   const clientid_t* id = ZooKeeper().zoo_client_id(zh);
   s->id_ = id != nullptr ? id->client_id : 0;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "core/backoff.h"
 #include "core/capability_flags.h"
+#include "core/store_errors.h"
 #include "platform/errors.h"
 #include "stores/holder_note/holder_note.h"
 #include "stores/zookeeper/zookeeper_lock.h"
@@ -79,10 +80,10 @@ absl::StatusOr<std::string> ZooKeeperStore::NodeName(absl::string_view resource)
   if (!symfony()) return EncodeResourceNode(*name);
   std::string node = SymfonyNodeName(*name);
   if (absl::Status s = ValidZooKeeperName(node, base_.empty()); !s.ok()) {
-    return StoreError(absl::StatusCode::kInvalidArgument, describe_, resource,
-                      absl::StrCat("format=symfony cannot name this resource: ",
-                                   s.message(), " (the recipe format, or a secret=, "
-                                   "takes any name)"));
+    return ConfigurationError(describe_, resource,
+                              absl::StrCat("format=symfony cannot name this resource: ",
+                                           s.message(), " (the recipe format, or a secret=, "
+                                           "takes any name)"));
   }
   return node;
 }
@@ -93,17 +94,17 @@ std::string ZooKeeperStore::Child(const std::string& parent, absl::string_view n
 
 absl::Status ZooKeeperStore::Failure(const ZkResult& r, absl::string_view resource,
                                      absl::string_view what) const {
-  absl::StatusCode code = absl::StatusCode::kInternal;
+  StoreErrorMaker fault = UnexpectedError;
   if (!r.answered || r.rc == ZCONNECTIONLOSS || r.rc == ZOPERATIONTIMEOUT ||
       r.rc == ZSESSIONEXPIRED || r.rc == ZINVALIDSTATE || r.rc == ZCLOSING ||
       r.rc == ZSESSIONMOVED || r.rc == ZTHROTTLEDOP) {
-    code = absl::StatusCode::kUnavailable;
+    fault = TransientError;
   } else if (r.rc == ZNOAUTH || r.rc == ZAUTHFAILED) {
-    code = absl::StatusCode::kPermissionDenied;
+    fault = RefusedError;
   } else if (r.rc == ZBADARGUMENTS || r.rc == ZINVALIDACL) {
-    code = absl::StatusCode::kInvalidArgument;
+    fault = ConfigurationError;
   }
-  return StoreError(code, describe_, resource, absl::StrCat(what, ": ", ZkErrorText(r.rc)));
+  return fault(describe_, resource, absl::StrCat(what, ": ", ZkErrorText(r.rc)));
 }
 
 absl::StatusOr<std::shared_ptr<ZkSession>> ZooKeeperStore::CurrentSession() {
@@ -165,16 +166,16 @@ absl::Status ZooKeeperStore::SessionVerdict(const ZkKeyState& st,
                                             absl::string_view resource) const {
   const ZkSession& s = *st.session;
   if (s.expired()) {
-    return StoreError(absl::StatusCode::kAborted, describe_, resource,
-                      absl::StrCat("the ZooKeeper session ", SessionName(s),
-                                   " expired: the servers deleted its ephemeral "
-                                   "nodes, this lock's ", st.node, " among them"));
+    return LostError(describe_, resource,
+                     absl::StrCat("the ZooKeeper session ", SessionName(s),
+                                  " expired: the servers deleted its ephemeral "
+                                  "nodes, this lock's ", st.node, " among them"));
   }
   const int64_t now = Now();
   const absl::Duration silent = absl::Nanoseconds(now - s.LastAnsweredSendNanos());
   if (now >= s.EarliestExpiryNanos()) {
-    return StoreError(
-        absl::StatusCode::kAborted, describe_, resource,
+    return LostError(
+        describe_, resource,
         absl::StrCat("no answer from the ZooKeeper servers for ",
                      absl::FormatDuration(absl::Trunc(silent, absl::Milliseconds(1))),
                      ", longer than the session timeout (",
@@ -182,8 +183,8 @@ absl::Status ZooKeeperStore::SessionVerdict(const ZkKeyState& st,
                      "session ", SessionName(s), " or are about to, and its lock "
                      "node ", st.node, " with it"));
   }
-  return StoreError(
-      absl::StatusCode::kUnavailable, describe_, resource,
+  return TransientError(
+      describe_, resource,
       absl::StrCat(s.connected() ? "no answer from" : "disconnected from",
                    " the ZooKeeper servers for ",
                    absl::FormatDuration(absl::Trunc(silent, absl::Milliseconds(1))),
@@ -196,10 +197,10 @@ absl::Status ZooKeeperStore::UnansweredRelease(const ZkKeyState& st, absl::strin
                                                int rc) const {
   absl::Status verdict = SessionVerdict(st, resource);
   if (absl::IsAborted(verdict)) return verdict;
-  return StoreError(absl::StatusCode::kUnavailable, describe_, resource,
-                    absl::StrCat("release: ", ZkErrorText(rc), " (the release is "
-                                 "retried when the connection is back; the session's "
-                                 "end removes the node otherwise)"));
+  return TransientError(describe_, resource,
+                        absl::StrCat("release: ", ZkErrorText(rc), " (the release is "
+                                     "retried when the connection is back; the session's "
+                                     "end removes the node otherwise)"));
 }
 
 absl::Status ZooKeeperStore::CheckHeld(Key& key) {
@@ -208,9 +209,9 @@ absl::Status ZooKeeperStore::CheckHeld(Key& key) {
     return NotHeldError(describe_, key.resource());
   }
   if (st->session->pid() != CurrentPid()) {
-    return StoreError(absl::StatusCode::kFailedPrecondition, describe_, key.resource(),
-                      "this lock belongs to the session of the process that "
-                      "acquired it, not to this forked child");
+    return MisuseError(describe_, key.resource(),
+                       "this lock belongs to the session of the process that "
+                       "acquired it, not to this forked child");
   }
   // Drained first: an event from now on leaves the descriptor readable.
   if (st->bell != nullptr) st->bell->DrainSignal();
@@ -223,14 +224,14 @@ absl::Status ZooKeeperStore::CheckHeld(Key& key) {
     if (r.answered) {
       if (r.rc == ZOK && r.stat.czxid == st->czxid) return absl::OkStatus();
       if (r.rc == ZOK) {
-        return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                          absl::StrCat("the lock node ", st->node, " was deleted and "
-                                       "made again by another holder"));
+        return LostError(describe_, key.resource(),
+                         absl::StrCat("the lock node ", st->node, " was deleted and "
+                                      "made again by another holder"));
       }
       if (r.rc == ZNONODE) {
-        return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                          absl::StrCat("the lock node ", st->node, " is gone: another "
-                                       "client deleted it, or the session ended"));
+        return LostError(describe_, key.resource(),
+                         absl::StrCat("the lock node ", st->node, " is gone: another "
+                                      "client deleted it, or the session ended"));
       }
       return Failure(r, key.resource(), "check (exists)");
     }
@@ -282,8 +283,8 @@ absl::StatusOr<bool> ZooKeeperStore::Acquire(Key& key, LockMode mode, Deadline d
   }
   if (symfony()) {
     if (mode == LockMode::kShared) {
-      return StoreError(absl::StatusCode::kInvalidArgument, describe_, key.resource(),
-                        "format=symfony has no shared locks");
+      return ConfigurationError(describe_, key.resource(),
+                                "format=symfony has no shared locks");
     }
     return SaveSymfony(key, deadline);
   }
@@ -378,15 +379,15 @@ absl::Status ZooKeeperStore::DeleteSymfony(Key& key, ZkKeyState& st) {
   // the data version, which is 0 for every holder's node.
   ZkResult e = s.Exists(st.node, false, CallWait(s));
   if (e.answered && (e.rc == ZNONODE || (e.rc == ZOK && e.stat.czxid != st.czxid))) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      absl::StrCat("the lock node ", st.node, " was gone at release "
-                                   "(another client deleted it, or the session ended)"));
+    return LostError(describe_, key.resource(),
+                     absl::StrCat("the lock node ", st.node, " was gone at release "
+                                  "(another client deleted it, or the session ended)"));
   }
   ZkResult d = e.answered && e.rc == ZOK ? s.Delete(st.node, e.stat.version, CallWait(s)) : e;
   if (d.answered && d.rc == ZOK) return absl::OkStatus();
   if (d.answered && (d.rc == ZNONODE || d.rc == ZBADVERSION)) {
-    return StoreError(absl::StatusCode::kAborted, describe_, key.resource(),
-                      absl::StrCat("the lock node ", st.node, " changed during release"));
+    return LostError(describe_, key.resource(),
+                     absl::StrCat("the lock node ", st.node, " changed during release"));
   }
   if (!d.answered) {
     absl::StatusOr<absl::string_view> token = key.Token();
