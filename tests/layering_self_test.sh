@@ -12,21 +12,10 @@ mkdir -p "$copy/include" || exit 1
 cp -R "$root/src" "$root/tools" "$copy/" && cp -R "$root/include/ipclock" "$copy/include/" ||
   exit 1
 
-failures=0
-check() {  # check WHAT: run the checker on the copy; WHAT is the file it must name
-  out=$(IPCLOCK_SOURCE_ROOT="$copy" sh "$root/tests/layering_test.sh" 2>&1)
-  status=$?
-  if [ "$1" = clean ]; then
-    [ "$status" -eq 0 ] && return
-    echo "the tree as it is fails the check:"; echo "$out"
-  elif [ "$status" -ne 0 ] && printf '%s\n' "$out" | grep -q "^$1: "; then
-    echo "refused, as it must be: $(printf '%s\n' "$out" | grep "^$1: ")"
-    return
-  else
-    echo "a bad include in $1 passed the check (status $status):"; echo "$out"
-  fi
-  failures=$((failures + 1))
-}
+checker=layering_test.sh
+planted="a bad include"
+# shellcheck source=tests/planted_check.sh
+. "$root/tests/planted_check.sh"
 
 # plant FILE INCLUDE: adds `#include INCLUDE` to FILE's includes, checks that
 # the check refuses it, and puts the file back.
