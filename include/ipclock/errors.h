@@ -15,7 +15,10 @@
 //
 // A store classes each failure once, in one place per store (its client
 // library's error codes, its server's replies, the OS errors of its files),
-// by this table. Faults that ipclock can see before a client library would
+// by this table, and makes the status with the constructor of its class
+// (src/core/store_errors.h: ConfigurationError, RefusedError, NotBuiltError,
+// TransientError, LostError, MisuseError, and for "other" MissingError,
+// OutOfResourcesError, UnexpectedError ...), never with a code of its own. Faults that ipclock can see before a client library would
 // (an option's value, a count or length the library cannot take, a file of
 // the wrong type) are found in the store's own DSN check, before anything is
 // opened or connected.
@@ -96,15 +99,6 @@ absl::StatusCode CodeOf(FaultClass fault);
 // Whether trying again later may succeed with nothing changed here: true for
 // the transient class only.
 inline bool IsTransient(const absl::Status& status) { return absl::IsUnavailable(status); }
-
-// Whether the failure will come back on every try until the configuration,
-// the credentials or the build change (configuration, refused, not built).
-bool IsPermanent(const absl::Status& status);
-
-// For stores: `<store>: resource "<resource>": <message>` (or `<store>:
-// <message>` without a resource) with the code of `fault`.
-absl::Status StoreFault(FaultClass fault, absl::string_view store,
-                        absl::string_view resource, absl::string_view message);
 
 }  // namespace ipclock
 

@@ -3,8 +3,6 @@
 
 #include "ipclock/errors.h"
 
-#include "platform/errors.h"
-
 namespace ipclock {
 
 FaultClass FaultClassOf(const absl::Status& status) {
@@ -47,18 +45,6 @@ absl::StatusCode CodeOf(FaultClass fault) {
       break;
   }
   return absl::StatusCode::kInternal;
-}
-
-bool IsPermanent(const absl::Status& status) {
-  if (status.ok()) return false;
-  const FaultClass c = FaultClassOf(status);
-  return c == FaultClass::kConfiguration || c == FaultClass::kRefused ||
-         c == FaultClass::kNotBuilt;
-}
-
-absl::Status StoreFault(FaultClass fault, absl::string_view store, absl::string_view resource,
-                        absl::string_view message) {
-  return StoreError(CodeOf(fault), store, resource, message);
 }
 
 }  // namespace ipclock

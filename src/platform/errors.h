@@ -8,7 +8,8 @@
 //   /run/lock/app/sf.invoice-42.PDBLwhy.lock: Permission denied [EACCES]
 //
 // The code says the fault's class, as include/ipclock/errors.h tables them
-// (stores use StoreFault() there); ErrnoToCode() is that table for errno.
+// (stores use the constructors of core/store_errors.h); ErrnoToCode() is
+// that table for errno.
 
 #ifndef IPCLOCK_PLATFORM_ERRORS_H_
 #define IPCLOCK_PLATFORM_ERRORS_H_

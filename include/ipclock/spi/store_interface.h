@@ -70,10 +70,11 @@
 //
 // Failures: a store puts each in one class of ipclock/errors.h
 // (configuration, refused, transient, ...), in one place per store, and
-// returns that class's code (`StoreFault()` there makes the status). Only a
-// transient failure is ever retried, by callers and by the store's own
-// waits; whatever the store can tell from its options alone is refused
-// when it is built, before any connection or file is opened.
+// returns that class's code (ipclock's own stores make the status with the
+// constructor of its class, src/core/store_errors.h). Only a transient
+// failure is ever retried, by callers and by the store's own waits;
+// whatever the store can tell from its options alone is refused when it is
+// built, before any connection or file is opened.
 
 #ifndef IPCLOCK_SPI_STORE_INTERFACE_H_
 #define IPCLOCK_SPI_STORE_INTERFACE_H_
