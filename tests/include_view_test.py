@@ -58,6 +58,12 @@ def preprocess(entry, source_path, original):
     return subprocess.run(out, cwd=entry['directory'], capture_output=True, text=True)
 
 
+def not_found(include, stderr):
+    # GCC says "x.h: No such file or directory", clang "'x.h' file not found".
+    return (f'{include}: No such file' in stderr or
+            f"'{include}' file not found" in stderr)
+
+
 def main():
     build_root, source_root = sys.argv[1], sys.argv[2]
     with open(os.path.join(build_root, 'compile_commands.json')) as f:
@@ -89,7 +95,7 @@ def main():
                         break
                     continue
                 checked += 1
-                if result.returncode != 0 and f'{include}: No such file' in result.stderr:
+                if result.returncode != 0 and not_found(include, result.stderr):
                     print(f'refused, as it must be: "{include}" in {rel} ({meaning})')
                 else:
                     print(f'FAIL: "{include}" in {rel} ({meaning}) was found '
