@@ -280,7 +280,7 @@ const std::vector<CommandOptions>& AllOptions() {
   static const std::vector<CommandOptions> all = {
       {"run",
        {"--key", "--file", "--store", "--exclusive", "--shared", "--nonblock", "--wait",
-        "--conflict-exit-code", "--permits", "--ttl", "--check-interval", "--kill-after",
+        "--conflict-exit-code", "--permits", "--limit", "--weight", "--ttl", "--check-interval", "--kill-after",
         "--command", "--close", "--verbose", "--help"}},
       {"list", {"--store", "--key", "--format", "--json", "--output", "--help"}},
       {"doctor", {"--store", "--root", "--user", "--json", "--help"}},

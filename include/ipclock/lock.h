@@ -75,6 +75,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/attributes.h"
 #include "absl/status/status.h"
@@ -167,6 +168,11 @@ struct LockOptions {
   // Holders allowed at once on counting stores; 1 everywhere else (a store
   // that does not count refuses more with InvalidArgument).
   uint32_t permits = 1;
+  // Permits this Lock takes of `permits`, all or none: 1 to `permits`; more
+  // than 1 on stores with the `weighted` capability only (InvalidArgument
+  // elsewhere). A semaphore of slot locks over any store takes weights
+  // (ipclock/stores/slot_semaphore_store.h).
+  uint32_t weight = 1;
   KeyOptions key_options;
   // Ends this Lock's waits when cancelled (see `Canceller` above); none by
   // default.
@@ -285,6 +291,10 @@ class Lock {
   // Whether the previous holder died holding the lock (stores with
   // `owner_death`).
   bool previous_owner_died() const;
+  // The slots held, on a semaphore of slot locks (`RESOURCE_k`,
+  // ipclock/stores/slot_semaphore_store.h): their indices, ascending. Empty
+  // on every other store and while nothing is held.
+  std::vector<uint32_t> slots() const;
 
   const Store& store() const { return *store_; }
   const LockOptions& options() const { return options_; }

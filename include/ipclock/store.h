@@ -69,6 +69,9 @@ struct Capabilities {
   bool owner_death = false;
   // More than one permit per resource (counting semaphores).
   bool counting = false;
+  // A holder may take several of the permits at once, all or none
+  // (`LockOptions::weight`); counting stores only.
+  bool weighted = false;
   // Waiters are served in the order they began to wait: a holder that
   // releases and acquires again queues behind them, and a try never jumps
   // the queue, so no waiter starves. Among whom (every process, or only

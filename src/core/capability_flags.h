@@ -16,6 +16,7 @@
 #define IPCLOCK_CORE_CAPABILITY_FLAGS_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/time/time.h"
 #include "ipclock/store.h"
@@ -34,6 +35,7 @@ inline constexpr CapabilityFlags kCanCount = 1u << 6;          // counting
 inline constexpr CapabilityFlags kIsFair = 1u << 7;            // fair
 inline constexpr CapabilityFlags kInheritsPriority = 1u << 8;  // priority_inheritance
 inline constexpr CapabilityFlags kCanCancel = 1u << 9;         // cancellable
+inline constexpr CapabilityFlags kCanWeigh = 1u << 10;         // weighted
 
 // `flags` when `on`, else none.
 constexpr CapabilityFlags When(bool on, CapabilityFlags flags) { return on ? flags : 0; }
@@ -54,10 +56,16 @@ constexpr Capabilities MakeCapabilities(
   c.fair = (flags & kIsFair) != 0;
   c.priority_inheritance = (flags & kInheritsPriority) != 0;
   c.cancellable = (flags & kCanCancel) != 0;
+  c.weighted = (flags & kCanWeigh) != 0;
   c.scope = scope;
   c.max_lease = max_lease;
   return c;
 }
+
+// Why `weight` permits of `permits` cannot be taken on a store with `caps`,
+// or "" if they can: a weight of 0, more than the permits, or more than 1
+// on a store without the `weighted` capability.
+std::string WeightProblem(uint32_t permits, uint32_t weight, const Capabilities& caps);
 
 }  // namespace ipclock
 

@@ -45,6 +45,8 @@ Key Key::Twin() const {
   twin.expiry_ = expiry_;
   twin.fence_ = fence_;
   twin.permits_ = permits_;
+  twin.weight_ = weight_;
+  twin.slots_ = slots_;
   twin.previous_owner_died_ = previous_owner_died_;
   twin.serializable_ = serializable_;
   twin.canceller_ = canceller_;

@@ -8,6 +8,7 @@
 
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
+#include "core/capability_flags.h"
 #include "core/diagnostics.h"
 #include "core/metrics.h"
 #include "platform/errors.h"
@@ -36,6 +37,10 @@ absl::StatusOr<Lock> Lock::Create(std::shared_ptr<Store> store,
                            " needs a counting store (semaphore, "
                            "posix-semaphore, in-memory)"));
   }
+  if (std::string problem = WeightProblem(options.permits, options.weight, caps);
+      !problem.empty()) {
+    return StoreError(absl::StatusCode::kInvalidArgument, store->Describe(), resource, problem);
+  }
   if (absl::Status s = CheckLeaseFits(caps, options.ttl); !s.ok()) {
     return StoreError(s.code(), store->Describe(), resource, s.message());
   }
@@ -47,6 +52,7 @@ absl::StatusOr<Lock> Lock::Create(std::shared_ptr<Store> store,
                                    absl::FormatDuration(options.ttl)));
   }
   KeyWriter(*key).set_permits(options.permits);
+  KeyWriter(*key).set_weight(options.weight);
   return Lock(std::move(store), *std::move(key), options);
 }
 
@@ -428,6 +434,11 @@ std::optional<uint64_t> Lock::fence() const {
 }
 
 bool Lock::previous_owner_died() const { return key_ && key_->previous_owner_died(); }
+
+std::vector<uint32_t> Lock::slots() const {
+  if (!key_) return {};
+  return std::vector<uint32_t>(key_->slots().begin(), key_->slots().end());
+}
 
 absl::StatusOr<std::string> Lock::Serialize() {
   if (store_ == nullptr) {

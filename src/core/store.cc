@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/capability_flags.h"
 #include "platform/errors.h"
 #include "ipclock/spi/store_interface.h"
 
@@ -77,6 +78,19 @@ WatchTargets StoreInterface::GetWatchTargets(Key&) { return WatchTargets(); }
 
 absl::StatusOr<WaitWord> StoreInterface::GetWaitWord(Key&) { return WaitWord(); }
 
+std::string WeightProblem(uint32_t permits, uint32_t weight, const Capabilities& caps) {
+  if (weight == 0) return "weight must be at least 1";
+  if (weight > permits) {
+    return absl::StrCat("weight=", weight, " is more than the limit (permits=", permits, ")");
+  }
+  if (weight != 1 && !caps.weighted) {
+    return absl::StrCat("weight=", weight,
+                        " needs a store whose count takes weights (semaphore, in-memory) "
+                        "or a semaphore of slot locks (stores/slot_semaphore_store.h)");
+  }
+  return "";
+}
+
 absl::StatusOr<bool> StoreCalls::Acquire(Store& store, const Capabilities& caps,
                                       Key& key, LockMode mode, Deadline deadline) {
   // A store asked for what it cannot do: a configuration fault
@@ -91,6 +105,11 @@ absl::StatusOr<bool> StoreCalls::Acquire(Store& store, const Capabilities& caps,
                       absl::StrCat("permits=", key.permits(),
                                    " needs a counting store (semaphore, "
                                    "posix-semaphore, in-memory)"));
+  }
+  if (key.weight() == 0 || key.weight() > key.permits() ||
+      (key.weight() != 1 && !caps.weighted)) {
+    return StoreError(absl::StatusCode::kInvalidArgument, store.Describe(),
+                      key.resource(), WeightProblem(key.permits(), key.weight(), caps));
   }
   absl::StatusOr<bool> saved = Ops(store).Acquire(key, mode, deadline);
   if (ABSL_PREDICT_TRUE(saved.ok())) return saved;
@@ -149,6 +168,7 @@ std::string CapabilitiesToString(const Capabilities& c) {
   if (c.fair) parts.push_back("fair");
   if (c.priority_inheritance) parts.push_back("priority-inheritance");
   if (c.cancellable) parts.push_back("cancellable");
+  if (c.weighted) parts.push_back("weighted");
   return absl::StrJoin(parts, ",");
 }
 

@@ -32,6 +32,7 @@
 #include "ipclock/spi/deadline.h"
 #include "ipclock/stores/etcd_store.h"
 #include "ipclock/stores/flock_store.h"
+#include "ipclock/stores/slot_semaphore_store.h"
 #include "ipclock/lock.h"
 #include "ipclock/lock_watch.h"
 #include "ipclock/store_factory.h"
@@ -217,6 +218,12 @@ void ExportLockEnvironment(const std::vector<ipclock::Lock>& locks,
   } else {
     unsetenv("IPCLOCK_FENCE");
   }
+  // A slot semaphore's slots: slot K is the lock RESOURCE_K.
+  if (std::vector<uint32_t> slots = locks.front().slots(); !slots.empty()) {
+    setenv("IPCLOCK_SLOTS", absl::StrJoin(slots, " ").c_str(), 1);
+  } else {
+    unsetenv("IPCLOCK_SLOTS");
+  }
   if (died) {
     setenv("IPCLOCK_PREVIOUS_OWNER_DIED", "1", 1);
   } else {
@@ -355,6 +362,8 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask,
     PrintError(store.status());
     return ExitCodeForStatus(store.status());
   }
+  // --limit: counted natively where the store can, else in slot locks.
+  if (options.limit > 0) *store = ipclock::SemaphoreStoreFor(*std::move(store));
   const ipclock::Capabilities caps = (*store)->capabilities();
   if (options.mode == ipclock::LockMode::kShared && !caps.shared) {
     // As --permits on a store that does not count: a usage error.
@@ -373,7 +382,8 @@ int RunCommand(const RunOptions& options, const sigset_t& child_mask,
       options.file.empty() ? options.keys : std::vector<std::string>{options.file};
 
   ipclock::LockOptions lock_options;
-  lock_options.permits = options.permits;
+  lock_options.permits = options.limit > 0 ? options.limit : options.permits;
+  lock_options.weight = options.weight;
   lock_options.ttl = options.ttl;
   // The Lock's one try found the lock held: the store has answered, which
   // a wait behind a holder would not tell Retry until it ends, and there

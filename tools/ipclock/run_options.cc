@@ -23,6 +23,8 @@ enum LongOnly : int {
   kOptStore,
   kOptVerbose,
   kOptPermits,
+  kOptLimit,
+  kOptWeight,
   kOptTtl,
   kOptKillAfter,
   kOptCheckInterval,
@@ -52,6 +54,8 @@ const struct option kLongOptions[] = {
     {"command", required_argument, nullptr, 'c'},
     {"verbose", no_argument, nullptr, kOptVerbose},
     {"permits", required_argument, nullptr, kOptPermits},
+    {"limit", required_argument, nullptr, kOptLimit},
+    {"weight", required_argument, nullptr, kOptWeight},
     {"ttl", required_argument, nullptr, kOptTtl},
     {"kill-after", required_argument, nullptr, kOptKillAfter},
     {"check-interval", required_argument, nullptr, kOptCheckInterval},
@@ -93,6 +97,7 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
   std::optional<std::string> shell_command;
   std::vector<std::string> keys;
   bool have_file = false;
+  bool have_weight = false;
 
   ResetGetopt();
   for (;;) {
@@ -158,6 +163,16 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
             SetWholeNumber("--permits", optarg, uint32_t{1}, std::numeric_limits<uint32_t>::max(),
                            "expected a whole number >= 1", &options.permits);
         break;
+      case kOptLimit:
+        // SEMVMX: the SysV store's kernel count holds no more.
+        problem = SetWholeNumber("--limit", optarg, uint32_t{1}, uint32_t{32767},
+                                 "expected a whole number from 1 to 32767", &options.limit);
+        break;
+      case kOptWeight:
+        have_weight = true;
+        problem = SetWholeNumber("--weight", optarg, uint32_t{1}, uint32_t{32767},
+                                 "expected a whole number from 1 to 32767", &options.weight);
+        break;
       case 'h':
         options.show_help = true;
         return options;
@@ -177,6 +192,17 @@ absl::StatusOr<RunOptions> ParseRunOptions(int argc, char** argv) {
     return Usage("--file locks that exact file; it takes no --store");
   }
   if (have_file && options.file.empty()) return Usage("--file needs a path");
+  if (options.limit > 0) {
+    if (have_file) return Usage("--limit counts slots of a --key, not a --file");
+    if (options.permits > 1) return Usage("give --limit or --permits, not both");
+    if (options.mode == ipclock::LockMode::kShared) return Usage("a --limit has no shared mode (-s)");
+    if (options.weight > options.limit) {
+      return Usage(absl::StrCat("--weight ", options.weight, " is more than --limit ",
+                                options.limit));
+    }
+  } else if (have_weight) {
+    return Usage("--weight takes permits of a --limit: give --limit N too");
+  }
   for (const std::string& key : keys) {
     if (key.empty()) return Usage("--key needs a non-empty name");
   }

@@ -33,6 +33,11 @@ struct RunOptions {
   int conflict_exit_code = 1;
   bool verbose = false;
   uint32_t permits = 1;
+  // --limit: a semaphore of this many permits on any store (slot locks
+  // where the store does not count with weights natively); 0 without.
+  uint32_t limit = 0;
+  // --weight: the permits of `limit` this run takes, all or none.
+  uint32_t weight = 1;
   // --ttl: the lease on stores whose locks expire (renewed by the watch at a
   // third of its length while COMMAND runs); no effect on other stores.
   absl::Duration ttl = absl::Seconds(300);

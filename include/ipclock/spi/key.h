@@ -81,6 +81,14 @@ class Key {
   // default) makes a mutex; stores without the `counting` capability refuse
   // anything else.
   uint32_t permits() const { return permits_; }
+  // Permits this acquisition takes of `permits()`, all or none: 1 (the
+  // default) to `permits()`. Stores without the `weighted` capability
+  // refuse anything but 1.
+  uint32_t weight() const { return weight_; }
+  // The slots held, on a semaphore made of slot locks (RESOURCE_0 ..
+  // RESOURCE_{permits-1}, stores/slot_semaphore_store.h): their indices,
+  // ascending. Empty on every other store, and while nothing is held.
+  const absl::InlinedVector<uint32_t, 4>& slots() const { return slots_; }
 
   // --- Lease (expiring stores only) -----------------------------------------
 
@@ -138,7 +146,7 @@ class Key {
 
   // --- Another thread's view -------------------------------------------------
 
-  // A key for the same acquisition (resource, token, permits, lease, fence,
+  // A key for the same acquisition (resource, token, permits, weight, lease, fence,
   // canceller) that holds no store's state: for code between Lock and a
   // store that asks one store about this acquisition on another thread
   // while this key stays in use, lending it that store's state
@@ -192,6 +200,8 @@ class Key {
   std::optional<Deadline> expiry_;
   std::optional<uint64_t> fence_;
   uint32_t permits_ = 1;
+  uint32_t weight_ = 1;
+  absl::InlinedVector<uint32_t, 4> slots_;
   bool previous_owner_died_ = false;
   bool serializable_ = true;
   bool tried_just_now_ = false;

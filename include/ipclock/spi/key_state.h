@@ -56,6 +56,11 @@ class KeyWriter {
 
   // Holders a counting store lets share the resource (Key::permits()).
   void set_permits(uint32_t permits) { key_.permits_ = permits; }
+  // Permits this acquisition takes (Key::weight()).
+  void set_weight(uint32_t weight) { key_.weight_ = weight; }
+  // The slot locks held (Key::slots()).
+  void set_slots(const absl::InlinedVector<uint32_t, 4>& slots) { key_.slots_ = slots; }
+  void clear_slots() { key_.slots_.clear(); }
 
   // --- Lease (expiring stores only) -----------------------------------------
 
@@ -80,6 +85,9 @@ class KeyWriter {
   // The canceller whose Cancel() ends the key's waits (Key::cancelled());
   // it must outlive every store call on the key.
   void set_canceller(const Canceller* canceller) { key_.canceller_ = canceller; }
+  // The canceller of `from` (a key that holds others, as a semaphore's
+  // holds its slots' keys), which outlives these keys' store calls too.
+  void ShareCanceller(const Key& from) { key_.canceller_ = from.canceller_; }
   // Key::tried_just_now(), for the length of one wait.
   void set_tried_just_now(bool tried) { key_.tried_just_now_ = tried; }
 

@@ -8,6 +8,8 @@
 #include <sys/sem.h>
 #include <time.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -223,6 +225,9 @@ absl::Status InitOrCheckPermits(const SysvContext& ctx, uint32_t permits,
   return absl::OkStatus();
 }
 
+// A weight is at most the permits, at most SEMVMX: it fits a sem_op.
+short Weight(const SysvAttachment& att) { return static_cast<short>(att.weight); }
+
 bool Gone(pid_t pid) { return pid > 0 && pid != CurrentPid() && ProcessIsGone(pid, 0); }
 
 // In our sets every acquisition adds one to #4 and every release takes one
@@ -266,6 +271,66 @@ bool CheckOwnerDeath(SysvAttachment* att, bool marks_checked, pid_t suspect) {
   // nothing better can be done about it here.
   (void)LeaveInit(semid);
   return dead > 0 || Gone(suspect);
+}
+
+// Gives back the `taken` permits (and marks) of a reservation that did not
+// get them all. Told of a death on the way, it leaves those marks, so that
+// the holder that next takes the permits is told instead.
+void GiveBackReserved(SysvAttachment* att, int taken, bool died) {
+  if (taken == 0) return;
+  struct sembuf ops[2] = {{kSysvLockSem, static_cast<short>(taken), SEM_UNDO},
+                          {kSysvHeldSem, static_cast<short>(-taken), IPC_NOWAIT}};
+  const size_t n = att->own_layout() && !died ? 2 : 1;
+  if (SysvSemOp(att->semid, ops, n) == EAGAIN && n == 2) (void)SysvSemOp(att->semid, ops, 1);
+}
+
+// A wait for a weight W > 1. Linux serves a semop that can proceed at
+// once, however many wait before it, so a wait for W permits in one semop
+// starves behind holders of one permit that come and go: W are never free
+// together. Instead the permits are taken one at a time, each in the
+// kernel's queue with the other waiters, and kept, until there are W.
+// Two such waiters could each keep some and wait for the rest forever:
+// a waiter that gets no further permit within its slice gives back what it
+// kept and starts again with a longer slice (doubled, with a jitter of the
+// pid, so two such waiters do not give back in step). A slice that
+// outlasts the holders' hold gets all W, so holders of one permit,
+// however many, cannot keep a waiter out. Permits kept while waiting count
+// as held: a waiter killed meanwhile is a dead holder to the next one.
+absl::StatusOr<SysvStep> ReserveOneByOne(const SysvContext& ctx, SysvAttachment* att,
+                                         Deadline deadline, pid_t suspect,
+                                         bool* previous_owner_died) {
+  const int weight = static_cast<int>(att->weight);
+  const size_t n = att->own_layout() ? 2 : 1;
+  absl::Duration slice = absl::Milliseconds(5 + CurrentPid() % 5);
+  int taken = 0;
+  bool died = false;
+  while (taken < weight) {
+    struct sembuf one[2] = {{kSysvLockSem, -1, SEM_UNDO}, {kSysvHeldSem, 1, 0}};
+    const absl::Duration wait = std::min(slice, deadline.Remaining());
+    struct timespec ts = absl::ToTimespec(wait);
+    const int err = SysvSemTimedOp(att->semid, one, n, &ts);
+    if (err == 0) {
+      ++taken;
+      died = CheckOwnerDeath(att, /*marks_checked=*/false, suspect) || died;
+      continue;
+    }
+    if (err == EINTR) continue;
+    if (SysvSetGone(err)) return SysvStep::kGone;  // what we kept went with it
+    if (err != EAGAIN) {
+      GiveBackReserved(att, taken, died);
+      return Error(ctx, err, att->ipc_key, "semop (acquire)");
+    }
+    if (deadline.has_passed()) {
+      GiveBackReserved(att, taken, died);
+      return SysvStep::kBusy;
+    }
+    GiveBackReserved(att, taken, died);
+    taken = 0;
+    died = false;
+    slice = slice * 2 + absl::Milliseconds(CurrentPid() % 5);
+  }
+  *previous_owner_died = died;
+  return SysvStep::kDone;
 }
 
 }  // namespace
@@ -346,7 +411,7 @@ void AbandonLostPermit(SysvAttachment* att) {
   // one permit too many), but our mark in #4 is, or the next holder would
   // be told of a death that did not happen.
   if (att->own_layout()) {
-    struct sembuf unmark = {kSysvHeldSem, -1, IPC_NOWAIT};
+    struct sembuf unmark = {kSysvHeldSem, static_cast<short>(-Weight(*att)), IPC_NOWAIT};
     (void)SysvSemOp(att->semid, &unmark, 1);
   }
   DetachSet(att);
@@ -389,11 +454,15 @@ absl::StatusOr<SysvStep> AcquirePermit(const SysvContext& ctx, SysvAttachment* a
   }
   bool skip_try = tried_just_now && !deadline.has_passed();
   bool check_marks = own && att->permits == 1 && !skip_try;
+  // A weight of W takes W permits and leaves W marks, all or none, in the
+  // same semop: the kernel applies a semop's operations atomically, and a
+  // dead holder's SEM_UNDO gives all W back at once.
+  const short weight = Weight(*att);
   struct sembuf checked_ops[3] = {{kSysvLockSem, -1, SEM_UNDO | IPC_NOWAIT},
                                   {kSysvHeldSem, 0, IPC_NOWAIT},
                                   {kSysvHeldSem, 1, 0}};
-  struct sembuf plain_ops[2] = {{kSysvLockSem, -1, SEM_UNDO | IPC_NOWAIT},
-                                {kSysvHeldSem, 1, 0}};
+  struct sembuf plain_ops[2] = {{kSysvLockSem, static_cast<short>(-weight), SEM_UNDO | IPC_NOWAIT},
+                                {kSysvHeldSem, weight, 0}};
   const size_t plain_n = own ? 2 : 1;
   bool waited = false;
   for (;;) {
@@ -445,6 +514,7 @@ absl::StatusOr<SysvStep> AcquirePermit(const SysvContext& ctx, SysvAttachment* a
       if (lock_pid > 0 && lock_pid != self && (!own || lock_pid != held_pid)) {
         suspect = lock_pid;
       }
+      if (weight > 1) return ReserveOneByOne(ctx, att, deadline, suspect, previous_owner_died);
     }
   }
 }
@@ -453,7 +523,8 @@ absl::Status ReleasePermit(const SysvContext& ctx, SysvAttachment* att, bool die
   // The permit and our mark in #4 go back in one semop. IPC_NOWAIT on #4: a
   // count already settled to zero by a holder that wrongly took us for dead
   // must not block the release.
-  struct sembuf ops[2] = {{kSysvLockSem, 1, SEM_UNDO}, {kSysvHeldSem, -1, IPC_NOWAIT}};
+  struct sembuf ops[2] = {{kSysvLockSem, Weight(*att), SEM_UNDO},
+                          {kSysvHeldSem, static_cast<short>(-Weight(*att)), IPC_NOWAIT}};
   const size_t n = att->own_layout() && !died ? 2 : 1;
   int err = SysvSemOp(att->semid, ops, n);
   if (err == EAGAIN && n == 2) err = SysvSemOp(att->semid, ops, 1);
@@ -484,11 +555,12 @@ absl::Status CheckSetHeld(const SysvContext& ctx, const SysvAttachment& att) {
   err = SysvGetAll(att.semid, v, kSysvOwnSems, &nsems);
   if (SysvSetGone(err)) return Removed(ctx, att, "was removed");
   if (err != 0) return Error(ctx, err, att.ipc_key, "semctl GETALL");
-  if (v[kSysvUsageSem] == 0 || v[kSysvLockSem] >= att.permits) {
+  if (v[kSysvUsageSem] == 0 || v[kSysvLockSem] + att.weight > att.permits) {
     return Removed(ctx, att,
                    absl::StrFormat("was reset by another process (semval %d of %d "
-                                   "permits while we hold one, %d attached)",
-                                   v[kSysvLockSem], att.permits, v[kSysvUsageSem]));
+                                   "permits while we hold %d, %d attached)",
+                                   v[kSysvLockSem], att.permits, att.weight,
+                                   v[kSysvUsageSem]));
   }
   return absl::OkStatus();
 }

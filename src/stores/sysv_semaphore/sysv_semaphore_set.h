@@ -51,6 +51,9 @@ struct SysvAttachment {
   int nsems = 0;
   // The permits this attachment verified against the set (CheckPermits).
   uint32_t permits = 0;
+  // The permits the current (or last) acquisition took: its weight
+  // (Key::weight()), taken and given back in one semop.
+  uint32_t weight = 1;
   // The process that attached: after fork() the child has none of the undo
   // records behind our count in #1, so the attachment is not its to use or
   // to end.

@@ -83,7 +83,7 @@ Capabilities SemaphoreCapabilities() {
   // possible, first queued first: the permit never comes free for the
   // releaser to take back (semaphore_store.h, "Fairness").
   return MakeCapabilities(kSemaphoreEntry.scope,
-                          kCanBlock | kCanCount | kSeesOwnerDeath | kIsFair);
+                          kCanBlock | kCanCount | kCanWeigh | kSeesOwnerDeath | kIsFair);
 }
 
 class SemaphoreStore final : public StoreWithRelease<SemKeyState> {
@@ -207,6 +207,7 @@ absl::StatusOr<bool> SemaphoreStore::Acquire(Key& key, LockMode mode, Deadline d
     bool died = false;
     // Only the first pass follows the Lock's try; after a removed set, try.
     const bool tried = key.tried_just_now() && vanished == 0;
+    att.weight = key.weight();
     absl::StatusOr<SysvStep> step = AcquirePermit(ctx, &att, deadline, tried, &died);
     // Busy or failed, the attachment stays for the next try.
     if (!step.ok()) return step.status();
@@ -265,23 +266,25 @@ absl::Status SemaphoreStore::CheckHeld(Key& key) {
 // set (after the kernel's counters wrapped) is the interval check's.
 class SysvSetProbe final : public WatchProbe {
  public:
-  SysvSetProbe(int semid, uint32_t permits) : semid_(semid), permits_(permits) {}
+  SysvSetProbe(int semid, uint32_t permits, uint32_t weight)
+      : semid_(semid), most_free_(static_cast<int>(permits - weight)) {}
   bool Changed() override {
     int free = 0;
-    return SysvGetVal(semid_, kSysvLockSem, &free) != 0 ||
-           free >= static_cast<int>(permits_);
+    return SysvGetVal(semid_, kSysvLockSem, &free) != 0 || free > most_free_;
   }
 
  private:
   const int semid_;
-  const uint32_t permits_;
+  // More free permits than this while we hold ours: the set was reset.
+  const int most_free_;
 };
 
 WatchTargets SemaphoreStore::GetWatchTargets(Key& key) {
   WatchTargets targets;
   const SemKeyState* st = state(key);
   if (st != nullptr && st->held && st->set->att.attach_pid == CurrentPid()) {
-    targets.probe = std::make_shared<SysvSetProbe>(st->set->att.semid, st->set->att.permits);
+    targets.probe = std::make_shared<SysvSetProbe>(st->set->att.semid, st->set->att.permits,
+                                                   st->set->att.weight);
   }
   return targets;
 }

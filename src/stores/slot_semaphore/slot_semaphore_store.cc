@@ -1,0 +1,344 @@
+// Copyright 2026 The ipclock Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Counting semaphores of slot locks (include/ipclock/stores/slot_semaphore_store.h):
+// a key of permits N holds `weight` of the slot store's locks R_0..R_{N-1}.
+//
+// Every slot key lives in this store's state in the semaphore's key, made
+// once per slot and kept between acquisitions, so that a slot store's
+// reused handle (flock's open file, shm's slot) stays warm, as a reused
+// Lock's does.
+
+#include "ipclock/stores/slot_semaphore_store.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "core/backoff.h"
+#include "core/store_errors.h"
+#include "ipclock/spi/store_interface.h"
+#include "platform/random.h"
+
+namespace ipclock {
+namespace {
+
+constexpr absl::string_view kSeparator = "_";
+
+struct SlotState final : KeyState {
+  // By slot index; made at first use.
+  std::vector<std::optional<Key>> keys;
+  // The slots held, ascending.
+  absl::InlinedVector<uint32_t, 4> held;
+  // The lease the Lock asked for, on expiring slot stores: each slot's
+  // starts when that slot is tried, as a lock's starts when it is tried.
+  std::optional<absl::Duration> lease;
+};
+
+// Any probe changed: the watch then checks every slot.
+class EitherProbe final : public WatchProbe {
+ public:
+  explicit EitherProbe(std::vector<std::shared_ptr<WatchProbe>> probes)
+      : probes_(std::move(probes)) {}
+  bool Changed() override {
+    bool changed = false;
+    for (const auto& p : probes_) changed = p->Changed() || changed;
+    return changed;
+  }
+
+ private:
+  std::vector<std::shared_ptr<WatchProbe>> probes_;
+};
+
+class SlotSemaphoreStore final : public StoreWithState<SlotState> {
+ public:
+  explicit SlotSemaphoreStore(std::shared_ptr<Store> slots)
+      : slots_(std::move(slots)), slot_caps_(slots_->capabilities()) {
+    caps_ = slot_caps_;
+    caps_.counting = true;
+    caps_.weighted = true;
+    caps_.shared = false;
+    caps_.serializable = false;
+    caps_.fair = false;
+    caps_.priority_inheritance = false;
+    describe_ = absl::StrCat(slots_->Describe(), " (slot semaphore)");
+    SetDiagnosticSink(slots_->diagnostic_sink());
+    SetMetricsMode(slots_->metrics_mode());
+  }
+
+  absl::string_view name() const override { return slots_->name(); }
+  std::string Describe() const override { return describe_; }
+  Capabilities capabilities() const override { return caps_; }
+
+ private:
+  absl::StatusOr<bool> Acquire(Key& key, LockMode mode, Deadline deadline) override {
+    if (mode != LockMode::kExclusive) {
+      return ConfigurationError(describe_, key.resource(), "a semaphore has no shared mode");
+    }
+    SlotState& st = EnsureState(key);
+    if (!st.held.empty()) return true;  // already ours
+    if (absl::Status s = MakeSlotKeys(key, st); !s.ok()) return s;
+    st.lease.reset();
+    if (slot_caps_.expiring && key.expiry().has_value()) st.lease = key.expiry()->Remaining();
+    const uint32_t weight = key.weight();
+    absl::StatusOr<bool> got = TryFromRandomStart(key, st, weight);
+    if (!got.ok() || *got || deadline.has_passed()) return Finish(key, st, got);
+    if (weight == 1) {
+      // No one slot is the one to wait for: ask again after a backoff.
+      Backoff backoff(absl::Milliseconds(1), absl::Milliseconds(50));
+      while (true) {
+        if (key.cancelled()) return false;
+        backoff.Sleep(deadline, key.cancel_fd());
+        got = TryFromRandomStart(key, st, weight);
+        if (!got.ok() || *got || deadline.has_passed()) return Finish(key, st, got);
+      }
+    }
+    return Finish(key, st, Reserve(key, st, weight, deadline));
+  }
+
+  // Gives every slot key the semaphore's canceller, making those not made
+  // yet.
+  absl::Status MakeSlotKeys(Key& key, SlotState& st) {
+    const uint32_t permits = key.permits();
+    if (st.keys.size() != permits) {
+      st.keys.clear();
+      st.keys.resize(permits);
+    }
+    for (uint32_t i = 0; i < permits; ++i) {
+      if (!st.keys[i].has_value()) {
+        // The semaphore's name was checked against its own limit: the
+        // slot's suffix does not count against it.
+        KeyOptions options;
+        options.max_resource_bytes = key.resource().size() + 16;
+        absl::StatusOr<Key> slot = Key::Create(SlotName(key.resource(), i), options);
+        if (!slot.ok()) return Restated(slot.status(), describe_, key.resource(), "slot key");
+        st.keys[i].emplace(*std::move(slot));
+      }
+      KeyWriter(*st.keys[i]).ShareCanceller(key);
+    }
+    return absl::OkStatus();
+  }
+
+  static std::string SlotName(absl::string_view resource, uint32_t slot) {
+    return absl::StrCat(resource, kSeparator, slot);
+  }
+
+  // Takes `weight` free slots from a random one on, without waiting; gives
+  // back what it took unless it got them all.
+  absl::StatusOr<bool> TryFromRandomStart(Key& key, SlotState& st, uint32_t weight) {
+    const uint32_t permits = static_cast<uint32_t>(st.keys.size());
+    uint32_t start = 0;
+    if (permits > 1 && !FillRandom(&start, sizeof start).ok()) start = 0;
+    start %= permits;
+    for (uint32_t i = 0; i < permits && st.held.size() < weight; ++i) {
+      const uint32_t slot = (start + i) % permits;
+      StartLease(st, *st.keys[slot]);
+      absl::StatusOr<bool> got = StoreCalls::Acquire(*slots_, slot_caps_, *st.keys[slot],
+                                                     LockMode::kExclusive, Deadline::Past());
+      if (!got.ok()) {
+        GiveBack(st);
+        return got.status();
+      }
+      if (*got) Note(st, slot);
+    }
+    if (st.held.size() == weight) return true;
+    GiveBack(st);
+    (void)key;
+    return false;
+  }
+
+  // Takes slots 0, 1, ... in order, waiting on each, keeping what it took,
+  // until it holds `weight`; at the deadline gives all back. On expiring
+  // slot stores it waits in slices of a third of the lease and extends the
+  // slots it keeps between them, or they would expire while it waits.
+  absl::StatusOr<bool> Reserve(Key& key, SlotState& st, uint32_t weight, Deadline deadline) {
+    const uint32_t permits = static_cast<uint32_t>(st.keys.size());
+    for (uint32_t slot = 0; slot < permits && st.held.size() < weight; ++slot) {
+      for (;;) {
+        const Deadline slice =
+            st.lease ? std::min(deadline, Deadline::In(*st.lease / 3)) : deadline;
+        StartLease(st, *st.keys[slot]);
+        absl::StatusOr<bool> got = StoreCalls::Acquire(*slots_, slot_caps_, *st.keys[slot],
+                                                       LockMode::kExclusive, slice);
+        if (got.ok() && *got) break;
+        if (!got.ok() || slice == deadline || key.cancelled()) {
+          GiveBack(st);
+          return got;
+        }
+        for (uint32_t kept : st.held) {
+          StartLease(st, *st.keys[kept]);
+          if (absl::Status s = StoreCalls::Extend(*slots_, *st.keys[kept], *st.lease); !s.ok()) {
+            GiveBack(st);
+            return s;
+          }
+        }
+      }
+      Note(st, slot);
+    }
+    if (st.held.size() == weight) return true;
+    GiveBack(st);
+    (void)key;
+    return false;
+  }
+
+  // A slot's lease starts now, as the Lock's did when it was tried.
+  static void StartLease(const SlotState& st, Key& slot) {
+    if (!st.lease) return;
+    KeyWriter w(slot);
+    w.ResetLifetime();
+    w.ReduceLifetime(*st.lease);
+  }
+
+  static void Note(SlotState& st, uint32_t slot) {
+    st.held.insert(std::upper_bound(st.held.begin(), st.held.end(), slot), slot);
+  }
+
+  // Releases the slots taken by a try or a wait that did not get them all.
+  // A slot whose previous holder died goes back as a dead holder's, so that
+  // the holder that takes it next is told: the death was not told to
+  // anyone who kept the permit.
+  void GiveBack(SlotState& st) {
+    for (uint32_t slot : st.held) {
+      Key& k = *st.keys[slot];
+      (void)(k.previous_owner_died() ? StoreCalls::ReleaseAsDead(*slots_, k)
+                                     : StoreCalls::Release(*slots_, k));
+    }
+    st.held.clear();
+  }
+
+  // Records in the semaphore's key what its slots reported.
+  absl::StatusOr<bool> Finish(Key& key, SlotState& st, absl::StatusOr<bool> got) {
+    if (!got.ok() || !*got) return got;
+    KeyWriter w(key);
+    w.set_slots(st.held);
+    bool died = false;
+    for (uint32_t slot : st.held) died = died || st.keys[slot]->previous_owner_died();
+    w.set_previous_owner_died(died);
+    w.set_fence(st.keys[st.held.front()]->fence());
+    if (!st.keys[st.held.front()]->serializable()) w.MarkUnserializable();
+    KeepShortestLease(key, st);
+    return true;
+  }
+
+  // The semaphore's lease is its shortest slot's.
+  void KeepShortestLease(Key& key, const SlotState& st) {
+    if (!slot_caps_.expiring) return;
+    std::optional<Deadline> shortest;
+    for (uint32_t slot : st.held) {
+      std::optional<Deadline> e = st.keys[slot]->expiry();
+      if (e && (!shortest || e->monotonic_nanos() < shortest->monotonic_nanos())) shortest = e;
+    }
+    KeyWriter(key).set_expiry(shortest);
+  }
+
+  absl::Status Extend(Key& key, absl::Duration ttl) override {
+    SlotState* st = state(key);
+    if (st == nullptr || st->held.empty()) {
+      return LostError(describe_, key.resource(), "the semaphore is not held");
+    }
+    absl::Status first;
+    for (uint32_t slot : st->held) {
+      KeyWriter w(*st->keys[slot]);
+      w.ResetLifetime();
+      w.ReduceLifetime(ttl);
+      absl::Status s = StoreCalls::Extend(*slots_, *st->keys[slot], ttl);
+      if (first.ok() && !s.ok()) first = s;
+    }
+    KeepShortestLease(key, *st);
+    return first;
+  }
+
+  absl::Status Release(Key& key) override { return ReleaseSlots(key, /*died=*/false); }
+  absl::Status ReleaseAsDead(Key& key) override { return ReleaseSlots(key, /*died=*/true); }
+
+  // Releases every slot; the first failure (a slot lost while held) is the
+  // result, and every slot is released all the same.
+  absl::Status ReleaseSlots(Key& key, bool died) {
+    SlotState* st = state(key);
+    if (st == nullptr) return absl::OkStatus();
+    absl::Status first;
+    for (uint32_t slot : st->held) {
+      Key& k = *st->keys[slot];
+      absl::Status s = died ? StoreCalls::ReleaseAsDead(*slots_, k) : StoreCalls::Release(*slots_, k);
+      if (first.ok() && !s.ok()) first = s;
+    }
+    st->held.clear();
+    KeyWriter(key).clear_slots();
+    return first;
+  }
+
+  absl::StatusOr<bool> IsHeld(Key& key) override {
+    SlotState* st = state(key);
+    if (st == nullptr || st->held.empty()) return false;
+    for (uint32_t slot : st->held) {
+      absl::StatusOr<bool> held = StoreCalls::IsHeld(*slots_, *st->keys[slot]);
+      if (!held.ok() || !*held) return held;
+    }
+    return true;
+  }
+
+  absl::Status CheckHeld(Key& key) override {
+    SlotState* st = state(key);
+    if (st == nullptr || st->held.empty()) {
+      return LostError(describe_, key.resource(), "the semaphore is not held");
+    }
+    for (uint32_t slot : st->held) {
+      if (absl::Status s = StoreCalls::CheckHeld(*slots_, *st->keys[slot]); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  // One slot's targets as they are; several merged, with the claims that
+  // one slot's events tell all dropped (the watch then also checks at its
+  // interval).
+  WatchTargets GetWatchTargets(Key& key) override {
+    SlotState* st = state(key);
+    if (st == nullptr || st->held.empty()) return WatchTargets();
+    if (st->held.size() == 1) {
+      return StoreCalls::GetWatchTargets(*slots_, *st->keys[st->held.front()]);
+    }
+    WatchTargets all;
+    std::vector<std::shared_ptr<WatchProbe>> probes;
+    for (uint32_t slot : st->held) {
+      WatchTargets t = StoreCalls::GetWatchTargets(*slots_, *st->keys[slot]);
+      all.inode_fds.insert(all.inode_fds.end(), t.inode_fds.begin(), t.inode_fds.end());
+      all.dir_fds_above.insert(all.dir_fds_above.end(), t.dir_fds_above.begin(),
+                               t.dir_fds_above.end());
+      all.poll_fds.insert(all.poll_fds.end(), t.poll_fds.begin(), t.poll_fds.end());
+      if (t.probe != nullptr) probes.push_back(std::move(t.probe));
+      all.mounts = all.mounts || t.mounts;
+      all.checks_wait = all.checks_wait || t.checks_wait;
+      all.check_at_least_every = std::min(all.check_at_least_every, t.check_at_least_every);
+    }
+    if (!probes.empty()) all.probe = std::make_shared<EitherProbe>(std::move(probes));
+    return all;
+  }
+
+  std::shared_ptr<Store> slots_;
+  Capabilities slot_caps_;
+  Capabilities caps_;
+  std::string describe_;
+};
+
+}  // namespace
+
+std::shared_ptr<Store> NewSlotSemaphoreStore(std::shared_ptr<Store> slots) {
+  if (slots == nullptr) return nullptr;
+  return std::make_shared<SlotSemaphoreStore>(std::move(slots));
+}
+
+std::shared_ptr<Store> SemaphoreStoreFor(std::shared_ptr<Store> store) {
+  if (store == nullptr) return nullptr;
+  const Capabilities caps = store->capabilities();
+  if (caps.counting && caps.weighted) return store;
+  return NewSlotSemaphoreStore(std::move(store));
+}
+
+}  // namespace ipclock
