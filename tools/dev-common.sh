@@ -19,7 +19,7 @@ packages=(
   libmariadb-dev libsqlite3-dev libmemcached-dev libzookeeper-mt-dev
   util-linux procps strace
   man-db groff-base prometheus
-  php-cli php-symfony-lock php-redis php-pgsql php-mysql php-sqlite3 php-memcached
+  php-cli php-symfony-lock php-symfony-semaphore php-redis php-pgsql php-mysql php-sqlite3 php-memcached
   redis-server postgresql mariadb-server memcached zookeeperd
   etcd-server etcd-client openssl
 )

@@ -77,6 +77,7 @@ absl::Status StoreInterface::ReleaseAsDead(Key& key) { return Release(key); }
 WatchTargets StoreInterface::GetWatchTargets(Key&) { return WatchTargets(); }
 
 absl::StatusOr<WaitWord> StoreInterface::GetWaitWord(Key&) { return WaitWord(); }
+std::shared_ptr<Store> StoreInterface::NativeSemaphores() { return nullptr; }
 
 std::string WeightProblem(uint32_t permits, uint32_t weight, const Capabilities& caps) {
   if (weight == 0) return "weight must be at least 1";

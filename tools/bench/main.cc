@@ -46,9 +46,9 @@ void Usage() {
   std::exit(64);
 }
 
-constexpr const char* kSections[] = {"local",   "remote",  "sql",      "cache-zk",
-                                     "etcd",    "watch",   "handoff",  "scaling",
-                                     "fairness", "memory", "startup"};
+constexpr const char* kSections[] = {"local",    "remote",    "sql",     "cache-zk",
+                                     "etcd",     "watch",     "handoff", "scaling",
+                                     "fairness", "semaphore", "memory",  "startup"};
 
 }  // namespace
 
@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
     ipclock_bench::FairnessSection(settings, ws, &report);
     ipclock_bench::InversionSection(settings, ws, &report);
   }
+  if (run("semaphore")) ipclock_bench::CountingSemaphoreSection(settings, ws, &report);
   if (run("memory")) ipclock_bench::MemorySection(ws, BENCH_EXAMPLE_PATH, &report);
   if (run("startup")) ipclock_bench::StartupSection(settings, ws, &report);
   ws.Remove();

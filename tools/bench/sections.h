@@ -40,6 +40,9 @@ void MemorySection(const Workspace& ws, const std::string& example, Report* repo
 // note where SCHED_FIFO is refused).
 void FairnessSection(const Settings& s, const Workspace& ws, Report* report);
 void InversionSection(const Settings& s, const Workspace& ws, Report* report);
+// sections_semaphore.cc: counting semaphores beside each store's floor;
+// the Redis rows skipped with a note when IPCLOCK_TEST_REDIS is unset.
+void CountingSemaphoreSection(const Settings& s, const Workspace& ws, Report* report);
 // sections_startup.cc: whole programs, exec() to exit, beside flock(1) and
 // beside a C program without ipclock.
 void StartupSection(const Settings& s, const Workspace& ws, Report* report);

@@ -99,6 +99,25 @@ if ($redisDsn !== false && $redisDsn !== '' && extension_loaded('redis')) {
     echo "note Symfony RedisStore skipped: IPCLOCK_TEST_REDIS unset or no php-redis\n";
 }
 
+// Symfony Semaphore on the same server: a reused semaphore of limit 3
+// taking one permit and giving it back, as the bench's ipclock row does.
+$semaphoreAutoload = '/usr/share/php/Symfony/Component/Semaphore/autoload.php';
+if ($redisDsn !== false && $redisDsn !== '' && extension_loaded('redis') &&
+    is_readable($semaphoreAutoload)) {
+    require_once $semaphoreAutoload;
+    $factory = new Symfony\Component\Semaphore\SemaphoreFactory(
+        new Symfony\Component\Semaphore\Store\RedisStore($redis));
+    $semaphore = $factory->createSemaphore('bench-symfony-sem-' . getmypid(), 3, 1, 300.0, false);
+    report('redis_semaphore_ns', median_ns(function (int $n) use ($semaphore) {
+        for ($i = 0; $i < $n; $i++) {
+            $semaphore->acquire();
+            $semaphore->release();
+        }
+    }, $remote, $reps));
+} else {
+    echo "note Symfony Semaphore skipped: IPCLOCK_TEST_REDIS unset, no php-redis or no php-symfony-semaphore\n";
+}
+
 $pgDsn = getenv('IPCLOCK_TEST_POSTGRES');
 if ($pgDsn !== false && $pgDsn !== '' && extension_loaded('pdo_pgsql')) {
     $u = parse_url(str_replace('+advisory', '', $pgDsn));

@@ -231,6 +231,11 @@ class StoreInterface : public Store {
   virtual absl::Status CheckHeld(Key& key);
   virtual WatchTargets GetWatchTargets(Key& key);
   virtual absl::StatusOr<WaitWord> GetWaitWord(Key& key);
+  // The store on which this one keeps counting semaphores in a layout of
+  // its own (the Redis store: Symfony Semaphore's sorted sets), or null
+  // where semaphores are slot locks or the store's own locks
+  // (ipclock/stores/slot_semaphore_store.h). Made once and kept.
+  virtual std::shared_ptr<Store> NativeSemaphores();
 };
 
 // Calls the operations of a store, checking each request against the
@@ -259,6 +264,9 @@ class StoreCalls {
   static absl::Status CheckHeld(Store& store, Key& key);
   static WatchTargets GetWatchTargets(Store& store, Key& key);
   static absl::StatusOr<WaitWord> GetWaitWord(Store& store, Key& key);
+  static std::shared_ptr<Store> NativeSemaphores(Store& store) {
+    return Ops(store).NativeSemaphores();
+  }
   // A store's failure as `Acquire()` reports it: DeadlineExceeded becomes
   // Unavailable.
   static absl::Status AsAcquireError(absl::Status error);

@@ -42,6 +42,20 @@
 //     Lock and single-instance Redlock clients. Exclusive locks only. A key
 //     of any other type counts as held.
 //
+// Counting semaphores (`SemaphoreStoreFor()`, stores/slot_semaphore_store.h)
+// are kept in Symfony Semaphore 5.4's RedisStore layout, whatever the
+// format: the sorted sets `{R}:weight` (each holder's token and weight) and
+// `{R}:time` (its expiry in whole Unix seconds), so that PHP's
+// symfony/semaphore and ipclock count against one limit, both ways. Their
+// own connection, made at the first semaphore request. Expiries are the
+// server's clock (TIME) here, the client's in PHP: hosts need NTP. A waiter
+// of weight above 1 reserves what it waits for, as a member `TOKEN:r` with
+// a 3 s expiry renewed while it waits (PHP counts it as a holder), so that
+// lighter holders that come and go cannot keep it out; one reserver at a
+// time. No death reports, no fences: the layout has no marker for them; a
+// killed holder's permits come back when its lease ends. The limit is not
+// recorded: holders that disagree may hold more than the smaller one.
+//
 // Every operation is one round trip: an EVALSHA of a script loaded once per
 // connection (SCRIPT LOAD, pipelined with AUTH, SELECT and INFO at connect
 // time, loaded again after a NOSCRIPT reply), or a GET for `Exists` in the

@@ -95,8 +95,10 @@ namespace ipclock {
 // null `slots`.
 std::shared_ptr<Store> NewSlotSemaphoreStore(std::shared_ptr<Store> slots);
 
-// The store on which to make semaphores of any weight: `store` itself where
-// it counts with weights natively (`counting` and `weighted`: the SysV
+// The store on which to make semaphores of any weight: the store's own
+// semaphore layout where it has one (Redis: Symfony Semaphore's RedisStore
+// layout, include/ipclock/stores/redis_store.h), `store` itself where it
+// counts with weights natively (`counting` and `weighted`: the SysV
 // semaphore store's one kernel count with SEM_UNDO), else a slot semaphore
 // store over it. It does not depend on the weight, so that every holder of
 // a resource counts in the same place: the POSIX semaphore and in-memory

@@ -90,8 +90,9 @@ bool IsRedisError(const redisReply* r, absl::string_view prefix) {
   return r->type == REDIS_REPLY_ERROR && absl::StartsWith(RedisReplyText(r), prefix);
 }
 
-RedisConnection::RedisConnection(const RedisStoreOptions& options, std::string describe)
-    : options_(options), describe_(std::move(describe)) {
+RedisConnection::RedisConnection(const RedisStoreOptions& options, std::string describe,
+                                 bool semaphores)
+    : options_(options), describe_(std::move(describe)), semaphores_(semaphores) {
   if (!options_.unix_socket.empty()) {
     server_ = options_.unix_socket;
   } else {
@@ -274,7 +275,9 @@ absl::Status RedisConnection::ConnectLocked(absl::string_view resource) {
   AppendRequest(&request, {"INFO", "server"});
   steps.push_back({Step::kInfo, 0});
   for (int s = 0; s < kNumRedisScripts; ++s) {
-    const char* text = RedisScriptText(options_.format, static_cast<RedisScript>(s));
+    const RedisScript script = static_cast<RedisScript>(s);
+    if (IsSemaphoreScript(script) != semaphores_) continue;
+    const char* text = RedisScriptText(options_.format, script);
     if (text == nullptr) continue;
     AppendRequest(&request, {"SCRIPT", "LOAD", text});
     steps.push_back({Step::kLoad, s});
@@ -524,8 +527,8 @@ absl::StatusOr<RedisReply> RedisConnection::EvalLocked(
     std::initializer_list<absl::string_view> argv, const Call& call) {
   const int index = static_cast<int>(script);
   // The request is built in an array on the stack; every script takes at
-  // most three arguments.
-  constexpr size_t kMaxArgv = 4;
+  // most five arguments.
+  constexpr size_t kMaxArgv = 5;
   if (argv.size() > kMaxArgv) {
     return UnexpectedError(describe_, call.resource,
                            absl::StrCat("the ", RedisScriptName(script), " script was given ",

@@ -55,8 +55,10 @@ struct RedisNames {
 
 class RedisConnection {
  public:
-  // `describe` names the store in messages.
-  RedisConnection(const RedisStoreOptions& options, std::string describe);
+  // `describe` names the store in messages. A connection loads the lock
+  // scripts, or with `semaphores` the semaphore scripts (redis_scripts.h).
+  RedisConnection(const RedisStoreOptions& options, std::string describe,
+                  bool semaphores = false);
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
@@ -154,6 +156,7 @@ class RedisConnection {
 
   const RedisStoreOptions options_;
   const std::string describe_;
+  const bool semaphores_;
   std::string server_;
 
   std::mutex mu_;

@@ -292,6 +292,85 @@ std::string Plural(int64_t n, absl::string_view one, absl::string_view many) {
 
 }  // namespace
 
+// Symfony Semaphore's RedisStore layout: a token's weight in the sorted set
+// KEYS[1] and its expiry, in whole Unix seconds, in KEYS[2]; a token whose
+// expiry has passed holds nothing, and the next save drops it from both.
+// Both keys expire 10 s after the latest expiry. Now is the server's clock
+// (TIME), not the client's; an expiry is now + lease + 1, since TIME's
+// seconds are cut down and the lease must last at least as asked.
+#define IPCLOCK_SEM_LIVE                                                  \
+  "local now = tonumber(redis.call('TIME')[1])\n"                         \
+  "local function live(token)\n"                                         \
+  "  local e = redis.call('ZSCORE', KEYS[2], token)\n"                   \
+  "  return e and tonumber(e) > now and redis.call('ZSCORE', KEYS[1], token)\n" \
+  "end\n"                                                                 \
+  "local function expire_both()\n"                                       \
+  "  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]\n" \
+  "  if last then\n"                                                     \
+  "    redis.call('EXPIREAT', KEYS[1], tonumber(last) + 10)\n"            \
+  "    redis.call('EXPIREAT', KEYS[2], tonumber(last) + 10)\n"            \
+  "  end\n"                                                               \
+  "end\n"
+
+// With ARGV[5] = "1", a waiter that finds too few permits free reserves
+// them: it enters the sets as `TOKEN:r` with its weight and an expiry of
+// 3 s (renewed by each try), so that the permits that come free stay free
+// for it, as Symfony counts every member; it then takes them all once the
+// others leave room, its reservation aside. One reservation at a time, so
+// that two reservers never wait for each other. A dead waiter's goes when
+// it expires.
+constexpr const char kSemaphoreSave[] = IPCLOCK_SEM_LIVE
+    "redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)\n"
+    "redis.call('ZINTERSTORE', KEYS[1], 2, KEYS[1], KEYS[2], 'WEIGHTS', 1, 0)\n"
+    "if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 1 end\n"
+    "local mine = ARGV[1] .. ':r'\n"
+    "local taken, reserved = 0, false\n"
+    "local held = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\n"
+    "for i = 1, #held, 2 do\n"
+    "  if held[i] ~= mine then\n"
+    "    taken = taken + tonumber(held[i + 1])\n"
+    "    if string.sub(held[i], -2) == ':r' then reserved = true end\n"
+    "  end\n"
+    "end\n"
+    "if taken + tonumber(ARGV[4]) > tonumber(ARGV[3]) then\n"
+    "  if ARGV[5] == '1' and not reserved then\n"
+    "    redis.call('ZADD', KEYS[2], now + 3, mine)\n"
+    "    redis.call('ZADD', KEYS[1], ARGV[4], mine)\n"
+    "    expire_both()\n"
+    "  end\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('ZREM', KEYS[2], mine)\n"
+    "redis.call('ZREM', KEYS[1], mine)\n"
+    "redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]) + 1, ARGV[1])\n"
+    "redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])\n"
+    "expire_both()\n"
+    "return 1\n";
+
+// An expired token is not brought back: it is dropped, and the answer is 0.
+constexpr const char kSemaphoreExtend[] = IPCLOCK_SEM_LIVE
+    "if not live(ARGV[1]) then\n"
+    "  redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "  redis.call('ZREM', KEYS[1], ARGV[1])\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]) + 1, ARGV[1])\n"
+    "expire_both()\n"
+    "return 1\n";
+
+constexpr const char kSemaphoreDelete[] = IPCLOCK_SEM_LIVE
+    "local was = live(ARGV[1])\n"
+    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "redis.call('ZREM', KEYS[1], ARGV[1])\n"
+    "if was then return 1 end\n"
+    "return 0\n";
+
+constexpr const char kSemaphoreHeld[] = IPCLOCK_SEM_LIVE
+    "if live(ARGV[1]) then return 1 end\n"
+    "return 0\n";
+
+#undef IPCLOCK_SEM_LIVE
+
 const char* RedisScriptText(RedisStoreOptions::Format format, RedisScript script) {
   const bool symfony = format == RedisStoreOptions::Format::kSymfony;
   switch (script) {
@@ -301,6 +380,11 @@ const char* RedisScriptText(RedisStoreOptions::Format format, RedisScript script
     case RedisScript::kDelete: return symfony ? kSymfonyDelete : kSimpleDelete;
     case RedisScript::kExists: return symfony ? kSymfonyExists : nullptr;
     case RedisScript::kCheck: return symfony ? kSymfonyCheck : kSimpleCheck;
+    // The semaphore layout is Symfony's in either format.
+    case RedisScript::kSemSave: return kSemaphoreSave;
+    case RedisScript::kSemExtend: return kSemaphoreExtend;
+    case RedisScript::kSemDelete: return kSemaphoreDelete;
+    case RedisScript::kSemHeld: return kSemaphoreHeld;
   }
   return nullptr;
 }
@@ -313,6 +397,10 @@ const char* RedisScriptName(RedisScript script) {
     case RedisScript::kDelete: return "release";
     case RedisScript::kExists: return "exists";
     case RedisScript::kCheck: return "check";
+    case RedisScript::kSemSave: return "semaphore acquire";
+    case RedisScript::kSemExtend: return "semaphore refresh";
+    case RedisScript::kSemDelete: return "semaphore release";
+    case RedisScript::kSemHeld: return "semaphore check";
   }
   return "?";
 }

@@ -35,8 +35,21 @@ enum class RedisScript : int {
   kDelete,    // release. ARGV: token, fencing flag
   kExists,    // symfony format's exists(). ARGV: token
   kCheck,     // still held? read-only. ARGV: token, fencing flag
+  // Counting semaphores in Symfony Semaphore's layout: KEYS[1] = the
+  // weights (`{R}:weight`), KEYS[2] = the expiries (`{R}:time`). Each
+  // answers 1 (taken, extended, released or held by the token) or 0.
+  kSemSave,    // ARGV: token, lease in whole seconds, limit, weight, reserve ("1"/"0")
+  kSemExtend,  // ARGV: token, lease in whole seconds
+  kSemDelete,  // ARGV: token
+  kSemHeld,    // ARGV: token
 };
-inline constexpr int kNumRedisScripts = 6;
+inline constexpr int kNumRedisScripts = 10;
+
+// Whether `script` is one of a semaphore's: a connection loads either the
+// lock scripts or the semaphore scripts (RedisConnection's `semaphores`).
+inline bool IsSemaphoreScript(RedisScript script) {
+  return static_cast<int>(script) >= static_cast<int>(RedisScript::kSemSave);
+}
 
 // The script's Lua text in `format`, or nullptr where the format has none
 // (the simple format has no shared locks, and its Exists is a plain GET).

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,6 +31,7 @@
 #include "platform/hiredis_calls.h"
 #include "stores/redis/redis_connection.h"
 #include "stores/redis/redis_scripts.h"
+#include "stores/redis/redis_semaphore_store.h"
 #include "stores/redis/redis_tracking.h"
 
 namespace ipclock {
@@ -99,6 +102,13 @@ class RedisStore final : public StoreWithRelease<RedisKeyState> {
   absl::StatusOr<bool> IsHeld(Key& key) override;
   absl::Status CheckHeld(Key& key) override;
   WatchTargets GetWatchTargets(Key& key) override;
+  // Semaphores in Symfony Semaphore's layout, on a connection of their own
+  // (redis_semaphore_store.h), made at the first call.
+  std::shared_ptr<Store> NativeSemaphores() override {
+    std::lock_guard<std::mutex> guard(semaphores_mu_);
+    if (semaphores_ == nullptr) semaphores_ = NewRedisSemaphoreStore(options_, naming_, describe_);
+    return semaphores_;
+  }
 
  private:
   using Held = RedisKeyState::Held;
@@ -159,6 +169,8 @@ class RedisStore final : public StoreWithRelease<RedisKeyState> {
   RedisConnection conn_;
   // The watch's client tracking; connects when the first lock is followed.
   const std::shared_ptr<RedisTracker> tracker_;
+  std::mutex semaphores_mu_;
+  std::shared_ptr<Store> semaphores_;  // guarded by semaphores_mu_
 };
 
 absl::Status RedisStore::NotHeld(const Key& key, const RedisKeyState& st,

@@ -25,6 +25,7 @@
 #include "core/backoff.h"
 #include "core/store_errors.h"
 #include "ipclock/spi/store_interface.h"
+#include "platform/process_id.h"
 #include "platform/random.h"
 
 namespace ipclock {
@@ -37,10 +38,30 @@ struct SlotState final : KeyState {
   std::vector<std::optional<Key>> keys;
   // The slots held, ascending.
   absl::InlinedVector<uint32_t, 4> held;
+  // Every slot key is made and shares the semaphore's canceller.
+  bool ready = false;
   // The lease the Lock asked for, on expiring slot stores: each slot's
   // starts when that slot is tried, as a lock's starts when it is tried.
   std::optional<absl::Duration> lease;
 };
+
+// Where a try starts looking: a xorshift draw, seeded from getrandom(2)
+// once per thread and again in a forked child, so that a try costs no
+// system call and parent and child do not draw alike.
+uint32_t RandomStart(uint32_t permits) {
+  thread_local uint64_t state = 0;
+  thread_local pid_t seeded_in = 0;
+  if (state == 0 || seeded_in != CurrentPid()) {
+    seeded_in = CurrentPid();
+    if (!FillRandom(&state, sizeof state).ok() || state == 0) {
+      state = 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(seeded_in);
+    }
+  }
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return static_cast<uint32_t>(state % permits);
+}
 
 // Any probe changed: the watch then checks every slot.
 class EitherProbe final : public WatchProbe {
@@ -107,6 +128,7 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
   // yet.
   absl::Status MakeSlotKeys(Key& key, SlotState& st) {
     const uint32_t permits = key.permits();
+    if (st.ready && st.keys.size() == permits) return absl::OkStatus();
     if (st.keys.size() != permits) {
       st.keys.clear();
       st.keys.resize(permits);
@@ -123,6 +145,7 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
       }
       KeyWriter(*st.keys[i]).ShareCanceller(key);
     }
+    st.ready = true;
     return absl::OkStatus();
   }
 
@@ -134,9 +157,7 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
   // back what it took unless it got them all.
   absl::StatusOr<bool> TryFromRandomStart(Key& key, SlotState& st, uint32_t weight) {
     const uint32_t permits = static_cast<uint32_t>(st.keys.size());
-    uint32_t start = 0;
-    if (permits > 1 && !FillRandom(&start, sizeof start).ok()) start = 0;
-    start %= permits;
+    const uint32_t start = permits > 1 ? RandomStart(permits) : 0;
     for (uint32_t i = 0; i < permits && st.held.size() < weight; ++i) {
       const uint32_t slot = (start + i) % permits;
       StartLease(st, *st.keys[slot]);
@@ -336,6 +357,7 @@ std::shared_ptr<Store> NewSlotSemaphoreStore(std::shared_ptr<Store> slots) {
 
 std::shared_ptr<Store> SemaphoreStoreFor(std::shared_ptr<Store> store) {
   if (store == nullptr) return nullptr;
+  if (std::shared_ptr<Store> native = StoreCalls::NativeSemaphores(*store)) return native;
   const Capabilities caps = store->capabilities();
   if (caps.counting && caps.weighted) return store;
   return NewSlotSemaphoreStore(std::move(store));
