@@ -413,6 +413,79 @@ static void serialized_locks(void **state) {
 #endif
 }
 
+/* A semaphore of limit 3 made on `store`'s semaphore store, taking
+ * `weight`: `*lock`, or the make's return value. */
+static int make_semaphore(ipclock_store *semaphores, uint32_t weight, ipclock_lock **lock) {
+  struct ipclock_lock_options opts = {.permits = 3, .weight = weight};
+  char *why = NULL;
+  const int rc = ipclock_lock_create(semaphores, "c-semaphore", 11, &opts, lock, &why);
+  free(why);
+  return rc;
+}
+
+/* Counting semaphores from C: slot locks over flock (weights all or none,
+ * slots told, another process counted) and the kernel count of the
+ * semaphore store (no slots); a weight over the limit refused. */
+static void semaphores(void **state) {
+  (void)state;
+  ipclock_store *flock = capi_open_flock();
+  ipclock_store *sems = NULL;
+  char *why = NULL;
+  assert_int_equal(ipclock_store_open_semaphores(flock, &sems, &why), 0);
+  free(why);
+  ipclock_store_close(flock); /* the semaphore store keeps what it needs */
+  const unsigned caps = ipclock_store_capabilities(sems);
+  assert_true((caps & IPCLOCK_CAP_COUNTING) != 0 && (caps & IPCLOCK_CAP_WEIGHTED) != 0);
+  ipclock_lock *two = NULL;
+  assert_int_equal(make_semaphore(sems, 2, &two), 0);
+  assert_int_equal(ipclock_lock_acquire(two, IPCLOCK_NONBLOCK, 0), 0);
+  uint32_t slots[3] = {9, 9, 9};
+  assert_int_equal(ipclock_lock_slots(two, slots, 3), 2);
+  assert_true(slots[0] < slots[1] && slots[1] < 3);
+  assert_int_equal(ipclock_lock_slots(two, NULL, 0), 2);
+  assert_int_equal(ipclock_lock_slots(two, NULL, 1), -EINVAL);
+  const pid_t child = fork();
+  if (child == 0) {
+    ipclock_store *own = capi_open_flock();
+    ipclock_store *own_sems = NULL;
+    char *e = NULL;
+    if (ipclock_store_open_semaphores(own, &own_sems, &e) != 0) _exit(10);
+    ipclock_lock *heavy = NULL;
+    ipclock_lock *light = NULL;
+    if (make_semaphore(own_sems, 2, &heavy) != 0 || make_semaphore(own_sems, 1, &light) != 0) {
+      _exit(11);
+    }
+    if (ipclock_lock_acquire(heavy, IPCLOCK_NONBLOCK, 0) != IPCLOCK_BUSY) _exit(12);
+    if (ipclock_lock_acquire(light, IPCLOCK_NONBLOCK, 0) != 0) _exit(13);
+    uint32_t slot = 9;
+    if (ipclock_lock_slots(light, &slot, 1) != 1 || slot == slots[0] || slot == slots[1]) {
+      _exit(14);
+    }
+    _exit(ipclock_lock_release(light) == 0 ? 0 : 15);
+  }
+  assert_int_equal(capi_exit_code(child), 0);
+  assert_int_equal(ipclock_lock_release(two), 0);
+  ipclock_lock_destroy(two);
+  ipclock_lock *over = (ipclock_lock *)1;
+  assert_int_equal(make_semaphore(sems, 4, &over), -EINVAL);
+  assert_null(over);
+  ipclock_store_close(sems);
+
+  /* The kernel count: the semaphore store itself, which keeps no slots. */
+  ipclock_store *sysv = capi_open("semaphore");
+  assert_int_equal(ipclock_store_open_semaphores(sysv, &sems, &why), 0);
+  free(why);
+  assert_string_equal(ipclock_store_name(sems), ipclock_store_name(sysv));
+  ipclock_lock *three = NULL;
+  assert_int_equal(make_semaphore(sems, 3, &three), 0);
+  assert_int_equal(ipclock_lock_acquire(three, IPCLOCK_NONBLOCK, 0), 0);
+  assert_int_equal(ipclock_lock_slots(three, slots, 3), 0);
+  assert_int_equal(ipclock_lock_release(three), 0);
+  ipclock_lock_destroy(three);
+  ipclock_store_close(sems);
+  ipclock_store_close(sysv);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bad_dsns),
@@ -421,6 +494,7 @@ int main(void) {
       cmocka_unit_test(stores_describe_themselves),
       cmocka_unit_test(diagnostic_handlers),
       cmocka_unit_test(serialized_locks),
+      cmocka_unit_test(semaphores),
       cmocka_unit_test(sql_stores),
       {"memcached_store", remote_store, NULL, NULL, &memcached_case},
       {"zookeeper_store", remote_store, NULL, NULL, &zookeeper_case},

@@ -52,6 +52,8 @@ struct ipclock_lock {
   // previous_owner_died() of the acquisition the watch took over, which a
   // WatchedLock does not say.
   bool previous_owner_died_when_watched = false;
+  // Likewise its slots (Lock::slots()).
+  std::vector<uint32_t> slots_when_watched;
   // What the watch found, once it found the lock lost: told to the handle
   // by the watch's sink, which sees every loss. Guarded by watch->mu.
   absl::Status lost_on_watch;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -39,6 +40,7 @@ ipclock::LockOptions OptionsFrom(const ipclock_lock_options* opts) {
     options.ttl = absl::Milliseconds(opts->ttl_ms);
   }
   options.permits = opts->permits == 0 ? 1 : opts->permits;
+  options.weight = opts->weight == 0 ? 1 : opts->weight;
   options.auto_release = opts->keep_on_destroy == 0;
   if (opts->max_resource_bytes != 0) {
     options.key_options.max_resource_bytes = opts->max_resource_bytes;
@@ -249,6 +251,14 @@ int ipclock_lock_previous_owner_died(const ipclock_lock* lock) {
   if (lock == nullptr) return -EINVAL;
   if (lock->watch != nullptr) return lock->previous_owner_died_when_watched ? 1 : 0;
   return lock->lock.previous_owner_died() ? 1 : 0;
+}
+
+int ipclock_lock_slots(const ipclock_lock* lock, uint32_t* slots, size_t cap) {
+  if (lock == nullptr || (slots == nullptr && cap > 0)) return -EINVAL;
+  const std::vector<uint32_t> held =
+      lock->watch != nullptr ? lock->slots_when_watched : lock->lock.slots();
+  for (size_t i = 0; i < held.size() && i < cap; ++i) slots[i] = held[i];
+  return static_cast<int>(held.size());
 }
 
 const char* ipclock_lock_error(const ipclock_lock* lock) {

@@ -21,6 +21,7 @@
 #include "ipclock/c.h"
 #include "ipclock/remove_ipc.h"
 #include "ipclock/store.h"
+#include "ipclock/stores/slot_semaphore_store.h"
 #include "absl/strings/str_cat.h"
 
 namespace ipclock::capi {
@@ -67,6 +68,15 @@ extern "C" {
 
 void ipclock_store_close(ipclock_store* store) { delete store; }
 
+int ipclock_store_open_semaphores(ipclock_store* store, ipclock_store** out, char** error) {
+  if (int rc = ipclock::capi::StartMaking(out, error, store != nullptr,
+                                          "ipclock_store_open_semaphores");
+      rc != 0) {
+    return rc;
+  }
+  return ipclock::capi::FinishOpening(ipclock::SemaphoreStoreFor(store->store), out, error);
+}
+
 const char* ipclock_store_name(const ipclock_store* store) {
   return store == nullptr ? "" : store->name.c_str();
 }
@@ -86,6 +96,7 @@ unsigned ipclock_store_capabilities(const ipclock_store* store) {
   if (caps.fencing) bits |= IPCLOCK_CAP_FENCING;
   if (caps.owner_death) bits |= IPCLOCK_CAP_OWNER_DEATH;
   if (caps.counting) bits |= IPCLOCK_CAP_COUNTING;
+  if (caps.weighted) bits |= IPCLOCK_CAP_WEIGHTED;
   return bits;
 }
 

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <vector>
 #include <mutex>
 #include <new>
 #include <string>
@@ -217,12 +218,14 @@ int ipclock_watch_add(ipclock_watch* watch, ipclock_lock* lock) {
     ipclock::capi::OnLost(watch, lock, store, d);
   };
   const bool previous_owner_died = lock->lock.previous_owner_died();
+  std::vector<uint32_t> slots = lock->lock.slots();
   absl::StatusOr<ipclock::WatchedLock> watched =
       watch->watch.Watch(std::move(lock->lock), options);
   // A refusal (no thread or descriptor to be had) leaves the Lock held, here.
   if (!watched.ok()) return Fail(lock, watched.status());
   lock->watched = *std::move(watched);
   lock->previous_owner_died_when_watched = previous_owner_died;
+  lock->slots_when_watched = std::move(slots);
   lock->watch = watch;
   std::lock_guard<std::mutex> guard(watch->mu);
   watch->locks.push_back(lock);
