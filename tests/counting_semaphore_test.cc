@@ -42,6 +42,8 @@
 #include "ipclock/lock.h"
 #include "ipclock/store.h"
 #include "ipclock/store_factory.h"
+#include "ipclock/stores/etcd_store.h"
+#include "ipclock/stores/flock_store.h"
 #include "ipclock/stores/slot_semaphore_store.h"
 #include "platform/proc_pid.h"
 #include "cli_util.h"
@@ -166,6 +168,10 @@ void TakesUpToTheLimit(void**) {
   got = b->TryAcquire();
   ASSERT_OK(got);
   assert_true(*got);  // the failed try of two kept nothing
+  // A semaphore's Lock is none of the stores' locks that these helpers
+  // look into (they tell a store's class by its name).
+  assert_int_equal(ipclock::FlockDescriptorOf(*b), -1);
+  assert_false(ipclock::EtcdHeldKeyOf(*b).has_value());
   if (two.slot_bits() != 0) {
     assert_int_equal(two.slot_bits() & SlotBits(*b), 0u);
     assert_int_equal(__builtin_popcount(two.slot_bits()), 2);

@@ -39,7 +39,8 @@
 //   * A wait of weight 1 tries again after a jittered backoff (1 ms doubling
 //     to 50 ms), until the deadline: no slot's release wakes it, as no slot
 //     is the one it waits for.
-//   * A wait of weight W > 1 reserves: after one try it takes slots 0, 1,
+//   * A wait of weight W > 1 on a `blocking` slot store reserves: after one
+//     try it takes slots 0, 1,
 //     2, ... in that order, waiting on each (the slot store's own wait),
 //     and keeps what it took, until it holds W. Weighted waiters all take
 //     slots in the same order, so two never hold what the other waits for;
@@ -51,6 +52,14 @@
 //     try). At the deadline what it took goes back. On expiring slot
 //     stores it waits in slices of a third of the lease and extends the
 //     slots it keeps between them.
+//   * A wait of weight W > 1 on a polling slot store (Redis is native;
+//     memcached, the table stores, combined) gathers: it tries every slot
+//     it lacks as often as a weight-1 wait does (backoff from 1 ms, again
+//     from 1 ms after each slot it gets) and keeps what it gets. Two such
+//     waiters could each keep some and wait for the rest forever: one that
+//     gets no slot within its slice (200 ms, doubling) gives back what it
+//     kept and starts again, so that lighter holders, who cannot hold out
+//     a doubling slice, do not keep it out.
 //   * A try or wait that gives back a slot whose previous holder died
 //     gives it back as a dead holder's (ReleaseAsDead), so that the death
 //     is told to whoever takes that slot next.
@@ -69,7 +78,9 @@
 //     locks) checks every slot, and the loss of any slot loses the
 //     semaphore (the permits were no longer all ours).
 //
-// Capabilities are the slot store's, plus `counting` and `weighted`, less
+// The store's name() is "slot-semaphore"; Describe() is the slot store's
+// with " (slot semaphore)" after it. Capabilities are the slot store's,
+// plus `counting` and `weighted`, less
 // `shared`, `serializable`, `fair` and `priority_inheritance`: a slot
 // semaphore has no shared mode, is not handed between processes, and its
 // order of service is the one above.

@@ -94,7 +94,9 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
     SetMetricsMode(slots_->metrics_mode());
   }
 
-  absl::string_view name() const override { return slots_->name(); }
+  // Not the slot store's name: helpers that take a Lock of a given kind
+  // (FlockDescriptorOf(), EtcdHeldKeyOf()) tell its store's class by it.
+  absl::string_view name() const override { return "slot-semaphore"; }
   std::string Describe() const override { return describe_; }
   Capabilities capabilities() const override { return caps_; }
 
@@ -121,7 +123,13 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
         if (!got.ok() || *got || deadline.has_passed()) return Finish(key, st, got);
       }
     }
-    return Finish(key, st, Reserve(key, st, weight, deadline));
+    // A blocking slot store hands a released slot to the waiter on it: a
+    // wait on each slot in turn keeps what it gets. A polling one hands it
+    // to whoever asks first, so the waiter asks for every slot as often as
+    // the lighter waiters do.
+    return Finish(key, st,
+                  slot_caps_.blocking ? Reserve(key, st, weight, deadline)
+                                      : Gather(key, st, weight, deadline));
   }
 
   // Gives every slot key the semaphore's canceller, making those not made
@@ -207,6 +215,61 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
     GiveBack(st);
     (void)key;
     return false;
+  }
+
+  // A wait of weight > 1 on a polling slot store: takes any free slot,
+  // keeping what it took, trying every slot it lacks after a backoff (1 ms
+  // doubling to 50 ms, as a weight-1 wait), until it holds `weight`. Two
+  // such waiters could each keep some and wait for the rest forever: one
+  // that takes nothing within its slice (200 ms, doubling every round)
+  // gives back what it kept and starts again; a slice that outlasts the
+  // lighter holders' hold gets all it needs, so they cannot keep it out.
+  // Leases of the slots it keeps are extended every third of the lease.
+  absl::StatusOr<bool> Gather(Key& key, SlotState& st, uint32_t weight, Deadline deadline) {
+    const uint32_t permits = static_cast<uint32_t>(st.keys.size());
+    Backoff backoff(absl::Milliseconds(1), absl::Milliseconds(50));
+    absl::Duration slice = absl::Milliseconds(200 + CurrentPid() % 50);
+    int64_t progress_at = Deadline::NowNanos();
+    int64_t extended_at = progress_at;
+    for (;;) {
+      for (uint32_t slot = 0; slot < permits && st.held.size() < weight; ++slot) {
+        if (std::find(st.held.begin(), st.held.end(), slot) != st.held.end()) continue;
+        StartLease(st, *st.keys[slot]);
+        absl::StatusOr<bool> got = StoreCalls::Acquire(*slots_, slot_caps_, *st.keys[slot],
+                                                       LockMode::kExclusive, Deadline::Past());
+        if (!got.ok()) {
+          GiveBack(st);
+          return got.status();
+        }
+        if (*got) {
+          Note(st, slot);
+          progress_at = Deadline::NowNanos();
+          // Asks again soon: the next slot may come free as soon.
+          backoff = Backoff(absl::Milliseconds(1), absl::Milliseconds(50));
+        }
+      }
+      if (st.held.size() == weight) return true;
+      if (deadline.has_passed() || key.cancelled()) {
+        GiveBack(st);
+        return false;
+      }
+      const int64_t now = Deadline::NowNanos();
+      if (!st.held.empty() && absl::Nanoseconds(now - progress_at) > slice) {
+        GiveBack(st);
+        slice = slice * 2;
+        progress_at = now;
+      } else if (st.lease && absl::Nanoseconds(now - extended_at) > *st.lease / 3) {
+        for (uint32_t kept : st.held) {
+          StartLease(st, *st.keys[kept]);
+          if (absl::Status s = StoreCalls::Extend(*slots_, *st.keys[kept], *st.lease); !s.ok()) {
+            GiveBack(st);
+            return s;
+          }
+        }
+        extended_at = now;
+      }
+      backoff.Sleep(deadline, key.cancel_fd());
+    }
   }
 
   // A slot's lease starts now, as the Lock's did when it was tried.
