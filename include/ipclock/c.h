@@ -308,43 +308,21 @@ struct ipclock_lock_options {
   /* The longest resource name accepted, in bytes; 0 means 1024. Raise it
    * only where every store in use takes longer names. */
   size_t max_resource_bytes;
-  /* Permits this lock takes of `permits`, all or none; 0 means 1. Above 1
-   * only on stores with IPCLOCK_CAP_WEIGHTED: those that
-   * `ipclock_store_open_semaphores()` returns. */
+  /* Permits taken of `permits`, all or none; 0 means 1 (above 1: stores
+   * with IPCLOCK_CAP_WEIGHTED, as ipclock_store_open_semaphores() opens). */
   uint32_t weight;
 };
 
-/* Opens, in `*out`, the store on which to make counting semaphores over
- * `store` (stores/slot_semaphore_store.h): the store itself where it
- * counts with weights (the SysV semaphore store), Symfony Semaphore's
- * layout on Redis, else N slot locks RESOURCE_0 .. RESOURCE_{N-1} of
- * `store`. A lock made there with `permits` N and `weight` W holds W of
- * the N permits. `store` may be closed before `*out`. Returns 0, -EINVAL,
- * -ENOMEM; the message goes to `*error`.
+/* Opens in `*out` the store for counting semaphores over `store` (see
+ * doc/c-api.md): a lock made there with `permits` N and `weight` W holds W
+ * of the N permits. Returns 0, -EINVAL, -ENOMEM, the message in `*error`.
  *
  * Example (at most 3 downloads at once, this one taking 1):
  *
- *   int download_under_limit(ipclock_store *flock) {
- *     ipclock_store *semaphores = NULL;
- *     char *error = NULL;
- *     if (ipclock_store_open_semaphores(flock, &semaphores, &error) != 0) {
- *       free(error);
- *       return -1;
- *     }
+ *   int take_permit(ipclock_store *sems, ipclock_lock **permit, char **error) {
  *     struct ipclock_lock_options opts = {.permits = 3, .weight = 1};
- *     ipclock_lock *permit = NULL;
- *     int rc = ipclock_lock_create(semaphores, "firmware", 8, &opts, &permit, &error);
- *     if (rc == 0) rc = ipclock_lock_acquire(permit, 0, 30000);
- *     if (rc == 0) {
- *       uint32_t slot[3];
- *       int held = ipclock_lock_slots(permit, slot, 3);  // 1: this slot's
- *       (void)held;
- *       rc = ipclock_lock_release(permit);
- *     }
- *     free(error);
- *     ipclock_lock_destroy(permit);
- *     ipclock_store_close(semaphores);
- *     return rc;
+ *     int rc = ipclock_lock_create(sems, "firmware", 8, &opts, permit, error);
+ *     return rc != 0 ? rc : ipclock_lock_acquire(*permit, 0, 30000);
  *   }
  */
 int ipclock_store_open_semaphores(ipclock_store *store, ipclock_store **out, char **error);
@@ -470,10 +448,8 @@ int ipclock_lock_fence(const ipclock_lock *lock, uint64_t *out);
  * acquisition. */
 int ipclock_lock_previous_owner_died(const ipclock_lock *lock);
 
-/* The slots a semaphore of slot locks holds, ascending: the first `cap` of
- * them in `slots`, and how many there are as the result (0 where the
- * store counts without slots, or nothing is held); -EINVAL for NULL, or
- * NULL `slots` with a `cap`. Set by each acquisition. */
+/* A slot semaphore's slots held, ascending: the first `cap` in `slots`; the
+ * result is how many (0 without slots or nothing held), or -EINVAL. */
 int ipclock_lock_slots(const ipclock_lock *lock, uint32_t *slots, size_t cap);
 
 /* The message of the last failure of a call on `lock` ("" if none). Valid
