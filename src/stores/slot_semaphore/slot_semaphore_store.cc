@@ -201,13 +201,7 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
           GiveBack(st);
           return got;
         }
-        for (uint32_t kept : st.held) {
-          StartLease(st, *st.keys[kept]);
-          if (absl::Status s = StoreCalls::Extend(*slots_, *st.keys[kept], *st.lease); !s.ok()) {
-            GiveBack(st);
-            return s;
-          }
-        }
+        if (absl::Status s = ExtendKept(st); !s.ok()) return s;
       }
       Note(st, slot);
     }
@@ -259,17 +253,31 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
         slice = slice * 2;
         progress_at = now;
       } else if (st.lease && absl::Nanoseconds(now - extended_at) > *st.lease / 3) {
-        for (uint32_t kept : st.held) {
-          StartLease(st, *st.keys[kept]);
-          if (absl::Status s = StoreCalls::Extend(*slots_, *st.keys[kept], *st.lease); !s.ok()) {
-            GiveBack(st);
-            return s;
-          }
-        }
+        if (absl::Status s = ExtendKept(st); !s.ok()) return s;
         extended_at = now;
       }
       backoff.Sleep(deadline, key.cancel_fd());
     }
+  }
+
+  // Extends one slot's lease to `ttl` from now, its key's with it.
+  absl::Status ExtendSlot(Key& slot, absl::Duration ttl) {
+    KeyWriter w(slot);
+    w.ResetLifetime();
+    w.ReduceLifetime(ttl);
+    return StoreCalls::Extend(*slots_, slot, ttl);
+  }
+
+  // While a wait keeps some slots and waits for more: extends the slots
+  // kept; if one of them was lost, gives every one back.
+  absl::Status ExtendKept(SlotState& st) {
+    for (uint32_t kept : st.held) {
+      if (absl::Status s = ExtendSlot(*st.keys[kept], *st.lease); !s.ok()) {
+        GiveBack(st);
+        return s;
+      }
+    }
+    return absl::OkStatus();
   }
 
   // A slot's lease starts now, as the Lock's did when it was tried.
@@ -329,10 +337,7 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
     }
     absl::Status first;
     for (uint32_t slot : st->held) {
-      KeyWriter w(*st->keys[slot]);
-      w.ResetLifetime();
-      w.ReduceLifetime(ttl);
-      absl::Status s = StoreCalls::Extend(*slots_, *st->keys[slot], ttl);
+      absl::Status s = ExtendSlot(*st->keys[slot], ttl);
       if (first.ok() && !s.ok()) first = s;
     }
     KeepShortestLease(key, *st);
