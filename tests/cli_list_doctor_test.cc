@@ -29,11 +29,7 @@
 #include "test_util.h"  // last: it pulls in cmocka.h
 
 namespace ipclock_test {
-namespace {
 
-// Runs `ipclock list ARGS --json` until its output contains `needle`, for
-// what a holder or waiter sets up after it started (a waiter queues in the
-// kernel a moment after it starts). Returns the last output.
 std::string ListJsonUntil(std::vector<std::string> args, absl::string_view needle) {
   args.insert(args.begin(), "list");
   args.push_back("--json");
@@ -49,6 +45,8 @@ std::string ListJsonUntil(std::vector<std::string> args, absl::string_view needl
            r.out.c_str());
   return r.out;
 }
+
+namespace {
 
 // Minimal checks that `json` is the array `ipclock list --json` prints,
 // with one object per line, and that every object has the common fields.
@@ -347,6 +345,10 @@ int main(void) {
       cmocka_unit_test(test_list_metrics_six_stores_and_a_failure),
       cmocka_unit_test(test_list_metrics_example_unit),
       cmocka_unit_test(test_list_metrics_usage),
+      cmocka_unit_test(test_list_semaphore_slots),
+      cmocka_unit_test(test_list_semaphore_dead_slot),
+      cmocka_unit_test(test_list_semaphore_sysv_set),
+      cmocka_unit_test(test_list_semaphore_usage),
       cmocka_unit_test(test_doctor_removeipc),
       cmocka_unit_test(test_doctor_unsafe_and_cleaned_dirs),
       cmocka_unit_test(test_doctor_usage_errors),

@@ -12,6 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
@@ -41,6 +43,19 @@ absl::StatusOr<absl::Duration> ParseSeconds(absl::string_view option, const char
 // InvalidArgument with `message`: a usage error, which main() prints with
 // a pointer to `ipclock COMMAND --help` (PrintUsageError).
 absl::Status UsageError(absl::string_view message);
+
+// Sets `*out` from an option's whole number, from `min` to `max`, or is
+// the usage error "invalid WHAT 'TEXT': EXPECTED".
+template <typename Number>
+absl::Status SetWholeNumber(absl::string_view what, const char* text, Number min, Number max,
+                            absl::string_view expected, Number* out) {
+  Number n = 0;
+  if (!absl::SimpleAtoi(text, &n) || n < min || n > max) {
+    return UsageError(absl::StrCat("invalid ", what, " '", text, "': ", expected));
+  }
+  *out = n;
+  return absl::OkStatus();
+}
 
 // A long option of a subcommand that takes no operands: its name, whether
 // it takes an argument, and what to do with it (`arg` is nullptr for an

@@ -263,8 +263,8 @@ std::string RunHelp() {
 
 std::string ListHelp() {
   return absl::StrCat(
-      "Usage: ipclock list [--store DSN]... [--key NAME] [--format FORMAT | --json]\n"
-      "                    [--output FILE]\n"
+      "Usage: ipclock list [--store DSN]... [--key NAME [--limit N]]\n"
+      "                    [--format FORMAT | --json] [--output FILE]\n"
       "\n"
       "Shows the locks held now in one store or several, with the holder's pid,\n"
       "command and systemd unit, since when and for how long, and who waits and\n"
@@ -282,6 +282,13 @@ std::string ListHelp() {
       "      --key NAME   show NAME's lock alone; the semaphore and\n"
       "                   posix-semaphore stores keep only a hash of each name\n"
       "                   and can name a lock only this way\n"
+      "      --limit N    show NAME as the counting semaphore of N permits that\n"
+      "                   run --limit takes: permits in use and free, holders\n"
+      "                   with their weight and slots, waiters queued on a\n"
+      "                   slot (waits of weight 1 poll, unseen); the semaphore\n"
+      "                   store's set has its own limit and keeps a count, not\n"
+      "                   who holds; table or json (holders, weight, slots,\n"
+      "                   limit, in_use, free, dead_slots, waiters, waiting)\n"
       "      --format table|json|openmetrics\n"
       "                   table (the default); json, an array of objects (store,\n"
       "                   resource, object, lock, mode, pid, command,\n"

@@ -166,6 +166,125 @@ std::string Table(const ipclock::HeldLocks& held, absl::Time now) {
   return out;
 }
 
+// Writes `text` to stdout or --output; returns `status`, or the failure to
+// write if it was 0.
+int Emit(const ListOptions& options, const std::string& text, int status) {
+  if (options.output.empty()) {
+    fputs(text.c_str(), stdout);
+  } else if (absl::Status s = ReplaceFile(options.output, text); !s.ok()) {
+    PrintError("ipclock list", s);
+    if (status == 0) status = ExitCodeForStatus(s);
+  }
+  return status;
+}
+
+// --- one semaphore (--limit) ----------------------------------------------------
+
+std::string SemaphoreJson(const ipclock::HeldSemaphore& sem, absl::Time now) {
+  JsonObject o;
+  o.AddString("store", sem.store);
+  o.AddString("resource", sem.resource);
+  o.AddInt("limit", sem.limit);
+  o.AddInt("in_use", sem.in_use);
+  o.AddInt("free", std::max<int64_t>(0, sem.limit - sem.in_use));
+  if (sem.holders) {
+    std::vector<std::string> holders;
+    for (const ipclock::SemaphoreHolder& h : *sem.holders) {
+      JsonObject j;
+      j.AddInt("pid", h.pid == 0 ? std::nullopt : std::optional<int64_t>(h.pid));
+      j.AddString("command", h.command);
+      j.AddString("command_line", h.command_line);
+      j.AddString("unit", h.unit);
+      if (!h.host.empty()) j.AddString("host", h.host);
+      j.AddInt("weight", h.weight);
+      j.AddRaw("slots", absl::StrCat("[", absl::StrJoin(h.slots, ","), "]"));
+      AddSince(&j, h.since, &h.since_source, "held_seconds", now);
+      j.AddInt("fence", h.fence);
+      holders.push_back(j.Build());
+    }
+    o.AddRaw("holders", absl::StrCat("[", absl::StrJoin(holders, ","), "]"));
+  } else {
+    o.AddRaw("holders", "null");
+    o.AddInt("last_pid", sem.last_pid == 0 ? std::nullopt : std::optional<int64_t>(sem.last_pid));
+  }
+  o.AddRaw("dead_slots", absl::StrCat("[", absl::StrJoin(sem.dead_slots, ","), "]"));
+  o.AddInt("waiters", sem.waiters);
+  o.AddRaw("waiting", WaitersJson(sem.waiter_list, now));
+  return o.Build();
+}
+
+std::string SemaphoreTable(const ipclock::HeldSemaphore& sem, absl::Time now) {
+  std::string out = absl::StrCat(
+      "Semaphore ", UnambiguousPrintable(sem.resource), " in ", Printable(sem.store), ": limit ",
+      sem.limit, ", ", sem.in_use, sem.in_use == 1 ? " permit" : " permits", " in use, ",
+      std::max<int64_t>(0, sem.limit - sem.in_use), " free.\n");
+  if (!sem.holders) {
+    // The SysV set: one kernel count, with no record of who took it.
+    if (sem.in_use > 0) {
+      absl::StrAppend(&out, "The set counts permits without their holders; the last process to "
+                            "take or give one was ",
+                      sem.last_pid == 0 ? "?" : absl::StrCat(sem.last_pid), ".\n");
+    }
+    if (sem.waiters) absl::StrAppend(&out, *sem.waiters, " waiting (GETNCNT).\n");
+    return out;
+  }
+  if (!sem.holders->empty()) {
+    std::vector<std::vector<std::string>> cells = {
+        {"PID", "COMMAND", "UNIT", "WEIGHT", "SLOTS", "SINCE", "HELD", "FENCE"}};
+    for (const ipclock::SemaphoreHolder& h : *sem.holders) {
+      cells.push_back({h.pid == 0 ? "?" : absl::StrCat(h.pid),
+                       h.command.empty() ? "-" : UnambiguousPrintable(h.command),
+                       h.unit.empty() ? "-" : UnambiguousPrintable(h.unit),
+                       absl::StrCat(h.weight), absl::StrJoin(h.slots, ","),
+                       h.since ? TimeText(*h.since, /*utc=*/false) : "?",
+                       h.since ? DurationText(Since(*h.since, now)) : "?",
+                       h.fence ? absl::StrCat(*h.fence) : "-"});
+    }
+    absl::StrAppend(&out, Columns(cells));
+  }
+  for (uint32_t slot : sem.dead_slots) {
+    absl::StrAppend(&out, "Slot ", slot,
+                    "'s holder died holding it: the next to take it is told.\n");
+  }
+  if (!sem.waiter_list.empty()) {
+    std::vector<std::vector<std::string>> waiting = {{"PID", "COMMAND", "UNIT", "WAITED"}};
+    for (const ipclock::LockWaiter& w : sem.waiter_list) {
+      waiting.push_back({w.pid == 0 ? "?" : absl::StrCat(w.pid),
+                         w.command.empty() ? "-" : UnambiguousPrintable(w.command),
+                         w.unit.empty() ? "-" : UnambiguousPrintable(w.unit),
+                         w.since ? DurationText(Since(*w.since, now)) : "?"});
+    }
+    absl::StrAppend(&out, "Waiting on a slot:\n", Columns(waiting));
+  }
+  return out;
+}
+
+int SemaphoreListCommand(const ListOptions& options, const std::vector<std::string>& dsns) {
+  int status = 0;
+  std::vector<std::string> parts;
+  const absl::Time now = WallClockNow();
+  for (const std::string& dsn : dsns) {
+    absl::StatusOr<ipclock::HeldSemaphore> sem =
+        ipclock::ListHeldSemaphore(dsn, *options.key, options.limit);
+    if (!sem.ok()) {
+      PrintError("ipclock list", sem.status());
+      if (status == 0) status = ExitCodeForStatus(sem.status());
+      continue;
+    }
+    for (const std::string& note : sem->notes) {
+      absl::string_view text = note;
+      absl::ConsumePrefix(&text, "ipclock: ");
+      Say(absl::StrCat("warning: ", text));
+    }
+    parts.push_back(options.format == ListOptions::Format::kJson ? SemaphoreJson(*sem, now)
+                                                                 : SemaphoreTable(*sem, now));
+  }
+  const std::string text = options.format == ListOptions::Format::kJson
+                               ? JsonArray(parts)
+                               : absl::StrJoin(parts, "");
+  return Emit(options, text, status);
+}
+
 // A store that can never be listed is a usage error, as asking a store for
 // anything else it cannot do is; one left out of this build, or a bad DSN,
 // is what the library says it is.
@@ -212,6 +331,11 @@ absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
        }},
       NonEmptyOption("output", &options.output, "--output needs a file name"),
       NonEmptyOption("key", &options.key, "--key needs a non-empty name"),
+      {"limit", true,
+       [&](const char* arg) {
+         return SetWholeNumber("--limit", arg, uint32_t{1}, uint32_t{32767},
+                               "expected a whole number from 1 to 32767", &options.limit);
+       }},
       {"json", false,
        [&](const char*) { return choose(ListOptions::Format::kJson, "--json"); }},
       {"format", true,
@@ -229,6 +353,12 @@ absl::StatusOr<ListOptions> ParseListOptions(int argc, char** argv) {
   if (absl::Status s = ParseOptionsOnly(argc, argv, table, &options.show_help); !s.ok()) {
     return s;
   }
+  if (options.limit > 0 && !options.show_help) {
+    if (!options.key) return UsageError("--limit shows the semaphore of a --key: give --key NAME");
+    if (options.format == ListOptions::Format::kOpenMetrics) {
+      return UsageError("--limit shows a semaphore as a table or JSON, not openmetrics");
+    }
+  }
   return options;
 }
 
@@ -244,6 +374,7 @@ int ListCommand(const ListOptions& options) {
     }
     if (absl::Status s = CheckListable(dsns[i]); !s.ok()) return FailCommand("list", s);
   }
+  if (options.limit > 0) return SemaphoreListCommand(options, dsns);
   ipclock::ListRequest request;
   request.resource = options.key;
   // One failed store does not keep the others from being listed; the exit
@@ -308,13 +439,7 @@ int ListCommand(const ListOptions& options) {
       }
       break;
   }
-  if (options.output.empty()) {
-    fputs(text.c_str(), stdout);
-  } else if (absl::Status s = ReplaceFile(options.output, text); !s.ok()) {
-    PrintError("ipclock list", s);
-    if (status == 0) status = ExitCodeForStatus(s);
-  }
-  return status;
+  return Emit(options, text, status);
 }
 
 }  // namespace ipclock_cli

@@ -2,11 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // `ipclock list`: the locks held now in one store or several, from
-// ipclock::ListHeldLocks().
+// ipclock::ListHeldLocks(), or one counting semaphore in each
+// (ipclock::ListHeldSemaphore()).
 
 #ifndef IPCLOCK_TOOLS_IPCLOCK_LIST_COMMAND_H_
 #define IPCLOCK_TOOLS_IPCLOCK_LIST_COMMAND_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +24,8 @@ struct ListOptions {
   // --key: the one resource to show (named, even on stores that keep only a
   // hash of it).
   std::optional<std::string> key;
+  // --limit: show --key as a counting semaphore of this limit, 0 for a lock.
+  uint32_t limit = 0;
   // --format (--json is --format=json).
   enum class Format { kTable, kJson, kOpenMetrics };
   Format format = Format::kTable;

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "getopt_util.h"
 
@@ -73,19 +72,6 @@ absl::Status SetSeconds(absl::string_view option, const char* text, absl::Durati
   absl::StatusOr<absl::Duration> d = ParseSeconds(option, text, min);
   if (!d.ok()) return d.status();
   *out = *d;
-  return absl::OkStatus();
-}
-
-// Sets `*out` from an option's whole number, from `min` to `max`, or says
-// "invalid WHAT 'TEXT': EXPECTED".
-template <typename Number>
-absl::Status SetWholeNumber(absl::string_view what, const char* text, Number min, Number max,
-                            absl::string_view expected, Number* out) {
-  Number n = 0;
-  if (!absl::SimpleAtoi(text, &n) || n < min || n > max) {
-    return Usage(absl::StrCat("invalid ", what, " '", text, "': ", expected));
-  }
-  *out = n;
   return absl::OkStatus();
 }
 

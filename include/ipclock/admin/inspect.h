@@ -80,8 +80,8 @@ struct HeldLock {
   // "exclusive", "shared", "permit" (counting stores), or "holder died".
   std::string mode;
   // How many holders this one entry stands for, where the store keeps only
-  // a count (a SysV set of several permits: its acquisitions not yet
-  // released); nullopt: one.
+  // a count (a SysV set of several permits: the permits taken, which are
+  // its holders' weights added up); nullopt: one.
   std::optional<int64_t> holders;
   pid_t pid = 0;        // 0: unknown (or on another host)
   std::string command;  // /proc/PID/comm; empty when unknown or gone
@@ -141,6 +141,69 @@ struct HeldLocks {
 // otherwise (e.g. PermissionDenied for a lock dir we may not read).
 absl::StatusOr<HeldLocks> ListHeldLocks(absl::string_view dsn,
                                         const ListRequest& request = ListRequest());
+
+// One process's permits of a semaphore, as ListHeldSemaphore() groups
+// them from the slots it holds.
+struct SemaphoreHolder {
+  // As in HeldLock: 0 where the store cannot tell (a holder on another
+  // host), and then each slot is a holder of its own.
+  pid_t pid = 0;
+  std::string command;
+  std::string command_line;
+  std::string unit;
+  std::string host;  // where the store records it (etcd, ZooKeeper)
+  // The permits it holds: its slots, or its number of slot rows.
+  int64_t weight = 0;
+  // Its slots, ascending (a slot semaphore's R_K are slot K).
+  std::vector<uint32_t> slots;
+  // Since when it holds its first slot, and how that is known.
+  std::optional<int64_t> since;
+  std::string since_source;
+  // The fence of its lowest slot, as Lock::fence() reports it.
+  std::optional<int64_t> fence;
+};
+
+// A counting semaphore now (a Lock of `LockOptions::permits` N made on
+// SemaphoreStoreFor()): its limit, the permits taken, by whom.
+struct HeldSemaphore {
+  std::string store;  // as HeldLocks::store
+  std::string resource;
+  // The limit: the one asked for, or the one the store records (the SysV
+  // semaphore store keeps it in the set; `notes` says when they differ).
+  int64_t limit = 0;
+  // Permits taken now: held, or kept by a waiter of weight > 1 that takes
+  // them one at a time (such a waiter shows as a holder of what it kept).
+  int64_t in_use = 0;
+  // The holders by process; nullopt where the store keeps only a count
+  // (the SysV set: the kernel tells how many permits are taken, not by
+  // whom; `last_pid` is the last process to take or give one).
+  std::optional<std::vector<SemaphoreHolder>> holders;
+  pid_t last_pid = 0;
+  // Slots whose holder died holding them: free again, and the next to take
+  // one is told (previous_owner_died()).
+  std::vector<uint32_t> dead_slots;
+  // How many wait, where the store counts them (the SysV set: GETNCNT);
+  // nullopt on slot semaphores, whose waits of weight 1 poll rather than
+  // queue on any one slot and so are seen by no store.
+  std::optional<int64_t> waiters;
+  // The waiters the store can name: on slot semaphores, those queued on a
+  // slot (a waiter of weight > 1 on a blocking store waits on each slot it
+  // lacks in turn), as HeldLock::waiter_list.
+  std::vector<LockWaiter> waiter_list;
+  // Warnings, one line each: a recorded limit other than the one asked
+  // for, objects the listing left out (HeldLocks::skipped).
+  std::vector<std::string> notes;
+};
+
+// The semaphore `resource` of limit `limit` in the store `dsn` names, as
+// SemaphoreStoreFor() lays it out there: the SysV semaphore store's set,
+// or the slot locks RESOURCE_0 .. RESOURCE_{limit-1}
+// (stores/slot_semaphore_store.h). Reads only, as ListHeldLocks() does,
+// and fails as it does; InvalidArgument for an empty resource or a limit
+// of 0 or above 32767. Redis's semaphores (Symfony's layout) cannot be
+// listed from outside, as its locks cannot.
+absl::StatusOr<HeldSemaphore> ListHeldSemaphore(absl::string_view dsn, absl::string_view resource,
+                                                uint32_t limit);
 
 // One store's part of a listing for Prometheus (ListingsToOpenMetrics()).
 struct StoreListing {

@@ -97,7 +97,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
+#include "absl/strings/string_view.h"
 #include "ipclock/store.h"
 
 namespace ipclock {
@@ -116,6 +118,10 @@ std::shared_ptr<Store> NewSlotSemaphoreStore(std::shared_ptr<Store> slots);
 // stores count natively only with weight 1 (`--permits`), and a semaphore
 // of theirs made here uses slots, which their `--permits` locks do not see.
 std::shared_ptr<Store> SemaphoreStoreFor(std::shared_ptr<Store> store);
+
+// The name of slot `slot` of `resource`'s semaphore: "RESOURCE_SLOT", the
+// lock that `ipclock list --limit` and peers look for.
+std::string SemaphoreSlotName(absl::string_view resource, uint32_t slot);
 
 }  // namespace ipclock
 

@@ -147,7 +147,7 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
         // slot's suffix does not count against it.
         KeyOptions options;
         options.max_resource_bytes = key.resource().size() + 16;
-        absl::StatusOr<Key> slot = Key::Create(SlotName(key.resource(), i), options);
+        absl::StatusOr<Key> slot = Key::Create(SemaphoreSlotName(key.resource(), i), options);
         if (!slot.ok()) return Restated(slot.status(), describe_, key.resource(), "slot key");
         st.keys[i].emplace(*std::move(slot));
       }
@@ -155,10 +155,6 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
     }
     st.ready = true;
     return absl::OkStatus();
-  }
-
-  static std::string SlotName(absl::string_view resource, uint32_t slot) {
-    return absl::StrCat(resource, kSeparator, slot);
   }
 
   // Takes `weight` free slots from a random one on, without waiting; gives
@@ -417,6 +413,10 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
 };
 
 }  // namespace
+
+std::string SemaphoreSlotName(absl::string_view resource, uint32_t slot) {
+  return absl::StrCat(resource, kSeparator, slot);
+}
 
 std::shared_ptr<Store> NewSlotSemaphoreStore(std::shared_ptr<Store> slots) {
   if (slots == nullptr) return nullptr;

@@ -39,8 +39,9 @@ absl::StatusOr<HeldLocks> ListSemaphoreLocks(Dsn& dsn, const ListRequest& reques
     if (request.resource) row.resource = *request.resource;
     row.object = absl::StrFormat("key 0x%08x", static_cast<uint32_t>(set.ipc_key));
     row.mode = set.permits == 1 ? "exclusive" : "permit";
-    // Every acquisition takes one permit, and the kernel gives a dead
-    // holder's back (SEM_UNDO): the permits taken are the live holders.
+    // An acquisition takes its weight in permits, and the kernel gives a
+    // dead holder's back (SEM_UNDO): the permits taken are the live
+    // holders' weights added up.
     if (set.permits > 1) row.holders = set.permits - set.value;
     if (set.permits == 1 && set.last_op_time > 0) {
       row.since = set.last_op_time;
