@@ -90,7 +90,10 @@
 // 3 takes R_2 too, so together they may hold 3 permits; nothing in the
 // slots records the limit (the SysV semaphore store records and checks it:
 // use it where all users are on one host). A slot lock is an ordinary lock
-// of the slot store: an unrelated lock named R_0 takes a permit.
+// of the slot store: an unrelated lock named R_0 takes a permit. A polling
+// slot store hands a freed slot to whoever asks first: on a fast one (a
+// combined store of flock dirs) weight-1 holders that ask again the moment
+// they let go can keep a heavy waiter out for good.
 
 #ifndef IPCLOCK_STORES_SLOT_SEMAPHORE_STORE_H_
 #define IPCLOCK_STORES_SLOT_SEMAPHORE_STORE_H_
