@@ -101,6 +101,16 @@ std::string DevIno(const std::string& path) {
   return absl::StrCat(st.st_dev, ":", st.st_ino);
 }
 
+// A process's stderr into the file `path` (made empty), which stands for
+// journald's stream ($JOURNAL_STREAM names it), in a session of its own.
+SpawnOptions ToStream(const std::string& path) {
+  WriteFile(path, "");
+  SpawnOptions options;
+  options.stderr_path = path;
+  options.new_session = true;
+  return options;
+}
+
 // The fields of one native journal entry (platform/journal.h's format).
 std::map<std::string, std::string> JournalFields(absl::string_view entry) {
   std::map<std::string, std::string> out;
@@ -252,10 +262,7 @@ void test_journal_native_entries(void** state) {
   const std::string socket_path = ScratchFile("journal.sock");
   Listener journald(socket_path);
   const std::string err = ScratchFile("journal-stream");
-  WriteFile(err, "");
-  SpawnOptions to_file;
-  to_file.stderr_path = err;
-  to_file.new_session = true;
+  const SpawnOptions to_file = ToStream(err);
   const pid_t run = SpawnWithEnv(
       {"run", "--store", store, "--key", resource, "--check-interval", "0.1", "--kill-after", "0",
        "--", "sleep", "60"},
@@ -299,6 +306,56 @@ void test_journal_native_entries(void** state) {
   // Everything went to journald, nothing to the stream.
   const std::string text = ReadFileOrEmpty(err);
   if (!text.empty()) fail_msg("stderr got: %s", text.c_str());
+}
+
+// A --limit run speaks of permits: whom it waits behind (each holder with
+// its weight), the permits and slots it holds, in STATUS= and the journal,
+// and a lost slot is a lost run.
+void test_semaphore_notify_and_journal(void** state) {
+  (void)state;
+  std::string dir;
+  const std::string store = FreshStore(&dir);
+  const std::vector<std::string> pool = {"run", "--store", store, "--key", "pool", "--limit", "3"};
+  std::vector<std::string> heavy_args = pool;
+  heavy_args.insert(heavy_args.end(), {"--weight", "2"});
+  const pid_t heavy = StartCliHolder(heavy_args);
+  const pid_t light = StartCliHolder(pool);
+  const std::string address = AbstractName("sem-notify");
+  Listener manager(address);
+  const std::string socket_path = ScratchFile("sem-journal.sock");
+  Listener journald(socket_path);
+  const std::string err = ScratchFile("sem-journal-stream");
+  const SpawnOptions to_file = ToStream(err);
+  std::vector<std::string> waiter_args = heavy_args;
+  waiter_args.insert(waiter_args.end(), {"--notify-wait", "--notify-ready", "--check-interval",
+                                         "0.1", "--kill-after", "0", "--", "sleep", "60"});
+  const pid_t run = SpawnWithEnv(waiter_args,
+                                 {{"NOTIFY_SOCKET", address},
+                                  {"JOURNAL_STREAM", DevIno(err)},
+                                  {"IPCLOCK_JOURNAL_SOCKET", socket_path}},
+                                 to_file);
+  manager.Until("EXTEND_TIMEOUT_USEC=");
+  ExpectContains(manager.All(), "STATUS=waiting for 2 of 3 permits of \"pool\" on flock://",
+                 "waiting status");
+  ExpectContains(manager.All(), absl::StrCat("pid ", heavy, " (ipclock) 2"), "the heavy holder");
+  ExpectContains(manager.All(), absl::StrCat("pid ", light, " (ipclock) 1"), "the light holder");
+  StopHolder(heavy);
+  manager.Until("READY=1");
+  ExpectContains(manager.All(), "STATUS=holding 2 of 3 permits of \"pool\" (slots ",
+                 "holding status");
+  journald.Until("IPCLOCK_EVENT=acquired");
+  StopHolder(light);
+  ExpectCode(RunProgram({"sh", "-c", absl::StrCat("rm -f '", dir, "'/sf.pool_*.lock")}), 0, "rm");
+  journald.Until("IPCLOCK_EVENT=lost");
+  assert_int_equal(WaitChild(run), 79);
+  for (const std::string& m : journald.Drain(0.2)) {
+    std::map<std::string, std::string> f = JournalFields(m);
+    if (f["IPCLOCK_EVENT"] == "acquired") {
+      ExpectContains(f["MESSAGE"], "acquired 2 of 3 permits of \"pool\" (slots ", "MESSAGE");
+      assert_string_equal(f["IPCLOCK_RESOURCE"].c_str(), "pool");
+    }
+  }
+  ExpectContains(journald.All(), "IPCLOCK_EVENT=waiting", "the wait is journalled");
 }
 
 // --- who holds, who waits ------------------------------------------------------------
@@ -466,6 +523,7 @@ int main() {
       cmocka_unit_test(test_notify_status_on_loss),
       cmocka_unit_test(test_journal_priorities_on_stderr),
       cmocka_unit_test(test_journal_native_entries),
+      cmocka_unit_test(test_semaphore_notify_and_journal),
       cmocka_unit_test(test_list_shows_units_and_waiters),
       cmocka_unit_test(test_list_format_usage),
   };

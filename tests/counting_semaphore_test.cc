@@ -12,7 +12,8 @@
 // What every row checks: weights up to the limit and no further, all or
 // none; a wait that ends with a release, and one that runs out; a killed
 // holder's permits back (and its death told, where the store sees deaths);
-// a weight-3 waiter not starved by weight-1 holders that come and go; bad
+// a weight-3 waiter not starved by weight-1 holders that come and go; a
+// weight-2 waiter that gets two free slots while a peer holds slot 0; bad
 // limits and weights refused; `ipclock run --limit`. The storm: N=3, eight
 // contenders of weights 1 to 3, one killed every few milliseconds; never
 // more than N permits held by live processes, every death told to the
@@ -212,6 +213,37 @@ void WaitsForPermits(void**) {
   print_message("%s: a weight-2 waiter got in %.0f ms after the release\n", Label(),
                 (NowSeconds() - released_at) * 1000);
   waiter.Release();
+}
+
+// A heavy waiter takes enough free slots when they come free, without
+// waiting for the holder of a slot it would take in order: a peer holds
+// lock R_0 (the slot store's own lock) all along, a weight-2 holder lets
+// go of slots 1 and 2, and a weight-2 waiter gets them.
+void HeavyWaiterTakesFreeSlotsAroundAHeldOne(void**) {
+  const std::string r = UniqueResource("sem-around");
+  Signal peer_holds, peer_go;
+  const pid_t peer = ForkChild([&] {
+    absl::StatusOr<std::shared_ptr<Store>> plain = ipclock::StoreFromDsn(g_dsn);
+    if (!plain.ok()) return 2;
+    ipclock::LockOptions options;
+    options.ttl = absl::Seconds(300);
+    absl::StatusOr<Lock> slot0 = Lock::Create(*plain, ipclock::SemaphoreSlotName(r, 0), options);
+    if (!slot0.ok() || !slot0->Acquire(absl::Seconds(10)).ok()) return 3;
+    peer_holds.Notify();
+    peer_go.Wait(60);
+    return slot0->Release().ok() ? 0 : 4;
+  });
+  if (peer_holds.Wait(30) == 0) fail_msg("the peer did not take R_0");
+  Holder two(r, 3, 2);
+  assert_int_equal(two.Await(), 1);
+  Holder waiter(r, 3, 2, absl::Seconds(5));
+  usleep(100 * 1000);  // waiting, behind slot 0 if it takes slots in order
+  two.Release();
+  assert_int_equal(waiter.Await(), 1);
+  if (waiter.slot_bits() != 0) assert_int_equal(waiter.slot_bits(), 0b110u);
+  waiter.Release();
+  peer_go.Notify();
+  assert_int_equal(WaitChild(peer), 0);
 }
 
 // A holder killed with -9 gives its permits back: at once where the store
@@ -536,6 +568,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(TakesUpToTheLimit),
       cmocka_unit_test(WaitsForPermits),
+      cmocka_unit_test(HeavyWaiterTakesFreeSlotsAroundAHeldOne),
       cmocka_unit_test(KilledHoldersPermitsComeBack),
       cmocka_unit_test(BadLimitsAndWeights),
       cmocka_unit_test(DisagreeingLimitsAreRefusedWhereRecorded),

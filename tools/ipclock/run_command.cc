@@ -142,15 +142,16 @@ absl::StatusOr<std::shared_ptr<ipclock::Store>> OpenStore(const RunOptions& opti
 std::optional<int> AcquireOne(ipclock::Lock& lock, const RunOptions& options,
                               ipclock::Deadline deadline, Retry& retry, RunReport& report) {
   const std::string name = QuotedPrintable(lock.resource());
-  const bool shared = options.mode == ipclock::LockMode::kShared;
   if (options.verbose) {
-    SayInfo(absl::StrCat("acquiring ", shared ? "shared" : "exclusive", " lock on ", name, " in ",
-                     lock.store().Describe(), " (",
-                     options.wait == absl::ZeroDuration() ? "trying once"
-                     : options.wait == absl::InfiniteDuration()
-                         ? "waiting as long as it takes"
-                         : absl::StrCat("waiting up to ", absl::FormatDuration(options.wait)),
-                     ")"));
+    const bool shared = options.mode == ipclock::LockMode::kShared;
+    SayInfo(absl::StrCat(
+        "acquiring ", options.limit > 0 ? "" : shared ? "shared lock on " : "exclusive lock on ",
+        WhatText(options, lock), " in ", lock.store().Describe(), " (",
+        options.wait == absl::ZeroDuration() ? "trying once"
+        : options.wait == absl::InfiniteDuration()
+            ? "waiting as long as it takes"
+            : absl::StrCat("waiting up to ", absl::FormatDuration(options.wait)),
+        ")"));
   }
   const int64_t start = ipclock::Deadline::NowNanos();
   absl::Status status;

@@ -6,6 +6,7 @@
 #include <libgen.h>
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -58,6 +59,34 @@ std::string HolderText(const RunOptions& options, const std::string& resource) {
   return text;
 }
 
+// "3 in use: pid 42 (ipclock) 2, pid 43 (ipclock) 1": who holds a
+// semaphore's permits, as far as the store can tell; empty when it cannot.
+std::string PermitHoldersText(const RunOptions& options, const std::string& resource) {
+  absl::StatusOr<ipclock::HeldSemaphore> sem =
+      ipclock::ListHeldSemaphore(ListingDsn(options), resource, options.limit);
+  if (!sem.ok()) return "";
+  std::string text = absl::StrCat(sem->in_use, " in use");
+  if (!sem->holders) {
+    if (sem->last_pid > 0) absl::StrAppend(&text, ", the last taken or given by pid ", sem->last_pid);
+    return text;
+  }
+  std::vector<std::string> holders;
+  for (const ipclock::SemaphoreHolder& h : *sem->holders) {
+    holders.push_back(absl::StrCat(
+        h.pid > 0 ? absl::StrCat("pid ", h.pid) : "another owner",
+        h.command.empty() ? "" : absl::StrCat(" (", Printable(h.command), ")"), " ", h.weight));
+  }
+  if (!holders.empty()) absl::StrAppend(&text, ": ", absl::StrJoin(holders, ", "));
+  return text;
+}
+
+// " (slots 0 2)" of a slot semaphore held; empty for anything else.
+std::string SlotsText(const RunOptions& options, const ipclock::Lock& lock) {
+  const std::vector<uint32_t> slots = lock.slots();
+  if (options.limit == 0 || slots.empty()) return "";
+  return absl::StrCat(slots.size() == 1 ? " (slot " : " (slots ", absl::StrJoin(slots, " "), ")");
+}
+
 ipclock::Diagnostic Report(ipclock::DiagnosticKind kind, ipclock::DiagnosticSeverity severity,
                            const ipclock::Lock& lock, std::string text) {
   ipclock::Diagnostic d;
@@ -71,6 +100,13 @@ ipclock::Diagnostic Report(ipclock::DiagnosticKind kind, ipclock::DiagnosticSeve
 }
 
 }  // namespace
+
+std::string WhatText(const RunOptions& options, const ipclock::Lock& lock) {
+  const std::string name = QuotedPrintable(lock.resource());
+  if (options.limit == 0) return name;
+  return absl::StrCat(options.weight, " of ", options.limit,
+                      options.limit == 1 ? " permit of " : " permits of ", name);
+}
 
 RunReport::RunReport(const RunOptions& options)
     : options_(options),
@@ -86,8 +122,13 @@ RunReport::RunReport(const RunOptions& options)
 RunReport::~RunReport() { DoneWaiting(); }
 
 std::string RunReport::WaitingText(const ipclock::Lock& lock) const {
+  if (options_.limit > 0) {
+    const std::string holders = PermitHoldersText(options_, lock.resource());
+    return absl::StrCat("waiting for ", WhatText(options_, lock), " on ", lock.store().Describe(),
+                        holders.empty() ? "" : ", ", holders);
+  }
   const std::string holder = HolderText(options_, lock.resource());
-  return absl::StrCat("waiting for ", QuotedPrintable(lock.resource()), " on ", lock.store().Describe(),
+  return absl::StrCat("waiting for ", WhatText(options_, lock), " on ", lock.store().Describe(),
                       holder.empty() ? "" : ", held by ", holder);
 }
 
@@ -153,7 +194,8 @@ void RunReport::Acquired(const ipclock::Lock& lock, absl::Duration waited) {
   if (!journal_ && !options_.verbose) return;
   const std::string name = QuotedPrintable(lock.resource());
   Tell(Report(ipclock::DiagnosticKind::kAcquired, ipclock::DiagnosticSeverity::kInfo, lock,
-              absl::StrCat("acquired ", name, " on ", lock.store().Describe(), " after ",
+              absl::StrCat("acquired ", WhatText(options_, lock), SlotsText(options_, lock),
+                           " on ", lock.store().Describe(), " after ",
                            absl::FormatDuration(absl::Trunc(waited, absl::Microseconds(1))),
                            ", fence ",
                            lock.fence() ? absl::StrCat(*lock.fence())
@@ -167,7 +209,9 @@ void RunReport::Acquired(const ipclock::Lock& lock, absl::Duration waited) {
 void RunReport::Held(const std::vector<ipclock::Lock>& locks) {
   if (!notify_.active() || locks.empty()) return;
   std::vector<std::string> names;
-  for (const ipclock::Lock& lock : locks) names.push_back(QuotedPrintable(lock.resource()));
+  for (const ipclock::Lock& lock : locks) {
+    names.push_back(absl::StrCat(WhatText(options_, lock), SlotsText(options_, lock)));
+  }
   const ipclock::Lock& first = locks.front();
   held_ = absl::StrCat("holding ", absl::StrJoin(names, ", "), " on ", first.store().Describe(),
                        first.fence() ? absl::StrCat(" (fence ", *first.fence(), ")") : "");

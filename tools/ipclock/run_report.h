@@ -40,6 +40,10 @@ namespace ipclock_cli {
 inline constexpr absl::Duration kKeepAliveEvery = absl::Seconds(10);
 inline constexpr absl::Duration kKeepAliveExtension = absl::Seconds(30);
 
+// What a run waits for or holds, in its messages: the resource quoted, or
+// for --limit "2 of 3 permits of "pool"".
+std::string WhatText(const RunOptions& options, const ipclock::Lock& lock);
+
 class RunReport {
  public:
   explicit RunReport(const RunOptions& options);

@@ -49,9 +49,13 @@
 //     it waits on comes to it when its holder lets go, as the slot store's
 //     wait hands it over (in order on a `fair` store; on the others, the
 //     waiter that the release wakes usually takes it before a newcomer's
-//     try). At the deadline what it took goes back. On expiring slot
-//     stores it waits in slices of a third of the lease and extends the
-//     slots it keeps between them.
+//     try). It waits on a slot in slices (10 ms doubling to 200 ms), and
+//     between them takes the rest of its weight from whichever slots are
+//     free, if enough are, or none of them (it never waits holding those),
+//     so a long holder of one slot does not hold it up while others are
+//     free. At the deadline what it took goes back. On expiring slot
+//     stores the slices are at most a third of the lease, and it extends
+//     the slots it keeps between them.
 //   * A wait of weight W > 1 on a polling slot store (Redis is native;
 //     memcached, the table stores, combined) gathers: it tries every slot
 //     it lacks as often as a weight-1 wait does (backoff from 1 ms, again

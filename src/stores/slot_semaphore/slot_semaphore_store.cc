@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "core/backoff.h"
 #include "core/store_errors.h"
 #include "ipclock/spi/store_interface.h"
@@ -180,15 +181,23 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
   }
 
   // Takes slots 0, 1, ... in order, waiting on each, keeping what it took,
-  // until it holds `weight`; at the deadline gives all back. On expiring
-  // slot stores it waits in slices of a third of the lease and extends the
-  // slots it keeps between them, or they would expire while it waits.
+  // until it holds `weight`; at the deadline gives all back. It waits on a
+  // slot in slices (10 ms doubling to 200 ms; on expiring slot stores at
+  // most a third of the lease, extending the slots it keeps between them,
+  // or they would expire while it waits), and between slices takes the
+  // rest of its weight from any free slots if enough are free, or none of
+  // them: a weight-2 waiter behind a long weight-1 holder of slot 0 need
+  // not wait for it while two other slots are free. Only slots taken in
+  // order are ever waited on, so two waiters never hold what the other
+  // waits for.
   absl::StatusOr<bool> Reserve(Key& key, SlotState& st, uint32_t weight, Deadline deadline) {
     const uint32_t permits = static_cast<uint32_t>(st.keys.size());
+    absl::Duration look_around = absl::Milliseconds(10);
     for (uint32_t slot = 0; slot < permits && st.held.size() < weight; ++slot) {
       for (;;) {
-        const Deadline slice =
-            st.lease ? std::min(deadline, Deadline::In(*st.lease / 3)) : deadline;
+        Deadline slice = std::min(deadline, Deadline::In(look_around));
+        if (st.lease) slice = std::min(slice, Deadline::In(*st.lease / 3));
+        look_around = std::min(look_around * 2, absl::Milliseconds(200));
         StartLease(st, *st.keys[slot]);
         absl::StatusOr<bool> got = StoreCalls::Acquire(*slots_, slot_caps_, *st.keys[slot],
                                                        LockMode::kExclusive, slice);
@@ -198,12 +207,39 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
           return got;
         }
         if (absl::Status s = ExtendKept(st); !s.ok()) return s;
+        absl::StatusOr<bool> rest = TakeRestIfFree(st, weight, slot);
+        if (!rest.ok() || *rest) return rest;
       }
       Note(st, slot);
     }
     if (st.held.size() == weight) return true;
     GiveBack(st);
     (void)key;
+    return false;
+  }
+
+  // Tries slots `from` and above that `st` does not hold, without waiting:
+  // true once `st` holds `weight`; otherwise gives back what this took.
+  absl::StatusOr<bool> TakeRestIfFree(SlotState& st, uint32_t weight, uint32_t from) {
+    std::vector<uint32_t> taken;
+    const uint32_t permits = static_cast<uint32_t>(st.keys.size());
+    for (uint32_t slot = from; slot < permits && st.held.size() + taken.size() < weight; ++slot) {
+      if (std::find(st.held.begin(), st.held.end(), slot) != st.held.end()) continue;
+      StartLease(st, *st.keys[slot]);
+      absl::StatusOr<bool> got = StoreCalls::Acquire(*slots_, slot_caps_, *st.keys[slot],
+                                                     LockMode::kExclusive, Deadline::Past());
+      if (!got.ok()) {
+        ReleaseSlots(st, taken);
+        GiveBack(st);
+        return got.status();
+      }
+      if (*got) taken.push_back(slot);
+    }
+    if (st.held.size() + taken.size() == weight) {
+      for (uint32_t slot : taken) Note(st, slot);
+      return true;
+    }
+    ReleaseSlots(st, taken);
     return false;
   }
 
@@ -293,12 +329,15 @@ class SlotSemaphoreStore final : public StoreWithState<SlotState> {
   // the holder that takes it next is told: the death was not told to
   // anyone who kept the permit.
   void GiveBack(SlotState& st) {
-    for (uint32_t slot : st.held) {
+    ReleaseSlots(st, st.held);
+    st.held.clear();
+  }
+  void ReleaseSlots(SlotState& st, absl::Span<const uint32_t> slots) {
+    for (uint32_t slot : slots) {
       Key& k = *st.keys[slot];
       (void)(k.previous_owner_died() ? StoreCalls::ReleaseAsDead(*slots_, k)
                                      : StoreCalls::Release(*slots_, k));
     }
-    st.held.clear();
   }
 
   // Records in the semaphore's key what its slots reported.
